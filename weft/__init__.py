@@ -1,0 +1,94 @@
+"""weft: fast, differentiable simulation kernels in Python, with NVIDIA Warp's API (``import weft as wp``)."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+import typing as _typing
+from typing import Any  # noqa: F401  (wp.Any is used in generic annotations)
+
+from . import config
+from .errors import (CacheError, CompileError, DeviceError, Error, LaunchError, RuntimeError_, ToolchainError)
+from .types.scalars import (Float, Int, Scalar, bool_ as bool, float16, float32, float64, int8, int16, int32,  # noqa: A004
+                            int64, uint8, uint16, uint32, uint64)
+from .types.composite import matrix, quaternion, transformation, vector
+from .types.aliases import NAMED_TYPES as _NAMED
+from .types.struct import struct
+from .frontend.func import Func, make_func as func
+from .kernel import Kernel, get_module_options, kernel, overload, set_module_options
+from .runtime.array import (array, array1d, array2d, array3d, array4d, clone, empty, empty_like, from_numpy, full,
+                            full_like, ones, ones_like, zeros, zeros_like)
+from .runtime.indexed import indexedarray, indexedarray1d, indexedarray2d, indexedarray3d, indexedarray4d
+from .runtime.copy import copy
+from .runtime.device import (Device, ScopedDevice, get_cuda_device_count, get_cuda_devices, get_device, get_devices,
+                             get_preferred_device, is_cuda_available, set_device)
+from .runtime.launch import Launch, launch
+from .runtime.sync import (Event, ScopedStream, Stream, ScopedCapture, capture_begin, capture_end, capture_launch,
+                           get_stream, record_event, synchronize, synchronize_device, synchronize_event,
+                           synchronize_stream, wait_event, wait_stream, ScopedTimer, get_mempool_used_mem_current,
+                           get_mempool_used_mem_high)
+from .builtins import expect_eq, expect_near, expect_neq, printf, public_builtins as _public_builtins, static, tid
+
+globals().update(_NAMED)
+globals().update({k: v for k, v in _public_builtins().items() if k not in globals()})
+
+float16 = float16
+half = float16
+vec_t = vector
+mat_t = matrix
+spatial_vector = _NAMED["spatial_vector"]
+spatial_matrix = _NAMED["spatial_matrix"]
+types = None  # replaced below by the module for `wp.types.<name>` access
+
+
+def constant(x):
+    """Mark a module-level value as a compile-time constant (kernels capture globals anyway)."""
+    return x
+
+
+def init() -> None:
+    """Initialise weft (nothing to do: devices and the toolchain are set up lazily)."""
+
+
+def clear_kernel_cache() -> None:
+    """Delete every compiled kernel from the on-disk cache."""
+    from .toolchain import cache
+
+    cache.clear()
+
+
+def load_module(module=None, device=None, recursive=False) -> None:
+    """Compile every non-generic kernel of a Python module now, several in parallel."""
+    import inspect
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    if module is None:
+        module = sys.modules[inspect.currentframe().f_back.f_globals["__name__"]]
+    elif isinstance(module, str):
+        module = sys.modules[module]
+    kernels = [v for v in vars(module).values() if isinstance(v, Kernel)]
+    compile_kernels(kernels)
+
+
+def compile_kernels(kernels) -> None:
+    """Compile several kernels concurrently (each is its own compilation unit)."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    todo = []
+    for k in kernels:
+        k.annotations()
+        if k._fixed_types is not None:
+            todo.append(k)
+    with ThreadPoolExecutor(max_workers=max(os.cpu_count() or 1, 1)) as pool:
+        list(pool.map(lambda k: k.compile(), todo))
+
+
+def force_load(device=None, modules=None) -> None:
+    """Warp compatibility: compile kernels of the given modules."""
+    for m in modules or ():
+        load_module(m)
+
+
+from . import types_compat as types  # noqa: E402,F811

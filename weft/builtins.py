@@ -1,0 +1,98 @@
+"""Public builtin handles (``wp.sin``, ``wp.dot``, ``wp.tid`` ...).
+
+Inside kernels the frontend sees the ``_wp_kernel_builtin_`` name and resolves the op in the registry. On the
+host a handle runs the op's NumPy implementation where one is registered.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import Error
+from .ops import registry
+
+_PRIVATE = {
+    "copy", "tid", "getfield", "setfield", "load", "store", "view", "array_shape", "fixed_zeros", "construct",
+    "cast", "to_bool", "logical_not", "bit_and_bool", "eq", "ne", "lt", "le", "gt", "ge", "print", "printf",
+    "assert", "insert", "expect_eq", "expect_neq", "expect_near",
+}
+
+
+class Builtin:
+    """A weft builtin function; callable in kernels and (where a host implementation exists) in Python."""
+
+    def __init__(self, name: str):
+        self._wp_kernel_builtin_ = name
+        self.__name__ = name
+        ops = registry.overloads(name)
+        self.__doc__ = next((op.doc for op in ops if op.doc), f"weft builtin {name}")
+
+    def __call__(self, *args):
+        for op in registry.overloads(self.__name__):
+            if op.host is not None:
+                try:
+                    out = op.host(*[np.asarray(a) if not np.isscalar(a) else a for a in args])
+                except (TypeError, ValueError):
+                    continue
+                return out.item() if isinstance(out, np.ndarray) and out.ndim == 0 else out
+        from .hostcall import call_on_host
+
+        return call_on_host(self.__name__, args)
+
+    def __repr__(self) -> str:
+        return f"<weft builtin {self.__name__}>"
+
+
+def _special(name: str, doc: str):
+    def fn(*args, **kwargs):
+        raise Error(f"wp.{name}() can only be used inside a kernel or func")
+    fn.__name__ = name
+    fn.__doc__ = doc
+    fn._wp_kernel_builtin_ = name
+    return fn
+
+
+tid = _special("tid", "Index of the current thread in the launch grid: ``i = wp.tid()`` or ``i, j = wp.tid()``.")
+printf = _special("printf", "C-style formatted print from a kernel.")
+
+
+def static(expr):
+    """Evaluate ``expr`` at compile time (inside kernels); on the host it returns ``expr`` unchanged."""
+    return expr
+
+
+static._wp_kernel_builtin_ = "static"
+
+
+def expect_eq(a, b):
+    """In kernels: print a failure when ``a != b``. On the host: assert."""
+    if not np.array_equal(np.asarray(a), np.asarray(b)):
+        raise AssertionError(f"expect_eq failed: {a!r} != {b!r}")
+
+
+expect_eq._wp_kernel_builtin_ = "expect_eq"
+
+
+def expect_neq(a, b):
+    if np.array_equal(np.asarray(a), np.asarray(b)):
+        raise AssertionError(f"expect_neq failed: {a!r} == {b!r}")
+
+
+expect_neq._wp_kernel_builtin_ = "expect_neq"
+
+
+def expect_near(a, b, tolerance=1e-6):
+    if not np.all(np.abs(np.asarray(a, dtype=float) - np.asarray(b, dtype=float)) <= tolerance):
+        raise AssertionError(f"expect_near failed: {a!r} vs {b!r}")
+
+
+expect_near._wp_kernel_builtin_ = "expect_near"
+
+for _special_name in ("randi", "randf", "randn", "svd3", "qr3", "eig3", "polar_decomposition", "identity",
+                      "quat_identity", "transform_identity"):
+    pass
+
+
+def public_builtins() -> dict[str, Builtin]:
+    names = {op.name for op in registry.all_ops()} - _PRIVATE
+    return {name: Builtin(name) for name in sorted(names)}

@@ -1,0 +1,55 @@
+"""Every weft option in one place. Environment variables are read here and nowhere else.
+
+Options are plain module attributes so Warp programs that write ``wp.config.mode = "debug"`` keep working.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def _env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
+#: "release" or "debug". Debug mode adds bounds checks on every array access (errors name kernel, array, index).
+mode: str = os.environ.get("WEFT_MODE", "release")
+#: Check the arrays a kernel writes for NaN/Inf after every launch and raise if any appear.
+verify_fp: bool = _env_bool("WEFT_VERIFY_FP", False)
+#: Print compile and cache activity.
+verbose: bool = _env_bool("WEFT_VERBOSE", False)
+#: Default for kernels' ``enable_backward`` option. Adjoints are compiled lazily anyway.
+enable_backward: bool = True
+#: Where compiled kernels are cached. Must not be writable by other users.
+kernel_cache_dir: str | None = os.environ.get("WEFT_CACHE_DIR") or os.environ.get("WARP_CACHE_PATH")
+#: Run CPU launches on one thread in index order (bitwise reproducible atomics and prints).
+deterministic: bool = _env_bool("WEFT_DETERMINISTIC", False)
+#: Number of CPU threads for launches (0: all cores).
+num_threads: int = int(os.environ.get("WEFT_NUM_THREADS", "0") or 0)
+#: Extra flags for the CPU compiler, appended after weft's own.
+cpu_compile_flags: tuple[str, ...] = tuple(os.environ.get("WEFT_CXXFLAGS", "").split())
+#: Optimisation level for the CPU compiler.
+optimization_level: int = int(os.environ.get("WEFT_OPT_LEVEL", "3"))
+#: Largest static loop trip count that is unrolled.
+max_unroll: int = 16
+#: Show weft-internal stack frames in errors.
+debug_internal: bool = _env_bool("WEFT_DEBUG_INTERNAL", False)
+#: Ignored; kept for Warp compatibility.
+quiet: bool = True
+print_launches: bool = False
+cache_kernels: bool = True
+verify_cuda: bool = False
+enable_tiles_in_stack_memory: bool = True
+max_unroll_default = max_unroll
+
+
+def cache_dir() -> Path:
+    """The effective kernel cache directory."""
+    if kernel_cache_dir:
+        return Path(kernel_cache_dir).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "weft"

@@ -1,0 +1,83 @@
+"""Errors weft raises. Every error users see subclasses :class:`Error`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLoc:
+    """A span in the user's Python source (1-based line, 0-based column as in :mod:`ast`)."""
+
+    file: str
+    line: int
+    col: int
+    end_col: int | None = None
+    text: str = ""  # the source line, without its newline
+    func: str = ""
+
+    def render(self) -> str:
+        head = f'  File "{self.file}", line {self.line}, col {self.col + 1}'
+        if self.func:
+            head += f", in {self.func}"
+        if not self.text:
+            return head
+        stripped = self.text.lstrip()
+        indent = len(self.text) - len(stripped)
+        start = max(self.col - indent, 0)
+        end = self.end_col - indent if self.end_col and self.end_col > self.col else start + 1
+        caret = " " * (4 + start) + "^" * max(end - start, 1)
+        return f"{head}\n    {stripped}\n{caret}"
+
+
+class Error(Exception):
+    """Base class of all weft errors."""
+
+
+class CompileError(Error):
+    """A kernel or func cannot be compiled; carries the user's source location."""
+
+    def __init__(self, message: str, loc: SourceLoc | None = None, hint: str = "", chain: tuple[SourceLoc, ...] = ()):
+        self.message = message
+        self.loc = loc
+        self.hint = hint
+        self.chain = chain
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        parts = []
+        if self.loc is not None:
+            parts.append(f"{self.loc.file}:{self.loc.line}:{self.loc.col + 1}: error: {self.message}")
+            parts.append(self.loc.render())
+        else:
+            parts.append(f"error: {self.message}")
+        for callee in self.chain:
+            parts.append("  called from / inside:")
+            parts.append(callee.render())
+        if self.hint:
+            parts.append(f"  hint: {self.hint}")
+        return "\n".join(parts)
+
+
+class TypeError_(CompileError):
+    """A type error in kernel code (named with a trailing underscore to avoid shadowing the builtin)."""
+
+
+class LaunchError(Error):
+    """A launch was given arguments that do not match the kernel signature."""
+
+
+class ToolchainError(Error):
+    """The native toolchain is missing or failed (the latter is a weft bug)."""
+
+
+class CacheError(Error):
+    """The kernel cache directory is unsafe or unusable."""
+
+
+class RuntimeError_(Error):
+    """A kernel reported an error while running (debug-mode bounds check, NaN check)."""
+
+
+class DeviceError(Error):
+    """A device was requested that does not exist or cannot be used."""

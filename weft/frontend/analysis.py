@@ -1,0 +1,100 @@
+"""Pre-passes over a function's AST: which names need mutable storage, which statements may return."""
+
+from __future__ import annotations
+
+import ast
+
+
+def mutable_names(tree: ast.FunctionDef) -> set[str]:
+    """Names assigned more than once, or assigned inside a branch or loop.
+
+    Such names become mutable locals; every other name is bound once and stays an SSA value.
+    """
+    counts: dict[str, int] = {}
+    nested: set[str] = set()
+
+    def targets(node: ast.AST) -> list[str]:
+        if isinstance(node, ast.Name):
+            return [node.id]
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return [n for elt in node.elts for n in targets(elt)]
+        if isinstance(node, (ast.Subscript, ast.Attribute)):
+            # component / field assignment rebinds the base name
+            base = node
+            while isinstance(base, (ast.Subscript, ast.Attribute)):
+                base = base.value
+            return [base.id] if isinstance(base, ast.Name) else []
+        return []
+
+    def visit(stmts: list[ast.stmt], depth: int) -> None:
+        for s in stmts:
+            names: list[str] = []
+            if isinstance(s, ast.Assign):
+                for t in s.targets:
+                    names += targets(t)
+            elif isinstance(s, (ast.AugAssign, ast.AnnAssign)):
+                names += targets(s.target)
+                if isinstance(s, ast.AugAssign):
+                    names += targets(s.target)  # read-modify-write counts as a second binding
+            elif isinstance(s, ast.For):
+                names += targets(s.target)
+                visit(s.body, depth + 1)
+                visit(s.orelse, depth + 1)
+                for n in targets(s.target):
+                    nested.add(n)
+            elif isinstance(s, ast.While):
+                visit(s.body, depth + 1)
+                visit(s.orelse, depth + 1)
+            elif isinstance(s, ast.If):
+                visit(s.body, depth + 1)
+                visit(s.orelse, depth + 1)
+            elif isinstance(s, ast.With):
+                visit(s.body, depth)
+            for n in names:
+                counts[n] = counts.get(n, 0) + 1
+                if depth > 0:
+                    nested.add(n)
+
+    visit(tree.body, 0)
+    return {n for n, c in counts.items() if c > 1} | nested
+
+
+def contains(node: ast.AST, kinds: tuple[type, ...], stop: tuple[type, ...] = ()) -> bool:
+    """Whether ``node`` contains a node of ``kinds`` (not looking inside nodes of ``stop``)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, kinds):
+            return True
+        if isinstance(child, stop) or isinstance(child, (ast.FunctionDef, ast.Lambda)):
+            continue
+        if contains(child, kinds, stop):
+            return True
+    return False
+
+
+def may_return(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Return) or contains(stmt, (ast.Return,))
+
+
+def loop_has_break_or_continue(loop: ast.For | ast.While) -> bool:
+    """Break/continue belonging to this loop (not to loops nested in it)."""
+    def scan(stmts) -> bool:
+        for s in stmts:
+            if isinstance(s, (ast.Break, ast.Continue)):
+                return True
+            if isinstance(s, (ast.For, ast.While)):
+                continue
+            if isinstance(s, ast.If) and (scan(s.body) or scan(s.orelse)):
+                return True
+        return False
+
+    return scan(loop.body)
+
+
+def only_tail_return(tree: ast.FunctionDef) -> bool:
+    """True when the only return is the last top-level statement (the common, cheap case)."""
+    body = tree.body
+    for s in body[:-1]:
+        if may_return(s):
+            return False
+    last = body[-1] if body else None
+    return last is None or isinstance(last, ast.Return) or not may_return(last)

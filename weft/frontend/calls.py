@@ -1,0 +1,437 @@
+"""Calls in kernel code: registry builtins, special forms (tid, static, print ...), casts, constructors, funcs."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+import numpy as np
+
+from ..ir import types as T
+from ..ir.nodes import Const, Var, VarKind
+from ..typing.resolve import Weak
+from ..types.mapping import to_ir
+from .analysis import mutable_names, only_tail_return
+from .func import Func
+
+
+def lower_call(lw, node: ast.Call):
+    callee = _callee(lw, node.func)
+    if any(isinstance(a, ast.Starred) for a in node.args):
+        raise lw.error("star-arguments are not supported in kernel calls", node)
+    name = getattr(callee, "_wp_kernel_builtin_", None)
+    if callee is builtins.print:
+        name = "print"
+    if name in SPECIAL:
+        return SPECIAL[name](lw, node)
+    args = [lw.visit(a) for a in node.args]
+    kwargs = {k.arg: lw.visit(k.value) for k in node.keywords}
+    if isinstance(callee, Func):
+        return inline(lw, callee, args, kwargs, node)
+    if name is not None:
+        return _builtin(lw, name, args, kwargs, node)
+    if callee in _PY_BUILTINS:
+        return _PY_BUILTINS[callee](lw, args, kwargs, node)
+    ir = getattr(callee, "_ir_", None) if isinstance(callee, type) else None
+    if ir is not None:
+        return construct(lw, ir, args, kwargs, node)
+    if isinstance(callee, (Var, Const)):
+        raise lw.error(f"a {callee.type} value is not callable", node)
+    if getattr(callee, "_wp_is_kernel_", False):
+        raise lw.error("kernels cannot be called from kernel code", node, hint="turn the callee into a @wp.func")
+    raise lw.error(f"cannot call {_name_of(callee)} from kernel code", node,
+                   hint="kernels can call weft builtins, @wp.func functions and type constructors")
+
+
+def _callee(lw, func_node):
+    if isinstance(func_node, ast.Name):
+        return lw.read_name(func_node.id, func_node)
+    if isinstance(func_node, ast.Attribute):
+        base = lw.visit(func_node.value)
+        if isinstance(base, (Var, Const)):
+            raise lw.error(f"methods are not supported on {base.type} values", func_node,
+                           hint=f"call the builtin instead, e.g. wp.{func_node.attr}(x)")
+        return lw.attribute(base, func_node.attr, func_node)
+    return lw.visit(func_node)
+
+
+def _name_of(obj) -> str:
+    return repr(getattr(obj, "__name__", obj))
+
+
+def _builtin(lw, name: str, args, kwargs, node):
+    from ..ops import registry
+
+    if not registry.has(name):
+        raise lw.error(f"wp.{name} is not available in kernel code", node)
+    attrs = ()
+    if kwargs:
+        hook = _KWARG_HOOKS.get(name)
+        if hook is None:
+            raise lw.error(f"wp.{name} takes no keyword arguments in kernel code", node)
+        args, attrs = hook(lw, args, kwargs, node)
+    return lw.op(name, args, attrs=attrs, node=node)
+
+
+_KWARG_HOOKS: dict = {}
+
+
+def construct(lw, t: T.Type, args, kwargs, node):
+    """``wp.vec3(...)``, ``wp.float32(x)``, ``MyStruct()``, ``wp.mat33(...)``..."""
+    if kwargs:
+        if isinstance(t, T.StructType):
+            raise lw.error("struct constructors take no arguments in kernel code; assign fields afterwards", node)
+        raise lw.error(f"{t} constructor takes no keyword arguments", node)
+    if isinstance(t, T.ScalarType):
+        if len(args) != 1:
+            raise lw.error(f"{t}() takes exactly one argument", node)
+        value = lw.as_operand_or_weak(args[0], node)
+        if isinstance(value, Weak):
+            return lw.operand(value, node, want=t) if value.fits(t) else Const(t.np_dtype.type(value.value).item(), t)
+        if value.type == t:
+            return value
+        return lw.op("cast", [value], attrs=(t,), node=node)
+    if isinstance(t, T.StructType):
+        if args:
+            raise lw.error(f"{t.name}() takes no arguments in kernel code", node,
+                           hint="create it empty and assign fields: s = MyStruct(); s.x = 1.0")
+        return lw.op("construct", [], attrs=(t,), node=node)
+    if isinstance(t, T.GenericType):
+        raise lw.error(f"{t} is a generic type and cannot be constructed", node)
+    scalar = T.scalar_of(t)
+    ops = [lw.operand(a, node, want=scalar) if isinstance(lw.as_operand_or_weak(a, node), Weak)
+           else lw.as_operand_or_weak(a, node) for a in args]
+    return lw.op("construct", ops, attrs=(t,), node=node)
+
+
+# ---------------------------------------------------------------------- funcs
+def inline(lw, func: Func, args, kwargs, node):
+    from .lower import Frame
+
+    chosen, bound = _select_overload(lw, func, args, kwargs, node)
+    if chosen in lw.inline_stack:
+        raise lw.error(f"recursive call of {chosen.__name__}() is not supported", node,
+                       hint="rewrite the recursion as a loop")
+    src = chosen.source
+    tree = src.tree
+    frame = Frame(src, mutable=mutable_names(tree), is_func=True, tail_only=only_tail_return(tree),
+                  call_loc=lw.frame.src.loc(node), name=chosen.__name__)
+    if chosen.custom_grad is not None or chosen.custom_replay is not None:
+        from ..autodiff.custom import lower_custom_call
+
+        return lower_custom_call(lw, chosen, bound, node)
+    lw.inline_stack.append(chosen)
+    lw.frames.append(frame)
+    try:
+        if not frame.tail_only:
+            frame.done = lw.b.new_var(T.BOOL, f"{chosen.__name__}_done", VarKind.MUTABLE)
+            lw.b.assign(frame.done, Const(False, T.BOOL))
+        for pname, value in bound.items():
+            lw._bind_initial(pname, value)
+        lw.lower_block(tree.body)
+    finally:
+        lw.frames.pop()
+        lw.inline_stack.pop()
+    if frame.tail_only:
+        return frame.result
+    if frame.ret_vars is None:
+        return None
+    outs = tuple(lw.op("copy", [v], node=node) for v in frame.ret_vars)
+    return outs[0] if len(outs) == 1 else outs
+
+
+def _select_overload(lw, func: Func, args, kwargs, node):
+    errors = []
+    for cand in func.overloads:
+        try:
+            return cand, _bind_args(lw, cand, args, kwargs, node)
+        except _Mismatch as exc:
+            errors.append(f"{cand.__name__}{_sig(cand)}: {exc}")
+    if len(errors) == 1:
+        raise lw.error(f"bad arguments for {func.__name__}(): {errors[0].split(': ', 1)[1]}", node)
+    raise lw.error(f"no overload of {func.__name__}() matches these arguments", node, hint="; ".join(errors))
+
+
+class _Mismatch(Exception):
+    pass
+
+
+def _sig(f: Func) -> str:
+    return "(" + ", ".join(f"{k}: {getattr(v, '__name__', v)}" for k, v in f.annotations.items()) + ")"
+
+
+def _bind_args(lw, f: Func, args, kwargs, node) -> dict:
+    tree = f.source.tree
+    params = [a.arg for a in tree.args.args]
+    defaults = f.func.__defaults__ or ()
+    default_map = dict(zip(params[len(params) - len(defaults):], defaults))
+    if len(args) > len(params):
+        raise _Mismatch(f"takes {len(params)} arguments, got {len(args)}")
+    bound: dict = {}
+    for p, a in zip(params, args):
+        bound[p] = a
+    for k, v in kwargs.items():
+        if k not in params:
+            raise _Mismatch(f"unexpected keyword argument '{k}'")
+        if k in bound:
+            raise _Mismatch(f"argument '{k}' given twice")
+        bound[k] = v
+    for p in params:
+        if p not in bound:
+            if p in default_map:
+                bound[p] = Weak(default_map[p]) if isinstance(default_map[p], (bool, int, float)) else default_map[p]
+            else:
+                raise _Mismatch(f"missing argument '{p}'")
+    ann = f.annotations
+    out = {}
+    for p in params:
+        value = bound[p]
+        if p not in ann:
+            out[p] = value
+            continue
+        try:
+            want = to_ir(ann[p])
+        except TypeError:
+            out[p] = value
+            continue
+        out[p] = _coerce_param(lw, p, value, want, node)
+    return out
+
+
+def _coerce_param(lw, pname, value, want: T.Type, node):
+    if isinstance(value, tuple):
+        raise _Mismatch(f"argument '{pname}' is a tuple")
+    v = lw.as_operand_or_weak(value, node)
+    if isinstance(v, Weak):
+        if isinstance(want, T.GenericType):
+            return v
+        if isinstance(want, T.ScalarType) and v.fits(want):
+            return lw.operand(v, node, want=want)
+        raise _Mismatch(f"argument '{pname}' expects {want}, got literal {v.value!r}")
+    if isinstance(want, T.GenericType):
+        if not want.accepts(v.type):
+            raise _Mismatch(f"argument '{pname}' expects {want}, got {v.type}")
+        return v
+    if isinstance(want, T.ArrayType) and isinstance(v.type, T.ArrayType):
+        if want.ndim == v.type.ndim and (want.is_generic or want.dtype == v.type.dtype):
+            return v
+        raise _Mismatch(f"argument '{pname}' expects {want}, got {v.type}")
+    if v.type != want:
+        raise _Mismatch(f"argument '{pname}' expects {want}, got {v.type}")
+    return v
+
+
+# ---------------------------------------------------------------------- special forms
+def _tid(lw, node):
+    if node.args or node.keywords:
+        raise lw.error("wp.tid() takes no arguments", node)
+    n = _expected_outputs(lw, node)
+    if lw.tid_arity and lw.tid_arity != n:
+        raise lw.error(f"wp.tid() is unpacked into {n} values here but {lw.tid_arity} elsewhere", node)
+    lw.tid_arity = n
+    outs = lw.op("tid", [], attrs=(n,), node=node, result_name="tid")
+    return outs if isinstance(outs, tuple) else outs
+
+
+def _expected_outputs(lw, call_node) -> int:
+    """How many names the enclosing assignment unpacks this call into (1 if not unpacked)."""
+    parent = lw.current_stmt_target(call_node)
+    if isinstance(parent, (ast.Tuple, ast.List)):
+        return len(parent.elts)
+    return 1
+
+
+def _static(lw, node):
+    if len(node.args) != 1 or node.keywords:
+        raise lw.error("wp.static() takes exactly one expression", node)
+    value = lw.eval_static(node.args[0])
+    if isinstance(value, (bool, int, float)):
+        return Weak(value)
+    if isinstance(value, np.generic):
+        return Const(value.item(), to_ir(type(value)))
+    return value
+
+
+def _printf(lw, node):
+    if not node.args:
+        raise lw.error("wp.printf() needs a format string", node)
+    fmt = lw.visit(node.args[0])
+    if not isinstance(fmt, str):
+        raise lw.error("the first argument of wp.printf() must be a string literal", node.args[0])
+    vals = [lw.operand(lw.visit(a), a) for a in node.args[1:]]
+    for v, a in zip(vals, node.args[1:]):
+        if not isinstance(v.type, T.ScalarType):
+            raise lw.error(f"wp.printf() prints scalars; got {v.type}", a, hint="use print(v) for vectors")
+    lw.op("printf", vals, attrs=(fmt,), node=node)
+
+
+def _print(lw, node):
+    if node.keywords:
+        raise lw.error("print() keyword arguments are not supported in kernels", node)
+    parts = []
+    vals = []
+    for a in node.args:
+        v = lw.visit(a)
+        if isinstance(v, str):
+            parts.append(("str", v))
+            continue
+        o = lw.operand(v, a)
+        parts.append(("val", len(vals)))
+        vals.append(o)
+    lw.op("print", vals, attrs=(tuple(parts),), node=node)
+
+
+def _expect(opname):
+    def handler(lw, node):
+        args = [lw.visit(a) for a in node.args]
+        if len(args) not in (2, 3):
+            raise lw.error(f"wp.{opname}() takes two values (and a tolerance for expect_near)", node)
+        loc = lw.b.loc
+        vals = [lw.as_operand_or_weak(a, node) for a in args]
+        lw.op(opname, vals, attrs=(f"{loc.file}:{loc.line}",), node=node)
+    return handler
+
+
+def _local_zeros(lw, node):
+    kwargs = {k.arg: k.value for k in node.keywords}
+    shape_node = node.args[0] if node.args else kwargs.get("shape")
+    dtype_node = node.args[1] if len(node.args) > 1 else kwargs.get("dtype")
+    if shape_node is None or dtype_node is None:
+        raise lw.error("wp.zeros() in a kernel needs shape= and dtype=", node)
+    shape = lw.eval_static(shape_node)
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    dtype = to_ir(lw.eval_static(dtype_node))
+    t = T.ArrayType(dtype, len(shape), T.ArrayKind.FIXED, shape)
+    return lw.op("fixed_zeros", [], attrs=(t,), node=node)
+
+
+SPECIAL = {
+    "tid": _tid,
+    "static": _static,
+    "printf": _printf,
+    "print": _print,
+    "expect_eq": _expect("expect_eq"),
+    "expect_neq": _expect("expect_neq"),
+    "expect_near": _expect("expect_near"),
+    "fixed_zeros": _local_zeros,
+}
+
+
+# ---------------------------------------------------------------------- Python builtins
+def _py_cast(t):
+    def handler(lw, args, kwargs, node):
+        return construct(lw, t, args, kwargs, node)
+    return handler
+
+
+def _py_op(name):
+    def handler(lw, args, kwargs, node):
+        if kwargs:
+            raise lw.error(f"{name}() keyword arguments are not supported in kernels", node)
+        if name in ("min", "max") and len(args) > 2:
+            out = args[0]
+            for a in args[1:]:
+                out = lw.op(name, [out, a], node=node)
+            return out
+        return lw.op(name, args, node=node)
+    return handler
+
+
+def _py_len(lw, args, kwargs, node):
+    (v,) = args
+    if isinstance(v, (Var, Const)):
+        if isinstance(v.type, T.ArrayType):
+            return lw.op("array_shape", [v], attrs=(0,), node=node)
+        if isinstance(v.type, T.VectorType):
+            return Weak(v.type.length)
+        if isinstance(v.type, T.MatrixType):
+            return Weak(v.type.rows)
+    if isinstance(v, tuple):
+        return Weak(len(v))
+    raise lw.error("len() needs an array, vector or matrix", node)
+
+
+def _py_range(lw, args, kwargs, node):
+    raise lw.error("range() can only be used as the iterable of a for loop", node)
+
+
+def _py_round(lw, args, kwargs, node):
+    return lw.op("round", args, node=node)
+
+
+def _py_pow(lw, args, kwargs, node):
+    return lw.op("pow", args, node=node)
+
+
+_PY_BUILTINS = {
+    builtins.float: _py_cast(T.FLOAT32),
+    builtins.int: _py_cast(T.INT32),
+    builtins.bool: _py_cast(T.BOOL),
+    builtins.abs: _py_op("abs"),
+    builtins.min: _py_op("min"),
+    builtins.max: _py_op("max"),
+    builtins.len: _py_len,
+    builtins.range: _py_range,
+    builtins.round: _py_round,
+    builtins.pow: _py_pow,
+}
+
+
+def _random(opname):
+    def handler(lw, node):
+        if node.keywords:
+            raise lw.error(f"wp.{opname}() takes no keyword arguments", node)
+        args = [lw.visit(a) for a in node.args]
+        if not args:
+            raise lw.error(f"wp.{opname}() needs the random state as first argument", node)
+        new_state, value = lw.op(opname, args, node=node)
+        if isinstance(node.args[0], ast.Name):
+            lw.bind(node.args[0].id, new_state, node.args[0])  # the state advances, as in Warp
+        return value
+    return handler
+
+
+def _out_params(opname, n_in, n_out):
+    def handler(lw, node):
+        if len(node.args) != n_in + n_out:
+            raise lw.error(f"wp.{opname}() takes {n_in} input(s) and {n_out} output variable(s)", node)
+        ins = [lw.visit(a) for a in node.args[:n_in]]
+        outs = lw.op(opname, ins, node=node)
+        for target, value in zip(node.args[n_in:], outs):
+            if not isinstance(target, (ast.Name, ast.Attribute, ast.Subscript)):
+                raise lw.error(f"output argument of wp.{opname}() must be a variable", target)
+            lw.store(target, value)
+    return handler
+
+
+def _typed_identity(opname):
+    def handler(lw, node):
+        kwargs = {k.arg: k.value for k in node.keywords}
+        args = list(node.args)
+        if opname == "identity":
+            n_node = args.pop(0) if args else kwargs.pop("n", None)
+            if n_node is None:
+                raise lw.error("wp.identity() needs n=", node)
+            n = int(lw.eval_static(n_node))
+        dtype_node = args.pop(0) if args else kwargs.pop("dtype", None)
+        if args or kwargs:
+            raise lw.error(f"unexpected arguments to wp.{opname}()", node)
+        scalar = to_ir(lw.eval_static(dtype_node)) if dtype_node is not None else T.FLOAT32
+        if opname == "identity":
+            return lw.op("identity", [], attrs=(T.MatrixType(n, n, scalar),), node=node)
+        return lw.op(opname, [], attrs=(scalar,), node=node)
+    return handler
+
+
+SPECIAL.update({
+    "randi": _random("randi"),
+    "randf": _random("randf"),
+    "randn": _random("randn"),
+    "svd3": _out_params("svd3", 1, 3),
+    "qr3": _out_params("qr3", 1, 2),
+    "eig3": _out_params("eig3", 1, 2),
+    "polar_decomposition": _out_params("polar_decomposition", 1, 2),
+    "identity": _typed_identity("identity"),
+    "quat_identity": _typed_identity("quat_identity"),
+    "transform_identity": _typed_identity("transform_identity"),
+})

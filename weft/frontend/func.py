@@ -1,0 +1,61 @@
+"""The ``@wp.func`` object: a user function inlined into the kernels that call it."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Callable
+
+from .source import FunctionSource, capture
+
+
+class Func:
+    """A device function. Calling it from a kernel inlines it; calling it on the host runs the Python code."""
+
+    def __init__(self, func: Callable, key: str | None = None, native_snippet=None):
+        self.func = func
+        self.key = key or f"{func.__module__}.{func.__qualname__}"
+        self.__name__ = func.__name__
+        self.__doc__ = func.__doc__
+        self.__wrapped__ = func
+        self.overloads: list[Func] = [self]
+        self.custom_grad: Func | None = None
+        self.custom_replay: Func | None = None
+        self._source: FunctionSource | None = None
+        try:
+            self.signature = inspect.signature(func)
+        except (TypeError, ValueError):
+            self.signature = None
+
+    @property
+    def source(self) -> FunctionSource:
+        if self._source is None:
+            self._source = capture(self.func)
+        return self._source
+
+    @property
+    def annotations(self) -> dict:
+        return {k: v for k, v in getattr(self.func, "__annotations__", {}).items() if k != "return"}
+
+    def __call__(self, *args, **kwargs):
+        return self.func(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<weft func {self.key}>"
+
+
+_FUNCS: dict[str, Func] = {}
+
+
+def make_func(fn: Callable) -> Func:
+    """Create or extend an overload set: a second ``@wp.func`` with the same name adds an overload."""
+    new = Func(fn)
+    existing = _FUNCS.get(new.key)
+    if existing is not None and _sig_key(existing) != _sig_key(new):
+        existing.overloads = [f for f in existing.overloads if _sig_key(f) != _sig_key(new)] + [new]
+        return existing
+    _FUNCS[new.key] = new
+    return new
+
+
+def _sig_key(f: Func) -> tuple:
+    return tuple((k, repr(v)) for k, v in f.annotations.items())

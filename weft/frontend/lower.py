@@ -1,0 +1,838 @@
+"""AST -> typed IR. One :class:`Lowerer` per kernel specialisation; funcs are inlined as nested frames.
+
+Modelled on Triton's code generator: ``visit`` turns any failure into a CompileError at the user's line, and
+unsupported syntax is rejected by name. Compiler state lives in frames and side tables, never on AST nodes.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import math
+import operator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import config
+from ..errors import CompileError, SourceLoc
+from ..ir import types as T
+from ..ir.builder import Builder
+from ..ir.nodes import Break, Call, Const, Continue, For, Function, If, Return, Var, VarKind, While
+from ..typing.resolve import Weak, describe, resolve
+from ..types.mapping import to_ir
+from .analysis import loop_has_break_or_continue, may_return, mutable_names, only_tail_return
+from .func import Func
+from .source import FunctionSource
+
+_BINOPS = {
+    ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv", ast.Mod: "mod",
+    ast.Pow: "pow", ast.MatMult: "matmul", ast.BitAnd: "bit_and", ast.BitOr: "bit_or", ast.BitXor: "bit_xor",
+    ast.LShift: "lshift", ast.RShift: "rshift",
+}
+_PY_BINOPS = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+}
+_CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
+_PY_CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+              ast.Eq: operator.eq, ast.NotEq: operator.ne}
+_SWIZZLE = {"x": 0, "y": 1, "z": 2, "w": 3}
+
+
+@dataclass
+class Frame:
+    src: FunctionSource
+    env: dict = field(default_factory=dict)
+    mutable: set = field(default_factory=set)
+    is_func: bool = False
+    tail_only: bool = True
+    ret_vars: list | None = None
+    done: Var | None = None
+    result: object = None
+    loop_depth: int = 0
+    call_loc: SourceLoc | None = None
+    name: str = ""
+
+
+class Lowerer:
+    """Lowers one kernel (with the funcs it calls) to a typed :class:`Function`."""
+
+    def __init__(self, src: FunctionSource, param_types: dict[str, T.Type], name: str, options: dict | None = None):
+        self.b = Builder()
+        self.frames: list[Frame] = []
+        self.param_types = param_types
+        self.name = name
+        self.options = options or {}
+        self.root_src = src
+        self.tid_arity = 0
+        self.uses_tiles = False
+        self.inline_stack: list[object] = []
+        self.stmt_stack: list[ast.stmt] = []
+
+    # ------------------------------------------------------------------ entry
+    def lower_kernel(self) -> Function:
+        src = self.root_src
+        frame = Frame(src, mutable=mutable_names(src.tree), name=src.func.__name__)
+        self.frames.append(frame)
+        self.b.loc = src.loc(src.tree)
+        params = []
+        for arg in src.tree.args.args:
+            t = self.param_types[arg.arg]
+            v = Var(t, arg.arg, VarKind.PARAM)
+            params.append(v)
+            self._bind_initial(arg.arg, v)
+        self.lower_block(src.tree.body)
+        return Function(self.name, params, self.b.blocks[0], self.b.locals, src.loc(src.tree))
+
+    @property
+    def frame(self) -> Frame:
+        return self.frames[-1]
+
+    def _bind_initial(self, name: str, value) -> None:
+        if name in self.frame.mutable and isinstance(value, (Var, Const)):
+            local = self.b.new_var(value.type, name, VarKind.MUTABLE)
+            self.b.assign(local, value)
+            self.frame.env[name] = local
+        else:
+            self.frame.env[name] = value
+
+    # ------------------------------------------------------------------ errors
+    def error(self, message: str, node: ast.AST | None = None, hint: str = "") -> CompileError:
+        loc = self.frame.src.loc(node) if node is not None else self.b.loc
+        chain = tuple(f.call_loc for f in reversed(self.frames) if f.call_loc is not None)
+        return CompileError(message, loc, hint, chain)
+
+    def visit(self, node: ast.AST):
+        method = getattr(self, f"visit_{type(node).__name__}", None)
+        if method is None:
+            raise self.error(f"{_syntax_name(node)} is not supported in kernel code", node,
+                             hint=_UNSUPPORTED_HINTS.get(type(node), ""))
+        saved = self.b.loc
+        if isinstance(node, (ast.stmt, ast.expr)):
+            self.b.loc = self.frame.src.loc(node)
+        is_stmt = isinstance(node, ast.stmt)
+        if is_stmt:
+            self.stmt_stack.append(node)
+        try:
+            return method(node)
+        except CompileError:
+            raise
+        except RecursionError:
+            raise self.error("expression nested too deeply", node) from None
+        except Exception as exc:  # an internal failure still points at the user's line
+            if config.debug_internal:
+                raise
+            raise self.error(f"internal compiler error: {type(exc).__name__}: {exc}", node,
+                             hint="this is a weft bug; set WEFT_DEBUG_INTERNAL=1 for the full traceback") from None
+        finally:
+            self.b.loc = saved
+            if is_stmt:
+                self.stmt_stack.pop()
+
+    def current_stmt_target(self, call_node: ast.AST):
+        """The target of the assignment whose value is ``call_node`` (None otherwise)."""
+        stmt = self.stmt_stack[-1] if self.stmt_stack else None
+        if isinstance(stmt, ast.Assign) and stmt.value is call_node and len(stmt.targets) == 1:
+            return stmt.targets[0]
+        return None
+
+    # ------------------------------------------------------------------ blocks
+    def lower_block(self, stmts: list[ast.stmt]) -> None:
+        for i, stmt in enumerate(stmts):
+            self.visit(stmt)
+            rest = stmts[i + 1:]
+            if rest and self.frame.is_func and not self.frame.tail_only and may_return(stmt):
+                if self.frame.loop_depth > 0:
+                    self.b.emit(If(self.frame.done, [Break(self.b.loc)], [], self.b.loc))
+                else:
+                    cond = self.op("logical_not", [self.frame.done])
+                    with self.b.nested() as then:
+                        self.lower_block(rest)
+                    self.b.emit(If(cond, then, [], self.b.loc))
+                    return
+            if isinstance(stmt, (ast.Return, ast.Break, ast.Continue)):
+                return  # the rest is unreachable
+
+    # ------------------------------------------------------------------ values
+    def op(self, name: str, args: list, attrs: tuple = (), node: ast.AST | None = None, result_name: str = ""):
+        """Emit a registry op on values (operands or weak literals); returns one Var or a tuple of Vars."""
+        vals = [self.as_operand_or_weak(a, node) for a in args]
+        arg_types = tuple(v if isinstance(v, Weak) else v.type for v in vals)
+        found = resolve(name, arg_types, attrs)
+        if found is None:
+            raise self.error(f"no overload of '{_public(name)}' accepts ({describe(arg_types)})", node,
+                             hint=_overload_hint(name, arg_types))
+        opr, results, typed = found
+        operands = tuple(self._const(v.value, t) if isinstance(v, Weak) else v for v, t in zip(vals, typed))
+        dsts = self.b.let(Call(opr, attrs), operands, results, result_name)
+        if len(dsts) == 1:
+            return dsts[0]
+        return dsts if dsts else None
+
+    def _const(self, value, t: T.Type) -> Const:
+        if isinstance(t, T.ScalarType):
+            if t.is_float:
+                value = float(value)
+            elif t.is_bool:
+                value = bool(value)
+            else:
+                value = int(value)
+        return Const(value, t)
+
+    def as_operand_or_weak(self, value, node=None):
+        if isinstance(value, (Var, Const, Weak)):
+            return value
+        if isinstance(value, (bool, int, float)) and not isinstance(value, np.generic):
+            return Weak(value)
+        if isinstance(value, np.generic):
+            return Const(value.item(), to_ir(type(value)))
+        host_ir = getattr(type(value), "_ir_", None)
+        if isinstance(host_ir, (T.VectorType, T.MatrixType)):
+            return self._composite_const(value, host_ir)
+        raise self.error(f"{_describe_py(value)} cannot be used as a value in kernel code", node,
+                         hint="only numbers, weft value types, arrays and structs can be used in kernels")
+
+    def _composite_const(self, value, t: T.Type):
+        comps = [Const(float(x) if t.scalar.is_float else int(x), t.scalar) for x in np.asarray(value).reshape(-1)]
+        return self.op("construct", comps, attrs=(t,))
+
+    def operand(self, value, node=None, want: T.Type | None = None):
+        """A typed operand; weak literals take ``want`` (or their default type)."""
+        v = self.as_operand_or_weak(value, node)
+        if isinstance(v, Weak):
+            if want is not None and isinstance(want, T.ScalarType):
+                if not v.fits(want):
+                    raise self.error(f"literal {v.value!r} cannot be used as {want}", node)
+                return self._const(v.value, want)
+            return self._const(v.value, v.default_type)
+        return v
+
+    def read_name(self, name: str, node: ast.AST):
+        frame = self.frame
+        if name in frame.env:
+            value = frame.env[name]
+            if isinstance(value, Var) and value.kind is VarKind.MUTABLE:
+                return self.op("copy", [value], node=node, result_name=name)
+            return value
+        globals_, closure = frame.src.globals_and_closure()
+        if name in closure:
+            return self.static_value(closure[name], node, name)
+        if name in globals_:
+            return self.static_value(globals_[name], node, name)
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        if name in frame.mutable:
+            raise self.error(f"'{name}' is used before it is assigned", node,
+                             hint=f"assign '{name}' before this line (on every path)")
+        raise self.error(f"name '{name}' is not defined", node)
+
+    def static_value(self, value, node, name=""):
+        """A Python object captured from globals or a closure."""
+        if isinstance(value, (bool, int, float)):
+            return Weak(value)
+        return value
+
+    def bind(self, name: str, value, node: ast.AST) -> None:
+        frame = self.frame
+        if name in frame.mutable:
+            v = self.as_operand_or_weak(value, node) if not isinstance(value, tuple) else None
+            if v is None:
+                raise self.error(f"cannot assign a tuple to '{name}'", node, hint="unpack it: a, b = ...")
+            current = frame.env.get(name)
+            if isinstance(current, Var) and current.kind is VarKind.MUTABLE:
+                src = self.operand(v, node, want=current.type)
+                if src.type != current.type:
+                    raise self.error(
+                        f"'{name}' has type {current.type} here but was first assigned {src.type}... "
+                        f"a variable keeps one type", node,
+                        hint=f"first assigned as {current.type}; convert explicitly, e.g. {_cast_hint(current.type)}(...)")
+                self.b.assign(current, src)
+            else:
+                src = self.operand(v, node)
+                local = self.b.new_var(src.type, name, VarKind.MUTABLE)
+                self.b.assign(local, src)
+                frame.env[name] = local
+        else:
+            frame.env[name] = value
+
+    # ------------------------------------------------------------------ statements
+    def visit_Expr(self, node: ast.Expr):
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # docstring
+        self.visit(node.value)
+
+    def visit_Pass(self, node):
+        pass
+
+    def visit_Assign(self, node: ast.Assign):
+        value = self.visit(node.value)
+        for target in node.targets:
+            self.store(target, value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign):
+        if node.value is None:
+            raise self.error("a declaration without a value is not supported", node, hint="write x: float = 0.0")
+        value = self.visit(node.value)
+        try:
+            want = to_ir(self.eval_static(node.annotation))
+        except TypeError:
+            want = None
+        if want is not None and isinstance(want, T.ScalarType):
+            value = self.operand(value, node, want=want)
+            if value.type != want:
+                value = self.op("cast", [value], attrs=(want,), node=node)
+        self.store(node.target, value)
+
+    def visit_AugAssign(self, node: ast.AugAssign):
+        opname = _BINOPS.get(type(node.op))
+        if opname is None:
+            raise self.error(f"augmented assignment with {type(node.op).__name__} is not supported", node)
+        target = node.target
+        if isinstance(target, ast.Subscript):
+            base = self.visit(target.value)
+            if isinstance(base, Var) and isinstance(base.type, T.ArrayType) and opname in ("add", "sub"):
+                idx = self.indices(target.slice)
+                value = self.operand(self.visit(node.value), node, want=base.type.dtype)
+                # Warp semantics: a[i] += x is an atomic add
+                self.op("atomic_" + opname, [base, *idx, value], node=node)
+                return
+        current = self.visit(_as_load(target))
+        rhs = self.visit(node.value)
+        self.store(target, self.binop(opname, current, rhs, node))
+
+    def store(self, target: ast.AST, value) -> None:
+        if isinstance(target, ast.Name):
+            self.bind(target.id, value, target)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            values = self.unpack(value, len(target.elts), target)
+            for t, v in zip(target.elts, values):
+                self.store(t, v)
+        elif isinstance(target, ast.Subscript):
+            base = self.visit(target.value)
+            if isinstance(base, Var) and isinstance(base.type, T.ArrayType):
+                idx = self.indices(target.slice)
+                if len(idx) != base.type.ndim:
+                    raise self.error(f"storing into a {base.type.ndim}-D array needs {base.type.ndim} indices, "
+                                     f"got {len(idx)}", target)
+                val = self.operand(value, target, want=base.type.dtype)
+                self.op("store", [base, *idx, val], node=target)
+                return
+            idx = self.indices(target.slice)
+            if isinstance(base, (Var, Const)) and isinstance(base.type, (T.VectorType, T.MatrixType)):
+                want = base.type.scalar if len(idx) == 2 or isinstance(base.type, T.VectorType) else None
+                if want is not None:
+                    value = self.operand(value, target, want=want)
+            new = self.op("insert", [base, *idx, value], node=target)
+            self.store(target.value, new)
+        elif isinstance(target, ast.Attribute):
+            base = self.visit(target.value)
+            if not isinstance(base, Var):
+                raise self.error(f"cannot assign to attribute '{target.attr}' of {_describe_py(base)}", target)
+            if isinstance(base.type, T.StructType):
+                ftype = base.type.field_type(target.attr)
+                if ftype is None:
+                    raise self.error(f"struct {base.type.name} has no field '{target.attr}'", target)
+                value = self.operand(value, target, want=ftype)
+                new = self.op("setfield", [base, value], attrs=(target.attr,), node=target)
+            elif isinstance(base.type, T.VectorType) and target.attr in _SWIZZLE:
+                value = self.operand(value, target, want=base.type.scalar)
+                new = self.op("insert", [base, Const(_SWIZZLE[target.attr], T.INT32), value], node=target)
+            else:
+                raise self.error(f"cannot assign to '.{target.attr}' of a {base.type} value", target)
+            self.store(target.value, new)
+        else:
+            raise self.error(f"cannot assign to {_syntax_name(target)}", target)
+
+    def unpack(self, value, n: int, node):
+        if isinstance(value, tuple):
+            if len(value) != n:
+                raise self.error(f"cannot unpack {len(value)} values into {n} names", node)
+            return value
+        if isinstance(value, Var) and isinstance(value.type, T.VectorType) and value.type.length == n:
+            return [self.op("extract", [value, Const(i, T.INT32)], node=node) for i in range(n)]
+        raise self.error(f"cannot unpack {_describe_value(value)} into {n} names", node)
+
+    def visit_If(self, node: ast.If):
+        cond = self.visit(node.test)
+        static = _static_truth(cond)
+        if static is not None:
+            self.lower_block(node.body if static else node.orelse)
+            return
+        c = self.condition(cond, node.test)
+        with self.b.nested() as then:
+            self.lower_block(node.body)
+        with self.b.nested() as orelse:
+            self.lower_block(node.orelse)
+        self.b.emit(If(c, then, orelse, self.b.loc))
+
+    def condition(self, value, node) -> Var | Const:
+        v = self.operand(value, node)
+        if v.type == T.BOOL:
+            return v
+        if isinstance(v.type, T.ScalarType):
+            return self.op("to_bool", [v], node=node)
+        raise self.error(f"a {v.type} value cannot be used as a condition", node,
+                         hint="compare it explicitly, e.g. wp.length(v) > 0.0")
+
+    def visit_For(self, node: ast.For):
+        if node.orelse:
+            raise self.error("for ... else is not supported", node)
+        if not isinstance(node.target, ast.Name):
+            raise self.error("the loop variable must be a single name", node.target)
+        it = node.iter
+        if isinstance(it, ast.Call) and _is_static_call(it):
+            seq = self.eval_static(it.args[0])
+            return self._unrolled(node, list(seq))
+        if not (isinstance(it, ast.Call) and self.eval_static_or_none(it.func) is builtins.range):
+            raise self.error("only 'for i in range(...)' loops are supported", it,
+                             hint="iterate over indices: for i in range(n)")
+        if it.keywords or not 1 <= len(it.args) <= 3:
+            raise self.error("range() takes 1 to 3 positional arguments", it)
+        args = [self.visit(a) for a in it.args]
+        if len(args) == 1:
+            args = [Weak(0), args[0], Weak(1)]
+        elif len(args) == 2:
+            args = [args[0], args[1], Weak(1)]
+        statics = [a.value if isinstance(a, Weak) else None for a in args]
+        if all(isinstance(s, int) for s in statics):
+            trip = len(range(*statics))
+            if trip <= config.max_unroll and not loop_has_break_or_continue(node) and not self._loop_returns(node):
+                return self._unrolled(node, list(range(*statics)))
+        ops = [self.operand(a, it) for a in args]
+        itype = _common_int(ops)
+        if itype is None:
+            raise self.error("range() bounds must be integers", it,
+                             hint="convert with int(x)")
+        ops = [o if o.type == itype else self.op("cast", [o], attrs=(itype,), node=it) for o in ops]
+        var = Var(itype, node.target.id, VarKind.SSA)
+        name = node.target.id
+        self.frame.loop_depth += 1
+        saved_binding = self.frame.env.get(name)
+        try:
+            with self.b.nested() as body:
+                was_mutable = name in self.frame.mutable
+                self.frame.mutable.discard(name)
+                self.frame.env[name] = var
+                self.lower_block(node.body)
+                if was_mutable:
+                    self.frame.mutable.add(name)
+        finally:
+            self.frame.loop_depth -= 1
+        if saved_binding is not None:
+            self.frame.env[name] = saved_binding
+        self.b.emit(For(var, ops[0], ops[1], ops[2], body, self.b.loc))
+
+    def _loop_returns(self, node) -> bool:
+        return self.frame.is_func and not self.frame.tail_only and may_return(node)
+
+    def _unrolled(self, node: ast.For, values: list) -> None:
+        name = node.target.id
+        was_mutable = name in self.frame.mutable
+        self.frame.mutable.discard(name)
+        for v in values:
+            self.frame.env[name] = Weak(v) if isinstance(v, (bool, int, float)) else v
+            self.lower_block(node.body)
+        if was_mutable:
+            self.frame.mutable.add(name)
+
+    def visit_While(self, node: ast.While):
+        if node.orelse:
+            raise self.error("while ... else is not supported", node)
+        with self.b.nested() as cond_body:
+            cond = self.condition(self.visit(node.test), node.test)
+        self.frame.loop_depth += 1
+        try:
+            with self.b.nested() as body:
+                self.lower_block(node.body)
+        finally:
+            self.frame.loop_depth -= 1
+        self.b.emit(While(cond_body, cond, body, self.b.loc))
+
+    def visit_Break(self, node):
+        if self.frame.loop_depth == 0:
+            raise self.error("'break' outside a dynamic loop", node)
+        self.b.emit(Break(self.b.loc))
+
+    def visit_Continue(self, node):
+        if self.frame.loop_depth == 0:
+            raise self.error("'continue' outside a dynamic loop", node)
+        self.b.emit(Continue(self.b.loc))
+
+    def visit_Return(self, node: ast.Return):
+        frame = self.frame
+        if not frame.is_func:
+            if node.value is not None:
+                raise self.error("kernels cannot return a value", node, hint="write results into an output array")
+            self.b.emit(Return(self.b.loc))
+            return
+        value = self.visit(node.value) if node.value is not None else None
+        if frame.tail_only:
+            frame.result = value
+            return
+        values = value if isinstance(value, tuple) else (() if value is None else (value,))
+        ops = [self.operand(v, node) for v in values]
+        if frame.ret_vars is None:
+            frame.ret_vars = [self.b.new_var(o.type, f"{frame.name}_ret", VarKind.MUTABLE) for o in ops]
+        elif len(frame.ret_vars) != len(ops):
+            raise self.error("every return of a func must return the same number of values", node)
+        for var, o in zip(frame.ret_vars, ops):
+            if isinstance(o, Const) and o.type != var.type and isinstance(var.type, T.ScalarType):
+                o = self._const(o.value, var.type)
+            if o.type != var.type:
+                raise self.error(f"this return gives {o.type} but an earlier return gave {var.type}", node,
+                                 hint="return the same type on every path")
+            self.b.assign(var, o)
+        self.b.assign(frame.done, Const(True, T.BOOL))
+        if frame.loop_depth > 0:
+            self.b.emit(Break(self.b.loc))
+
+    def visit_Assert(self, node: ast.Assert):
+        cond = self.condition(self.visit(node.test), node.test)
+        text = ast.get_source_segment(self.frame.src.text, node.test) or "assertion"
+        loc = self.b.loc
+        self.op("assert", [cond], attrs=(f"{loc.file}:{loc.line}: assert {text}",), node=node)
+
+    def visit_With(self, node):
+        raise self.error("'with' is not supported in kernel code", node)
+
+    # ------------------------------------------------------------------ expressions
+    def visit_Constant(self, node: ast.Constant):
+        if isinstance(node.value, (bool, int, float)):
+            return Weak(node.value)
+        if isinstance(node.value, str):
+            return node.value
+        if node.value is None:
+            return None
+        raise self.error(f"constant {node.value!r} is not supported", node)
+
+    def visit_Name(self, node: ast.Name):
+        return self.read_name(node.id, node)
+
+    def visit_Tuple(self, node: ast.Tuple):
+        return tuple(self.visit(e) for e in node.elts)
+
+    visit_List = visit_Tuple
+
+    def visit_Attribute(self, node: ast.Attribute):
+        base = self.visit(node.value)
+        return self.attribute(base, node.attr, node)
+
+    def attribute(self, base, attr: str, node):
+        if isinstance(base, Var) or isinstance(base, Const):
+            t = base.type
+            if isinstance(t, T.StructType):
+                if t.field_type(attr) is None:
+                    raise self.error(f"struct {t.name} has no field '{attr}'", node,
+                                     hint="fields: " + ", ".join(n for n, _ in t.fields))
+                return self.op("getfield", [base], attrs=(attr,), node=node)
+            if isinstance(t, T.VectorType) and attr in _SWIZZLE and _SWIZZLE[attr] < t.length:
+                return self.op("extract", [base, Const(_SWIZZLE[attr], T.INT32)], node=node)
+            if isinstance(t, T.VectorType) and t.flavor is T.VecFlavor.TRANSFORM and attr in ("p", "q"):
+                return self.op("transform_get_translation" if attr == "p" else "transform_get_rotation", [base],
+                               node=node)
+            if isinstance(t, T.ArrayType) and attr == "shape":
+                return tuple(self.op("array_shape", [base], attrs=(k,), node=node) for k in range(t.ndim))
+            if isinstance(t, T.ArrayType) and attr == "ndim":
+                return Weak(t.ndim)
+            raise self.error(f"a {t} value has no attribute '{attr}'", node)
+        if isinstance(base, Weak):
+            raise self.error(f"a number has no attribute '{attr}'", node)
+        try:
+            return self.static_value(getattr(base, attr), node, attr)
+        except AttributeError:
+            raise self.error(f"{_describe_py(base)} has no attribute '{attr}'", node) from None
+
+    def visit_Subscript(self, node: ast.Subscript):
+        base = self.visit(node.value)
+        if isinstance(base, tuple):
+            idx = self.eval_static(node.slice)
+            return base[idx]
+        if not isinstance(base, (Var, Const)):
+            # generic annotations such as wp.array[float] evaluated statically
+            return self.eval_static(node)
+        idx = self.indices(node.slice)
+        t = base.type
+        if isinstance(t, T.ArrayType):
+            if len(idx) > t.ndim:
+                raise self.error(f"too many indices for a {t.ndim}-D array ({len(idx)})", node)
+            if len(idx) < t.ndim:
+                return self.op("view", [base, *idx], node=node)
+            return self.op("load", [base, *idx], node=node)
+        return self.op("extract", [base, *idx], node=node)
+
+    def indices(self, slice_node) -> list:
+        if isinstance(slice_node, ast.Slice):
+            raise self.error("slices are not supported inside kernels", slice_node,
+                             hint="slice the array on the host and pass the view")
+        parts = slice_node.elts if isinstance(slice_node, ast.Tuple) else [slice_node]
+        out = []
+        for p in parts:
+            if isinstance(p, ast.Slice):
+                raise self.error("slices are not supported inside kernels", p,
+                                 hint="slice the array on the host and pass the view")
+            v = self.visit(p)
+            if isinstance(v, Weak):
+                if not isinstance(v.value, int):
+                    raise self.error(f"index must be an integer, got {v.value!r}", p)
+                out.append(Const(int(v.value), T.INT32))
+                continue
+            v = self.operand(v, p)
+            if not (isinstance(v.type, T.ScalarType) and v.type.is_int):
+                raise self.error(f"index must be an integer, got {v.type}", p, hint="convert with int(x)")
+            out.append(v)
+        return out
+
+    def visit_BinOp(self, node: ast.BinOp):
+        name = _BINOPS.get(type(node.op))
+        if name is None:
+            raise self.error(f"operator {type(node.op).__name__} is not supported", node)
+        return self.binop(name, self.visit(node.left), self.visit(node.right), node, pyop=_PY_BINOPS.get(type(node.op)))
+
+    def binop(self, name: str, a, b, node, pyop=None):
+        if isinstance(a, Weak) and isinstance(b, Weak) and pyop is not None:
+            try:
+                return Weak(_c_semantics(pyop, a.value, b.value))
+            except ZeroDivisionError:
+                raise self.error("division by zero in a constant expression", node) from None
+        if name == "matmul":
+            name = "mul"
+        return self.op(name, [a, b], node=node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp):
+        v = self.visit(node.operand)
+        if isinstance(v, Weak):
+            if isinstance(node.op, ast.USub):
+                return Weak(-v.value)
+            if isinstance(node.op, ast.UAdd):
+                return v
+            if isinstance(node.op, ast.Not):
+                return Weak(not v.value)
+            if isinstance(node.op, ast.Invert):
+                return Weak(~v.value)
+        if isinstance(node.op, ast.Not):
+            return self.op("logical_not", [self.condition(v, node)], node=node)
+        name = {ast.USub: "neg", ast.UAdd: "pos", ast.Invert: "invert"}[type(node.op)]
+        return self.op(name, [v], node=node)
+
+    def visit_BoolOp(self, node: ast.BoolOp):
+        # short-circuit: later operands are evaluated only when needed (they may guard array accesses)
+        is_and = isinstance(node.op, ast.And)
+        first = self.visit(node.values[0])
+        static = _static_truth(first)
+        if static is not None and len(node.values) > 1:
+            if static is (not is_and):
+                return Weak(static)
+            rest = ast.BoolOp(op=node.op, values=node.values[1:]) if len(node.values) > 2 else node.values[1]
+            ast.copy_location(rest, node.values[1])
+            return self.visit(rest)
+        result = self.b.new_var(T.BOOL, "bool", VarKind.MUTABLE)
+        self.b.assign(result, self.condition(first, node.values[0]))
+        for value_node in node.values[1:]:
+            cur = self.op("copy", [result], node=node)
+            test = cur if is_and else self.op("logical_not", [cur], node=node)
+            with self.b.nested() as then:
+                self.b.assign(result, self.condition(self.visit(value_node), value_node))
+            self.b.emit(If(test, then, [], self.b.loc))
+        return self.op("copy", [result], node=node)
+
+    def visit_Compare(self, node: ast.Compare):
+        left = self.visit(node.left)
+        results = []
+        for opnode, right_node in zip(node.ops, node.comparators):
+            right = self.visit(right_node)
+            if isinstance(opnode, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+                raise self.error(f"'{type(opnode).__name__}' comparisons are not supported", node)
+            if isinstance(left, Weak) and isinstance(right, Weak):
+                results.append(Weak(_PY_CMPOPS[type(opnode)](left.value, right.value)))
+            else:
+                results.append(self.op(_CMPOPS[type(opnode)], [left, right], node=node))
+            left = right
+        out = results[0]
+        for r in results[1:]:
+            if isinstance(out, Weak) and isinstance(r, Weak):
+                out = Weak(out.value and r.value)
+            else:
+                out = self.op("bit_and_bool", [self.operand(out, node), self.operand(r, node)], node=node)
+        return out
+
+    def visit_IfExp(self, node: ast.IfExp):
+        cond = self.visit(node.test)
+        static = _static_truth(cond)
+        if static is not None:
+            return self.visit(node.body if static else node.orelse)
+        c = self.condition(cond, node.test)
+        with self.b.nested() as then:
+            a = self.visit(node.body)
+        with self.b.nested() as orelse:
+            bval = self.visit(node.orelse)
+        a_w, b_w = self.as_operand_or_weak(a, node.body), self.as_operand_or_weak(bval, node.orelse)
+        # pick the result type from the strong side; literals adopt it
+        want = a_w.type if not isinstance(a_w, Weak) else (b_w.type if not isinstance(b_w, Weak) else None)
+        if want is None:
+            want = self.operand(a_w, node).type
+        result = self.b.new_var(want, "select", VarKind.MUTABLE)
+        for block, val, sub in ((then, a_w, node.body), (orelse, b_w, node.orelse)):
+            self.b.blocks.append(block)
+            try:
+                o = self.operand(val, sub, want=want)
+                if o.type != want:
+                    raise self.error(f"the two branches of the conditional expression have different types "
+                                     f"({want} and {o.type})", node)
+                self.b.assign(result, o)
+            finally:
+                self.b.blocks.pop()
+        self.b.emit(If(c, then, orelse, self.b.loc))
+        return self.op("copy", [result], node=node)
+
+    def visit_Call(self, node: ast.Call):
+        from .calls import lower_call
+
+        return lower_call(self, node)
+
+    def visit_JoinedStr(self, node):
+        raise self.error("f-strings are not supported in kernels", node, hint='use wp.printf("%f\\n", x)')
+
+    # ------------------------------------------------------------------ static evaluation
+    def eval_static(self, node: ast.AST):
+        """Evaluate an expression in Python, at compile time, in the function's globals and closure."""
+        globals_, closure = self.frame.src.globals_and_closure()
+        env = dict(globals_)
+        env.update(closure)
+        for k, v in self.frame.env.items():
+            if isinstance(v, Weak):
+                env[k] = v.value
+            elif not isinstance(v, (Var, Const, tuple)):
+                env[k] = v
+        expr = ast.Expression(body=node)
+        ast.fix_missing_locations(expr)
+        try:
+            return eval(compile(expr, self.frame.src.file, "eval"), env)  # noqa: S307 - user's own code
+        except CompileError:
+            raise
+        except Exception as exc:
+            raise self.error(f"cannot evaluate at compile time: {type(exc).__name__}: {exc}", node,
+                             hint="wp.static() and static loops may only use Python values known when compiling"
+                             ) from None
+
+    def eval_static_or_none(self, node):
+        try:
+            if isinstance(node, ast.Name):
+                return self.read_name(node.id, node) if node.id not in self.frame.env else None
+            if isinstance(node, ast.Attribute):
+                base = self.eval_static_or_none(node.value)
+                return getattr(base, node.attr, None) if base is not None else None
+        except CompileError:
+            return None
+        return None
+
+
+# ---------------------------------------------------------------------- helpers
+def _static_truth(value):
+    if isinstance(value, Weak):
+        return bool(value.value)
+    if isinstance(value, Const):
+        return bool(value.value)
+    return None
+
+
+def _c_semantics(pyop, a, b):
+    """Constant folding with C semantics for integer // and % (as the generated code computes them)."""
+    if isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool):
+        if pyop is operator.floordiv:
+            q = abs(a) // abs(b)
+            return q if (a >= 0) == (b >= 0) else -q
+        if pyop is operator.mod:
+            r = abs(a) % abs(b)
+            return r if a >= 0 else -r
+        if pyop is operator.truediv:
+            return _c_semantics(operator.floordiv, a, b)
+    if pyop is operator.mod and isinstance(a, float) or (pyop is operator.mod and isinstance(b, float)):
+        return math.fmod(a, b)
+    return pyop(a, b)
+
+
+def _common_int(ops):
+    types = {o.type for o in ops}
+    if not all(isinstance(t, T.ScalarType) and t.is_int for t in types):
+        return None
+    if len(types) == 1:
+        return next(iter(types))
+    return max(types, key=lambda t: t.bits)
+
+
+def _is_static_call(node: ast.Call) -> bool:
+    f = node.func
+    return (isinstance(f, ast.Attribute) and f.attr == "static") or (isinstance(f, ast.Name) and f.id == "static")
+
+
+def _as_load(target: ast.AST) -> ast.AST:
+    """A copy of an assignment target usable as a load expression."""
+    import copy
+
+    node = copy.deepcopy(target)
+    for n in ast.walk(node):
+        if hasattr(n, "ctx"):
+            n.ctx = ast.Load()
+    return node
+
+
+def _syntax_name(node: ast.AST) -> str:
+    names = {
+        ast.ListComp: "a list comprehension", ast.DictComp: "a dict comprehension", ast.SetComp: "a set comprehension",
+        ast.GeneratorExp: "a generator expression", ast.Lambda: "a lambda", ast.Try: "try/except",
+        ast.Raise: "raise", ast.Global: "'global'", ast.Nonlocal: "'nonlocal'", ast.Import: "import",
+        ast.ImportFrom: "import", ast.ClassDef: "a class definition", ast.FunctionDef: "a nested function definition",
+        ast.Dict: "a dict", ast.Set: "a set", ast.Yield: "yield", ast.Await: "await", ast.Delete: "del",
+        ast.Starred: "star-unpacking", ast.NamedExpr: "the walrus operator", ast.Slice: "a slice",
+        ast.AsyncFor: "async for", ast.Match: "match", ast.With: "with",
+    }
+    return names.get(type(node), f"'{type(node).__name__}'")
+
+
+_UNSUPPORTED_HINTS = {
+    ast.ListComp: "write an explicit for loop",
+    ast.GeneratorExp: "write an explicit for loop",
+    ast.Lambda: "define a @wp.func instead",
+    ast.FunctionDef: "define it at module level with @wp.func",
+    ast.Try: "kernels cannot raise; check conditions with if/else",
+    ast.Raise: "kernels cannot raise; use assert in debug mode or wp.printf",
+    ast.Dict: "use a @wp.struct",
+    ast.Global: "read globals directly; kernels cannot write Python globals",
+}
+
+
+def _describe_py(value) -> str:
+    if isinstance(value, type):
+        return f"type {value.__name__}"
+    if callable(value):
+        return f"function {getattr(value, '__name__', value)!r}"
+    return f"a Python {type(value).__name__}"
+
+
+def _describe_value(value) -> str:
+    if isinstance(value, (Var, Const)):
+        return f"a {value.type} value"
+    return _describe_py(value)
+
+
+def _public(name: str) -> str:
+    return {"mul": "*", "add": "+", "sub": "-", "div": "/", "floordiv": "//", "mod": "%", "neg": "unary -"}.get(name, name)
+
+
+def _cast_hint(t: T.Type) -> str:
+    return f"wp.{t}" if isinstance(t, T.ScalarType) else f"wp.{t}"
+
+
+def _overload_hint(name: str, arg_types) -> str:
+    scalars = {T.scalar_of(t) for t in arg_types if not isinstance(t, Weak) and T.scalar_of(t) is not None}
+    if len(scalars) > 1:
+        return "weft never converts types implicitly; cast one side, e.g. wp.float32(x) or float(i)"
+    if name == "mul" and all(isinstance(t, T.VectorType) for t in arg_types):
+        return "use wp.dot(a, b) or wp.cw_mul(a, b) for vector products"
+    from ..ops import registry
+
+    if not registry.has(name):
+        return ""
+    return ""

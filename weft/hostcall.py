@@ -1,0 +1,93 @@
+"""Builtins called from Python: run the native op on one element through a tiny cached kernel.
+
+This gives host calls exactly the semantics of kernel code (``wp.quat_rotate(q, v)`` on the host computes what
+the same call computes in a kernel), for every builtin, without a second implementation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import Error
+from .ir import types as T
+from .ir.builder import Builder
+from .ir.nodes import Call, Const, Function, Var, VarKind
+from .types.mapping import type_of_value
+from .typing.resolve import Weak, resolve
+
+_cache: dict[tuple, object] = {}
+
+
+def call_on_host(name: str, args):
+    types = []
+    for a in args:
+        if isinstance(a, (bool, int, float)) and not isinstance(a, np.generic):
+            types.append(Weak(a))
+        else:
+            try:
+                types.append(type_of_value(a))
+            except TypeError:
+                raise Error(f"wp.{name}(): cannot pass a {type(a).__name__} from Python") from None
+    found = resolve(name, tuple(types))
+    if found is None:
+        raise Error(f"wp.{name}() has no overload for these arguments")
+    op, results, typed = found
+    if len(results) != 1:
+        raise Error(f"wp.{name}() cannot be called from Python (it has several outputs)")
+    key = (name, typed)
+    kern = _cache.get(key)
+    if kern is None:
+        kern = _cache[key] = _make_kernel(op, typed, results[0])
+    return kern(args)
+
+
+class _HostKernel:
+    def __init__(self, spec, arg_types, result_type):
+        self.spec = spec
+        self.arg_types = arg_types
+        self.result_type = result_type
+
+    def __call__(self, args):
+        from .runtime.array import zeros
+        from .runtime.dtypes import to_host_value
+        from .runtime.launch import _run
+        from .types.composite import class_for
+
+        out = zeros(1, dtype=class_for(self.result_type))
+        values = list(args) + [out]
+        packed = self.spec.pack(values)
+        _run(self.spec, packed, (1,), out.device, values)
+        raw = out.numpy()[0]
+        return to_host_value(self.result_type, raw)
+
+
+def _make_kernel(op, arg_types, result_type):
+    from .backend.renderer import Renderer, RenderOptions
+    from .kernel import Kernel, Spec
+    from .runtime.packing import make_packer, padding_plan
+    from .toolchain.build import build_cpu
+    from .toolchain.options import CpuOptions
+    import ctypes
+
+    b = Builder()
+    params = [Var(t, f"a{i}", VarKind.PARAM) for i, t in enumerate(arg_types)]
+    out_t = T.ArrayType(result_type, 1)
+    out = Var(out_t, "out", VarKind.PARAM)
+    (res,) = b.let(Call(op), tuple(params), (result_type,))
+    from .ops import registry
+
+    store = registry.resolve("store", (out_t, T.INT32, result_type))[0]
+    b.let(Call(store), (out, Const(0, T.INT32), res), ())
+    fn = Function(f"host_{op.name}", params + [out], b.blocks[0], b.locals)
+    source = Renderer(fn, RenderOptions(kernel_name=fn.name)).render_module()
+    lib = build_cpu(source, CpuOptions(), fn.name)
+    types = tuple(arg_types) + (out_t,)
+    spec = Spec(kernel=None, types=types, fn=fn, tid_arity=1, source=source, debug=False)
+    spec.packers = [make_packer(t, lambda i=i: f"wp.{op.name}() argument {i}") for i, t in enumerate(types)]
+    spec.pads, spec.tail, _ = padding_plan(types)
+    spec.written = (len(types) - 1,)
+    spec.fwd = lib.weft_fwd
+    spec.fwd.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32]
+    spec.lib = lib
+    del Kernel
+    return _HostKernel(spec, arg_types, result_type)

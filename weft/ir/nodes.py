@@ -1,0 +1,155 @@
+"""Typed IR: variables, constants and structured statements. Every statement carries a source location.
+
+The IR is structured (no gotos): straight-line ``Let`` definitions in SSA form, ``Assign`` to mutable locals,
+and ``If`` / ``For`` / ``While`` regions with ``Break`` / ``Continue``. Funcs are inlined by the frontend, so a
+kernel is one ``Function``. Operands of ``Let`` are always SSA values or constants, which is what lets the
+adjoint transform replay a region and trust the values it reads.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from dataclasses import dataclass, field
+from typing import Union
+
+from ..errors import SourceLoc
+from .types import Type
+
+_ids = itertools.count()
+
+
+class VarKind(enum.Enum):
+    SSA = "ssa"  # defined once by a Let (or as a loop index / parameter)
+    MUTABLE = "mut"  # a local written by Assign (Python names rebound in loops or branches)
+    PARAM = "param"
+
+
+@dataclass(eq=False, slots=True)
+class Var:
+    type: Type
+    name: str = ""
+    kind: VarKind = VarKind.SSA
+    id: int = field(default_factory=lambda: next(_ids))
+
+    def __repr__(self) -> str:
+        return f"%{self.name or 'v'}{self.id}"
+
+    def __hash__(self) -> int:
+        return self.id
+
+    def __eq__(self, other) -> bool:
+        return self is other
+
+
+@dataclass(frozen=True, slots=True)
+class Const:
+    value: object
+    type: Type
+
+    def __repr__(self) -> str:
+        return f"{self.value!r}:{self.type}"
+
+
+Operand = Union[Var, Const]
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A resolved call of a registry op: the op record, the chosen native symbol and compile-time attributes."""
+
+    op: object  # ops.registry.Op
+    attrs: tuple = ()
+
+    @property
+    def name(self) -> str:
+        return self.op.name
+
+
+class Stmt:
+    __slots__ = ()
+
+
+@dataclass(slots=True)
+class Let(Stmt):
+    dsts: tuple[Var, ...]
+    call: Call
+    args: tuple[Operand, ...]
+    loc: SourceLoc | None = None
+
+
+@dataclass(slots=True)
+class Assign(Stmt):
+    dst: Var
+    src: Operand
+    loc: SourceLoc | None = None
+
+
+@dataclass(slots=True)
+class If(Stmt):
+    cond: Operand
+    then: list[Stmt]
+    orelse: list[Stmt]
+    loc: SourceLoc | None = None
+
+
+@dataclass(slots=True)
+class For(Stmt):
+    var: Var
+    start: Operand
+    stop: Operand
+    step: Operand
+    body: list[Stmt]
+    loc: SourceLoc | None = None
+
+
+@dataclass(slots=True)
+class While(Stmt):
+    cond_body: list[Stmt]  # evaluated before every iteration; defines cond
+    cond: Operand
+    body: list[Stmt]
+    loc: SourceLoc | None = None
+
+
+@dataclass(slots=True)
+class Break(Stmt):
+    loc: SourceLoc | None = None
+
+
+@dataclass(slots=True)
+class Continue(Stmt):
+    loc: SourceLoc | None = None
+
+
+@dataclass(slots=True)
+class Return(Stmt):
+    """Leaves the kernel (kernels only: funcs are inlined and their returns lowered)."""
+
+    loc: SourceLoc | None = None
+
+
+@dataclass(slots=True)
+class Function:
+    name: str
+    params: list[Var]
+    body: list[Stmt]
+    locals: list[Var]  # mutable locals, declared at the top of the generated function
+    loc: SourceLoc | None = None
+    tile_dim: bool = False
+
+    def walk(self):
+        """Every statement, depth first, in program order."""
+        yield from walk(self.body)
+
+
+def walk(block: list[Stmt]):
+    for stmt in block:
+        yield stmt
+        if isinstance(stmt, If):
+            yield from walk(stmt.then)
+            yield from walk(stmt.orelse)
+        elif isinstance(stmt, For):
+            yield from walk(stmt.body)
+        elif isinstance(stmt, While):
+            yield from walk(stmt.cond_body)
+            yield from walk(stmt.body)

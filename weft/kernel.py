@@ -1,0 +1,291 @@
+"""``@wp.kernel`` and its compiled specialisations."""
+
+from __future__ import annotations
+
+import ctypes
+import inspect
+import threading
+import typing
+from dataclasses import dataclass, field
+
+from . import config, pipeline
+from .errors import CompileError, LaunchError
+from .frontend.source import FunctionSource, capture
+from .ir import types as T
+from .ir.nodes import Function, Let, Var, walk
+from .runtime.packing import make_packer, padding_plan
+from .types.mapping import to_ir, type_of_value
+
+_module_options: dict[str, dict] = {}
+
+
+def set_module_options(options: dict, module=None) -> None:
+    """Options for every kernel of a Python module (``enable_backward``, ``max_unroll``, ``mode``)."""
+    name = module if isinstance(module, str) else getattr(module, "__name__", None)
+    if name is None:
+        name = inspect.currentframe().f_back.f_globals.get("__name__", "__main__")
+    _module_options.setdefault(name, {}).update(options)
+
+
+def get_module_options(module=None) -> dict:
+    name = module if isinstance(module, str) else getattr(module, "__name__", None)
+    if name is None:
+        name = inspect.currentframe().f_back.f_globals.get("__name__", "__main__")
+    return dict(_module_options.get(name, {}))
+
+
+@dataclass
+class Spec:
+    """One compiled specialisation of a kernel (concrete parameter types)."""
+
+    kernel: "Kernel"
+    types: tuple[T.Type, ...]
+    fn: Function
+    tid_arity: int
+    source: str
+    debug: bool
+    lib: object = None
+    fwd: object = None
+    packers: list = field(default_factory=list)
+    pads: list = field(default_factory=list)
+    tail: bytes = b""
+    written: tuple[int, ...] = ()  # parameter indices of arrays the kernel writes
+    read: tuple[int, ...] = ()
+    adjoint: object = None  # autodiff.compiled.AdjointSpec, built on first backward
+    errors: object = None
+
+    def pack(self, args) -> bytes:
+        parts = []
+        for pad, packer, v in zip(self.pads, self.packers, args):
+            if pad:
+                parts.append(pad)
+            parts.append(packer(v))
+        parts.append(self.tail)
+        return b"".join(parts)
+
+
+class Kernel:
+    """A kernel: a Python function compiled for each distinct set of argument types it is launched with."""
+
+    _wp_is_kernel_ = True
+
+    def __init__(self, func, key: str | None = None, options: dict | None = None, module=None):
+        self.func = func
+        self.key = key or f"{func.__module__}.{func.__qualname__}"
+        mod_opts = _module_options.get(func.__module__, {})
+        self.options = {**mod_opts, **(options or {})}
+        self.enable_backward = bool(self.options.get("enable_backward", config.enable_backward))
+        self.__name__ = func.__name__
+        self.__doc__ = func.__doc__
+        self.__wrapped__ = func
+        self._source: FunctionSource | None = None
+        self._specs: dict[tuple, Spec] = {}
+        self._lock = threading.Lock()
+        self._param_names: list[str] = list(inspect.signature(func).parameters)
+        self._annotations: list | None = None
+        self._fixed_types: tuple | None = None
+
+    # ------------------------------------------------------------------ signature
+    @property
+    def source(self) -> FunctionSource:
+        if self._source is None:
+            self._source = capture(self.func)
+        return self._source
+
+    def annotations(self) -> list[T.Type]:
+        if self._annotations is None:
+            hints = dict(getattr(self.func, "__annotations__", {}))
+            out = []
+            for name in self._param_names:
+                ann = hints.get(name, inspect.Parameter.empty)
+                if ann is inspect.Parameter.empty:
+                    raise CompileError(f"parameter '{name}' of kernel {self.__name__} has no type annotation",
+                                       self.source.loc(_param_node(self.source, name)),
+                                       hint=f"annotate it, e.g. {name}: float or {name}: wp.array(dtype=float)")
+                if isinstance(ann, str):
+                    ann = eval(ann, self.func.__globals__)  # noqa: S307 - the user's own annotation
+                try:
+                    out.append(to_ir(ann))
+                except TypeError as exc:
+                    raise CompileError(f"parameter '{name}' of kernel {self.__name__}: {exc}",
+                                       self.source.loc(_param_node(self.source, name))) from None
+            self._annotations = out
+            if not any(_is_generic(t) for t in out):
+                self._fixed_types = tuple(out)
+        return self._annotations
+
+    @property
+    def arg_names(self) -> list[str]:
+        return list(self._param_names)
+
+    def infer_types(self, args) -> tuple[T.Type, ...]:
+        anns = self.annotations()
+        if self._fixed_types is not None:
+            return self._fixed_types
+        out = []
+        for name, ann, v in zip(self._param_names, anns, args):
+            if not _is_generic(ann):
+                out.append(ann)
+                continue
+            try:
+                vt = type_of_value(v)
+            except TypeError:
+                from .interop.foreign import as_weft_array
+
+                try:
+                    vt = type_of_value(as_weft_array(v))
+                except (TypeError, ValueError):
+                    raise LaunchError(f"kernel '{self.__name__}' argument '{name}': cannot infer a type from "
+                                      f"{type(v).__name__}") from None
+            if isinstance(ann, T.ArrayType):
+                if not isinstance(vt, T.ArrayType) or vt.ndim != ann.ndim:
+                    raise LaunchError(f"kernel '{self.__name__}' argument '{name}': expected {ann}, got {vt}")
+            elif isinstance(ann, T.GenericType):
+                if isinstance(vt, T.ScalarType) and isinstance(v, (int, float)) and ann.kind is T.GenericKind.FLOAT:
+                    vt = T.FLOAT32
+                if not ann.accepts(vt):
+                    raise LaunchError(f"kernel '{self.__name__}' argument '{name}': expected {ann}, got {vt}")
+            out.append(vt)
+        return tuple(out)
+
+    # ------------------------------------------------------------------ compilation
+    def specialize(self, types: tuple[T.Type, ...]) -> Spec:
+        debug = config.mode == "debug"
+        key = (types, debug)
+        spec = self._specs.get(key)
+        if spec is not None and spec.fwd is not None:
+            return spec
+        with self._lock:
+            spec = self._specs.get(key)
+            if spec is None:
+                spec = self._lower(types, debug)
+                self._specs[key] = spec
+            if spec.fwd is None:
+                self._load(spec)
+        return spec
+
+    def _lower(self, types: tuple[T.Type, ...], debug: bool) -> Spec:
+        name = _c_name(self.__name__)
+        lowered = pipeline.lower(self.source, dict(zip(self._param_names, types)), name, self.options)
+        source = pipeline.render_cpu(lowered.fn, self.__name__, debug)
+        spec = Spec(self, types, lowered.fn, lowered.tid_arity, source, debug)
+        spec.written, spec.read = _array_access(lowered.fn)
+
+        def where_for(i):
+            return lambda: f"kernel '{self.__name__}' argument '{self._param_names[i]}'"
+
+        spec.packers = [make_packer(t, where_for(i)) for i, t in enumerate(types)]
+        spec.pads, spec.tail, _ = padding_plan(types)
+        return spec
+
+    def _load(self, spec: Spec) -> None:
+        lib = pipeline.build(spec.source, self.__name__, spec.debug)
+        expected = len(spec.pack_template) if hasattr(spec, "pack_template") else None
+        fwd = lib.weft_fwd
+        fwd.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32]
+        fwd.restype = None
+        size_fn = lib.weft_args_size
+        size_fn.restype = ctypes.c_int32
+        _, _, total = padding_plan(spec.types)
+        if size_fn() != total:
+            raise CompileError(f"internal error: argument layout mismatch for kernel {self.__name__} "
+                               f"(C++ {size_fn()} bytes, Python {total} bytes)")
+        errors = lib.weft_errors
+        errors.restype = ctypes.c_void_p
+        spec.errors = errors()
+        spec.lib = lib
+        spec.fwd = fwd
+        del expected
+
+    def compile(self, types: tuple | None = None) -> Spec:
+        """Compile ahead of the first launch (for non-generic kernels types may be omitted)."""
+        if types is None:
+            self.annotations()
+            if self._fixed_types is None:
+                raise CompileError(f"kernel {self.__name__} is generic; use wp.overload() to pick types")
+            types = self._fixed_types
+        return self.specialize(tuple(types))
+
+    def add_overload(self, arg_types) -> "Kernel":
+        anns = self.annotations()
+        if isinstance(arg_types, dict):
+            types = tuple(to_ir(arg_types[n]) if n in arg_types else a for n, a in zip(self._param_names, anns))
+        else:
+            types = tuple(to_ir(a) for a in arg_types)
+        self._overload_types = getattr(self, "_overload_types", []) + [types]
+        return self
+
+    def __call__(self, *args, **kwargs):
+        raise LaunchError(f"kernel {self.__name__} cannot be called directly; use wp.launch({self.__name__}, dim, "
+                          "inputs=[...])")
+
+    def __repr__(self) -> str:
+        return f"<weft kernel {self.key}>"
+
+
+def _is_generic(t: T.Type) -> bool:
+    return t.is_generic or isinstance(t, T.GenericType)
+
+
+def _param_node(src: FunctionSource, name: str):
+    for a in src.tree.args.args:
+        if a.arg == name:
+            return a
+    return src.tree
+
+
+def _c_name(name: str) -> str:
+    return "".join(ch if ch.isalnum() else "_" for ch in name)
+
+
+def _array_access(fn: Function) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Indices of array parameters written (store/atomic) and read (load) by the kernel, through views."""
+    origin: dict[int, int] = {p.id: i for i, p in enumerate(fn.params) if isinstance(p.type, T.ArrayType)}
+    written, read = set(), set()
+    for s in walk(fn.body):
+        if not isinstance(s, Let) or not s.args:
+            continue
+        name = s.call.name
+        arr = s.args[0]
+        if not isinstance(arr, Var) or arr.id not in origin:
+            continue
+        if name == "view":
+            origin[s.dsts[0].id] = origin[arr.id]
+        elif name == "load":
+            read.add(origin[arr.id])
+        elif name == "store" or name.startswith("atomic_") or name.startswith("tile_store") or \
+                name.startswith("tile_atomic"):
+            written.add(origin[arr.id])
+            if name.startswith("atomic_"):
+                read.add(origin[arr.id])
+        elif name.startswith("tile_load"):
+            read.add(origin[arr.id])
+    return tuple(sorted(written)), tuple(sorted(read))
+
+
+def kernel(f=None, *, enable_backward: bool | None = None, module=None, launch_bounds=None, **options):
+    """Decorator: compile ``f`` as a kernel launched over a grid with ``wp.launch``."""
+    def wrap(fn):
+        opts = dict(options)
+        if enable_backward is not None:
+            opts["enable_backward"] = enable_backward
+        if launch_bounds is not None:
+            opts["launch_bounds"] = launch_bounds
+        return Kernel(fn, options=opts, module=module)
+
+    if f is not None:
+        return wrap(f)
+    return wrap
+
+
+def overload(kernel_or_func, arg_types=None):
+    """``wp.overload(generic_kernel, [types])``: pre-declare a specialisation (compiled on first use)."""
+    if isinstance(kernel_or_func, Kernel):
+        return kernel_or_func.add_overload(arg_types)
+    # used as a decorator on a func with concrete annotations: an extra overload of a generic func
+    from .frontend.func import make_func
+
+    return make_func(kernel_or_func)
+
+
+typing_any = typing.Any

@@ -1,0 +1,200 @@
+// weft native: array views (pointer, shape, byte strides, optional gradient) and element access.
+#pragma once
+#include "core.h"
+#include "error.h"
+
+namespace weft {
+
+// Layout mirrored by weft/runtime/layout.py (72 bytes): keep both in step.
+template <typename T>
+struct array_t {
+    T* data;
+    T* grad;
+    int32 shape[4];
+    int32 ndim;
+    int32 pad_;
+    int64 strides[4];  // in bytes
+};
+
+// An index into an array along each dimension, optionally remapped by index arrays (wp.indexedarray).
+template <typename T>
+struct indexedarray_t {
+    array_t<T> arr;
+    int32* indices[4];
+    int32 shape[4];
+};
+
+template <typename T, int N, int NDIM>
+struct fixedarray_t {
+    T data[N];
+    int32 shape[4];
+    int64 strides[4];  // in elements
+};
+
+namespace detail {
+template <bool C, typename T>
+WEFT_FN int64 offset(const array_t<T>& a, int64 i) {
+    return C ? i * int64(sizeof(T)) : i * a.strides[0];
+}
+template <bool C, typename T>
+WEFT_FN int64 offset(const array_t<T>& a, int64 i, int64 j) {
+    return i * a.strides[0] + (C ? j * int64(sizeof(T)) : j * a.strides[1]);
+}
+template <bool C, typename T>
+WEFT_FN int64 offset(const array_t<T>& a, int64 i, int64 j, int64 k) {
+    return i * a.strides[0] + j * a.strides[1] + (C ? k * int64(sizeof(T)) : k * a.strides[2]);
+}
+template <bool C, typename T>
+WEFT_FN int64 offset(const array_t<T>& a, int64 i, int64 j, int64 k, int64 l) {
+    return i * a.strides[0] + j * a.strides[1] + k * a.strides[2] + (C ? l * int64(sizeof(T)) : l * a.strides[3]);
+}
+template <typename T>
+WEFT_FN T* at(T* base, int64 byte_offset) {
+    return reinterpret_cast<T*>(reinterpret_cast<char*>(base) + byte_offset);
+}
+
+WEFT_FN bool in_bounds(const int32* shape, int64 i) { return i >= 0 && i < shape[0]; }
+WEFT_FN bool in_bounds(const int32* shape, int64 i, int64 j) {
+    return i >= 0 && i < shape[0] && j >= 0 && j < shape[1];
+}
+WEFT_FN bool in_bounds(const int32* shape, int64 i, int64 j, int64 k) {
+    return in_bounds(shape, i, j) && k >= 0 && k < shape[2];
+}
+WEFT_FN bool in_bounds(const int32* shape, int64 i, int64 j, int64 k, int64 l) {
+    return in_bounds(shape, i, j, k) && l >= 0 && l < shape[3];
+}
+
+WEFT_FN void format_index(char* buf, int cap, const char* what, const char* kernel, const char* name,
+                          const int32* shape, int ndim, const int64* idx) {
+    // minimal formatter usable on device: "<what> out of bounds in kernel K: array 'a' index [i, j] shape (n, m)"
+    int p = 0;
+    auto put = [&](const char* s) { while (*s && p < cap - 1) buf[p++] = *s++; };
+    auto put_int = [&](int64 v) {
+        char tmp[24];
+        int n = 0;
+        bool neg = v < 0;
+        unsigned long long u = neg ? (unsigned long long)(-v) : (unsigned long long)v;
+        do { tmp[n++] = char('0' + u % 10); u /= 10; } while (u && n < 22);
+        if (neg && p < cap - 1) buf[p++] = '-';
+        while (n && p < cap - 1) buf[p++] = tmp[--n];
+    };
+    put(what); put(" out of bounds in kernel '"); put(kernel); put("': array '"); put(name); put("' index [");
+    for (int d = 0; d < ndim; ++d) { if (d) put(", "); put_int(idx[d]); }
+    put("] shape (");
+    for (int d = 0; d < ndim; ++d) { if (d) put(", "); put_int(shape[d]); }
+    put(")");
+    buf[p] = 0;
+}
+}  // namespace detail
+
+// ---- element access (release: no checks; debug: checked variants below)
+template <bool C = false, typename T, typename... I>
+WEFT_FN T& address(const array_t<T>& a, I... idx) {
+    return *detail::at(a.data, detail::offset<C>(a, int64(idx)...));
+}
+template <bool C = false, typename T, typename... I>
+WEFT_FN T load(const array_t<T>& a, I... idx) {
+    return *detail::at(a.data, detail::offset<C>(a, int64(idx)...));
+}
+template <bool C = false, typename T, typename... I>
+WEFT_FN void store(const array_t<T>& a, const T& value, I... idx) {
+    *detail::at(a.data, detail::offset<C>(a, int64(idx)...)) = value;
+}
+template <bool C = false, typename T, typename... I>
+WEFT_FN T* grad_address(const array_t<T>& a, I... idx) {
+    return a.grad ? detail::at(a.grad, detail::offset<C>(a, int64(idx)...)) : nullptr;
+}
+
+template <typename T, typename... I>
+WEFT_FN bool check(const array_t<T>& a, const char* what, const char* kernel, const char* name, I... idx) {
+    if (a.data != nullptr && detail::in_bounds(a.shape, int64(idx)...)) return true;
+    char buf[400];
+    int64 ids[4] = {int64(idx)...};
+    if (a.data == nullptr) {
+        detail::format_index(buf, sizeof(buf), "null array access", kernel, name, a.shape, sizeof...(I), ids);
+    } else {
+        detail::format_index(buf, sizeof(buf), what, kernel, name, a.shape, sizeof...(I), ids);
+    }
+    report_error(1, buf);
+    return false;
+}
+
+// Sub-array a[i] of a multi-dimensional array.
+template <typename T, typename... I>
+WEFT_FN array_t<T> view(const array_t<T>& a, I... idx) {
+    constexpr int k = sizeof...(I);
+    int64 ids[4] = {int64(idx)...};
+    array_t<T> out;
+    int64 off = 0;
+    for (int d = 0; d < k; ++d) off += ids[d] * a.strides[d];
+    out.data = detail::at(a.data, off);
+    out.grad = a.grad ? detail::at(a.grad, off) : nullptr;
+    out.ndim = a.ndim - k;
+    out.pad_ = 0;
+    for (int d = 0; d < 4; ++d) {
+        out.shape[d] = d + k < 4 ? a.shape[d + k] : 0;
+        out.strides[d] = d + k < 4 ? a.strides[d + k] : 0;
+    }
+    return out;
+}
+
+// ---- indexed arrays
+template <typename T, typename... I>
+WEFT_FN T& address(const indexedarray_t<T>& a, I... idx) {
+    int64 ids[4] = {int64(idx)...};
+    for (int d = 0; d < int(sizeof...(I)); ++d)
+        if (a.indices[d]) ids[d] = a.indices[d][ids[d]];
+    int64 off = 0;
+    for (int d = 0; d < int(sizeof...(I)); ++d) off += ids[d] * a.arr.strides[d];
+    return *detail::at(a.arr.data, off);
+}
+template <bool C = false, typename T, typename... I>
+WEFT_FN T load(const indexedarray_t<T>& a, I... idx) { return address(a, idx...); }
+template <bool C = false, typename T, typename... I>
+WEFT_FN void store(const indexedarray_t<T>& a, const T& value, I... idx) { address(a, idx...) = value; }
+template <typename T, typename... I>
+WEFT_FN bool check(const indexedarray_t<T>& a, const char* what, const char* kernel, const char* name, I... idx) {
+    if (detail::in_bounds(a.shape, int64(idx)...)) return true;
+    char buf[400];
+    int64 ids[4] = {int64(idx)...};
+    detail::format_index(buf, sizeof(buf), what, kernel, name, a.shape, sizeof...(I), ids);
+    report_error(1, buf);
+    return false;
+}
+
+// ---- kernel-local fixed arrays (row-major)
+template <bool C = false, typename T, int N, int D, typename... I>
+WEFT_FN T load(const fixedarray_t<T, N, D>& a, I... idx) {
+    int64 ids[4] = {int64(idx)...};
+    int64 off = 0;
+    for (int d = 0; d < int(sizeof...(I)); ++d) off += ids[d] * a.strides[d];
+    return a.data[off];
+}
+template <bool C = false, typename T, int N, int D, typename... I>
+WEFT_FN void store(fixedarray_t<T, N, D>& a, const T& value, I... idx) {
+    int64 ids[4] = {int64(idx)...};
+    int64 off = 0;
+    for (int d = 0; d < int(sizeof...(I)); ++d) off += ids[d] * a.strides[d];
+    a.data[off] = value;
+}
+template <typename T, int N, int D, typename... I>
+WEFT_FN bool check(const fixedarray_t<T, N, D>& a, const char* what, const char* kernel, const char* name, I... idx) {
+    if (detail::in_bounds(a.shape, int64(idx)...)) return true;
+    char buf[400];
+    int64 ids[4] = {int64(idx)...};
+    detail::format_index(buf, sizeof(buf), what, kernel, name, a.shape, sizeof...(I), ids);
+    report_error(1, buf);
+    return false;
+}
+template <typename T, int N, int D>
+WEFT_FN fixedarray_t<T, N, D> make_fixed(int32 s0, int32 s1 = 1, int32 s2 = 1, int32 s3 = 1) {
+    fixedarray_t<T, N, D> a;
+    for (int i = 0; i < N; ++i) a.data[i] = T();
+    int32 s[4] = {s0, s1, s2, s3};
+    int64 stride = 1;
+    for (int d = D - 1; d >= 0; --d) { a.shape[d] = s[d]; a.strides[d] = stride; stride *= s[d]; }
+    for (int d = D; d < 4; ++d) { a.shape[d] = 0; a.strides[d] = 0; }
+    return a;
+}
+
+}  // namespace weft

@@ -1,0 +1,206 @@
+// weft native: atomics on array elements (scalars, and component-wise on vectors / matrices).
+#pragma once
+#include "core.h"
+#include "half.h"
+#include "vec.h"
+#include "mat.h"
+#include "quat.h"
+#include "transform.h"
+#include "array.h"
+
+namespace weft {
+namespace atom {
+
+#if !WEFT_CUDA
+template <typename T>
+WEFT_FN T fetch_add(T* p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+template <typename T>
+WEFT_FN T fetch_sub(T* p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }
+
+// floating point (and half): compare-and-swap on the bit pattern
+template <typename F, typename Bits, typename Op>
+WEFT_FN F cas_loop(F* p, F v, Op op) {
+    Bits* bp = reinterpret_cast<Bits*>(p);
+    Bits old_bits = __atomic_load_n(bp, __ATOMIC_RELAXED);
+    for (;;) {
+        F old_val;
+        memcpy(&old_val, &old_bits, sizeof(F));
+        F new_val = op(old_val, v);
+        Bits new_bits;
+        memcpy(&new_bits, &new_val, sizeof(F));
+        if (__atomic_compare_exchange_n(bp, &old_bits, new_bits, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            return old_val;
+    }
+}
+struct Add { template <typename F> WEFT_FN F operator()(F a, F b) const { return a + b; } };
+struct Sub { template <typename F> WEFT_FN F operator()(F a, F b) const { return a - b; } };
+struct Min { template <typename F> WEFT_FN F operator()(F a, F b) const { return b < a ? b : a; } };
+struct Max { template <typename F> WEFT_FN F operator()(F a, F b) const { return b > a ? b : a; } };
+
+WEFT_FN float fetch_add(float* p, float v) { return cas_loop<float, uint32>(p, v, Add()); }
+WEFT_FN double fetch_add(double* p, double v) { return cas_loop<double, uint64>(p, v, Add()); }
+WEFT_FN half fetch_add(half* p, half v) { return cas_loop<half, uint16>(p, v, Add()); }
+WEFT_FN float fetch_sub(float* p, float v) { return cas_loop<float, uint32>(p, v, Sub()); }
+WEFT_FN double fetch_sub(double* p, double v) { return cas_loop<double, uint64>(p, v, Sub()); }
+WEFT_FN half fetch_sub(half* p, half v) { return cas_loop<half, uint16>(p, v, Sub()); }
+
+template <typename T>
+WEFT_FN T fetch_min(T* p, T v) {
+    T old = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (v < old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    return old;
+}
+template <typename T>
+WEFT_FN T fetch_max(T* p, T v) {
+    T old = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (v > old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    return old;
+}
+WEFT_FN float fetch_min(float* p, float v) { return cas_loop<float, uint32>(p, v, Min()); }
+WEFT_FN double fetch_min(double* p, double v) { return cas_loop<double, uint64>(p, v, Min()); }
+WEFT_FN half fetch_min(half* p, half v) { return cas_loop<half, uint16>(p, v, Min()); }
+WEFT_FN float fetch_max(float* p, float v) { return cas_loop<float, uint32>(p, v, Max()); }
+WEFT_FN double fetch_max(double* p, double v) { return cas_loop<double, uint64>(p, v, Max()); }
+WEFT_FN half fetch_max(half* p, half v) { return cas_loop<half, uint16>(p, v, Max()); }
+
+template <typename T>
+WEFT_FN T exchange(T* p, T v) {
+    T old;
+    __atomic_exchange(p, &v, &old, __ATOMIC_RELAXED);
+    return old;
+}
+template <typename T>
+WEFT_FN T compare_exchange(T* p, T cmp, T v) {
+    __atomic_compare_exchange(p, &cmp, &v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    return cmp;  // holds the old value either way
+}
+#else
+template <typename T> WEFT_DEVICE T fetch_add(T* p, T v) { return atomicAdd(p, v); }
+template <typename T> WEFT_DEVICE T fetch_sub(T* p, T v) { return atomicAdd(p, T(-v)); }
+template <typename T> WEFT_DEVICE T fetch_min(T* p, T v) { return atomicMin(p, v); }
+template <typename T> WEFT_DEVICE T fetch_max(T* p, T v) { return atomicMax(p, v); }
+WEFT_DEVICE float fetch_min(float* p, float v) {
+    int* ip = reinterpret_cast<int*>(p);
+    int old = *ip;
+    while (v < __int_as_float(old)) {
+        int prev = atomicCAS(ip, old, __float_as_int(v));
+        if (prev == old) break;
+        old = prev;
+    }
+    return __int_as_float(old);
+}
+WEFT_DEVICE float fetch_max(float* p, float v) {
+    int* ip = reinterpret_cast<int*>(p);
+    int old = *ip;
+    while (v > __int_as_float(old)) {
+        int prev = atomicCAS(ip, old, __float_as_int(v));
+        if (prev == old) break;
+        old = prev;
+    }
+    return __int_as_float(old);
+}
+WEFT_DEVICE double fetch_min(double* p, double v) {
+    unsigned long long* ip = reinterpret_cast<unsigned long long*>(p);
+    unsigned long long old = *ip;
+    while (v < __longlong_as_double(old)) {
+        unsigned long long prev = atomicCAS(ip, old, (unsigned long long)__double_as_longlong(v));
+        if (prev == old) break;
+        old = prev;
+    }
+    return __longlong_as_double(old);
+}
+WEFT_DEVICE double fetch_max(double* p, double v) {
+    unsigned long long* ip = reinterpret_cast<unsigned long long*>(p);
+    unsigned long long old = *ip;
+    while (v > __longlong_as_double(old)) {
+        unsigned long long prev = atomicCAS(ip, old, (unsigned long long)__double_as_longlong(v));
+        if (prev == old) break;
+        old = prev;
+    }
+    return __longlong_as_double(old);
+}
+WEFT_DEVICE half fetch_add(half* p, half v) {
+    // 16-bit CAS emulated on the containing aligned 32-bit word
+    size_t addr = reinterpret_cast<size_t>(p);
+    unsigned int* base = reinterpret_cast<unsigned int*>(addr & ~size_t(3));
+    unsigned int shift = (addr & 2) ? 16 : 0;
+    unsigned int old = *base, assumed;
+    do {
+        assumed = old;
+        half cur; cur.bits = (unsigned short)((assumed >> shift) & 0xffff);
+        half nv = half(float(cur) + float(v));
+        unsigned int repl = (assumed & ~(0xffffu << shift)) | ((unsigned int)nv.bits << shift);
+        old = atomicCAS(base, assumed, repl);
+    } while (assumed != old);
+    half r; r.bits = (unsigned short)((old >> shift) & 0xffff);
+    return r;
+}
+WEFT_DEVICE half fetch_sub(half* p, half v) { return fetch_add(p, half(-float(v))); }
+template <typename T> WEFT_DEVICE T exchange(T* p, T v) { return atomicExch(p, v); }
+template <typename T> WEFT_DEVICE T compare_exchange(T* p, T cmp, T v) { return atomicCAS(p, cmp, v); }
+#endif
+
+// component-wise on composite types
+#define WEFT_ATOMIC_COMPOSITE(NAME)                                                         \
+    template <unsigned N, typename T>                                                       \
+    WEFT_FN vec_t<N, T> NAME(vec_t<N, T>* p, vec_t<N, T> v) {                               \
+        vec_t<N, T> old;                                                                    \
+        for (unsigned i = 0; i < N; ++i) old.c[i] = NAME(&p->c[i], v.c[i]);                 \
+        return old;                                                                         \
+    }                                                                                       \
+    template <unsigned R, unsigned C, typename T>                                           \
+    WEFT_FN mat_t<R, C, T> NAME(mat_t<R, C, T>* p, mat_t<R, C, T> v) {                      \
+        mat_t<R, C, T> old;                                                                 \
+        for (unsigned i = 0; i < R; ++i) old.row[i] = NAME(&p->row[i], v.row[i]);           \
+        return old;                                                                         \
+    }                                                                                       \
+    template <typename T>                                                                   \
+    WEFT_FN quat_t<T> NAME(quat_t<T>* p, quat_t<T> v) {                                     \
+        quat_t<T> old;                                                                      \
+        for (int i = 0; i < 4; ++i) old[i] = NAME(&(*p)[i], v[i]);                          \
+        return old;                                                                         \
+    }                                                                                       \
+    template <typename T>                                                                   \
+    WEFT_FN transform_t<T> NAME(transform_t<T>* p, transform_t<T> v) {                      \
+        transform_t<T> old;                                                                 \
+        for (int i = 0; i < 7; ++i) old[i] = NAME(&(*p)[i], v[i]);                         \
+        return old;                                                                         \
+    }
+WEFT_ATOMIC_COMPOSITE(fetch_add)
+WEFT_ATOMIC_COMPOSITE(fetch_sub)
+WEFT_ATOMIC_COMPOSITE(fetch_min)
+WEFT_ATOMIC_COMPOSITE(fetch_max)
+#undef WEFT_ATOMIC_COMPOSITE
+
+}  // namespace atom
+
+// array-level atomics: value first, then indices (as store)
+template <typename A, typename T, typename... I>
+WEFT_FN T atomic_add(const A& a, const T& v, I... idx) { return atom::fetch_add(&address(a, idx...), v); }
+template <typename A, typename T, typename... I>
+WEFT_FN T atomic_sub(const A& a, const T& v, I... idx) { return atom::fetch_sub(&address(a, idx...), v); }
+template <typename A, typename T, typename... I>
+WEFT_FN T atomic_min(const A& a, const T& v, I... idx) { return atom::fetch_min(&address(a, idx...), v); }
+template <typename A, typename T, typename... I>
+WEFT_FN T atomic_max(const A& a, const T& v, I... idx) { return atom::fetch_max(&address(a, idx...), v); }
+template <typename A, typename T, typename... I>
+WEFT_FN T atomic_exch(const A& a, const T& v, I... idx) { return atom::exchange(&address(a, idx...), v); }
+template <typename A, typename T, typename... I>
+WEFT_FN T atomic_cas(const A& a, const T& cmp, const T& v, I... idx) {
+    return atom::compare_exchange(&address(a, idx...), cmp, v);
+}
+// adjoint accumulation into an array's gradient (no-op when the array has none)
+template <typename T, typename... I>
+WEFT_FN void grad_add(const array_t<T>& a, const T& v, I... idx) {
+    if (a.grad) atom::fetch_add(detail::at(a.grad, detail::offset<false>(a, int64(idx)...)), v);
+}
+template <typename T, typename... I>
+WEFT_FN T grad_load(const array_t<T>& a, I... idx) {
+    return a.grad ? *detail::at(a.grad, detail::offset<false>(a, int64(idx)...)) : T();
+}
+template <typename T, typename... I>
+WEFT_FN void grad_zero(const array_t<T>& a, I... idx) {
+    if (a.grad) *detail::at(a.grad, detail::offset<false>(a, int64(idx)...)) = T();
+}
+
+}  // namespace weft

@@ -1,0 +1,135 @@
+// weft native: functional component updates (v[i] = x as a new value), casts, printing helpers.
+#pragma once
+#include "core.h"
+#include "vec.h"
+#include "mat.h"
+#include "quat.h"
+#include "transform.h"
+
+namespace weft {
+
+// ---- insert: a copy of v with component i replaced (vectors, quaternions, transforms)
+template <typename V, typename S>
+WEFT_FN V insert(V v, int i, const S& x) {
+    v[i] = x;
+    return v;
+}
+template <typename V, typename S>
+WEFT_FN void adj_insert(const V&, int i, const S&, V& adj_v, int&, S& adj_x, const V& adj_ret) {
+    V g = adj_ret;
+    adj_x += g[i];
+    g[i] = S(0);
+    adj_v += g;
+}
+// matrices: element (i, j) or row i
+template <unsigned R, unsigned C, typename T>
+WEFT_FN mat_t<R, C, T> insert(mat_t<R, C, T> m, int i, int j, const T& x) {
+    m.row[i].c[j] = x;
+    return m;
+}
+template <unsigned R, unsigned C, typename T>
+WEFT_FN void adj_insert(const mat_t<R, C, T>&, int i, int j, const T&, mat_t<R, C, T>& adj_m, int&, int&, T& adj_x,
+                        const mat_t<R, C, T>& adj_ret) {
+    mat_t<R, C, T> g = adj_ret;
+    adj_x += g.row[i].c[j];
+    g.row[i].c[j] = T(0);
+    adj_m += g;
+}
+template <unsigned R, unsigned C, typename T>
+WEFT_FN mat_t<R, C, T> insert(mat_t<R, C, T> m, int i, const vec_t<C, T>& x) {
+    m.row[i] = x;
+    return m;
+}
+template <unsigned R, unsigned C, typename T>
+WEFT_FN void adj_insert(const mat_t<R, C, T>&, int i, const vec_t<C, T>&, mat_t<R, C, T>& adj_m, int&,
+                        vec_t<C, T>& adj_x, const mat_t<R, C, T>& adj_ret) {
+    mat_t<R, C, T> g = adj_ret;
+    adj_x += g.row[i];
+    g.row[i] = vec_t<C, T>();
+    adj_m += g;
+}
+
+// ---- casts between scalar types and element-type conversion of vectors / matrices
+template <typename To, typename From>
+WEFT_FN To cast(const From& x) { return To(x); }
+template <typename To, typename From>
+WEFT_FN void adj_cast(const From&, From& adj_x, const To& adj_ret) { adj_x += From(adj_ret); }
+
+// zero of any value type (adjoint initialisation)
+template <typename T>
+WEFT_FN T zero() { return T(); }
+
+// ---- printing (host printf; device printf under CUDA)
+WEFT_FN void print_value(float x) { printf("%g", double(x)); }
+WEFT_FN void print_value(double x) { printf("%g", x); }
+WEFT_FN void print_value(half x) { printf("%g", double(float(x))); }
+WEFT_FN void print_value(int8 x) { printf("%d", int(x)); }
+WEFT_FN void print_value(int16 x) { printf("%d", int(x)); }
+WEFT_FN void print_value(int32 x) { printf("%d", x); }
+WEFT_FN void print_value(int64 x) { printf("%lld", (long long)x); }
+WEFT_FN void print_value(uint8 x) { printf("%u", unsigned(x)); }
+WEFT_FN void print_value(uint16 x) { printf("%u", unsigned(x)); }
+WEFT_FN void print_value(uint32 x) { printf("%u", x); }
+WEFT_FN void print_value(uint64 x) { printf("%llu", (unsigned long long)x); }
+WEFT_FN void print_value(bool x) { printf("%s", x ? "True" : "False"); }
+template <unsigned N, typename T>
+WEFT_FN void print_value(const vec_t<N, T>& v) {
+    printf("[");
+    for (unsigned i = 0; i < N; ++i) { if (i) printf(", "); print_value(v.c[i]); }
+    printf("]");
+}
+template <unsigned R, unsigned C, typename T>
+WEFT_FN void print_value(const mat_t<R, C, T>& m) {
+    printf("[");
+    for (unsigned i = 0; i < R; ++i) { if (i) printf(",\n "); print_value(m.row[i]); }
+    printf("]");
+}
+template <typename T>
+WEFT_FN void print_value(const quat_t<T>& q) {
+    printf("[");
+    for (int i = 0; i < 4; ++i) { if (i) printf(", "); print_value(q[i]); }
+    printf("]");
+}
+template <typename T>
+WEFT_FN void print_value(const transform_t<T>& t) {
+    printf("[");
+    for (int i = 0; i < 7; ++i) { if (i) printf(", "); print_value(t[i]); }
+    printf("]");
+}
+
+// ---- wp.expect_eq / expect_neq / expect_near
+template <typename T>
+WEFT_FN bool values_equal(const T& a, const T& b) { return a == b; }
+template <typename T>
+WEFT_FN bool values_equal(const quat_t<T>& a, const quat_t<T>& b) {
+    return a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w;
+}
+template <unsigned R, unsigned C, typename T>
+WEFT_FN bool values_equal(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) {
+    for (unsigned i = 0; i < R; ++i) if (!(a.row[i] == b.row[i])) return false;
+    return true;
+}
+template <typename T>
+WEFT_FN void expect_eq(const T& a, const T& b, const char* where) {
+    if (!values_equal(a, b)) {
+        printf("%s: expect_eq failed: ", where); print_value(a); printf(" != "); print_value(b); printf("\n");
+        report_error(3, where);
+    }
+}
+template <typename T>
+WEFT_FN void expect_neq(const T& a, const T& b, const char* where) {
+    if (values_equal(a, b)) {
+        printf("%s: expect_neq failed: ", where); print_value(a); printf(" == "); print_value(b); printf("\n");
+        report_error(3, where);
+    }
+}
+template <typename T>
+WEFT_FN void expect_near(const T& a, const T& b, const T& tol, const char* where) {
+    T d = a > b ? a - b : b - a;
+    if (!(d <= tol)) {
+        printf("%s: expect_near failed: ", where); print_value(a); printf(" vs "); print_value(b); printf("\n");
+        report_error(3, where);
+    }
+}
+
+}  // namespace weft

@@ -1,0 +1,45 @@
+// weft native core: portability macros and the scalar aliases every other header uses.
+// Compiled by the host C++ compiler (CPU) and by NVRTC (CUDA); keep it free of host-only headers under CUDA.
+#pragma once
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define WEFT_CUDA 1
+#define WEFT_FN __host__ __device__ inline
+#define WEFT_DEVICE __device__ inline
+#else
+#define WEFT_CUDA 0
+#define WEFT_FN inline
+#define WEFT_DEVICE inline
+#endif
+
+#if !WEFT_CUDA
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#else
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#endif
+
+namespace weft {
+
+typedef int8_t int8;
+typedef int16_t int16;
+typedef int32_t int32;
+typedef int64_t int64;
+typedef uint8_t uint8;
+typedef uint16_t uint16;
+typedef uint32_t uint32;
+typedef uint64_t uint64;
+typedef float float32;
+typedef double float64;
+
+}  // namespace weft

@@ -1,0 +1,48 @@
+"""Array element access inside kernels: loads, stores, sub-array views, shapes, kernel-local fixed arrays."""
+
+from __future__ import annotations
+
+from ..ir import types as T
+from .registry import Adjoint, Op, OpKind, register
+
+D = "array"
+
+
+def _indices_ok(idx) -> bool:
+    return all(isinstance(t, T.ScalarType) and t.is_int for t in idx)
+
+
+def _load(args, attrs):
+    if args and isinstance(args[0], T.ArrayType) and len(args) - 1 == args[0].ndim and _indices_ok(args[1:]):
+        return args[0].dtype
+    return None
+
+
+def _store(args, attrs):
+    if args and isinstance(args[0], T.ArrayType) and len(args) - 2 == args[0].ndim and _indices_ok(args[1:-1]):
+        if args[-1] == args[0].dtype:
+            return T.VOID
+    return None
+
+
+def _view(args, attrs):
+    if args and isinstance(args[0], T.ArrayType) and 0 < len(args) - 1 < args[0].ndim and _indices_ok(args[1:]):
+        a = args[0]
+        if a.kind is T.ArrayKind.FIXED:
+            return T.ArrayType(a.dtype, a.ndim - (len(args) - 1), T.ArrayKind.FIXED, a.shape[len(args) - 1:])
+        if a.kind is T.ArrayKind.INDEXED:
+            return None
+        return T.ArrayType(a.dtype, a.ndim - (len(args) - 1))
+    return None
+
+
+register(Op("load", _load, native="load", kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, domain=D,
+            doc="a[i, j]: read an element (bounds-checked in debug mode)."))
+register(Op("store", _store, native="store", kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, side_effect=True,
+            domain=D, doc="a[i, j] = v: write an element."))
+register(Op("view", _view, native="view", kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, domain=D,
+            doc="a[i]: the sub-array of a multi-dimensional array."))
+register(Op("array_shape", lambda a, at: T.INT32 if len(a) == 1 and isinstance(a[0], T.ArrayType) else None,
+            kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, domain=D, doc="a.shape[k]"))
+register(Op("fixed_zeros", lambda a, at: at[0] if not a else None, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE,
+            domain=D, doc="wp.zeros(shape, dtype) inside a kernel: a zeroed local array."))

@@ -1,0 +1,66 @@
+"""Internal and utility ops: copies, thread index, structs, printing and checks."""
+
+from __future__ import annotations
+
+from ..ir import types as T
+from .registry import Adjoint, Op, OpKind, register
+
+D = "misc"
+
+
+def _copy(args, attrs):
+    return args[0] if len(args) == 1 else None
+
+
+register(Op("copy", _copy, kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, domain=D,
+            doc="Read a mutable local into an SSA value."))
+register(Op("tid", lambda a, at: tuple(T.INT32 for _ in range(at[0])) if not a else None, kind=OpKind.SPECIAL,
+            adjoint=Adjoint.NONE, domain=D, doc="Thread index in the launch grid (1-4 components)."))
+
+
+def _getfield(args, attrs):
+    if len(args) == 1 and isinstance(args[0], T.StructType):
+        return args[0].field_type(attrs[0])
+    return None
+
+
+def _setfield(args, attrs):
+    if len(args) == 2 and isinstance(args[0], T.StructType) and args[0].field_type(attrs[0]) == args[1]:
+        return args[0]
+    return None
+
+
+register(Op("getfield", _getfield, kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, domain=D, doc="s.field"))
+register(Op("setfield", _setfield, kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, domain=D,
+            doc="A copy of struct s with one field replaced."))
+
+register(Op("print", lambda a, at: T.VOID, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, side_effect=True, domain=D,
+            doc="print(...) inside a kernel."))
+register(Op("printf", lambda a, at: T.VOID, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, side_effect=True, domain=D,
+            doc="C printf."))
+register(Op("assert", lambda a, at: T.VOID if a == (T.BOOL,) else None, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE,
+            side_effect=True, domain=D, doc="assert in kernel code (checked in debug mode)."))
+
+
+def _expect2(args, attrs):
+    if len(args) == 2 and args[0] == args[1]:
+        return T.VOID
+    return None
+
+
+def _expect_near(args, attrs):
+    if len(args) == 3 and args[0] == args[1] and isinstance(args[2], T.ScalarType) and args[2].is_float:
+        return T.VOID
+    if len(args) == 2 and args[0] == args[1] and T.is_float_type(args[0]):
+        return T.VOID
+    return None
+
+
+register(Op("expect_eq", _expect2, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, side_effect=True, domain=D,
+            doc="Report (and count) a failure when a != b."))
+register(Op("expect_neq", _expect2, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, side_effect=True, domain=D,
+            doc="Report a failure when a == b."))
+register(Op("expect_near", _expect_near, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, side_effect=True, domain=D,
+            doc="Report a failure when |a - b| > tol."))
+register(Op("bit_and_bool", lambda a, at: T.BOOL if a == (T.BOOL, T.BOOL) else None, kind=OpKind.INFIX,
+            operator="&&", adjoint=Adjoint.NONE, domain=D, doc="Both of two booleans (chained comparisons)."))

@@ -1,0 +1,42 @@
+"""The one place that knows the stage order: source -> untyped AST -> typed IR -> (adjoint IR) -> C++ -> binary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import config
+from .backend.renderer import Renderer, RenderOptions
+from .frontend.lower import Lowerer
+from .frontend.source import FunctionSource
+from .ir import types as T
+from .ir.nodes import Function
+from .ir.verify import verify
+from .toolchain.build import build_cpu
+from .toolchain.options import CpuOptions
+
+
+@dataclass
+class Lowered:
+    fn: Function
+    tid_arity: int
+
+
+def lower(src: FunctionSource, param_types: dict[str, T.Type], name: str, options: dict) -> Lowered:
+    lw = Lowerer(src, param_types, name, options)
+    fn = lw.lower_kernel()
+    if config.debug_internal:
+        verify(fn)
+    return Lowered(fn, lw.tid_arity)
+
+
+def render_cpu(fn: Function, name: str, debug: bool) -> str:
+    return Renderer(fn, RenderOptions(debug=debug, kernel_name=name)).render_module()
+
+
+def cpu_options(debug: bool) -> CpuOptions:
+    return CpuOptions(opt_level=0 if debug and config.optimization_level == 3 and False else config.optimization_level,
+                      debug=debug, extra=tuple(config.cpu_compile_flags))
+
+
+def build(source: str, name: str, debug: bool):
+    return build_cpu(source, cpu_options(debug), name)

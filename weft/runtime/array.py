@@ -1,0 +1,695 @@
+"""``wp.array``: a typed, strided view of memory with an optional gradient.
+
+On the CPU the memory is owned by a NumPy array, so ``.numpy()`` is zero-copy and the buffer protocol,
+``__array_interface__`` and DLPack come for free. An array created without data or shape is an annotation
+(``wp.array(dtype=float, ndim=2)``), as in Warp.
+"""
+
+from __future__ import annotations
+
+import typing
+
+import numpy as np
+
+from ..ir import types as T
+from ..types import composite as C
+from ..types.mapping import scalar_class
+from . import device as D
+from .dtypes import element_size, np_layout, resolve_dtype, to_host_value
+from .layout import ARRAY_DESC
+
+
+class _Shared:
+    """State shared by an array and all views of it: the write version counter (for Tape overwrite checks)."""
+
+    __slots__ = ("version", "__weakref__")
+
+    def __init__(self) -> None:
+        self.version = 0
+
+
+def _dtype_class(ir: T.Type):
+    if isinstance(ir, T.StructType):
+        return ir.pyclass
+    return C.class_for(ir)
+
+
+class array:
+    """An N-D (1-4) array of a weft dtype on a device."""
+
+    _wp_array_ = True
+
+    def __init__(self, data=None, dtype: typing.Any = typing.Any, shape=None, strides=None, length=None, ptr=None,
+                 capacity=None, device=None, pinned=False, copy=True, owner=False, deleter=None, ndim=None,
+                 grad=None, requires_grad=False):
+        self._grad = None
+        self._desc = None
+        self._shared = _Shared()
+        self._annotation = False
+        self._np = None
+        self._dev_mem = None  # device allocation (CUDA)
+        self._ptr = 0
+        self.pinned = pinned
+        self.requires_grad = False
+        if length is not None and shape is None:
+            shape = (int(length),)
+        if data is None and shape is None and ptr is None:
+            # annotation: wp.array(dtype=float, ndim=2)
+            self._annotation = True
+            self._ir = resolve_dtype(dtype) if dtype is not typing.Any else T.GenericType()
+            self.dtype = dtype
+            self.ndim = int(ndim) if ndim is not None else 1
+            self.shape = (0,) * self.ndim
+            self.strides = (0,) * self.ndim
+            self.device = None
+            return
+        self.device = D.get_device(device)
+        if ptr is not None:
+            self._init_from_ptr(ptr, dtype, shape, strides, device)
+        elif data is not None:
+            self._init_from_data(data, dtype, shape, copy)
+        else:
+            self._init_empty(dtype, shape)
+        if grad is not None:
+            self.grad = grad
+        elif requires_grad:
+            self.requires_grad = True
+
+    # ------------------------------------------------------------------ construction
+    def _set_dtype(self, dtype) -> None:
+        self._ir = resolve_dtype(dtype)
+        self.dtype = _dtype_class(self._ir) if not isinstance(self._ir, T.ScalarType) else scalar_class(self._ir.name)
+
+    def _init_empty(self, dtype, shape) -> None:
+        if dtype is typing.Any:
+            dtype = float
+        self._set_dtype(dtype)
+        shape = _norm_shape(shape)
+        base, trailing = np_layout(self._ir)
+        if self.device.is_cpu:
+            self._np = np.zeros(shape + trailing, dtype=base)
+            self._finish_np(len(shape))
+        else:
+            self._alloc_device(shape)
+
+    def _init_from_data(self, data, dtype, shape, copy) -> None:
+        if isinstance(data, array):
+            data = data.numpy()
+        elif not isinstance(data, np.ndarray) and hasattr(data, "__array_interface__") is False:
+            try:
+                data = _from_foreign(data)
+            except TypeError:
+                pass
+        if dtype is typing.Any:
+            dtype = _infer_dtype(data)
+        self._set_dtype(dtype)
+        base, trailing = np_layout(self._ir)
+        if isinstance(self._ir, T.StructType):
+            arr = _structs_to_np(data, self._ir)
+        else:
+            arr = np.asarray(_flatten_host_values(data), dtype=base)
+        if trailing:
+            nt = len(trailing)
+            if arr.shape[arr.ndim - nt:] != trailing:
+                total = int(np.prod(trailing))
+                if arr.ndim >= 1 and arr.shape[-1] == total and nt > 1:
+                    arr = arr.reshape(arr.shape[:-1] + trailing)
+                elif arr.size % total == 0 and arr.ndim <= 1:
+                    arr = arr.reshape((-1,) + trailing)
+                else:
+                    raise ValueError(f"data of shape {arr.shape} cannot be viewed as an array of {self._ir} "
+                                     f"(expected trailing dimensions {trailing})")
+        if shape is not None:
+            arr = arr.reshape(_norm_shape(shape) + trailing)
+        outer = arr.ndim - len(trailing)
+        if outer == 0:
+            arr = arr.reshape((1,) + arr.shape)
+            outer = 1
+        if outer > 4:
+            raise ValueError(f"arrays have at most 4 dimensions, got {outer}")
+        if self.device.is_cpu:
+            if copy or not (arr.flags.writeable and _element_contiguous(arr, len(trailing))):
+                arr = np.array(arr, dtype=base, copy=True, order="C")
+            self._np = arr
+            self._finish_np(outer)
+        else:
+            host = np.ascontiguousarray(arr)
+            self._alloc_device(host.shape[:outer])
+            self._device_backend().copy_from_host(self, host)
+
+    def _init_from_ptr(self, ptr, dtype, shape, strides, device) -> None:
+        self._set_dtype(dtype)
+        shape = _norm_shape(shape)
+        esize = element_size(self._ir)
+        if strides is None:
+            strides = _contiguous_strides(shape, esize)
+        self.shape = shape
+        self.strides = tuple(int(s) for s in strides)
+        self.ndim = len(shape)
+        self._ptr = int(ptr)
+        if self.device.is_cpu:
+            base, trailing = np_layout(self._ir)
+            self._np = np_from_ptr(int(ptr), shape, self.strides, base, trailing, None)
+
+    def _finish_np(self, outer: int) -> None:
+        self.shape = tuple(int(s) for s in self._np.shape[:outer])
+        self.strides = tuple(int(s) for s in self._np.strides[:outer])
+        self.ndim = outer
+        self._ptr = int(self._np.ctypes.data) if self._np.size else 0
+
+    def _alloc_device(self, shape) -> None:
+        self.shape = _norm_shape(shape)
+        self.ndim = len(self.shape)
+        esize = element_size(self._ir)
+        self.strides = _contiguous_strides(self.shape, esize)
+        nbytes = int(np.prod(self.shape, dtype=np.int64)) * esize
+        self._dev_mem = self._device_backend().alloc(self.device, nbytes, self.pinned)
+        self._ptr = int(self._dev_mem.ptr) if nbytes else 0
+
+    def _device_backend(self):
+        from ..cuda import memory  # optional backend
+
+        return memory
+
+    @classmethod
+    def _view_of(cls, parent: "array", np_view: np.ndarray | None, ptr: int, shape, strides) -> "array":
+        out = cls.__new__(cls)
+        out._annotation = False
+        out._desc = None
+        out._grad = None
+        out._shared = parent._shared
+        out._np = np_view
+        out._dev_mem = parent._dev_mem
+        out._ir = parent._ir
+        out.dtype = parent.dtype
+        out.device = parent.device
+        out.pinned = parent.pinned
+        out.requires_grad = False
+        out.shape = tuple(int(s) for s in shape)
+        out.strides = tuple(int(s) for s in strides)
+        out.ndim = len(out.shape)
+        out._ptr = int(ptr)
+        out._parent = parent
+        return out
+
+    # ------------------------------------------------------------------ annotation protocol
+    def _annotation_ir(self) -> T.ArrayType:
+        return T.ArrayType(self._ir, self.ndim)
+
+    def _value_ir(self) -> T.ArrayType:
+        return T.ArrayType(self._ir, self.ndim)
+
+    def __class_getitem__(cls, dtype):
+        return array(dtype=dtype)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 0
+
+    @property
+    def ptr(self) -> int:
+        return self._ptr
+
+    @property
+    def is_contiguous(self) -> bool:
+        return self.strides == _contiguous_strides(self.shape, element_size(self._ir))
+
+    @property
+    def capacity(self) -> int:
+        return self.size * element_size(self._ir)
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is None:
+            self._grad = None
+        else:
+            g = value if isinstance(value, array) else array(value, dtype=self.dtype, device=self.device)
+            if g.shape != self.shape:
+                raise ValueError(f"grad shape {g.shape} does not match array shape {self.shape}")
+            if g.strides != self.strides:
+                raise ValueError("grad must have the same strides as the array")
+            self._grad = g
+        self._desc = None
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._grad is not None
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if value and self._grad is None and not self._annotation:
+            self._grad = self._new_like_layout()
+            self._desc = None
+        elif not value:
+            self._grad = None
+            self._desc = None
+
+    def _new_like_layout(self) -> "array":
+        """A zeroed array with exactly this array's strides (so gradients index like the data)."""
+        if self.is_contiguous:
+            return array(dtype=self.dtype, shape=self.shape, device=self.device)
+        base = self._root()
+        g = base._new_like_layout() if base is not self else None
+        if g is not None:
+            offset = self._ptr - base._ptr
+            return _strided_view(g, offset, self.shape, self.strides)
+        return array(dtype=self.dtype, shape=self.shape, device=self.device)
+
+    def _root(self) -> "array":
+        node = self
+        while getattr(node, "_parent", None) is not None:
+            node = node._parent
+        return node
+
+    @property
+    def desc(self) -> bytes:
+        """The packed ``array_t`` descriptor passed to kernels."""
+        d = self._desc
+        if d is None:
+            shape = list(self.shape) + [0] * (4 - self.ndim)
+            strides = list(self.strides) + [0] * (4 - self.ndim)
+            gptr = self._grad._ptr if self._grad is not None else 0
+            d = self._desc = ARRAY_DESC.pack(self._ptr, gptr, *shape, self.ndim, *strides)
+        return d
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        if self._annotation:
+            return f"array(dtype={getattr(self.dtype, '__name__', self.dtype)}, ndim={self.ndim})"
+        return f"array({self.numpy()!r}, dtype={_dtype_name(self._ir)}, device={self.device})"
+
+    def __str__(self) -> str:
+        return str(self.numpy())
+
+    # ------------------------------------------------------------------ host access
+    def numpy(self) -> np.ndarray:
+        """A NumPy view (CPU: zero-copy) or copy (CUDA) of the data; vector dtypes add trailing dimensions."""
+        if self.device.is_cpu:
+            return self._np
+        return self._device_backend().copy_to_host(self)
+
+    def list(self) -> list:
+        flat = self.numpy().reshape((self.size,) + np_layout(self._ir)[1])
+        return [to_host_value(self._ir, x) for x in flat]
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a.astype(dtype) if dtype is not None else a
+
+    @property
+    def __array_interface__(self):
+        if not self.device.is_cpu:
+            raise AttributeError("__array_interface__ is only available for CPU arrays")
+        return self._np.__array_interface__
+
+    @property
+    def __cuda_array_interface__(self):
+        if not self.device.is_cuda:
+            raise AttributeError("__cuda_array_interface__ is only available for CUDA arrays")
+        base, trailing = np_layout(self._ir)
+        return {
+            "shape": self.shape + trailing, "typestr": base.str, "data": (self._ptr, False),
+            "strides": self.strides + _trailing_strides(base, trailing), "version": 3, "stream": None,
+        }
+
+    def __dlpack__(self, stream=None, **kwargs):
+        from ..interop import dlpack
+
+        return dlpack.to_capsule(self, stream=stream, **kwargs)
+
+    def __dlpack_device__(self):
+        from ..interop import dlpack
+
+        return dlpack.device_tuple(self)
+
+    def _mark_written(self) -> None:
+        self._shared.version += 1
+
+    @property
+    def _version(self) -> int:
+        return self._shared.version
+
+    # ------------------------------------------------------------------ mutation
+    def fill_(self, value) -> "array":
+        if self.device.is_cpu:
+            base, trailing = np_layout(self._ir)
+            if isinstance(self._ir, T.StructType):
+                self._np[...] = _structs_to_np([value], self._ir)[0]
+            else:
+                self._np[...] = np.asarray(value, dtype=base).reshape(trailing) if trailing else value
+        else:
+            self._device_backend().fill(self, value)
+        self._mark_written()
+        return self
+
+    def zero_(self) -> "array":
+        return self.fill_(0)
+
+    def assign(self, src) -> "array":
+        from .copy import copy as _copy
+
+        if isinstance(src, array):
+            if src.shape != self.shape:
+                raise ValueError(f"assign: shape {src.shape} does not match {self.shape}")
+            _copy(self, src)
+        else:
+            tmp = array(src, dtype=self.dtype, device="cpu")
+            if tmp.shape != self.shape:
+                tmp = array(np.asarray(tmp.numpy()).reshape(self.shape + np_layout(self._ir)[1]), dtype=self.dtype)
+            _copy(self, tmp)
+        return self
+
+    # ------------------------------------------------------------------ views
+    def __getitem__(self, key):
+        if not isinstance(key, tuple):
+            key = (key,)
+        if any(k is Ellipsis for k in key):
+            raise IndexError("Ellipsis indexing is not supported")
+        if len(key) > self.ndim:
+            raise IndexError(f"too many indices for a {self.ndim}-D array")
+        offset = 0
+        shape, strides = [], []
+        dropped = 0
+        for d in range(self.ndim):
+            k = key[d] if d < len(key) else slice(None)
+            n, st = self.shape[d], self.strides[d]
+            if isinstance(k, (int, np.integer)):
+                i = int(k)
+                if i < 0:
+                    i += n
+                if not 0 <= i < n:
+                    raise IndexError(f"index {int(k)} is out of bounds for dimension {d} with size {n}")
+                offset += i * st
+                dropped += 1
+            elif isinstance(k, slice):
+                start, stop, step = k.indices(n)
+                cnt = len(range(start, stop, step))
+                offset += start * st
+                shape.append(cnt)
+                strides.append(st * step)
+            else:
+                raise IndexError(f"unsupported index {k!r}; use ints and slices (or wp.indexedarray)")
+        if not shape:
+            if self.device.is_cpu:
+                return to_host_value(self._ir, self._np[tuple(int(k) for k in key)])
+            host = self.numpy()
+            return to_host_value(self._ir, host[tuple(int(k) for k in key)])
+        view = _strided_view(self, offset, tuple(shape), tuple(strides))
+        if self._grad is not None:
+            view._grad = _strided_view(self._grad, offset, tuple(shape), tuple(strides))
+        return view
+
+    def __setitem__(self, key, value) -> None:
+        if self.device.is_cpu:
+            target = self[key]
+            if isinstance(target, array):
+                target.assign(value) if isinstance(value, array) else target.fill_(value) if np.ndim(value) == 0 \
+                    else target.assign(value)
+            else:
+                base, trailing = np_layout(self._ir)
+                self._np[key if isinstance(key, tuple) else (key,)] = np.asarray(value, dtype=base)
+                self._mark_written()
+        else:
+            raise NotImplementedError("item assignment on device arrays: use a kernel, fill_ or assign")
+
+    def reshape(self, shape) -> "array":
+        shape = _norm_shape(shape, allow_neg=True, total=self.size)
+        if not self.is_contiguous:
+            raise ValueError("reshape needs a contiguous array; call .contiguous() first")
+        out = _strided_view(self, 0, shape, _contiguous_strides(shape, element_size(self._ir)))
+        if self._grad is not None:
+            out._grad = self._grad.reshape(shape)
+        return out
+
+    def flatten(self) -> "array":
+        return self.reshape((self.size,))
+
+    def view(self, dtype) -> "array":
+        new_ir = resolve_dtype(dtype)
+        if element_size(new_ir) != element_size(self._ir):
+            raise ValueError(f"view: {new_ir} and {self._ir} differ in size")
+        out = _strided_view(self, 0, self.shape, self.strides)
+        out._ir = new_ir
+        out.dtype = _dtype_class(new_ir) if not isinstance(new_ir, T.ScalarType) else scalar_class(new_ir.name)
+        if self.device.is_cpu:
+            base, trailing = np_layout(new_ir)
+            out._np = np_from_ptr(out._ptr, out.shape, out.strides, base, trailing, self._np)
+        return out
+
+    def transpose(self, axes=None) -> "array":
+        axes = tuple(reversed(range(self.ndim))) if axes is None else tuple(axes)
+        out = _strided_view(self, 0, tuple(self.shape[a] for a in axes), tuple(self.strides[a] for a in axes))
+        if self._grad is not None:
+            out._grad = self._grad.transpose(axes)
+        return out
+
+    @property
+    def T(self) -> "array":
+        return self.transpose()
+
+    def contiguous(self) -> "array":
+        if self.is_contiguous:
+            return self
+        return clone(self)
+
+    def to(self, device, requires_grad=None) -> "array":
+        dev = D.get_device(device)
+        if dev == self.device:
+            return self
+        out = clone(self, device=dev)
+        return out
+
+    def cpu(self) -> "array":
+        return self.to("cpu")
+
+    def __iter__(self):
+        for i in range(self.shape[0]):
+            yield self[i]
+
+
+def _strided_view(parent: array, byte_offset: int, shape, strides) -> array:
+    ptr = parent._ptr + byte_offset
+    np_view = None
+    if parent.device.is_cpu:
+        base, trailing = np_layout(parent._ir)
+        np_view = np_from_ptr(ptr, tuple(shape), tuple(strides), base, trailing, parent._np)
+    return array._view_of(parent, np_view, ptr, shape, strides)
+
+
+class _Keep:
+    """Carries ``__array_interface__`` for np.asarray and keeps the owner of the memory alive."""
+
+    def __init__(self, interface: dict, owner) -> None:
+        self.__array_interface__ = interface
+        self._owner = owner
+
+
+def np_from_ptr(ptr: int, shape, strides, base: np.dtype, trailing, owner) -> np.ndarray:
+    """A NumPy view of memory at ``ptr`` with byte ``strides`` (element dims) plus dense trailing dims."""
+    full_shape = tuple(shape) + tuple(trailing)
+    if int(np.prod(full_shape, dtype=np.int64)) == 0:
+        return np.zeros(full_shape, base)
+    interface = {"data": (int(ptr), False), "shape": full_shape, "typestr": base.str, "version": 3,
+                 "strides": tuple(strides) + _trailing_strides(base, trailing)}
+    return np.asarray(_Keep(interface, owner))
+
+
+def _trailing_strides(base: np.dtype, trailing: tuple[int, ...]) -> tuple[int, ...]:
+    out = []
+    s = base.itemsize
+    for n in reversed(trailing):
+        out.append(s)
+        s *= n
+    return tuple(reversed(out))
+
+
+def _element_contiguous(arr: np.ndarray, n_trailing: int) -> bool:
+    base = arr.dtype
+    expected = _trailing_strides(base, arr.shape[arr.ndim - n_trailing:]) if n_trailing else ()
+    return arr.strides[arr.ndim - n_trailing:] == expected if n_trailing else True
+
+
+def _contiguous_strides(shape, esize: int) -> tuple[int, ...]:
+    out = []
+    s = esize
+    for n in reversed(shape):
+        out.append(s)
+        s *= max(int(n), 1)
+    return tuple(reversed(out))
+
+
+def _span_bytes(shape, strides, esize) -> int:
+    if not shape or any(n == 0 for n in shape):
+        return 0
+    return sum((n - 1) * abs(s) for n, s in zip(shape, strides)) + esize
+
+
+def _norm_shape(shape, allow_neg=False, total=None) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    shape = tuple(int(s) for s in shape)
+    if allow_neg and -1 in shape:
+        known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+        shape = tuple(total // known if s == -1 else s for s in shape)
+    if total is not None and int(np.prod(shape, dtype=np.int64)) != total:
+        raise ValueError(f"cannot reshape an array of size {total} into shape {shape}")
+    if not 1 <= len(shape) <= 4:
+        raise ValueError(f"arrays have 1 to 4 dimensions, got shape {shape}")
+    if any(s < 0 for s in shape):
+        raise ValueError(f"negative dimension in shape {shape}")
+    return shape
+
+
+def _infer_dtype(data):
+    if isinstance(data, np.ndarray):
+        return data.dtype.type if data.dtype.type in (np.float16, np.float32, np.float64, np.int8, np.int16, np.int32,
+                                                      np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+                                                      np.bool_) else float
+    seq = data
+    while isinstance(seq, (list, tuple)) and seq:
+        seq = seq[0]
+    cls = type(seq)
+    if isinstance(seq, (C.VectorBase, C.MatrixBase)):
+        return cls
+    if isinstance(seq, np.generic):
+        return cls
+    if isinstance(seq, bool):
+        return bool
+    if isinstance(seq, int):
+        return np.int32 if not isinstance(data, np.ndarray) else data.dtype.type
+    return float
+
+
+def _flatten_host_values(data):
+    if isinstance(data, (C.VectorBase, C.MatrixBase)):
+        return data._a
+    if isinstance(data, (list, tuple)) and data and isinstance(data[0], (C.VectorBase, C.MatrixBase, list, tuple)):
+        return [_flatten_host_values(x) for x in data]
+    return data
+
+
+def _structs_to_np(data, ir: T.StructType) -> np.ndarray:
+    from .dtypes import struct_np_dtype
+
+    dt = struct_np_dtype(ir)
+    if isinstance(data, np.ndarray) and data.dtype == dt:
+        return data
+    items = list(data)
+    out = np.zeros(len(items), dtype=dt)
+    for i, s in enumerate(items):
+        out[i] = np.frombuffer(s._pack(), dtype=dt)[0]
+    return out
+
+
+def _from_foreign(data):
+    """Accept objects exposing DLPack or the array interfaces."""
+    if hasattr(data, "__array_interface__") or hasattr(data, "__dlpack__"):
+        return np.asarray(data) if hasattr(data, "__array_interface__") else np.from_dlpack(data)
+    raise TypeError
+
+
+def _dtype_name(ir: T.Type) -> str:
+    return str(ir)
+
+
+# ---------------------------------------------------------------------- constructors
+def _resolve_shape(shape, length=None):
+    if shape is None:
+        if length is None:
+            raise ValueError("shape is required")
+        shape = length
+    return shape
+
+
+def zeros(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, length=None, **kwargs) -> array:
+    """A zero-filled array."""
+    return array(dtype=dtype, shape=_resolve_shape(shape, length), device=device, requires_grad=requires_grad,
+                 pinned=pinned)
+
+
+zeros._wp_kernel_builtin_ = "fixed_zeros"
+
+
+def empty(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, length=None, **kwargs) -> array:
+    """An array whose contents are unspecified (weft zero-fills it anyway on the CPU)."""
+    return zeros(shape, dtype, device, requires_grad, pinned, length)
+
+
+def ones(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, length=None, **kwargs) -> array:
+    return full(shape, 1, dtype, device, requires_grad, pinned, length)
+
+
+def full(shape=None, value=0, dtype=typing.Any, device=None, requires_grad=False, pinned=False, length=None,
+         **kwargs) -> array:
+    if dtype is typing.Any:
+        dtype = type(value) if isinstance(value, (C.VectorBase, C.MatrixBase)) else (
+            np.int32 if isinstance(value, int) and not isinstance(value, bool) else
+            (bool if isinstance(value, bool) else float))
+    a = zeros(shape, dtype, device, requires_grad, pinned, length)
+    a.fill_(value)
+    return a
+
+
+def zeros_like(src: array, device=None, requires_grad=None, pinned=None) -> array:
+    return zeros(src.shape, src.dtype, device or src.device, src.requires_grad if requires_grad is None else requires_grad)
+
+
+def empty_like(src: array, device=None, requires_grad=None, pinned=None) -> array:
+    return zeros_like(src, device, requires_grad)
+
+
+def ones_like(src: array, device=None, requires_grad=None, pinned=None) -> array:
+    return full_like(src, 1, device, requires_grad)
+
+
+def full_like(src: array, value, device=None, requires_grad=None, pinned=None) -> array:
+    a = zeros_like(src, device, requires_grad)
+    a.fill_(value)
+    return a
+
+
+def clone(src: array, device=None, requires_grad=None, pinned=None) -> array:
+    """A contiguous copy (with a fresh zero gradient when the source has one)."""
+    dev = D.get_device(device) if device is not None else src.device
+    out = zeros(src.shape, src.dtype, dev, src.requires_grad if requires_grad is None else requires_grad)
+    from .copy import copy as _copy
+
+    _copy(out, src)
+    return out
+
+
+def from_numpy(arr, dtype=None, shape=None, device=None, requires_grad=False) -> array:
+    """Copy a NumPy array into a weft array (vector dtypes take the trailing dimensions)."""
+    return array(np.asarray(arr), dtype=dtype if dtype is not None else typing.Any, shape=shape, device=device,
+                 requires_grad=requires_grad)
+
+
+class _ArrayNd:
+    """``wp.array2d(dtype=float)``, ``wp.array2d[float]`` and ``wp.array2d(data, ...)``."""
+
+    def __init__(self, ndim: int) -> None:
+        self.ndim = ndim
+        self.__name__ = f"array{ndim}d"
+
+    def __call__(self, *args, **kwargs) -> array:
+        kwargs["ndim"] = self.ndim
+        return array(*args, **kwargs)
+
+    def __getitem__(self, dtype) -> array:
+        return array(dtype=dtype, ndim=self.ndim)
+
+    def __repr__(self) -> str:
+        return f"wp.{self.__name__}"
+
+
+array1d = _ArrayNd(1)
+array2d = _ArrayNd(2)
+array3d = _ArrayNd(3)
+array4d = _ArrayNd(4)

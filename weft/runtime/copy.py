@@ -1,0 +1,48 @@
+"""``wp.copy``: element copies between arrays, across devices; differentiable when recorded on a Tape."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import Error
+
+
+def copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int = 0, stream=None) -> None:
+    """Copy ``count`` elements (all if 0) of ``src`` into ``dest`` (flattened order for offsets)."""
+    from .array import array
+
+    if not isinstance(dest, array) or not isinstance(src, array):
+        raise Error("wp.copy(dest, src) needs two weft arrays")
+    if dest._ir != src._ir:
+        raise Error(f"wp.copy: dtype mismatch (dest {dest._ir}, src {src._ir})")
+    whole = dest_offset == 0 and src_offset == 0 and (count == 0 or count == src.size == dest.size)
+    if whole and dest.shape != src.shape:
+        if dest.size != src.size:
+            raise Error(f"wp.copy: shape mismatch (dest {dest.shape}, src {src.shape})")
+    from .sync import active_capture
+
+    graph = active_capture()
+    if graph is not None and dest.device.is_cpu and src.device.is_cpu and graph.device.is_cpu:
+        graph.launches.append(lambda: copy(dest, src, dest_offset, src_offset, count, stream))
+        return
+    if count == 0:
+        count = min(src.size - src_offset, dest.size - dest_offset) if not whole else src.size
+    if dest.device.is_cpu and src.device.is_cpu:
+        d, s = dest.numpy(), src.numpy()
+        if whole and d.shape == s.shape:
+            np.copyto(d, s)
+        else:
+            trailing = d.shape[dest.ndim:]
+            dflat = d.reshape((-1,) + trailing) if dest.is_contiguous else None
+            sflat = s.reshape((-1,) + trailing)
+            if dflat is None:
+                raise Error("wp.copy with offsets needs a contiguous destination")
+            dflat[dest_offset:dest_offset + count] = sflat[src_offset:src_offset + count]
+    else:
+        from ..cuda import memory
+
+        memory.copy(dest, src, dest_offset, src_offset, count, stream)
+    dest._mark_written()
+    from .tape import record_copy
+
+    record_copy(dest, src, dest_offset, src_offset, count)

@@ -1,0 +1,150 @@
+"""Devices: the CPU always; CUDA devices when the optional CUDA backend finds a driver and GPUs."""
+
+from __future__ import annotations
+
+import contextvars
+import os
+from dataclasses import dataclass
+
+from ..errors import DeviceError
+
+
+@dataclass(eq=False)
+class Device:
+    alias: str  # "cpu", "cuda:0", ...
+    name: str
+    ordinal: int = -1
+    backend: object = None  # the CUDA context object for GPUs
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.alias == "cpu"
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.alias.startswith("cuda")
+
+    def __str__(self) -> str:
+        return self.alias
+
+    def __repr__(self) -> str:
+        return f'Device("{self.alias}")'
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            try:
+                other = get_device(other)
+            except DeviceError:
+                return False
+        return isinstance(other, Device) and other.alias == self.alias
+
+    def __hash__(self) -> int:
+        return hash(self.alias)
+
+    # Warp compatibility
+    @property
+    def is_mempool_supported(self) -> bool:
+        return self.is_cuda
+
+    @property
+    def arch(self) -> int:
+        return getattr(self.backend, "arch", 0)
+
+
+CPU = Device("cpu", _cpu_name := (os.uname().machine if hasattr(os, "uname") else "cpu"))
+_devices: dict[str, Device] = {"cpu": CPU}
+_cuda_probed = False
+_current: contextvars.ContextVar[Device | None] = contextvars.ContextVar("weft_device", default=None)
+
+
+def _probe_cuda() -> None:
+    global _cuda_probed
+    if _cuda_probed:
+        return
+    _cuda_probed = True
+    try:
+        from ..cuda import driver  # optional backend
+    except ImportError:
+        return
+    for dev in driver.discover_devices():
+        _devices[dev.alias] = dev
+
+
+def get_devices() -> list[Device]:
+    _probe_cuda()
+    return list(_devices.values())
+
+
+def get_cuda_devices() -> list[Device]:
+    return [d for d in get_devices() if d.is_cuda]
+
+
+def is_cuda_available() -> bool:
+    return bool(get_cuda_devices())
+
+
+def get_cuda_device_count() -> int:
+    return len(get_cuda_devices())
+
+
+def get_device(ident=None) -> Device:
+    """Resolve ``None`` (the current default), ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or a Device."""
+    if isinstance(ident, Device):
+        return ident
+    if ident is None:
+        cur = _current.get()
+        if cur is not None:
+            return cur
+        return _default_device()
+    if not isinstance(ident, str):
+        raise DeviceError(f"invalid device {ident!r}; expected 'cpu', 'cuda' or 'cuda:N'")
+    if ident == "cpu":
+        return CPU
+    if ident.startswith("cuda"):
+        _probe_cuda()
+        cudas = [d for d in _devices.values() if d.is_cuda]
+        if not cudas:
+            raise DeviceError(
+                f"device '{ident}' was requested but no CUDA device is available (no NVIDIA driver/GPU found, or "
+                "the CUDA extra is not installed: pip install 'weft-lang[cuda]'). Use device='cpu'.")
+        if ident == "cuda":
+            return cudas[0]
+        if ident in _devices:
+            return _devices[ident]
+        raise DeviceError(f"device '{ident}' does not exist; available: {', '.join(d.alias for d in cudas)}")
+    raise DeviceError(f"unknown device '{ident}'; expected 'cpu', 'cuda' or 'cuda:N'")
+
+
+_default_alias: str | None = None
+
+
+def _default_device() -> Device:
+    if _default_alias is not None:
+        return get_device(_default_alias)
+    return get_preferred_device()
+
+
+def set_device(ident) -> None:
+    global _default_alias
+    _default_alias = get_device(ident).alias
+
+
+def get_preferred_device() -> Device:
+    cudas = get_cuda_devices()
+    return cudas[0] if cudas else CPU
+
+
+class ScopedDevice:
+    """``with wp.ScopedDevice("cpu"):`` makes a device the default inside the block."""
+
+    def __init__(self, device):
+        self.device = get_device(device)
+        self._token = None
+
+    def __enter__(self):
+        self._token = _current.set(self.device)
+        return self.device
+
+    def __exit__(self, *exc):
+        _current.reset(self._token)
+        return False

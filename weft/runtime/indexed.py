@@ -1,0 +1,92 @@
+"""``wp.indexedarray``: an array viewed through per-dimension index arrays (gather/scatter without copies)."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from ..ir import types as T
+from .array import array
+from .layout import ARRAY_DESC
+
+
+class indexedarray:
+    """``indexedarray(data, indices)``: element ``[i, j]`` is ``data[indices[0][i], indices[1][j]]``.
+
+    ``indices`` holds one int32 array (or None for "all") per dimension of ``data``.
+    """
+
+    def __init__(self, data: array | None = None, indices=None, dtype=None, ndim=None):
+        if data is None:
+            from ..types.mapping import to_ir
+
+            self._annotation = True
+            self._ir = to_ir(dtype)
+            self.ndim = ndim or 1
+            return
+        self._annotation = False
+        self.data = data
+        if indices is None:
+            indices = [None] * data.ndim
+        if not isinstance(indices, (list, tuple)):
+            indices = [indices]
+        indices = list(indices) + [None] * (data.ndim - len(indices))
+        self.indices = []
+        shape = []
+        for d, idx in enumerate(indices):
+            if idx is None:
+                self.indices.append(None)
+                shape.append(data.shape[d])
+            else:
+                if not isinstance(idx, array):
+                    idx = array(np.asarray(idx, dtype=np.int32), dtype=np.int32, device=data.device)
+                if idx._ir != T.INT32 or idx.ndim != 1:
+                    raise TypeError("indexedarray indices must be 1-D int32 arrays")
+                self.indices.append(idx)
+                shape.append(idx.shape[0])
+        self.shape = tuple(shape)
+        self.ndim = data.ndim
+        self.dtype = data.dtype
+        self._ir = data._ir
+        self.device = data.device
+
+    def _annotation_ir(self) -> T.ArrayType:
+        return T.ArrayType(self._ir, self.ndim, T.ArrayKind.INDEXED)
+
+    def _value_ir(self) -> T.ArrayType:
+        return T.ArrayType(self._ir, self.ndim, T.ArrayKind.INDEXED)
+
+    @property
+    def desc(self) -> bytes:
+        ptrs = [i.ptr if i is not None else 0 for i in self.indices] + [0] * (4 - self.ndim)
+        shape = list(self.shape) + [0] * (4 - self.ndim)
+        return self.data.desc + struct.pack("<4Q4i", *ptrs, *shape)
+
+    _desc = None
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    def numpy(self) -> np.ndarray:
+        src = self.data.numpy()
+        idx = tuple(i.numpy() if i is not None else slice(None) for i in self.indices)
+        return src[np.ix_(*[i if not isinstance(i, slice) else np.arange(src.shape[d]) for d, i in enumerate(idx)])]
+
+    def _mark_written(self) -> None:
+        self.data._mark_written()
+
+
+def _nd(n):
+    def make(*args, **kwargs):
+        kwargs.setdefault("ndim", n)
+        return indexedarray(*args, **kwargs)
+    return make
+
+
+indexedarray1d = _nd(1)
+indexedarray2d = _nd(2)
+indexedarray3d = _nd(3)
+indexedarray4d = _nd(4)
+_ = ARRAY_DESC

@@ -1,0 +1,74 @@
+"""Binary layout of kernel arguments: the Python side of the C++ ``Args`` struct.
+
+Sizes and alignments follow the C ABI of the types in ``weft/native`` (natural alignment, no packing), so a
+``struct.Struct`` with explicit padding packs arguments exactly as the generated code reads them.
+"""
+
+from __future__ import annotations
+
+import functools
+import struct
+from dataclasses import dataclass
+
+from ..ir import types as T
+
+ARRAY_DESC = struct.Struct("<QQ4ii4x4q")  # array_t<T>: data, grad, shape[4], ndim, pad, strides[4]
+ARRAY_SIZE = ARRAY_DESC.size  # 72
+INDEXED_DESC_SIZE = ARRAY_SIZE + 4 * 8 + 4 * 4  # arr, indices[4], shape[4]
+
+_SCALAR_CODES = {
+    "bool": "?", "int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint8": "B", "uint16": "H", "uint32": "I",
+    "uint64": "Q", "float16": "e", "float32": "f", "float64": "d",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    size: int
+    align: int
+    fmt: str  # struct-module codes (with explicit 'x' padding), '<' byte order implied
+
+
+@functools.lru_cache(maxsize=None)
+def layout(t: T.Type) -> Layout:
+    if isinstance(t, T.ScalarType):
+        return Layout(t.size, t.size, _SCALAR_CODES[t.name])
+    if isinstance(t, T.VectorType):
+        s = layout(t.scalar)
+        return Layout(s.size * t.length, s.align, s.fmt * t.length)
+    if isinstance(t, T.MatrixType):
+        s = layout(t.scalar)
+        return Layout(s.size * t.rows * t.cols, s.align, s.fmt * (t.rows * t.cols))
+    if isinstance(t, T.ArrayType):
+        if t.kind is T.ArrayKind.INDEXED:
+            return Layout(INDEXED_DESC_SIZE, 8, f"{INDEXED_DESC_SIZE}s")
+        return Layout(ARRAY_SIZE, 8, f"{ARRAY_SIZE}s")
+    if isinstance(t, T.StructType):
+        return _struct_layout(tuple(ft for _, ft in t.fields))
+    raise TypeError(f"{t} cannot be passed to a kernel")
+
+
+def _struct_layout(fields: tuple[T.Type, ...]) -> Layout:
+    offset = 0
+    align = 1
+    fmt = []
+    for ft in fields:
+        fl = layout(ft)
+        pad = (-offset) % fl.align
+        if pad:
+            fmt.append(f"{pad}x")
+        offset += pad
+        fmt.append(fl.fmt)
+        offset += fl.size
+        align = max(align, fl.align)
+    tail = (-offset) % align
+    if tail:
+        fmt.append(f"{tail}x")
+    return Layout(offset + tail, align, "".join(fmt))
+
+
+def args_layout(types: tuple[T.Type, ...]) -> Layout:
+    lay = _struct_layout(types)
+    if lay.size == 0:
+        return Layout(1, 1, "x")  # the C++ struct gets one padding byte
+    return lay

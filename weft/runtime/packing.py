@@ -1,0 +1,134 @@
+"""Per-parameter packers: Python launch arguments -> bytes of the C++ ``Args`` struct, with launch-time checks."""
+
+from __future__ import annotations
+
+import struct
+from typing import Callable
+
+import numpy as np
+
+from ..errors import LaunchError
+from ..ir import types as T
+from .layout import args_layout, layout
+
+
+def _scalar_packer(t: T.ScalarType, where: Callable[[], str]) -> Callable:
+    code = layout(t).fmt
+    st = struct.Struct("<" + code)
+    pack = st.pack
+    if t.is_float:
+        def pack_float(v):
+            try:
+                return pack(v)
+            except struct.error:
+                try:
+                    return pack(float(v))
+                except (TypeError, ValueError):
+                    raise LaunchError(f"{where()}: expected {t}, got {type(v).__name__} {v!r}") from None
+        return pack_float
+    if t.is_bool:
+        return lambda v: pack(bool(v))
+
+    def pack_int(v):
+        if isinstance(v, (float, np.floating)):
+            raise LaunchError(f"{where()}: expected {t}, got the float {v!r} (convert explicitly with int())")
+        try:
+            return pack(v)
+        except struct.error:
+            try:
+                return pack(int(v))
+            except (TypeError, ValueError, struct.error) as exc:
+                raise LaunchError(f"{where()}: expected {t}, got {type(v).__name__} {v!r} ({exc})") from None
+    return pack_int
+
+
+def _composite_packer(t: T.Type, where) -> Callable:
+    lay = layout(t)
+    st = struct.Struct("<" + lay.fmt)
+    n = t.length if isinstance(t, T.VectorType) else t.rows * t.cols
+
+    def pack(v):
+        a = getattr(v, "_a", None)
+        try:
+            flat = (a if a is not None else np.asarray(v)).reshape(-1)
+        except (TypeError, ValueError):
+            raise LaunchError(f"{where()}: expected {t}, got {type(v).__name__}") from None
+        if flat.size != n:
+            raise LaunchError(f"{where()}: expected {t} ({n} components), got {flat.size} components")
+        return st.pack(*flat.tolist())
+    return pack
+
+
+def _struct_packer(t: T.StructType, where) -> Callable:
+    def pack(v):
+        ir = getattr(type(v), "_ir_", None)
+        if ir != t:
+            raise LaunchError(f"{where()}: expected struct {t.name}, got {type(v).__name__}")
+        return v._pack()
+    return pack
+
+
+def _array_packer(t: T.ArrayType, where, device_of: Callable) -> Callable:
+    from .array import array
+
+    dtype, ndim = t.dtype, t.ndim
+
+    def pack(v):
+        if type(v) is array and v._ir == dtype and v.ndim == ndim:
+            d = v._desc
+            return d if d is not None else v.desc
+        return _slow(v)
+
+    def _slow(v):
+        if v is None:
+            return bytes(layout(t).size)  # a null array: accesses fail (bounds-checked in debug mode)
+        if not isinstance(v, array):
+            v = _wrap_foreign(v, t, where)
+        if v._annotation:
+            raise LaunchError(f"{where()}: got an array annotation, not an array with data")
+        if v._ir != dtype:
+            raise LaunchError(f"{where()}: expected an array of dtype {dtype}, got dtype {v._ir}")
+        if v.ndim != ndim:
+            raise LaunchError(f"{where()}: expected a {ndim}-D array, got a {v.ndim}-D array of shape {v.shape}")
+        return v.desc
+    return pack
+
+
+def _wrap_foreign(v, t: T.ArrayType, where):
+    """Zero-copy view of a NumPy / torch / DLPack / array-interface object as a weft array."""
+    from ..interop.foreign import as_weft_array
+
+    try:
+        return as_weft_array(v, t)
+    except (TypeError, ValueError) as exc:
+        raise LaunchError(f"{where()}: expected a weft array of {t.dtype}, got {type(v).__name__} ({exc})") from None
+
+
+def make_packer(t: T.Type, where: Callable[[], str], device_of: Callable = None) -> Callable:
+    if isinstance(t, T.ScalarType):
+        return _scalar_packer(t, where)
+    if isinstance(t, (T.VectorType, T.MatrixType)):
+        return _composite_packer(t, where)
+    if isinstance(t, T.StructType):
+        return _struct_packer(t, where)
+    if isinstance(t, T.ArrayType):
+        return _array_packer(t, where, device_of)
+    raise LaunchError(f"{where()}: parameters of type {t} are not supported")
+
+
+def padding_plan(types: tuple[T.Type, ...]) -> tuple[list[bytes], bytes, int]:
+    """Padding to put before each parameter, trailing padding, and the total size of the Args struct."""
+    offset = 0
+    pads = []
+    align = 1
+    for t in types:
+        lay = layout(t)
+        pad = (-offset) % lay.align
+        pads.append(bytes(pad))
+        offset += pad + lay.size
+        align = max(align, lay.align)
+    tail = (-offset) % align
+    total = offset + tail
+    if total == 0:
+        return pads, b"\0", 1
+    return pads, bytes(tail), args_layout(types).size

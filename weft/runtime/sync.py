@@ -1,0 +1,260 @@
+"""Streams, events, synchronisation, graph capture and timers.
+
+On the CPU launches run synchronously, so streams and events are trivially ordered; graph capture records the
+launches made inside the capture and ``capture_launch`` replays them, so programs written for CUDA graphs run
+unchanged on the CPU. CUDA devices delegate to ``weft.cuda``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+
+from . import device as D
+
+_capture: contextvars.ContextVar = contextvars.ContextVar("weft_capture", default=None)
+
+
+class Stream:
+    """A stream of work on a device (the CPU has one implicit, synchronous stream)."""
+
+    def __init__(self, device=None, priority: int = 0, **kwargs):
+        self.device = D.get_device(device)
+        self.priority = priority
+        self._native = None
+        if self.device.is_cuda:
+            from ..cuda import streams
+
+            self._native = streams.create_stream(self.device, priority)
+
+    def record_event(self, event: "Event | None" = None) -> "Event":
+        event = event or Event(self.device)
+        event._record(self)
+        return event
+
+    def wait_event(self, event: "Event") -> None:
+        if self._native is not None:
+            from ..cuda import streams
+
+            streams.wait_event(self, event)
+
+    def wait_stream(self, other: "Stream") -> None:
+        self.wait_event(other.record_event())
+
+    def synchronize(self) -> None:
+        if self._native is not None:
+            from ..cuda import streams
+
+            streams.synchronize_stream(self)
+
+    @property
+    def cuda_stream(self) -> int:
+        return int(self._native) if self._native is not None else 0
+
+
+class Event:
+    """A marker in a stream; on the CPU it is complete as soon as it is recorded."""
+
+    def __init__(self, device=None, enable_timing: bool = False):
+        self.device = D.get_device(device)
+        self.enable_timing = enable_timing
+        self._time = None
+        self._native = None
+
+    def _record(self, stream: Stream) -> None:
+        self._time = time.perf_counter()
+        if stream._native is not None:
+            from ..cuda import streams
+
+            streams.record_event(self, stream)
+
+    def synchronize(self) -> None:
+        if self._native is not None:
+            from ..cuda import streams
+
+            streams.synchronize_event(self)
+
+    def elapsed_time(self, other: "Event") -> float:
+        return (other._time - self._time) * 1000.0
+
+
+_streams: dict = {}
+_current_stream: contextvars.ContextVar = contextvars.ContextVar("weft_stream", default=None)
+
+
+def get_stream(device=None) -> Stream:
+    cur = _current_stream.get()
+    dev = D.get_device(device)
+    if cur is not None and cur.device == dev:
+        return cur
+    if dev.alias not in _streams:
+        _streams[dev.alias] = Stream(dev)
+    return _streams[dev.alias]
+
+
+class ScopedStream:
+    def __init__(self, stream: Stream | None, sync_enter: bool = True, sync_exit: bool = False):
+        self.stream = stream
+        self._token = None
+
+    def __enter__(self):
+        if self.stream is not None:
+            self._token = _current_stream.set(self.stream)
+        return self.stream
+
+    def __exit__(self, *exc):
+        if self._token is not None:
+            _current_stream.reset(self._token)
+        return False
+
+
+def record_event(event: Event | None = None) -> Event:
+    return get_stream().record_event(event)
+
+
+def wait_event(event: Event) -> None:
+    get_stream().wait_event(event)
+
+
+def wait_stream(other: Stream, event: Event | None = None) -> None:
+    get_stream(other.device).wait_stream(other)
+
+
+def synchronize() -> None:
+    """Wait for all work on all devices."""
+    for dev in D.get_devices():
+        if dev.is_cuda:
+            from ..cuda import streams
+
+            streams.synchronize_device(dev)
+
+
+def synchronize_device(device=None) -> None:
+    dev = D.get_device(device)
+    if dev.is_cuda:
+        from ..cuda import streams
+
+        streams.synchronize_device(dev)
+
+
+def synchronize_stream(stream: Stream) -> None:
+    stream.synchronize()
+
+
+def synchronize_event(event: Event) -> None:
+    event.synchronize()
+
+
+def get_mempool_used_mem_current(device=None) -> int:
+    dev = D.get_device(device)
+    if dev.is_cuda:
+        from ..cuda import memory
+
+        return memory.pool_used_current(dev)
+    return 0
+
+
+def get_mempool_used_mem_high(device=None) -> int:
+    dev = D.get_device(device)
+    if dev.is_cuda:
+        from ..cuda import memory
+
+        return memory.pool_used_high(dev)
+    return 0
+
+
+# ---------------------------------------------------------------------- graph capture
+class Graph:
+    """A captured sequence of launches. On the CPU: the recorded launches, replayed in order."""
+
+    def __init__(self, device):
+        self.device = device
+        self.launches: list = []
+        self.native = None
+
+    def replay(self) -> None:
+        for item in self.launches:
+            item()
+
+
+def capture_begin(device=None, stream=None, force_module_load=True, external=False):
+    dev = D.get_device(device)
+    graph = Graph(dev)
+    if dev.is_cuda:
+        from ..cuda import graphs
+
+        graphs.begin(graph, stream)
+    graph._token = _capture.set(graph)
+    return graph
+
+
+def capture_end(device=None, stream=None, graph=None) -> Graph:
+    graph = _capture.get()
+    if graph is None:
+        raise RuntimeError("wp.capture_end() without wp.capture_begin()")
+    _capture.reset(graph._token)
+    if graph.device.is_cuda:
+        from ..cuda import graphs
+
+        graphs.end(graph, stream)
+    return graph
+
+
+def capture_launch(graph: Graph, stream=None) -> None:
+    if graph.device.is_cuda and graph.native is not None:
+        from ..cuda import graphs
+
+        graphs.launch(graph, stream)
+    else:
+        graph.replay()
+
+
+def active_capture():
+    return _capture.get()
+
+
+class ScopedCapture:
+    """``with wp.ScopedCapture() as capture: step()`` then ``wp.capture_launch(capture.graph)``."""
+
+    def __init__(self, device=None, stream=None, force_module_load=True, external=False):
+        self.device = device
+        self.stream = stream
+        self.graph = None
+
+    def __enter__(self):
+        self._g = capture_begin(self.device, self.stream)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.graph = capture_end(self.device, self.stream)
+        return False
+
+
+class ScopedTimer:
+    """Times a block; prints ``name took X ms`` unless ``print=False`` (elapsed in ``.elapsed``, ms)."""
+
+    def __init__(self, name: str = "", active: bool = True, print: bool = True, detailed: bool = False,  # noqa: A002
+                 dict=None, use_nvtx=False, color=None, synchronize=False, cuda_filter=None, report_func=None,
+                 skip_tape=False):
+        self.name = name
+        self.active = active
+        self.print = print
+        self.elapsed = 0.0
+        self.dict = dict
+        self.synchronize = synchronize
+
+    def __enter__(self):
+        if self.synchronize:
+            synchronize()
+        self._t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        if self.synchronize:
+            synchronize()
+        self.elapsed = (time.perf_counter() - self._t0) * 1000.0
+        if self.dict is not None:
+            self.dict.setdefault(self.name, []).append(self.elapsed)
+        if self.active and self.print:
+            print(f"{self.name} took {self.elapsed:.2f} ms")
+        return False

@@ -1,0 +1,152 @@
+"""On-disk cache of compiled kernels.
+
+Layout: ``<root>/<kind>/<key[:2]>/<key>.ref`` names the binary ``<key>-<digest>.<ext>`` beside it. Binaries are
+written to a private temp file and renamed into place, then the ``.ref`` is replaced atomically, so readers
+always see a complete entry; a binary whose content does not match its digest (truncated, corrupt) is rebuilt.
+Concurrent processes building the same key each publish a complete binary and one ``.ref`` wins.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+from .. import config
+from ..errors import CacheError
+
+
+def digest_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def native_dir() -> Path:
+    return Path(__file__).resolve().parent.parent / "native"
+
+
+@functools.lru_cache(maxsize=None)
+def headers_digest() -> str:
+    h = hashlib.sha256()
+    for path in sorted(native_dir().rglob("*.h")):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def make_key(*parts: str) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()[:40]
+
+
+_checked_roots: set[str] = set()
+
+
+def root() -> Path:
+    path = config.cache_dir()
+    key = str(path)
+    if key not in _checked_roots:
+        try:
+            path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            raise CacheError(f"cannot create the kernel cache directory {path}: {exc}") from None
+        check_safe(path)
+        _checked_roots.add(key)
+    return path
+
+
+def check_safe(path: Path) -> None:
+    """Refuse a cache directory that other users could write: they could plant native code we would load."""
+    st = path.stat()
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        raise CacheError(
+            f"the kernel cache directory {path} belongs to another user (uid {st.st_uid}); weft will not load "
+            "native code from it. Set wp.config.kernel_cache_dir (or WEFT_CACHE_DIR) to a directory you own.")
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise CacheError(
+            f"the kernel cache directory {path} is writable by other users (mode {stat.filemode(st.st_mode)}); "
+            f"weft will not load native code from it. Run `chmod go-w {path}` or choose another directory "
+            "with wp.config.kernel_cache_dir.")
+
+
+def _entry_dir(kind: str, key: str) -> Path:
+    return root() / kind / key[:2]
+
+
+def lookup(kind: str, key: str, ext: str) -> Path | None:
+    """The verified binary for ``key``, or None (missing, truncated or corrupt entries count as missing)."""
+    d = _entry_dir(kind, key)
+    ref = d / f"{key}.ref"
+    try:
+        name = ref.read_text().strip()
+    except OSError:
+        return None
+    path = d / name
+    expected = name[len(key) + 1:].split(".", 1)[0]
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if not name.startswith(key + "-") or digest_bytes(data)[:16] != expected:
+        _remove(path)
+        return None
+    return path
+
+
+def publish(kind: str, key: str, ext: str, build: Callable[[Path], Path], keep: dict[str, str] | None = None) -> Path:
+    """Build into a private temp dir with ``build(tmpdir) -> binary`` and publish atomically."""
+    d = _entry_dir(kind, key)
+    d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = Path(tempfile.mkdtemp(prefix=f".build-{key[:8]}-", dir=root()))
+    try:
+        binary = build(tmp)
+        data = binary.read_bytes()
+        dig = digest_bytes(data)[:16]
+        final = d / f"{key}-{dig}.{ext}"
+        if not final.exists() or digest_bytes(final.read_bytes())[:16] != dig:
+            staged = d / f".{key}-{dig}.{os.getpid()}.tmp"
+            shutil.copyfile(binary, staged)
+            os.replace(staged, final)
+        for name, text in (keep or {}).items():
+            _atomic_write(d / f"{key}.{name}", text)
+        _atomic_write(d / f"{key}.ref", final.name)
+        return final
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        _remove(Path(tmp))
+        raise
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
+
+
+def clear() -> None:
+    """Delete every cached kernel (``wp.clear_kernel_cache()``)."""
+    path = config.cache_dir()
+    if not path.exists():
+        return
+    for child in path.iterdir():
+        if child.is_dir():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            _remove(child)

@@ -1,0 +1,431 @@
+"""Host-side vector, matrix, quaternion and transform classes, created on demand and cached by shape/dtype.
+
+Instances are small NumPy-backed values with the operators kernels use, so the same expression means the
+same thing on the host and in a kernel (``m * v`` is a matrix-vector product, ``q * q`` a quaternion product).
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from ..ir import types as T
+from . import scalars as S
+
+_SWIZZLE = {"x": 0, "y": 1, "z": 2, "w": 3}
+
+
+def _scalar_cls(dtype) -> type:
+    from .mapping import scalar_class
+
+    return scalar_class(dtype)
+
+
+class VectorBase:
+    """Base of all ``wp.vector`` classes."""
+
+    __slots__ = ("_a",)
+    _ir_: T.VectorType
+    _length_: int = 0
+    _wp_scalar_type_: type = S.float32
+    _wp_generic_type_str_ = "vec_t"
+    _np_: type = np.float32
+
+    def __init__(self, *args):
+        n = self._length_
+        if len(args) == 0:
+            self._a = np.zeros(n, dtype=self._np_)
+        elif len(args) == 1:
+            (a,) = args
+            if isinstance(a, (numbers.Number, np.generic)):
+                self._a = np.full(n, a, dtype=self._np_)
+            else:
+                arr = np.asarray(a._a if isinstance(a, (VectorBase, MatrixBase)) else a, dtype=self._np_).reshape(-1)
+                if arr.size != n:
+                    raise ValueError(f"{type(self).__name__} needs {n} components, got {arr.size}")
+                self._a = arr.copy()
+        elif len(args) == n:
+            self._a = np.array([float(x) if self._np_ in (np.float16, np.float32, np.float64) else x for x in args],
+                               dtype=self._np_)
+        else:
+            raise ValueError(f"{type(self).__name__} needs {n} components, got {len(args)}")
+
+    @classmethod
+    def _wrap(cls, arr):
+        out = cls.__new__(cls)
+        out._a = np.asarray(arr, dtype=cls._np_).reshape(cls._length_)
+        return out
+
+    # sequence protocol
+    def __len__(self) -> int:
+        return self._length_
+
+    def __iter__(self):
+        return iter(self._a.tolist())
+
+    def __getitem__(self, i):
+        r = self._a[i]
+        return r.copy() if isinstance(r, np.ndarray) else r
+
+    def __setitem__(self, i, v) -> None:
+        self._a[i] = v
+
+    def __getattr__(self, name: str):
+        if len(name) <= 4 and all(ch in _SWIZZLE for ch in name):
+            idx = [_SWIZZLE[ch] for ch in name]
+            if max(idx) >= self._length_:
+                raise AttributeError(name)
+            if len(idx) == 1:
+                return self._a[idx[0]]
+            return vector(len(idx), self._wp_scalar_type_)(*self._a[idx])
+        raise AttributeError(name)
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in _SWIZZLE:
+            self._a[_SWIZZLE[name]] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def __array__(self, dtype=None, copy=None):
+        return self._a.astype(dtype) if dtype is not None else self._a.copy()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(repr(x) for x in self._a.tolist())})"
+
+    def __eq__(self, other) -> bool:
+        try:
+            return bool(np.array_equal(self._a, np.asarray(other, dtype=self._np_).reshape(-1)))
+        except (TypeError, ValueError):
+            return NotImplemented
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = None
+
+    # arithmetic: component-wise, with scalars broadcast
+    def _other(self, other):
+        if isinstance(other, VectorBase):
+            if other._length_ != self._length_:
+                raise TypeError(f"cannot combine {type(self).__name__} with {type(other).__name__}")
+            return other._a
+        if isinstance(other, (numbers.Number, np.generic)):
+            return other
+        return NotImplemented
+
+    def __add__(self, o):
+        o = self._other(o)
+        return NotImplemented if o is NotImplemented or not isinstance(o, np.ndarray) else self._wrap(self._a + o)
+
+    def __radd__(self, o):
+        return self.__add__(o)
+
+    def __sub__(self, o):
+        o = self._other(o)
+        return NotImplemented if o is NotImplemented or not isinstance(o, np.ndarray) else self._wrap(self._a - o)
+
+    def __neg__(self):
+        return self._wrap(-self._a)
+
+    def __pos__(self):
+        return self._wrap(self._a.copy())
+
+    def __mul__(self, o):
+        if isinstance(o, (numbers.Number, np.generic)):
+            return self._wrap(self._a * o)
+        return NotImplemented
+
+    def __rmul__(self, o):
+        if isinstance(o, (numbers.Number, np.generic)):
+            return self._wrap(o * self._a)
+        return NotImplemented
+
+    def __truediv__(self, o):
+        if isinstance(o, (numbers.Number, np.generic)):
+            return self._wrap(self._a / o)
+        if isinstance(o, VectorBase):
+            return self._wrap(self._a / o._a)
+        return NotImplemented
+
+    def __rtruediv__(self, o):
+        if isinstance(o, (numbers.Number, np.generic)):
+            return self._wrap(o / self._a)
+        return NotImplemented
+
+    def __matmul__(self, o):
+        if isinstance(o, MatrixBase):
+            return vector(o._shape_[1], self._wp_scalar_type_)._wrap(self._a @ o._a)
+        return NotImplemented
+
+
+class MatrixBase:
+    """Base of all ``wp.matrix`` classes. Constructed from rows*cols scalars, from row vectors, or from nested lists."""
+
+    __slots__ = ("_a",)
+    _ir_: T.MatrixType
+    _shape_: tuple[int, int] = (0, 0)
+    _length_: int = 0
+    _wp_scalar_type_: type = S.float32
+    _wp_generic_type_str_ = "mat_t"
+    _np_: type = np.float32
+
+    def __init__(self, *args):
+        r, c = self._shape_
+        if len(args) == 0:
+            self._a = np.zeros((r, c), dtype=self._np_)
+        elif len(args) == 1:
+            (a,) = args
+            if isinstance(a, (numbers.Number, np.generic)):
+                self._a = np.full((r, c), a, dtype=self._np_)
+            else:
+                arr = np.asarray(a._a if isinstance(a, MatrixBase) else a, dtype=self._np_)
+                if arr.size != r * c:
+                    raise ValueError(f"{type(self).__name__} needs {r * c} components, got {arr.size}")
+                self._a = arr.reshape(r, c).copy()
+        elif len(args) == r and all(isinstance(x, (VectorBase, list, tuple, np.ndarray)) for x in args):
+            self._a = np.array([np.asarray(x, dtype=self._np_).reshape(-1) for x in args], dtype=self._np_)
+        elif len(args) == r * c:
+            self._a = np.array(args, dtype=self._np_).reshape(r, c)
+        else:
+            raise ValueError(f"{type(self).__name__} needs {r * c} components or {r} rows, got {len(args)} arguments")
+
+    @classmethod
+    def _wrap(cls, arr):
+        out = cls.__new__(cls)
+        out._a = np.asarray(arr, dtype=cls._np_).reshape(cls._shape_)
+        return out
+
+    def _row_cls(self):
+        return vector(self._shape_[1], self._wp_scalar_type_)
+
+    def __len__(self) -> int:
+        return self._shape_[0]
+
+    def __iter__(self):
+        row = self._row_cls()
+        return (row._wrap(self._a[i]) for i in range(self._shape_[0]))
+
+    def __getitem__(self, key):
+        if isinstance(key, tuple):
+            return self._a[key]
+        return self._row_cls()._wrap(self._a[key])
+
+    def __setitem__(self, key, value) -> None:
+        self._a[key] = np.asarray(value, dtype=self._np_)
+
+    def __array__(self, dtype=None, copy=None):
+        return self._a.astype(dtype) if dtype is not None else self._a.copy()
+
+    def __repr__(self) -> str:
+        rows = ", ".join("[" + ", ".join(repr(x) for x in row) + "]" for row in self._a.tolist())
+        return f"{type(self).__name__}({rows})"
+
+    def __eq__(self, other) -> bool:
+        try:
+            return bool(np.array_equal(self._a, np.asarray(other, dtype=self._np_).reshape(self._shape_)))
+        except (TypeError, ValueError):
+            return NotImplemented
+
+    __hash__ = None
+
+    def __add__(self, o):
+        if isinstance(o, MatrixBase) and o._shape_ == self._shape_:
+            return self._wrap(self._a + o._a)
+        return NotImplemented
+
+    def __sub__(self, o):
+        if isinstance(o, MatrixBase) and o._shape_ == self._shape_:
+            return self._wrap(self._a - o._a)
+        return NotImplemented
+
+    def __neg__(self):
+        return self._wrap(-self._a)
+
+    def __mul__(self, o):
+        if isinstance(o, (numbers.Number, np.generic)):
+            return self._wrap(self._a * o)
+        return self.__matmul__(o)
+
+    def __rmul__(self, o):
+        if isinstance(o, (numbers.Number, np.generic)):
+            return self._wrap(o * self._a)
+        return NotImplemented
+
+    def __truediv__(self, o):
+        if isinstance(o, (numbers.Number, np.generic)):
+            return self._wrap(self._a / o)
+        return NotImplemented
+
+    def __matmul__(self, o):
+        if isinstance(o, MatrixBase):
+            return matrix((self._shape_[0], o._shape_[1]), self._wp_scalar_type_)._wrap(self._a @ o._a)
+        if isinstance(o, VectorBase):
+            return vector(self._shape_[0], self._wp_scalar_type_)._wrap(self._a @ o._a)
+        return NotImplemented
+
+
+class QuatBase(VectorBase):
+    """Quaternion (x, y, z, w) with the Hamilton product."""
+
+    __slots__ = ()
+    _wp_generic_type_str_ = "quat_t"
+
+    def __init__(self, *args):
+        if len(args) == 0:
+            super().__init__(0, 0, 0, 1)
+        else:
+            super().__init__(*args)
+
+    def __mul__(self, o):
+        if isinstance(o, QuatBase):
+            x1, y1, z1, w1 = self._a.tolist()
+            x2, y2, z2, w2 = o._a.tolist()
+            return self._wrap([
+                w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+                w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+                w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+            ])
+        return super().__mul__(o)
+
+
+class TransformBase(VectorBase):
+    """Rigid transform: translation ``p`` (vec3) and rotation ``q`` (quat), 7 components."""
+
+    __slots__ = ()
+    _wp_generic_type_str_ = "transform_t"
+
+    def __init__(self, *args):
+        if len(args) == 0:
+            super().__init__(0, 0, 0, 0, 0, 0, 1)
+        elif len(args) == 2:
+            p, q = args
+            super().__init__(np.concatenate([np.asarray(p, dtype=self._np_).reshape(3),
+                                             np.asarray(q, dtype=self._np_).reshape(4)]))
+        else:
+            super().__init__(*args)
+
+    @property
+    def p(self):
+        return vector(3, self._wp_scalar_type_)._wrap(self._a[:3])
+
+    @property
+    def q(self):
+        return quaternion(self._wp_scalar_type_)._wrap(self._a[3:])
+
+
+_CACHE: dict[tuple, type] = {}
+
+
+def vector(length: Any, dtype: Any = S.float32) -> type:
+    """The vector class of ``length`` components of scalar ``dtype`` (``Any`` for a generic annotation)."""
+    from typing import Any as _Any
+
+    if length is _Any or dtype is _Any or dtype in (S.Scalar, S.Float, S.Int):
+        return _generic_vector(length, dtype)
+    scls = _scalar_cls(dtype)
+    key = ("vec", int(length), scls)
+    if key not in _CACHE:
+        ir = T.VectorType(int(length), scls._ir_)
+        name = str(ir)
+        _CACHE[key] = type(name, (VectorBase,), {
+            "__slots__": (), "_ir_": ir, "_length_": int(length), "_wp_scalar_type_": scls, "_np_": scls._np_,
+            "_shape_": (int(length),),
+        })
+    return _CACHE[key]
+
+
+def matrix(shape: Any, dtype: Any = S.float32) -> type:
+    """The matrix class of ``shape=(rows, cols)`` of scalar ``dtype``."""
+    from typing import Any as _Any
+
+    if shape is _Any or dtype is _Any or dtype in (S.Scalar, S.Float, S.Int):
+        return _generic_matrix(shape, dtype)
+    scls = _scalar_cls(dtype)
+    r, c = (int(shape[0]), int(shape[1]))
+    key = ("mat", r, c, scls)
+    if key not in _CACHE:
+        ir = T.MatrixType(r, c, scls._ir_)
+        _CACHE[key] = type(str(ir), (MatrixBase,), {
+            "__slots__": (), "_ir_": ir, "_shape_": (r, c), "_length_": r * c, "_wp_scalar_type_": scls,
+            "_np_": scls._np_,
+        })
+    return _CACHE[key]
+
+
+def quaternion(dtype: Any = S.float32) -> type:
+    scls = _scalar_cls(dtype)
+    key = ("quat", scls)
+    if key not in _CACHE:
+        ir = T.VectorType(4, scls._ir_, T.VecFlavor.QUAT)
+        _CACHE[key] = type(str(ir), (QuatBase,), {
+            "__slots__": (), "_ir_": ir, "_length_": 4, "_wp_scalar_type_": scls, "_np_": scls._np_, "_shape_": (4,),
+        })
+    return _CACHE[key]
+
+
+def transformation(dtype: Any = S.float32) -> type:
+    scls = _scalar_cls(dtype)
+    key = ("transform", scls)
+    if key not in _CACHE:
+        ir = T.VectorType(7, scls._ir_, T.VecFlavor.TRANSFORM)
+        _CACHE[key] = type(str(ir), (TransformBase,), {
+            "__slots__": (), "_ir_": ir, "_length_": 7, "_wp_scalar_type_": scls, "_np_": scls._np_, "_shape_": (7,),
+        })
+    return _CACHE[key]
+
+
+class GenericAnnotation:
+    """An annotation matching a family of types (``wp.vector(length=Any, dtype=Any)``)."""
+
+    def __init__(self, ir: T.GenericType, name: str):
+        self._ir_ = ir
+        self._name = name
+
+    def __repr__(self) -> str:
+        return self._name
+
+
+def _generic_scalar(dtype) -> T.ScalarType | None:
+    from typing import Any as _Any
+
+    if dtype is _Any or dtype in (S.Scalar, S.Float, S.Int):
+        return None
+    return _scalar_cls(dtype)._ir_
+
+
+def _generic_vector(length, dtype) -> GenericAnnotation:
+    from typing import Any as _Any
+
+    n = 0 if length is _Any else int(length)
+    template = T.VectorType(n, _generic_scalar(dtype))
+    return GenericAnnotation(T.GenericType(T.GenericKind.ANY, template), f"vector(length={length}, dtype={dtype})")
+
+
+def _generic_matrix(shape, dtype) -> GenericAnnotation:
+    from typing import Any as _Any
+
+    r, c = (0, 0) if shape is _Any else (int(shape[0]), int(shape[1]))
+    template = T.MatrixType(r, c, _generic_scalar(dtype))
+    return GenericAnnotation(T.GenericType(T.GenericKind.ANY, template), f"matrix(shape={shape}, dtype={dtype})")
+
+
+def class_for(ir: T.Type) -> type:
+    """The host class for an IR value type."""
+    if isinstance(ir, T.ScalarType):
+        return S.BY_IR[ir]
+    if isinstance(ir, T.VectorType):
+        scls = S.BY_IR[ir.scalar]
+        if ir.flavor is T.VecFlavor.QUAT:
+            return quaternion(scls)
+        if ir.flavor is T.VecFlavor.TRANSFORM:
+            return transformation(scls)
+        return vector(ir.length, scls)
+    if isinstance(ir, T.MatrixType):
+        return matrix((ir.rows, ir.cols), S.BY_IR[ir.scalar])
+    if isinstance(ir, T.StructType):
+        return ir.pyclass
+    raise TypeError(f"no host class for {ir}")

@@ -1,0 +1,77 @@
+"""Host-side scalar type classes (``wp.float32`` ...). Calling one on the host returns a NumPy scalar."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import types as T
+
+
+class _ScalarMeta(type):
+    def __call__(cls, value=0):
+        if cls is Scalar or cls._ir_ is None:
+            raise TypeError(f"{cls.__name__} is a generic type and cannot be instantiated")
+        if hasattr(value, "_wp_scalar_value_"):
+            value = value._wp_scalar_value_()
+        return cls._np_(value)
+
+    def __repr__(cls) -> str:
+        return f"<weft type {cls.__name__}>"
+
+
+class Scalar(metaclass=_ScalarMeta):
+    """Base of the scalar type classes; also usable as the generic ``wp.Scalar`` annotation."""
+
+    _ir_: T.ScalarType | None = None
+    _np_ = None
+    _type_ = None  # ctypes-like code kept for Warp compatibility checks
+
+
+class Float(Scalar):
+    """Generic annotation: any floating-point scalar."""
+
+
+class Int(Scalar):
+    """Generic annotation: any integer scalar."""
+
+
+def _make(name: str, ir: T.ScalarType, base: type) -> type:
+    cls = _ScalarMeta(name, (base,), {"_ir_": ir, "_np_": ir.np_dtype.type, "__doc__": f"The {name} scalar type."})
+    return cls
+
+
+bool_ = _make("bool", T.BOOL, Scalar)
+int8 = _make("int8", T.INT8, Int)
+int16 = _make("int16", T.INT16, Int)
+int32 = _make("int32", T.INT32, Int)
+int64 = _make("int64", T.INT64, Int)
+uint8 = _make("uint8", T.UINT8, Int)
+uint16 = _make("uint16", T.UINT16, Int)
+uint32 = _make("uint32", T.UINT32, Int)
+uint64 = _make("uint64", T.UINT64, Int)
+float16 = _make("float16", T.FLOAT16, Float)
+float32 = _make("float32", T.FLOAT32, Float)
+float64 = _make("float64", T.FLOAT64, Float)
+
+SCALAR_CLASSES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64)
+BY_IR = {cls._ir_: cls for cls in SCALAR_CLASSES}
+BY_NAME = {cls._ir_.name: cls for cls in SCALAR_CLASSES}
+
+# Python builtins and NumPy scalar types used as annotations or dtypes.
+PY_ALIASES: dict[object, type] = {
+    float: float32,
+    int: int32,
+    bool: bool_,
+    np.float16: float16,
+    np.float32: float32,
+    np.float64: float64,
+    np.int8: int8,
+    np.int16: int16,
+    np.int32: int32,
+    np.int64: int64,
+    np.uint8: uint8,
+    np.uint16: uint16,
+    np.uint32: uint32,
+    np.uint64: uint64,
+    np.bool_: bool_,
+}

@@ -1,0 +1,132 @@
+"""``@wp.struct``: plain-data records usable as kernel arguments, array elements and kernel locals."""
+
+from __future__ import annotations
+
+import hashlib
+import struct as pystruct
+import typing
+
+import numpy as np
+
+from ..ir import types as T
+from .mapping import to_ir
+
+
+class StructInstance:
+    """Base of host-side struct instances (generated per ``@wp.struct``)."""
+
+    _ir_: T.StructType
+    __slots__ = ()
+
+    def __init__(self, **kwargs):
+        for name, ftype in self._ir_.fields:
+            object.__setattr__(self, name, _default(ftype))
+        for k, v in kwargs.items():
+            setattr(self, k, v)
+
+    def __setattr__(self, name, value):
+        ftype = self._ir_.field_type(name)
+        if ftype is None:
+            raise AttributeError(f"struct {self._ir_.name} has no field '{name}'")
+        object.__setattr__(self, name, _convert(ftype, value, name))
+
+    def _pack(self) -> bytes:
+        from ..runtime.layout import layout
+
+        return pystruct.pack("<" + layout(self._ir_).fmt, *self._flat())
+
+    def _flat(self) -> list:
+        out = []
+        for name, ftype in self._ir_.fields:
+            v = getattr(self, name)
+            if isinstance(ftype, T.StructType):
+                out.extend(v._flat())
+            elif isinstance(ftype, T.ArrayType):
+                out.append(v.desc if v is not None else bytes(72))
+            elif isinstance(ftype, (T.VectorType, T.MatrixType)):
+                out.extend(np.asarray(v).reshape(-1).tolist())
+            else:
+                out.append(v)
+        return out
+
+    @classmethod
+    def _from_record(cls, rec):
+        obj = cls()
+        for name, ftype in cls._ir_.fields:
+            if isinstance(ftype, T.ArrayType):
+                continue
+            value = rec[name]
+            if isinstance(ftype, T.StructType):
+                value = ftype.pyclass._from_record(value)
+            elif isinstance(ftype, T.ScalarType):
+                value = value.item()
+            else:
+                from .composite import class_for
+
+                value = class_for(ftype)(np.asarray(value))
+            object.__setattr__(obj, name, value)
+        return obj
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n, _ in self._ir_.fields)
+        return f"{self._ir_.name}({fields})"
+
+
+def _default(ftype: T.Type):
+    if isinstance(ftype, T.ScalarType):
+        return ftype.np_dtype.type(0).item()
+    if isinstance(ftype, (T.VectorType, T.MatrixType)):
+        from .composite import class_for
+
+        return class_for(ftype)()
+    if isinstance(ftype, T.StructType):
+        return ftype.pyclass()
+    return None
+
+
+def _convert(ftype: T.Type, value, name: str):
+    if isinstance(ftype, T.ScalarType):
+        return ftype.np_dtype.type(value).item()
+    if isinstance(ftype, (T.VectorType, T.MatrixType)):
+        from .composite import class_for
+
+        return class_for(ftype)(value)
+    if isinstance(ftype, T.ArrayType):
+        if value is None:
+            return None
+        if getattr(value, "_ir", None) != ftype.dtype or value.ndim != ftype.ndim:
+            raise TypeError(f"field '{name}' expects {ftype}, got {getattr(value, '_ir', type(value).__name__)}")
+        return value
+    if isinstance(ftype, T.StructType):
+        if getattr(type(value), "_ir_", None) != ftype:
+            raise TypeError(f"field '{name}' expects struct {ftype.name}")
+        return value
+    return value
+
+
+def struct(cls):
+    """Decorator: turn an annotated class into a weft struct type."""
+    hints = typing.get_type_hints(cls) if not any(isinstance(v, str) for v in cls.__annotations__.values()) \
+        else {k: eval(v, vars(__import__(cls.__module__))) if isinstance(v, str) else v  # noqa: S307
+              for k, v in cls.__annotations__.items()}
+    fields = []
+    for name, ann in cls.__annotations__.items():
+        ann = hints.get(name, ann)
+        try:
+            ft = to_ir(ann)
+        except TypeError as exc:
+            raise TypeError(f"struct {cls.__name__} field '{name}': {exc}") from None
+        if isinstance(ft, T.ArrayType) and ft.is_generic:
+            raise TypeError(f"struct {cls.__name__} field '{name}': array fields need a concrete dtype")
+        fields.append((name, ft))
+    digest = hashlib.sha256(repr((cls.__module__, cls.__qualname__, fields)).encode()).hexdigest()[:10]
+    key = "".join(ch if ch.isalnum() else "_" for ch in cls.__name__) + "_" + digest
+    ir = T.StructType(cls.__name__, key, tuple(fields))
+    new_cls = type(cls.__name__, (StructInstance,), {
+        "__slots__": tuple(n for n, _ in fields), "_ir_": ir, "__doc__": cls.__doc__, "__module__": cls.__module__,
+        "__qualname__": cls.__qualname__,
+    })
+    object.__setattr__(ir, "pyclass", new_cls)
+    new_cls.cls = cls
+    new_cls.vars = {n: ft for n, ft in fields}
+    return new_cls
