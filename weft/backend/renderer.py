@@ -16,6 +16,11 @@ from ..ops.registry import OpKind
 from .names import Names
 
 
+#: Forward renderers of SPECIAL ops defined outside this module: name -> fn(renderer, let, arg_strings).
+#: Domain packages (tiles, ...) register here so this file needs no knowledge of them.
+SPECIAL_RENDERERS: dict = {}
+
+
 @dataclass
 class RenderOptions:
     debug: bool = False  # bounds checks, asserts
@@ -220,9 +225,13 @@ class Renderer:
             self.out(f"weft::{op.native}({', '.join(args + [outs])});")
         else:
             method = getattr(self, f"op_{op.name}", None)
-            if method is None:
+            if method is not None:
+                method(s, args)
+                return
+            hook = SPECIAL_RENDERERS.get(op.name)
+            if hook is None:
                 raise NotImplementedError(f"no renderer for op '{op.name}'")
-            method(s, args)
+            hook(self, s, args)
 
     def array_tparam(self, arr) -> str:
         return "<C>" if isinstance(arr, Var) and arr.id in self.contig else "<false>"

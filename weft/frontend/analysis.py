@@ -10,11 +10,22 @@ def mutable_names(tree: ast.FunctionDef) -> set[str]:
 
     Such names become mutable locals; every other name is bound once and stays an SSA value.
     """
+    return binding_analysis(tree)[0]
+
+
+def binding_analysis(tree: ast.FunctionDef) -> tuple[set[str], set[str]]:
+    """(mutable names, names only ever targeted through ``x[...] =`` / ``x.f =``).
+
+    The second set matters for arrays: storing into ``a[i]`` does not rebind ``a``.
+    """
+    direct: set[str] = set()
+    component: set[str] = set()
     counts: dict[str, int] = {}
     nested: set[str] = set()
 
     def targets(node: ast.AST) -> list[str]:
         if isinstance(node, ast.Name):
+            direct.add(node.id)
             return [node.id]
         if isinstance(node, (ast.Tuple, ast.List)):
             return [n for elt in node.elts for n in targets(elt)]
@@ -23,7 +34,10 @@ def mutable_names(tree: ast.FunctionDef) -> set[str]:
             base = node
             while isinstance(base, (ast.Subscript, ast.Attribute)):
                 base = base.value
-            return [base.id] if isinstance(base, ast.Name) else []
+            if isinstance(base, ast.Name):
+                component.add(base.id)
+                return [base.id]
+            return []
         return []
 
     def visit(stmts: list[ast.stmt], depth: int) -> None:
@@ -56,7 +70,7 @@ def mutable_names(tree: ast.FunctionDef) -> set[str]:
                     nested.add(n)
 
     visit(tree.body, 0)
-    return {n for n, c in counts.items() if c > 1} | nested
+    return {n for n, c in counts.items() if c > 1} | nested, component - direct
 
 
 def contains(node: ast.AST, kinds: tuple[type, ...], stop: tuple[type, ...] = ()) -> bool:

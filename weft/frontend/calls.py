@@ -11,7 +11,7 @@ from ..ir import types as T
 from ..ir.nodes import Const, Var, VarKind
 from ..typing.resolve import Weak
 from ..types.mapping import to_ir
-from .analysis import mutable_names, only_tail_return
+from .analysis import binding_analysis, only_tail_return
 from .func import Func
 
 
@@ -114,7 +114,9 @@ def inline(lw, func: Func, args, kwargs, node):
                        hint="rewrite the recursion as a loop")
     src = chosen.source
     tree = src.tree
-    frame = Frame(src, mutable=mutable_names(tree), is_func=True, tail_only=only_tail_return(tree),
+    mutable, component_only = binding_analysis(tree)
+    frame = Frame(src, mutable=mutable, component_only=component_only, is_func=True,
+                  tail_only=only_tail_return(tree),
                   call_loc=lw.frame.src.loc(node), name=chosen.__name__)
     if chosen.custom_grad is not None or chosen.custom_replay is not None:
         from ..autodiff.custom import lower_custom_call

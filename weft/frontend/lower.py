@@ -21,7 +21,7 @@ from ..ir.builder import Builder
 from ..ir.nodes import Break, Call, Const, Continue, For, Function, If, Return, Var, VarKind, While
 from ..typing.resolve import Weak, describe, resolve
 from ..types.mapping import to_ir
-from .analysis import loop_has_break_or_continue, may_return, mutable_names, only_tail_return
+from .analysis import binding_analysis, loop_has_break_or_continue, may_return, only_tail_return
 from .func import Func
 from .source import FunctionSource
 
@@ -46,6 +46,7 @@ class Frame:
     src: FunctionSource
     env: dict = field(default_factory=dict)
     mutable: set = field(default_factory=set)
+    component_only: set = field(default_factory=set)
     is_func: bool = False
     tail_only: bool = True
     ret_vars: list | None = None
@@ -74,7 +75,8 @@ class Lowerer:
     # ------------------------------------------------------------------ entry
     def lower_kernel(self) -> Function:
         src = self.root_src
-        frame = Frame(src, mutable=mutable_names(src.tree), name=src.func.__name__)
+        mutable, component_only = binding_analysis(src.tree)
+        frame = Frame(src, mutable=mutable, component_only=component_only, name=src.func.__name__)
         self.frames.append(frame)
         self.b.loc = src.loc(src.tree)
         params = []
@@ -91,7 +93,9 @@ class Lowerer:
         return self.frames[-1]
 
     def _bind_initial(self, name: str, value) -> None:
-        if name in self.frame.mutable and isinstance(value, (Var, Const)):
+        if name in self.frame.component_only and isinstance(value, Var) and isinstance(value.type, T.ArrayType):
+            self.frame.env[name] = value  # stores into a[i] never rebind the array itself
+        elif name in self.frame.mutable and isinstance(value, (Var, Const)):
             local = self.b.new_var(value.type, name, VarKind.MUTABLE)
             self.b.assign(local, value)
             self.frame.env[name] = local
@@ -236,7 +240,9 @@ class Lowerer:
 
     def bind(self, name: str, value, node: ast.AST) -> None:
         frame = self.frame
-        if name in frame.mutable:
+        if name in frame.component_only and isinstance(value, Var) and isinstance(value.type, T.ArrayType):
+            frame.env[name] = value
+        elif name in frame.mutable:
             v = self.as_operand_or_weak(value, node) if not isinstance(value, tuple) else None
             if v is None:
                 raise self.error(f"cannot assign a tuple to '{name}'", node, hint="unpack it: a, b = ...")
