@@ -103,7 +103,14 @@ class Kernel:
                                        self.source.loc(_param_node(self.source, name)),
                                        hint=f"annotate it, e.g. {name}: float or {name}: wp.array(dtype=float)")
                 if isinstance(ann, str):
-                    ann = eval(ann, self.func.__globals__)  # noqa: S307 - the user's own annotation
+                    try:
+                        ann = eval(ann, self.func.__globals__)  # noqa: S307 - the user's own annotation
+                    except Exception as exc:  # noqa: BLE001 - any failure is the user's annotation
+                        raise CompileError(
+                            f"cannot evaluate the annotation '{ann}' of parameter '{name}' of kernel "
+                            f"{self.__name__}: {exc}", self.source.loc(_param_node(self.source, name)),
+                            hint="string annotations (from `from __future__ import annotations`) are evaluated in "
+                                 "the module's globals; local or closure names cannot be seen there") from None
                 try:
                     out.append(to_ir(ann))
                 except TypeError as exc:
@@ -180,7 +187,6 @@ class Kernel:
 
     def _load(self, spec: Spec) -> None:
         lib = pipeline.build(spec.source, self.__name__, spec.debug)
-        expected = len(spec.pack_template) if hasattr(spec, "pack_template") else None
         fwd = lib.weft_fwd
         fwd.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32]
         fwd.restype = None
@@ -195,7 +201,6 @@ class Kernel:
         spec.errors = errors()
         spec.lib = lib
         spec.fwd = fwd
-        del expected
 
     def compile(self, types: tuple | None = None) -> Spec:
         """Compile ahead of the first launch (for non-generic kernels types may be omitted)."""
@@ -256,8 +261,6 @@ def _array_access(fn: Function) -> tuple[tuple[int, ...], tuple[int, ...]]:
         elif name == "store" or name.startswith("atomic_") or name.startswith("tile_store") or \
                 name.startswith("tile_atomic"):
             written.add(origin[arr.id])
-            if name.startswith("atomic_"):
-                read.add(origin[arr.id])
         elif name.startswith("tile_load"):
             read.add(origin[arr.id])
     return tuple(sorted(written)), tuple(sorted(read))
@@ -287,5 +290,3 @@ def overload(kernel_or_func, arg_types=None):
 
     return make_func(kernel_or_func)
 
-
-typing_any = typing.Any

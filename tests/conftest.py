@@ -1,0 +1,38 @@
+"""Shared test setup.
+
+Kernels are defined at module level in the test files so each compiles once per session. By default the
+suite uses a per-session kernel cache under pytest's tmp base (hermetic); set WEFT_TEST_REUSE_CACHE=1 to reuse
+the normal cache directory (~/.cache/weft or $WEFT_CACHE_DIR) across sessions for faster reruns.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import weft as wp
+
+
+@pytest.fixture(scope="session", autouse=True)
+def weft_cache_dir(tmp_path_factory):
+    if os.environ.get("WEFT_TEST_REUSE_CACHE") == "1":
+        yield wp.config.cache_dir()
+        return
+    old = wp.config.kernel_cache_dir
+    path = tmp_path_factory.getbasetemp() / "weft-kernel-cache"
+    path.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(path, 0o700)
+    wp.config.kernel_cache_dir = str(path)
+    os.environ["WEFT_CACHE_DIR"] = str(path)  # for subprocesses started by tests
+    yield path
+    wp.config.kernel_cache_dir = old
+
+
+@pytest.fixture
+def debug_mode():
+    """Run a test with wp.config.mode = "debug", restoring the previous mode afterwards."""
+    old = wp.config.mode
+    wp.config.mode = "debug"
+    yield
+    wp.config.mode = old
