@@ -91,4 +91,5 @@ def force_load(device=None, modules=None) -> None:
         load_module(m)
 
 
+from .autodiff.tape import Tape  # noqa: E402
 from . import types_compat as types  # noqa: E402,F811

@@ -51,17 +51,32 @@ class Spec:
     tail: bytes = b""
     written: tuple[int, ...] = ()  # parameter indices of arrays the kernel writes
     read: tuple[int, ...] = ()
+    snapshot: tuple[int, ...] = ()  # arrays a recorded launch must copy first (in-place updates)
     adjoint: object = None  # autodiff.compiled.AdjointSpec, built on first backward
     errors: object = None
 
-    def pack(self, args) -> bytes:
+    def pack(self, args, overrides: dict | None = None) -> bytes:
+        """Pack launch arguments; ``overrides`` maps parameter index -> ready-made bytes (backward descs)."""
         parts = []
-        for pad, packer, v in zip(self.pads, self.packers, args):
+        for i, (pad, packer, v) in enumerate(zip(self.pads, self.packers, args)):
             if pad:
                 parts.append(pad)
-            parts.append(packer(v))
+            parts.append(overrides[i] if overrides and i in overrides else packer(v))
         parts.append(self.tail)
         return b"".join(parts)
+
+
+@dataclass
+class AdjointSpec:
+    prog: object
+    source: str
+    lib: object
+    bwd: object
+    errors: object
+
+    @property
+    def snapshot_params(self) -> tuple[int, ...]:
+        return self.prog.snapshot_params
 
 
 class Kernel:
@@ -177,6 +192,9 @@ class Kernel:
         source = pipeline.render_cpu(lowered.fn, self.__name__, debug)
         spec = Spec(self, types, lowered.fn, lowered.tid_arity, source, debug)
         spec.written, spec.read = _array_access(lowered.fn)
+        from .autodiff.reverse import snapshot_params
+
+        spec.snapshot = snapshot_params(lowered.fn)
 
         def where_for(i):
             return lambda: f"kernel '{self.__name__}' argument '{self._param_names[i]}'"
@@ -201,6 +219,26 @@ class Kernel:
         spec.errors = errors()
         spec.lib = lib
         spec.fwd = fwd
+
+    def adjoint_of(self, spec: Spec) -> "AdjointSpec":
+        """The backward entry of a specialisation, compiled on first use (forward-only programs never pay)."""
+        if spec.adjoint is not None:
+            return spec.adjoint
+        if not self.enable_backward:
+            raise CompileError(f"kernel '{self.__name__}' was defined with enable_backward=False, so it has no "
+                               "adjoint; remove the option (or keep this kernel off the Tape)", self.source.loc(None))
+        with self._lock:
+            if spec.adjoint is None:
+                prog = pipeline.differentiate(spec.fn)
+                source = pipeline.render_cpu_adjoint(prog, self.__name__, spec.debug)
+                lib = pipeline.build(source, self.__name__ + "_adj", spec.debug)
+                bwd = lib.weft_bwd
+                bwd.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32]
+                bwd.restype = None
+                errors = lib.weft_errors
+                errors.restype = ctypes.c_void_p
+                spec.adjoint = AdjointSpec(prog, source, lib, bwd, errors())
+        return spec.adjoint
 
     def compile(self, types: tuple | None = None) -> Spec:
         """Compile ahead of the first launch (for non-generic kernels types may be omitted)."""

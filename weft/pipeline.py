@@ -29,6 +29,22 @@ def lower(src: FunctionSource, param_types: dict[str, T.Type], name: str, option
     return Lowered(fn, lw.tid_arity)
 
 
+def differentiate(fn: Function):
+    """The backward program of a kernel (IR -> IR)."""
+    from .autodiff.reverse import build_adjoint
+
+    prog = build_adjoint(fn)
+    if config.debug_internal:
+        verify(fn)
+    return prog
+
+
+def render_cpu_adjoint(prog, name: str, debug: bool) -> str:
+    from .backend.adjoint import render_adjoint
+
+    return render_adjoint(prog, name, debug)
+
+
 def render_cpu(fn: Function, name: str, debug: bool) -> str:
     return Renderer(fn, RenderOptions(debug=debug, kernel_name=name)).render_module()
 

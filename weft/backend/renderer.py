@@ -416,3 +416,5 @@ def _defined_vars(block: list[Stmt], mutable_locals: list[Var]):
             yield s.var
         elif isinstance(s, Assign):
             yield s.dst
+        elif hasattr(s, "let"):  # ReplayLet / AdjLet of the backward program
+            yield from s.let.dsts

@@ -153,3 +153,65 @@ def walk(block: list[Stmt]):
         elif isinstance(stmt, While):
             yield from walk(stmt.cond_body)
             yield from walk(stmt.body)
+        elif type(stmt).__name__ == "Repeat":
+            yield from walk(stmt.body)
+
+
+# ---------------------------------------------------------------------- adjoint program statements
+# The adjoint transform (weft.autodiff.reverse) builds a backward program from these together with the
+# primal statements above; backends render them (weft.backend.adjoint).
+
+
+@dataclass(slots=True)
+class AdjLet(Stmt):
+    """The reverse of ``let``: propagate the adjoints of its results to its operands, then zero them."""
+
+    let: Let
+
+
+@dataclass(slots=True)
+class AdjAssign(Stmt):
+    """The reverse of ``assign``: ``adj(src) += adj(dst); adj(dst) = 0``."""
+
+    assign: Assign
+
+
+@dataclass(slots=True)
+class ReplayLet(Stmt):
+    """A side-effecting Let re-executed in the backward replay (stores only into replay scratch arrays)."""
+
+    let: Let
+
+
+@dataclass(slots=True)
+class Push(Stmt):
+    """Save values on the per-thread loop stack (a dynamic loop's state at the start of an iteration)."""
+
+    values: list[Operand]
+
+
+@dataclass(slots=True)
+class Pop(Stmt):
+    """Restore values saved by the matching Push (in reverse order)."""
+
+    vars: list[Var]
+
+
+@dataclass(slots=True)
+class Repeat(Stmt):
+    """Run ``body`` ``count`` times (the reverse sweep of a recorded dynamic loop)."""
+
+    count: Var
+    body: list[Stmt]
+
+
+@dataclass(slots=True)
+class AdjointProgram:
+    """The backward function of a kernel: replay the forward (recording loops), then sweep in reverse."""
+
+    fn: Function
+    replay: list[Stmt]
+    reverse: list[Stmt]
+    locals: list[Var]
+    uses_stack: bool
+    snapshot_params: tuple[int, ...]  # array params the forward both reads and writes (replayed on a copy)

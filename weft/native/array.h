@@ -12,7 +12,7 @@ struct array_t {
     T* grad;
     int32 shape[4];
     int32 ndim;
-    int32 pad_;
+    int32 flags;  // bit 0: replay scratch copy (backward replay may store), bit 1: consume grads on store adjoint
     int64 strides[4];  // in bytes
 };
 
@@ -130,7 +130,7 @@ WEFT_FN array_t<T> view(const array_t<T>& a, I... idx) {
     out.data = detail::at(a.data, off);
     out.grad = a.grad ? detail::at(a.grad, off) : nullptr;
     out.ndim = a.ndim - k;
-    out.pad_ = 0;
+    out.flags = a.flags;
     for (int d = 0; d < 4; ++d) {
         out.shape[d] = d + k < 4 ? a.shape[d + k] : 0;
         out.strides[d] = d + k < 4 ? a.strides[d + k] : 0;

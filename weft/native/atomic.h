@@ -204,3 +204,105 @@ WEFT_FN void grad_zero(const array_t<T>& a, I... idx) {
 }
 
 }  // namespace weft
+
+namespace weft {
+
+// ---- adjoints of array writes (arguments as the forward ops: array, value, indices)
+// a[i] = v: v receives the gradient of the element; when the array is overwritten on the tape (flag bit 1),
+// the element's gradient is consumed (the value it belonged to no longer exists before this store).
+template <typename T, typename... I>
+WEFT_FN void adj_store(const array_t<T>& a, T& adj_value, I... idx) {
+    if (!a.grad) return;
+    T* g = detail::at(a.grad, detail::offset<false>(a, int64(idx)...));
+    adj_value += *g;
+    if (a.flags & 2) *g = T();
+}
+template <typename T, typename... I>
+WEFT_FN void adj_store(const indexedarray_t<T>& a, T& adj_value, I... idx) {
+    if (!a.arr.grad) return;
+    T* g = detail::at(a.arr.grad, reinterpret_cast<char*>(&address(a, idx...)) - reinterpret_cast<char*>(a.arr.data));
+    adj_value += *g;
+}
+template <typename T, typename... I>
+WEFT_FN void adj_load(const array_t<T>& a, const T& adj_value, I... idx) { grad_add(a, adj_value, idx...); }
+template <typename T, typename... I>
+WEFT_FN void adj_load(const indexedarray_t<T>& a, const T& adj_value, I... idx) {
+    if (!a.arr.grad) return;
+    T* g = detail::at(a.arr.grad, reinterpret_cast<char*>(&address(a, idx...)) - reinterpret_cast<char*>(a.arr.data));
+    atom::fetch_add(g, adj_value);
+}
+template <typename T, typename... I>
+WEFT_FN void adj_atomic_add(const array_t<T>& a, T& adj_value, I... idx) {
+    if (a.grad) adj_value += *detail::at(a.grad, detail::offset<false>(a, int64(idx)...));
+}
+template <typename T, typename... I>
+WEFT_FN void adj_atomic_sub(const array_t<T>& a, T& adj_value, I... idx) {
+    if (a.grad) adj_value -= *detail::at(a.grad, detail::offset<false>(a, int64(idx)...));
+}
+// min/max: the gradient flows to the value that won (the element now holds it)
+template <typename T, typename... I>
+WEFT_FN void adj_atomic_minmax(const array_t<T>& a, const T& value, T& adj_value, I... idx) {
+    if (a.grad && values_equal(load(a, idx...), value))
+        adj_value += *detail::at(a.grad, detail::offset<false>(a, int64(idx)...));
+}
+
+// ---- replay of side effects in the backward pass: only into replay scratch copies (flag bit 0)
+template <bool C = false, typename T, typename... I>
+WEFT_FN void replay_store(const array_t<T>& a, const T& value, I... idx) {
+    if (a.flags & 1) store<C>(a, value, idx...);
+}
+template <bool C = false, typename T, typename... I>
+WEFT_FN void replay_store(const indexedarray_t<T>& a, const T& value, I... idx) {}
+template <typename T, typename... I>
+WEFT_FN T replay_atomic_add(const array_t<T>& a, const T& v, I... idx) {
+    return (a.flags & 1) ? atomic_add(a, v, idx...) : T();
+}
+template <typename T, typename... I>
+WEFT_FN T replay_atomic_sub(const array_t<T>& a, const T& v, I... idx) {
+    return (a.flags & 1) ? atomic_sub(a, v, idx...) : T();
+}
+template <typename T, typename... I>
+WEFT_FN T replay_atomic_min(const array_t<T>& a, const T& v, I... idx) {
+    return (a.flags & 1) ? atomic_min(a, v, idx...) : T();
+}
+template <typename T, typename... I>
+WEFT_FN T replay_atomic_max(const array_t<T>& a, const T& v, I... idx) {
+    return (a.flags & 1) ? atomic_max(a, v, idx...) : T();
+}
+template <typename T, typename... I>
+WEFT_FN T replay_atomic_exch(const array_t<T>& a, const T& v, I... idx) {
+    return (a.flags & 1) ? atomic_exch(a, v, idx...) : T();
+}
+template <typename T, typename... I>
+WEFT_FN T replay_atomic_cas(const array_t<T>& a, const T& c, const T& v, I... idx) {
+    return (a.flags & 1) ? atomic_cas(a, c, v, idx...) : T();
+}
+
+// ---- adjoints of construction
+template <unsigned N, typename T>
+WEFT_FN void adj_broadcast(T& adj_s, const vec_t<N, T>& adj_v) {
+    for (unsigned i = 0; i < N; ++i) adj_s += adj_v.c[i];
+}
+template <unsigned R, unsigned C, typename T>
+WEFT_FN void adj_broadcast(T& adj_s, const mat_t<R, C, T>& adj_m) {
+    for (unsigned i = 0; i < R; ++i) adj_broadcast(adj_s, adj_m.row[i]);
+}
+template <typename T>
+WEFT_FN void adj_broadcast(T& adj_s, const quat_t<T>& adj_q) {
+    for (int i = 0; i < 4; ++i) adj_s += adj_q[i];
+}
+template <typename T>
+WEFT_FN void adj_broadcast(T& adj_s, const transform_t<T>& adj_t) {
+    for (int i = 0; i < 7; ++i) adj_s += adj_t[i];
+}
+// scalar k of a value built from R*C (or N) scalars, row-major
+template <unsigned N, typename T>
+WEFT_FN T component(const vec_t<N, T>& v, int k) { return v.c[k]; }
+template <unsigned R, unsigned C, typename T>
+WEFT_FN T component(const mat_t<R, C, T>& m, int k) { return m.row[k / C].c[k % C]; }
+template <typename T>
+WEFT_FN T component(const quat_t<T>& q, int k) { return q[k]; }
+template <typename T>
+WEFT_FN T component(const transform_t<T>& t, int k) { return t[k]; }
+
+}  // namespace weft

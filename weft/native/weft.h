@@ -12,6 +12,7 @@
 #include "random.h"
 #include "error.h"
 #include "array.h"
-#include "atomic.h"
 #include "construct.h"
+#include "atomic.h"
+#include "stack.h"
 #include "launch.h"

@@ -274,8 +274,17 @@ class array:
             shape = list(self.shape) + [0] * (4 - self.ndim)
             strides = list(self.strides) + [0] * (4 - self.ndim)
             gptr = self._grad._ptr if self._grad is not None else 0
-            d = self._desc = ARRAY_DESC.pack(self._ptr, gptr, *shape, self.ndim, *strides)
+            d = self._desc = ARRAY_DESC.pack(self._ptr, gptr, *shape, self.ndim, 0, *strides)
         return d
+
+    def desc_with(self, grad_ptr: int | None = None, flags: int = 0, data_ptr: int | None = None) -> bytes:
+        """The descriptor with a different gradient pointer, flags or data pointer (used by backward passes)."""
+        shape = list(self.shape) + [0] * (4 - self.ndim)
+        strides = list(self.strides) + [0] * (4 - self.ndim)
+        if grad_ptr is None:
+            grad_ptr = self._grad._ptr if self._grad is not None else 0
+        return ARRAY_DESC.pack(self._ptr if data_ptr is None else data_ptr, grad_ptr, *shape, self.ndim, flags,
+                               *strides)
 
     def __len__(self) -> int:
         return self.shape[0]

@@ -8,7 +8,16 @@ from ..errors import Error
 
 
 def copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int = 0, stream=None) -> None:
-    """Copy ``count`` elements (all if 0) of ``src`` into ``dest`` (flattened order for offsets)."""
+    """Copy ``count`` elements (all if 0) of ``src`` into ``dest`` (flattened order for offsets).
+
+    Recorded on an active Tape: its adjoint adds ``dest.grad`` into ``src.grad``."""
+    _raw_copy(dest, src, dest_offset, src_offset, count, stream)
+    from .tape import record_copy
+
+    record_copy(dest, src, dest_offset, src_offset, count)
+
+
+def _raw_copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int = 0, stream=None) -> None:
     from .array import array
 
     if not isinstance(dest, array) or not isinstance(src, array):
@@ -43,6 +52,3 @@ def copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int = 0, s
 
         memory.copy(dest, src, dest_offset, src_offset, count, stream)
     dest._mark_written()
-    from .tape import record_copy
-
-    record_copy(dest, src, dest_offset, src_offset, count)

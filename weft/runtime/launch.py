@@ -10,6 +10,8 @@ import numpy as np
 from .. import config
 from ..errors import LaunchError, RuntimeError_
 from . import device as D
+from .sync import active_capture
+from .tape import active_tape
 
 _DIMS = {n: struct.Struct(f"<{n}q") for n in range(1, 5)}
 
@@ -62,15 +64,15 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
         return Launch(kernel, spec, dims, args, dev, packed)
     from .sync import active_capture
 
+    tape = active_tape.get() if record_tape else None
+    snapshots = tape._before_launch(spec, args) if tape is not None and spec.snapshot else {}
     graph = active_capture()
     if graph is not None and graph.device == dev and dev.is_cpu:
         graph.launches.append(lambda: _run(spec, packed, dims, dev, args, block_dim))
     else:
         _run(spec, packed, dims, dev, args, block_dim)
-    if record_tape:
-        from .tape import record_launch
-
-        record_launch(kernel, spec, dims, args, dev, len(inputs), block_dim)
+    if tape is not None:
+        tape._record_launch(kernel, spec, dims, args, dev, len(inputs), block_dim, snapshots)
     return None
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..ir import types as T
 
-ARRAY_DESC = struct.Struct("<QQ4ii4x4q")  # array_t<T>: data, grad, shape[4], ndim, pad, strides[4]
+ARRAY_DESC = struct.Struct("<QQ4iii4q")  # array_t<T>: data, grad, shape[4], ndim, flags, strides[4]
 ARRAY_SIZE = ARRAY_DESC.size  # 72
 INDEXED_DESC_SIZE = ARRAY_SIZE + 4 * 8 + 4 * 4  # arr, indices[4], shape[4]
 

@@ -7,12 +7,6 @@ import contextvars
 active_tape: contextvars.ContextVar = contextvars.ContextVar("weft_tape", default=None)
 
 
-def record_launch(kernel, spec, dims, args, device, n_inputs, block_dim=256) -> None:
-    tape = active_tape.get()
-    if tape is not None:
-        tape._record_launch(kernel, spec, dims, args, device, n_inputs, block_dim)
-
-
 def record_copy(dest, src, dest_offset, src_offset, count) -> None:
     tape = active_tape.get()
     if tape is not None:

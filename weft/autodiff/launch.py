@@ -1,0 +1,53 @@
+"""Backward launches: the adjoint of a recorded launch, and ``wp.launch(..., adjoint=True)``."""
+
+from __future__ import annotations
+
+from ..errors import LaunchError
+from ..runtime.launch import _DIMS, _threads, check_errors
+
+
+def _run_bwd(kernel, spec, dims, args, device, overrides: dict) -> None:
+    adj = kernel.adjoint_of(spec)
+    packed = spec.pack(args, overrides)
+    if device.is_cpu:
+        adj.bwd(packed, _DIMS[len(dims)].pack(*dims), len(dims), _threads())
+    else:
+        from ..cuda import launch as cuda_launch
+
+        cuda_launch.run_backward(spec, adj, packed, dims, device)
+    if spec.debug:
+        check_errors(type("E", (), {"errors": adj.errors})())
+
+
+def run_record_adjoint(rec) -> None:
+    overrides = {}
+    for i, a in enumerate(rec.args):
+        if not hasattr(a, "desc_with"):
+            continue
+        flags = 2 if i in rec.consume else 0
+        snap = rec.snapshots.get(i)
+        if snap is not None:
+            overrides[i] = a.desc_with(flags=flags | 1, data_ptr=snap.ptr)
+        elif flags:
+            overrides[i] = a.desc_with(flags=flags)
+    _run_bwd(rec.kernel, rec.spec, rec.dims, list(rec.args), rec.device, overrides)
+
+
+def launch_adjoint(kernel, dims, args, adj_args, device, n_inputs) -> None:
+    """Warp's explicit form: ``adj_inputs + adj_outputs`` give the adjoint arrays of the array arguments."""
+    if len(adj_args) not in (0, len(args)):
+        raise LaunchError(f"kernel '{kernel.__name__}': adj_inputs + adj_outputs must have one entry per argument "
+                          f"({len(args)}), got {len(adj_args)}")
+    types = kernel.infer_types(args)
+    spec = kernel.specialize(types)
+    overrides = {}
+    for i, (a, g) in enumerate(zip(args, adj_args or [None] * len(args))):
+        if hasattr(a, "desc_with"):
+            if g is None:
+                overrides[i] = a.desc_with(grad_ptr=0)
+            elif hasattr(g, "ptr"):
+                if g.shape != a.shape:
+                    raise LaunchError(f"kernel '{kernel.__name__}': adjoint of argument "
+                                      f"'{kernel._param_names[i]}' has shape {g.shape}, expected {a.shape}")
+                overrides[i] = a.desc_with(grad_ptr=g.ptr)
+    _run_bwd(kernel, spec, dims, args, device, overrides)

@@ -1,0 +1,167 @@
+"""The adjoint transform: typed IR -> backward program (replay + reverse sweep), all IR -> IR.
+
+Per thread, the backward function replays the forward and then sweeps back through it, as Warp does. Where
+Warp is silently wrong weft is exact: every dynamic loop saves its loop-carried state at the start of each
+iteration on a per-thread stack during the replay; the reverse sweep restores each iteration's state (last
+first), re-runs that iteration forward (recording any nested loops) and sweeps it back. Jumps are lowered to
+flags first (``jumps.py``) so every block's reverse is the reverse of its statements. Derivative rules are
+found only through the op registry; this module knows control flow, not math.
+"""
+
+from __future__ import annotations
+
+from ..errors import CompileError
+from ..ir import types as T
+from ..ir.nodes import (AdjAssign, AdjLet, AdjointProgram, Assign, Const, For, Function, If, Let, Pop, Push, Repeat,
+                        ReplayLet, Stmt, Var, VarKind, While, walk)
+from ..ops.registry import Adjoint
+from .jumps import lower_jumps
+from .util import assign, op, read
+
+
+class AdjointBuilder:
+    def __init__(self, fn: Function):
+        self.fn = fn
+        self.locals: list[Var] = []
+        self.uses_stack = False
+
+    def build(self) -> AdjointProgram:
+        self.check_differentiable(self.fn.body)
+        body, flag_locals = lower_jumps(self.fn)
+        self.locals += flag_locals
+        replay = self.record(body)
+        reverse = self.reverse(body)
+        return AdjointProgram(self.fn, replay, reverse, self.fn.locals + self.locals, self.uses_stack,
+                              snapshot_params(self.fn))
+
+    def check_differentiable(self, block: list[Stmt]) -> None:
+        for s in walk(block):
+            if isinstance(s, Let) and s.call.op.adjoint is Adjoint.SPECIAL:
+                from ..backend.adjoint import has_adjoint_rule
+
+                if not has_adjoint_rule(s.call.op.name):
+                    raise CompileError(f"'{s.call.op.name}' has no derivative rule yet", s.loc,
+                                       hint="launch with enable_backward=False or avoid it on the tape")
+
+    # ------------------------------------------------------------------ forward replay
+    def record(self, block: list[Stmt]) -> list[Stmt]:
+        """Forward replay in which the loops of this block record their iteration states."""
+        return self.replay(block, record=True)
+
+    def plain(self, block: list[Stmt]) -> list[Stmt]:
+        return self.replay(block, record=False)
+
+    def replay(self, block: list[Stmt], record: bool) -> list[Stmt]:
+        out: list[Stmt] = []
+        for s in block:
+            if isinstance(s, Let):
+                out.append(ReplayLet(s) if s.call.op.side_effect else s)
+            elif isinstance(s, Assign):
+                out.append(s)
+            elif isinstance(s, If):
+                out.append(If(s.cond, self.replay(s.then, record), self.replay(s.orelse, record), s.loc))
+            elif isinstance(s, (For, While)):
+                out += self.record_loop(s) if record else [self.plain_loop(s)]
+            else:
+                out.append(s)
+        return out
+
+    def plain_loop(self, s):
+        if isinstance(s, For):
+            return For(s.var, s.start, s.stop, s.step, self.plain(s.body), s.loc)
+        return While(self.plain(s.cond_body), s.cond, self.plain(s.body), s.loc)
+
+    def loop_state(self, s) -> list[Var]:
+        """Values an iteration needs restored: the loop index and every mutable local the loop touches."""
+        seen: dict[int, Var] = {}
+        for x in walk([s]):
+            if isinstance(x, Assign):
+                seen.setdefault(x.dst.id, x.dst)
+            elif isinstance(x, Let):
+                for a in x.args:
+                    if isinstance(a, Var) and a.kind is VarKind.MUTABLE:
+                        seen.setdefault(a.id, a)
+        state = list(seen.values())
+        if isinstance(s, For):
+            state.insert(0, s.var)
+        return state
+
+    def record_loop(self, s) -> list[Stmt]:
+        self.uses_stack = True
+        out: list[Stmt] = []
+        count = Var(T.INT32, "iters", VarKind.MUTABLE)
+        self.locals.append(count)
+        assign(out, count, Const(0, T.INT32))
+        state = self.loop_state(s)
+        body: list[Stmt] = [Push(list(state))]
+        body += self.plain(s.body)
+        c = read(body, count)
+        c1 = op(body, "add", [c, Const(1, T.INT32)])
+        assign(body, count, c1)
+        if isinstance(s, For):
+            out.append(For(s.var, s.start, s.stop, s.step, body, s.loc))
+        else:
+            out.append(While(self.plain(s.cond_body), s.cond, body, s.loc))
+        out.append(Push([count]))
+        self._loop_meta[id(s)] = (count, state)
+        return out
+
+    # ------------------------------------------------------------------ reverse sweep
+    _loop_meta: dict
+
+    def reverse(self, block: list[Stmt]) -> list[Stmt]:
+        out: list[Stmt] = []
+        for s in reversed(block):
+            if isinstance(s, Let):
+                if s.call.op.adjoint is not Adjoint.NONE and any(T.is_differentiable_type(d.type) for d in s.dsts) \
+                        or _has_adjoint_effect(s):
+                    out.append(AdjLet(s))
+            elif isinstance(s, Assign):
+                if T.is_differentiable_type(s.dst.type):
+                    out.append(AdjAssign(s))
+            elif isinstance(s, If):
+                out.append(If(s.cond, self.reverse(s.then), self.reverse(s.orelse), s.loc))
+            elif isinstance(s, (For, While)):
+                out += self.reverse_loop(s)
+        return out
+
+    def reverse_loop(self, s) -> list[Stmt]:
+        count = Var(T.INT32, "iters", VarKind.MUTABLE)
+        self.locals.append(count)
+        state = self.loop_state(s)
+        body: list[Stmt] = [Pop(list(state))]
+        body += self.record(s.body)
+        body += self.reverse(s.body)
+        return [Pop([count]), Repeat(count, body)]
+
+
+def _has_adjoint_effect(s: Let) -> bool:
+    """Ops without a differentiable result whose reverse still moves gradient (stores, atomics)."""
+    return s.call.op.adjoint is Adjoint.SPECIAL and s.call.op.side_effect
+
+
+def snapshot_params(fn: Function) -> tuple[int, ...]:
+    """Array parameters the kernel both reads and writes, or whose atomic results it uses: the backward
+    replay must see the values they had before the launch, so the Tape keeps a copy."""
+    from ..kernel import _array_access
+
+    written, read_ = _array_access(fn)
+    used: set[int] = set()
+    for s in walk(fn.body):
+        for a in getattr(s, "args", ()):
+            if isinstance(a, Var):
+                used.add(a.id)
+    origin = {p.id: i for i, p in enumerate(fn.params)}
+    atomic_results = set()
+    for s in walk(fn.body):
+        if isinstance(s, Let) and s.call.name.startswith("atomic_") and s.dsts and s.dsts[0].id in used:
+            arr = s.args[0]
+            if isinstance(arr, Var) and arr.id in origin:
+                atomic_results.add(origin[arr.id])
+    return tuple(sorted((set(written) & set(read_)) | atomic_results))
+
+
+def build_adjoint(fn: Function) -> AdjointProgram:
+    builder = AdjointBuilder(fn)
+    builder._loop_meta = {}
+    return builder.build()
