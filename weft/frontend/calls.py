@@ -17,8 +17,10 @@ from .func import Func
 
 def lower_call(lw, node: ast.Call):
     callee = _callee(lw, node.func)
-    if any(isinstance(a, ast.Starred) for a in node.args):
-        raise lw.error("star-arguments are not supported in kernel calls", node)
+    starred = [a for a in node.args if isinstance(a, ast.Starred)] + [k for k in node.keywords if k.arg is None]
+    if starred:
+        raise lw.error("star-arguments are not supported in kernel calls", starred[0],
+                       hint="pass the arguments one by one")
     name = getattr(callee, "_wp_kernel_builtin_", None)
     if callee is builtins.print:
         name = "print"
@@ -148,10 +150,11 @@ def _select_overload(lw, func: Func, args, kwargs, node):
         try:
             return cand, _bind_args(lw, cand, args, kwargs, node)
         except _Mismatch as exc:
-            errors.append(f"{cand.__name__}{_sig(cand)}: {exc}")
+            errors.append((f"{cand.__name__}{_sig(cand)}", str(exc)))
     if len(errors) == 1:
-        raise lw.error(f"bad arguments for {func.__name__}(): {errors[0].split(': ', 1)[1]}", node)
-    raise lw.error(f"no overload of {func.__name__}() matches these arguments", node, hint="; ".join(errors))
+        raise lw.error(f"bad arguments for {func.__name__}{_sig(func)}: {errors[0][1]}", node)
+    raise lw.error(f"no overload of {func.__name__}() matches these arguments", node,
+                   hint="; ".join(f"{sig}: {why}" for sig, why in errors))
 
 
 class _Mismatch(Exception):

@@ -166,8 +166,7 @@ class Lowerer:
         arg_types = tuple(v if isinstance(v, Weak) else v.type for v in vals)
         found = resolve(name, arg_types, attrs)
         if found is None:
-            raise self.error(f"no overload of '{_public(name)}' accepts ({describe(arg_types)})", node,
-                             hint=_overload_hint(name, arg_types))
+            raise self.error(_overload_message(name, arg_types, attrs), node, hint=_overload_hint(name, arg_types))
         opr, results, typed = found
         operands = tuple(self._const(v.value, t) if isinstance(v, Weak) else v for v, t in zip(vals, typed))
         dsts = self.b.let(Call(opr, attrs), operands, results, result_name)
@@ -251,9 +250,9 @@ class Lowerer:
                 src = self.operand(v, node, want=current.type)
                 if src.type != current.type:
                     raise self.error(
-                        f"'{name}' has type {current.type} here but was first assigned {src.type}... "
-                        f"a variable keeps one type", node,
-                        hint=f"first assigned as {current.type}; convert explicitly, e.g. {_cast_hint(current.type)}(...)")
+                        f"cannot assign a {src.type} value to '{name}', which was first assigned a {current.type} "
+                        "(a variable keeps one type)", node,
+                        hint=f"convert explicitly, e.g. {name} = {_cast_hint(current.type)}(...), or use a new name")
                 self.b.assign(current, src)
             else:
                 src = self.operand(v, node)
@@ -810,6 +809,8 @@ _UNSUPPORTED_HINTS = {
 
 
 def _describe_py(value) -> str:
+    if getattr(value, "__name__", None) == "weft" and type(value).__name__ == "module":
+        return "weft (wp)"
     if isinstance(value, type):
         return f"type {value.__name__}"
     if callable(value):
@@ -825,6 +826,14 @@ def _describe_value(value) -> str:
 
 def _public(name: str) -> str:
     return {"mul": "*", "add": "+", "sub": "-", "div": "/", "floordiv": "//", "mod": "%", "neg": "unary -"}.get(name, name)
+
+
+def _overload_message(name: str, arg_types, attrs: tuple) -> str:
+    if name == "store" and len(arg_types) >= 2 and isinstance(arg_types[0], T.ArrayType):
+        return f"cannot store a {describe(arg_types[-1:])} value into an array of {arg_types[0].dtype}"
+    if name == "construct" and attrs:
+        return f"{attrs[0]}() cannot be built from ({describe(arg_types)})"
+    return f"no overload of '{_public(name)}' accepts ({describe(arg_types)})"
 
 
 def _cast_hint(t: T.Type) -> str:
