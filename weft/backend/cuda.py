@@ -1,0 +1,133 @@
+"""Typed IR -> CUDA C++ for NVRTC: the CPU renderer with the few things that differ overridden.
+
+What differs from the CPU module: device qualifiers on the body, no OpenMP, and the entry point, a
+``__global__`` kernel taking the ``Args`` struct and the launch grid by value, walking the flattened grid with a
+grid-stride loop (so any grid size works with any block count). Everything else, the statements and the ops,
+is the base renderer's, over the same ``weft/native`` headers compiled for the device.
+
+Module interface (read by ``weft.cuda.launch``):
+    ``extern "C" __global__ void weft_fwd(Args args, weft::Grid grid)``
+    ``__device__ weft::ErrorState weft_error_storage``  (debug-mode error state, read with cuModuleGetGlobal)
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ..ir import types as T
+from .renderer import Renderer, RenderOptions, _is_plain_array
+
+#: Names the runtime looks up in a loaded module.
+FWD_ENTRY = "weft_fwd"
+BWD_ENTRY = "weft_bwd"
+ERROR_SYMBOL = "weft_error_storage"
+
+# Index computation for one grid point, shared by the forward and adjoint entries. 32-bit division when the grid
+# fits (several times cheaper than 64-bit on the GPU); the innermost launch dimension varies fastest, as on the CPU.
+_GRID_HELPERS = """\
+struct GridIndex {
+    int32_t i0, i1, i2, i3;
+};
+
+__device__ __forceinline__ GridIndex grid_index(const weft::Grid& g, weft::int64 flat, bool small) {
+    GridIndex ix = {int32_t(flat), 0, 0, 0};
+    if (g.ndim <= 1) return ix;
+    if (small) {
+        weft::uint32 r = weft::uint32(flat);
+        if (g.ndim >= 4) { const weft::uint32 d = weft::uint32(g.dim[3]); ix.i3 = int32_t(r % d); r /= d; }
+        if (g.ndim >= 3) { const weft::uint32 d = weft::uint32(g.dim[2]); ix.i2 = int32_t(r % d); r /= d; }
+        const weft::uint32 d = weft::uint32(g.dim[1]);
+        ix.i1 = int32_t(r % d);
+        ix.i0 = int32_t(r / d);
+    } else {
+        weft::int64 r = flat;
+        if (g.ndim >= 4) { ix.i3 = int32_t(r % g.dim[3]); r /= g.dim[3]; }
+        if (g.ndim >= 3) { ix.i2 = int32_t(r % g.dim[2]); r /= g.dim[2]; }
+        ix.i1 = int32_t(r % g.dim[1]);
+        ix.i0 = int32_t(r / g.dim[1]);
+    }
+    return ix;
+}
+
+__device__ __forceinline__ weft::int64 grid_total(const weft::Grid& g) {
+    return g.dim[0] * g.dim[1] * g.dim[2] * g.dim[3];
+}"""
+
+
+class CudaMixin:
+    """The CUDA differences, shared by the forward renderer and the adjoint renderer."""
+
+    body_qualifiers = "__device__ __forceinline__"
+
+    def render_struct_ops(self, st: T.StructType) -> str:
+        # the base emits host-only `static inline`; the same operator, callable on the device
+        return super().render_struct_ops(st).replace("static inline", "static WEFT_FN", 1)
+
+    def contiguity_check(self) -> str:
+        checks = [f"(args.{p.name}.shape[{p.type.ndim - 1}] <= 1 || args.{p.name}.strides[{p.type.ndim - 1}] == "
+                  f"weft::int64(sizeof({p.type.dtype.ctype})))" for p in self.fn.params if _is_plain_array(p.type)]
+        return " && ".join(checks) if checks else "true"
+
+    def render_entry(self, name: str = FWD_ENTRY, body: str = "fwd_body", extra_params: str = "",
+                     extra_args: str = "") -> str:
+        """A grid-stride ``__global__`` entry calling ``body<C>`` once per grid point.
+
+        ``extra_params``/``extra_args`` let the adjoint pass its adjoint-argument struct through.
+        """
+        call = "(args{extra}, ix.i0, ix.i1, ix.i2, ix.i3, flat);".format(extra=extra_args)
+        return (
+            f'extern "C" __global__ void {name}(const Args args{extra_params}, const weft::Grid grid) {{\n'
+            f"    const bool contig = {self.contiguity_check()};\n"
+            "    const weft::int64 total = grid_total(grid);\n"
+            "    const bool small = total <= weft::int64(0xffffffffLL);\n"
+            "    const weft::int64 step = weft::int64(gridDim.x) * blockDim.x;\n"
+            "    for (weft::int64 flat = weft::int64(blockIdx.x) * blockDim.x + threadIdx.x; flat < total; "
+            "flat += step) {\n"
+            "        const GridIndex ix = grid_index(grid, flat, small);\n"
+            f"        if (contig) {body}<true>{call}\n"
+            f"        else {body}<false>{call}\n"
+            "    }\n"
+            "}"
+        )
+
+
+class CudaRenderer(CudaMixin, Renderer):
+    """Renders one kernel specialisation's forward pass as a CUDA module for NVRTC."""
+
+    def render_module(self) -> str:
+        parts = [self.header(), self.render_structs(self.fn.params), "namespace {", self.render_args_struct(),
+                 _GRID_HELPERS, self.render_body("fwd_body", self.fn.body), "}  // namespace",
+                 self.render_entry()]
+        return "\n".join(p for p in parts if p) + "\n"
+
+
+@functools.lru_cache(maxsize=None)
+def _adjoint_renderer_class():
+    """``CudaMixin`` over the adjoint renderer (imported lazily: the autodiff backend is optional at import)."""
+    from .adjoint import AdjointRenderer
+
+    class CudaAdjointRenderer(CudaMixin, AdjointRenderer):
+        def render_module(self) -> str:
+            parts = [self.header(), self.render_structs(self.fn.params), "namespace {", self.render_args_struct(),
+                     _GRID_HELPERS, self.render_bwd_body(), "}  // namespace", self.render_bwd_entry()]
+            return "\n".join(p for p in parts if p) + "\n"
+
+        def render_bwd_body(self) -> str:
+            return _device_body(super().render_bwd_body())
+
+    return CudaAdjointRenderer
+
+
+def _device_body(text: str) -> str:
+    head, sep, rest = text.partition("\n")
+    return head + sep + rest.replace("static inline", CudaMixin.body_qualifiers, 1)
+
+
+def render_cuda_adjoint(prog, name: str, debug: bool) -> str:
+    """The CUDA module source of one kernel specialisation's backward pass (the ``weft_bwd`` entry)."""
+    return _adjoint_renderer_class()(prog, RenderOptions(debug=debug, kernel_name=name)).render_module()
+
+
+def render_cuda(fn, name: str, debug: bool) -> str:
+    """The CUDA module source of one kernel specialisation (the forward entry)."""
+    return CudaRenderer(fn, RenderOptions(debug=debug, kernel_name=name)).render_module()

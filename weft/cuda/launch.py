@@ -1,0 +1,131 @@
+"""Kernel launches on CUDA devices: render, NVRTC-compile (cached), load per GPU, ``cuLaunchKernel``.
+
+A module's entry takes two by-value parameters, the packed ``Args`` struct (the same bytes the CPU entry reads)
+and a ``weft::Grid``; the kernel walks the flattened grid with a grid-stride loop. In debug mode the module's
+``weft_error_storage`` (bounds checks, asserts) is read back after the launch, as the CPU path does.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+import threading
+from dataclasses import dataclass
+
+from ..backend import cuda as cuda_backend
+from ..errors import RuntimeError_
+from ..toolchain import nvrtc
+from . import graphs
+from .driver import api, check
+
+_GRID = struct.Struct("<4qi4x")  # weft::Grid: int64 dim[4]; int32 ndim; (pad)
+_ERROR_HEAD = struct.Struct("<ii")  # weft::ErrorState: code, count, then the message
+_MAX_BLOCKS = 2**31 - 1
+_Params = ctypes.c_void_p * 2
+
+
+@dataclass
+class Program:
+    """A loaded module's entry point on one GPU."""
+
+    module: object
+    function: object
+    errors: int  # device address of weft_error_storage (0 when the module has none)
+    errors_size: int
+
+
+_programs: dict[tuple, Program] = {}
+_lock = threading.Lock()
+
+
+def load_program(source: str, name: str, debug: bool, entry: str, device) -> Program:
+    """Compile ``source`` for ``device``'s architecture (cached on disk) and load it into its context once."""
+    ctx = device.backend
+    key = (source, ctx.ordinal, entry, debug)
+    prog = _programs.get(key)
+    if prog is not None:
+        return prog
+    options = nvrtc.NvrtcOptions(arch=nvrtc.target_arch(ctx.arch), debug=debug)
+    image = nvrtc.build_cuda(source, options, name)
+    drv = api()
+    with _lock:
+        prog = _programs.get(key)
+        if prog is not None:
+            return prog
+        ctx.make_current()
+        module = check(drv.cuModuleLoadData(image), f"loading the CUDA module of '{name}' on {device}")
+        function = check(drv.cuModuleGetFunction(module, entry.encode()), f"finding {entry} in '{name}'")
+        err, ptr, size = drv.cuModuleGetGlobal(module, cuda_backend.ERROR_SYMBOL.encode())
+        errors, errors_size = (int(ptr), int(size)) if int(err) == 0 else (0, 0)
+        prog = Program(module, function, errors, errors_size)
+        _programs[key] = prog
+    return prog
+
+
+def forward_source(spec) -> str:
+    """The CUDA source of a kernel specialisation's forward pass (rendered once per spec)."""
+    source = spec.__dict__.get("_cuda_source")
+    if source is None:
+        source = cuda_backend.render_cuda(spec.fn, spec.kernel.__name__, spec.debug)
+        spec.__dict__["_cuda_source"] = source
+    return source
+
+
+def run_forward(spec, packed: bytes, dims: tuple[int, ...], device, block_dim: int = 256, stream=None) -> None:
+    """Launch a kernel specialisation's forward pass over ``dims`` on ``device``."""
+    prog = load_program(forward_source(spec), spec.kernel.__name__, spec.debug, cuda_backend.FWD_ENTRY, device)
+    launch(prog, packed, dims, device, block_dim, stream, spec.debug, spec.kernel.__name__)
+
+
+def run_source(source: str, name: str, debug: bool, entry: str, packed: bytes, dims: tuple[int, ...], device,
+               block_dim: int = 256, stream=None) -> None:
+    """Launch ``entry`` of an arbitrary rendered module (the adjoint's ``weft_bwd``, for example)."""
+    prog = load_program(source, name, debug, entry, device)
+    launch(prog, packed, dims, device, block_dim, stream, debug, name)
+
+
+def launch(prog: Program, packed: bytes, dims: tuple[int, ...], device, block_dim: int = 256, stream=None,
+           debug: bool = False, name: str = "kernel") -> None:
+    total = 1
+    for d in dims:
+        total *= d
+    if total == 0:
+        return
+    padded = tuple(dims) + (1,) * (4 - len(dims))
+    grid = _GRID.pack(*padded, len(dims))
+    block_dim = max(1, min(int(block_dim) or 256, 1024))
+    blocks = min((total + block_dim - 1) // block_dim, _MAX_BLOCKS)
+    # kernelParams: an array of pointers to each parameter's bytes (the driver copies them at launch)
+    arg_ptr = ctypes.c_char_p(packed)
+    grid_ptr = ctypes.c_char_p(grid)
+    params = _Params(ctypes.cast(arg_ptr, ctypes.c_void_p).value, ctypes.cast(grid_ptr, ctypes.c_void_p).value)
+    ctx = device.backend
+    ctx.make_current()
+    if stream is None:
+        from .streams import current_stream
+
+        handle = current_stream(device)
+    else:
+        handle = getattr(stream, "_native", stream)
+    check(api().cuLaunchKernel(prog.function, blocks, 1, 1, block_dim, 1, 1, 0, handle, ctypes.addressof(params), 0),
+          f"launching kernel '{name}' on {device}")
+    if debug and prog.errors and not graphs.is_capturing(device):
+        check_errors(prog, device, handle, name)
+
+
+def check_errors(prog: Program, device, handle, name: str) -> None:
+    """Read the module's error state after a debug launch; raise (and reset it) when a check failed."""
+    drv = api()
+    check(drv.cuStreamSynchronize(handle), f"kernel '{name}' on {device}")
+    buf = ctypes.create_string_buffer(prog.errors_size)
+    check(drv.cuMemcpyDtoH(ctypes.addressof(buf), prog.errors, prog.errors_size), "reading the kernel error state")
+    code, count = _ERROR_HEAD.unpack_from(buf.raw)
+    if not code:
+        return
+    check(drv.cuMemsetD8(prog.errors, 0, prog.errors_size), "resetting the kernel error state")
+    message = buf.raw[_ERROR_HEAD.size:].split(b"\0", 1)[0].decode(errors="replace")
+    if code == 3:
+        return  # expect_* failures are printed by the kernel, as in Warp
+    more = f" (and {count - 1} more)" if count > 1 else ""
+    kind = "assertion failed" if code == 2 else "error"
+    raise RuntimeError_(f"{kind}: {message}{more}")

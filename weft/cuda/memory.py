@@ -1,0 +1,264 @@
+"""Device memory for weft arrays: stream-ordered pool allocations, pinned host memory, copies and fills.
+
+Allocations come from the device's default memory pool (``cuMemAllocAsync`` on the current stream), whose release
+threshold is raised so freed blocks are reused instead of returned to the driver: allocating inside a simulation
+loop is cheap and works under graph capture. ``wp.get_mempool_used_mem_current/high`` read the pool's counters.
+All copies are queued on a stream; copies into pageable host memory return when the data has arrived.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import weakref
+
+import numpy as np
+
+from ..errors import Error
+from ..runtime.dtypes import element_size, np_layout
+from .driver import api, check
+
+_MEMPOOL_ALLOC_FALLBACK: dict[int, int] = {}  # device ordinal -> bytes allocated without a pool (old GPUs)
+_HIGH_FALLBACK: dict[int, int] = {}
+
+
+class DeviceBuffer:
+    """One device allocation; freed (stream-ordered) when the last array referencing it goes away."""
+
+    __slots__ = ("ptr", "nbytes", "device", "__weakref__")
+
+    def __init__(self, ptr: int, nbytes: int, device):
+        self.ptr = ptr
+        self.nbytes = nbytes
+        self.device = device
+
+
+def _stream_of(device, stream=None):
+    if stream is not None:
+        return getattr(stream, "_native", stream)
+    from .streams import current_stream
+
+    return current_stream(device)
+
+
+def alloc(device, nbytes: int, pinned: bool = False) -> DeviceBuffer:
+    """``nbytes`` of memory on a CUDA ``device`` (``pinned`` is meaningful for host arrays only)."""
+    ctx = device.backend
+    if nbytes == 0:
+        return DeviceBuffer(0, 0, device)
+    ctx.make_current()
+    drv = api()
+    if ctx.mempool_supported:
+        ctx.pool  # noqa: B018 - configures the pool's release threshold on first use
+        stream = _stream_of(device)
+        ptr = int(check(drv.cuMemAllocAsync(nbytes, stream), f"allocating {nbytes} bytes on {device}"))
+        pooled = True
+    else:
+        ptr = int(check(drv.cuMemAlloc(nbytes), f"allocating {nbytes} bytes on {device}"))
+        pooled = False
+        used = _MEMPOOL_ALLOC_FALLBACK.get(device.ordinal, 0) + nbytes
+        _MEMPOOL_ALLOC_FALLBACK[device.ordinal] = used
+        _HIGH_FALLBACK[device.ordinal] = max(_HIGH_FALLBACK.get(device.ordinal, 0), used)
+    buf = DeviceBuffer(ptr, nbytes, device)
+    weakref.finalize(buf, _free, device, ptr, nbytes, pooled).atexit = False
+    return buf
+
+
+def _free(device, ptr: int, nbytes: int, pooled: bool) -> None:
+    from . import graphs
+
+    if graphs.defer_free(device, lambda: _free(device, ptr, nbytes, pooled)):
+        return
+    try:
+        drv = api()
+        device.backend.make_current()
+        if pooled:
+            drv.cuMemFreeAsync(ptr, _stream_of(device))
+        else:
+            drv.cuMemFree(ptr)
+            _MEMPOOL_ALLOC_FALLBACK[device.ordinal] -= nbytes
+    except Exception:  # noqa: BLE001 - never raise from a finaliser (e.g. at interpreter shutdown)
+        pass
+
+
+def _pool_attr(device, which: str) -> int:
+    ctx = device.backend
+    if not ctx.mempool_supported:
+        table = _HIGH_FALLBACK if which.endswith("HIGH") else _MEMPOOL_ALLOC_FALLBACK
+        return table.get(device.ordinal, 0)
+    drv = api()
+    attr = getattr(drv.CUmemPool_attribute, which)
+    return int(check(drv.cuMemPoolGetAttribute(ctx.pool, attr), "cuMemPoolGetAttribute"))
+
+
+def pool_used_current(device) -> int:
+    """Bytes of the device's memory pool in use by live allocations."""
+    return _pool_attr(device, "CU_MEMPOOL_ATTR_USED_MEM_CURRENT")
+
+
+def pool_used_high(device) -> int:
+    """High-water mark of :func:`pool_used_current` since the process started (or the last reset)."""
+    return _pool_attr(device, "CU_MEMPOOL_ATTR_USED_MEM_HIGH")
+
+
+# ---------------------------------------------------------------------- pinned host memory
+def pinned_empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """A NumPy array in page-locked host memory (fast, truly asynchronous transfers); freed with the array."""
+    from ..runtime.device import get_cuda_devices
+
+    cudas = get_cuda_devices()
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if not cudas or nbytes == 0:
+        return np.zeros(shape, dtype)  # no driver: ordinary memory keeps programs portable
+    cudas[0].backend.make_current()
+    drv = api()
+    ptr = int(check(drv.cuMemHostAlloc(nbytes, drv.CU_MEMHOSTALLOC_PORTABLE), f"pinning {nbytes} host bytes"))
+    raw = (ctypes.c_byte * nbytes).from_address(ptr)
+    weakref.finalize(raw, _free_host, ptr).atexit = False
+    out = np.frombuffer(raw, dtype=dtype).reshape(shape)
+    out[...] = 0
+    return out
+
+
+def _free_host(ptr: int) -> None:
+    try:
+        api().cuMemFreeHost(ptr)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+# ---------------------------------------------------------------------- layout helpers
+def _span(arr) -> tuple[int, int]:
+    """Byte offsets [lo, hi) relative to ``arr.ptr`` covering every element of a (possibly strided) array."""
+    if any(n == 0 for n in arr.shape):
+        return 0, 0
+    lo = sum(min(0, (n - 1) * s) for n, s in zip(arr.shape, arr.strides))
+    hi = sum(max(0, (n - 1) * s) for n, s in zip(arr.shape, arr.strides)) + element_size(arr._ir)
+    return lo, hi
+
+
+def _host_view(arr, buf: np.ndarray, lo: int) -> np.ndarray:
+    """A NumPy view of ``arr``'s elements inside ``buf``, a host copy of its span starting at byte ``lo``."""
+    base, trailing = np_layout(arr._ir)
+    tstrides = []
+    step = base.itemsize
+    for n in reversed(trailing):
+        tstrides.insert(0, step)
+        step *= n
+    return np.ndarray(tuple(arr.shape) + trailing, dtype=base, buffer=buf, offset=-lo,
+                      strides=tuple(arr.strides) + tuple(tstrides))
+
+
+def _download(ptr: int, nbytes: int, device, stream=None) -> np.ndarray:
+    buf = np.empty(nbytes, dtype=np.uint8)
+    if nbytes:
+        device.backend.make_current()
+        drv = api()
+        s = _stream_of(device, stream)
+        check(drv.cuMemcpyDtoHAsync(buf.ctypes.data, ptr, nbytes, s), "device-to-host copy")
+        check(drv.cuStreamSynchronize(s), "cuStreamSynchronize")
+    return buf
+
+
+def _upload(ptr: int, host: np.ndarray, device, stream=None) -> None:
+    nbytes = host.nbytes
+    if nbytes:
+        device.backend.make_current()
+        check(api().cuMemcpyHtoDAsync(ptr, host.ctypes.data, nbytes, _stream_of(device, stream)),
+              "host-to-device copy")
+
+
+# ---------------------------------------------------------------------- array operations
+def copy_from_host(arr, host: np.ndarray, stream=None) -> None:
+    """Fill a device array from a host array of the same shape."""
+    if arr.is_contiguous:
+        _upload(arr.ptr, np.ascontiguousarray(host), arr.device, stream)
+        return
+    lo, hi = _span(arr)
+    buf = _download(arr.ptr + lo, hi - lo, arr.device, stream)
+    _host_view(arr, buf, lo)[...] = host
+    _upload(arr.ptr + lo, buf, arr.device, stream)
+
+
+def copy_to_host(arr, stream=None) -> np.ndarray:
+    """A new host NumPy array (C-contiguous) with the device array's elements (waits for the data)."""
+    lo, hi = _span(arr)
+    buf = _download(arr.ptr + lo, hi - lo, arr.device, stream)
+    if hi == lo:
+        base, trailing = np_layout(arr._ir)
+        return np.zeros(tuple(arr.shape) + trailing, dtype=base)
+    view = _host_view(arr, buf, lo)
+    return view if arr.is_contiguous else np.ascontiguousarray(view)
+
+
+def _element_bytes(arr, value) -> bytes:
+    base, trailing = np_layout(arr._ir)
+    from ..ir import types as T
+
+    if isinstance(arr._ir, T.StructType):
+        from ..runtime.array import _structs_to_np
+
+        return _structs_to_np([value], arr._ir).tobytes()
+    raw = np.asarray(getattr(value, "_a", value), dtype=base)
+    return np.broadcast_to(raw, trailing).tobytes() if trailing else raw.reshape(()).tobytes()
+
+
+def fill(arr, value, stream=None) -> None:
+    """Set every element of a device array to ``value`` (memset when the byte pattern allows)."""
+    pattern = _element_bytes(arr, value)
+    count = arr.size
+    if count == 0:
+        return
+    if arr.is_contiguous:
+        nbytes = count * len(pattern)
+        for width, fn in ((1, "cuMemsetD8Async"), (2, "cuMemsetD16Async"), (4, "cuMemsetD32Async")):
+            if len(pattern) % width == 0 and pattern == pattern[:width] * (len(pattern) // width):
+                word = int.from_bytes(pattern[:width], "little")
+                arr.device.backend.make_current()
+                check(getattr(api(), fn)(arr.ptr, word, nbytes // width, _stream_of(arr.device, stream)), fn)
+                return
+        # pageable host -> device copies are staged before the call returns, so the host buffer may go
+        _upload(arr.ptr, np.frombuffer(pattern * count, dtype=np.uint8), arr.device, stream)
+        return
+    base, trailing = np_layout(arr._ir)
+    host = np.empty(tuple(arr.shape) + trailing, dtype=base)
+    host.reshape(-1).view(np.uint8)[...] = np.frombuffer(pattern * count, dtype=np.uint8)
+    copy_from_host(arr, host, stream)
+
+
+def copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int = 0, stream=None) -> None:
+    """``wp.copy`` when either side is on a GPU: host<->device, device<->device (also across GPUs).
+
+    Offsets and ``count`` are in elements of the flattened arrays. Contiguous ranges are one driver copy;
+    strided arrays are gathered through the host (correct, but slow: make them contiguous for speed).
+    """
+    esize = element_size(src._ir)
+    whole = dest_offset == 0 and src_offset == 0 and count == src.size == dest.size
+    if not (dest.is_contiguous and src.is_contiguous):
+        if not whole:
+            raise Error("wp.copy with offsets or a count needs contiguous arrays")
+        host = src.numpy() if src.device.is_cuda else np.ascontiguousarray(src.numpy())
+        if dest.device.is_cuda:
+            copy_from_host(dest, host.reshape(tuple(dest.shape) + host.shape[src.ndim:]), stream)
+        else:
+            dest.numpy()[...] = host.reshape(dest.numpy().shape)
+        return
+    nbytes = count * esize
+    if nbytes == 0:
+        return
+    dst_ptr = dest.ptr + dest_offset * esize
+    src_ptr = src.ptr + src_offset * esize
+    drv = api()
+    if dest.device.is_cuda and src.device.is_cuda:
+        dest.device.backend.make_current()
+        check(drv.cuMemcpyAsync(dst_ptr, src_ptr, nbytes, _stream_of(dest.device, stream)),
+              f"device-to-device copy ({src.device} -> {dest.device})")
+    elif dest.device.is_cuda:
+        dest.device.backend.make_current()
+        check(drv.cuMemcpyHtoDAsync(dst_ptr, src_ptr, nbytes, _stream_of(dest.device, stream)), "host-to-device copy")
+    else:
+        src.device.backend.make_current()
+        s = _stream_of(src.device, stream)
+        check(drv.cuMemcpyDtoHAsync(dst_ptr, src_ptr, nbytes, s), "device-to-host copy")
+        if not dest.pinned:  # pinned destinations stay asynchronous, as in Warp (synchronize before reading)
+            check(drv.cuStreamSynchronize(s), "cuStreamSynchronize")

@@ -1,0 +1,94 @@
+"""CUDA streams and events behind ``wp.Stream`` / ``wp.Event`` (``weft.runtime.sync``).
+
+Streams are created blocking with respect to the legacy default stream, so work that other libraries queue on
+stream 0 (PyTorch's default) is ordered with weft's without explicit synchronisation. Events are created without
+timing unless asked for, which makes recording and waiting cheaper.
+"""
+
+from __future__ import annotations
+
+from .driver import api, check
+
+
+def create_stream(device, priority: int = 0):
+    """A new ``CUstream`` on ``device`` (priority clamped to the device's range)."""
+    drv = api()
+    ctx = device.backend
+    ctx.make_current()
+    least, greatest = check(drv.cuCtxGetStreamPriorityRange(), "cuCtxGetStreamPriorityRange")
+    # CUDA priorities count down: `greatest` (most negative) is the highest; Warp's API uses the same numbers
+    prio = max(min(int(priority), int(least)), int(greatest))
+    return check(drv.cuStreamCreateWithPriority(drv.CUstream_flags.CU_STREAM_DEFAULT, prio),
+                 "cuStreamCreateWithPriority")
+
+
+def destroy_stream(device, handle) -> None:
+    device.backend.make_current()
+    api().cuStreamDestroy(handle)
+
+
+def handle_of(stream) -> object:
+    """The ``CUstream`` of a weft Stream (or a raw handle / int passed through, or the device stream for None)."""
+    if stream is None:
+        return 0
+    native = getattr(stream, "_native", None)
+    if native is not None:
+        return native
+    return stream
+
+
+def current_stream(device):
+    """The ``CUstream`` launches and copies on ``device`` go to now (respects ``wp.ScopedStream``)."""
+    from ..runtime.sync import get_stream
+
+    return get_stream(device)._native
+
+
+def _event_handle(event):
+    if event._native is None:
+        drv = api()
+        event.device.backend.make_current()
+        flags = drv.CUevent_flags.CU_EVENT_DEFAULT if event.enable_timing else \
+            drv.CUevent_flags.CU_EVENT_DISABLE_TIMING
+        event._native = check(drv.cuEventCreate(flags), "cuEventCreate")
+    return event._native
+
+
+def record_event(event, stream) -> None:
+    stream.device.backend.make_current()
+    check(api().cuEventRecord(_event_handle(event), stream._native), "cuEventRecord")
+
+
+def wait_event(stream, event) -> None:
+    """Make ``stream`` wait (on the GPU, without blocking the host) until ``event`` completes."""
+    stream.device.backend.make_current()
+    check(api().cuStreamWaitEvent(stream._native, _event_handle(event), 0), "cuStreamWaitEvent")
+
+
+def synchronize_stream(stream) -> None:
+    stream.device.backend.make_current()
+    check(api().cuStreamSynchronize(stream._native), "cuStreamSynchronize")
+
+
+def synchronize_event(event) -> None:
+    if event._native is not None:
+        event.device.backend.make_current()
+        check(api().cuEventSynchronize(event._native), "cuEventSynchronize")
+
+
+def event_query(event) -> bool:
+    """True when the work before ``event`` has completed."""
+    if event._native is None:
+        return True
+    (err,) = api().cuEventQuery(event._native)
+    return int(err) == 0
+
+
+def elapsed_time(start, end) -> float:
+    """Milliseconds between two recorded timing events (both need ``enable_timing=True``)."""
+    start.device.backend.make_current()
+    return float(check(api().cuEventElapsedTime(_event_handle(start), _event_handle(end)), "cuEventElapsedTime"))
+
+
+def synchronize_device(device) -> None:
+    device.backend.synchronize()
