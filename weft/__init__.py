@@ -92,4 +92,6 @@ def force_load(device=None, modules=None) -> None:
 
 
 from .autodiff.tape import Tape  # noqa: E402
+from .autodiff.custom import adjoint, func_grad, func_native, func_replay  # noqa: E402
+from .autodiff.checkpoint import checkpoint  # noqa: E402
 from . import types_compat as types  # noqa: E402,F811

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from ..errors import CompileError
 from ..ir import types as T
-from ..ir.nodes import (AdjAssign, AdjLet, AdjointProgram, Assign, Const, For, Function, If, Let, Pop, Push, Repeat,
-                        ReplayLet, Stmt, Var, VarKind, While, walk)
+from ..ir.nodes import (AdjAssign, AdjLet, AdjointProgram, Assign, Const, CustomCall, For, Function, If, Let, Pop,
+                        Push, Repeat, ReplayLet, Stmt, Var, VarKind, While, walk)
 from ..ops.registry import Adjoint
 from .jumps import lower_jumps
 from .util import assign, op, read
@@ -62,6 +62,9 @@ class AdjointBuilder:
                 out.append(If(s.cond, self.replay(s.then, record), self.replay(s.orelse, record), s.loc))
             elif isinstance(s, (For, While)):
                 out += self.record_loop(s) if record else [self.plain_loop(s)]
+            elif isinstance(s, CustomCall):
+                # the custom call is not differentiated statement by statement: replay it plainly
+                out.append(If(_TRUE, self.plain(s.replay if s.replay is not None else s.primal), [], s.loc))
             else:
                 out.append(s)
         return out
@@ -123,6 +126,11 @@ class AdjointBuilder:
                 out.append(If(s.cond, self.reverse(s.then), self.reverse(s.orelse), s.loc))
             elif isinstance(s, (For, While)):
                 out += self.reverse_loop(s)
+            elif isinstance(s, CustomCall):
+                if s.grad is None:
+                    out += self.reverse(s.primal)  # only a custom replay: differentiate the func itself
+                else:
+                    out.append(If(_TRUE, list(s.grad), [], s.loc))  # the user's gradient code, as written
         return out
 
     def reverse_loop(self, s) -> list[Stmt]:
@@ -133,6 +141,9 @@ class AdjointBuilder:
         body += self.record(s.body)
         body += self.reverse(s.body)
         return [Pop([count]), Repeat(count, body)]
+
+
+_TRUE = Const(True, T.BOOL)
 
 
 def _has_adjoint_effect(s: Let) -> bool:

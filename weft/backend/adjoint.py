@@ -130,6 +130,16 @@ class AdjointRenderer(Renderer):
             REPLAY_RENDERERS[name](self, s, args)
         # prints, asserts and expects are not repeated in the backward pass
 
+    # ------------------------------------------------------------------ custom gradient funcs
+    def op_adj_value(self, s: Let, args) -> None:
+        self.out(f"{self.names(s.dsts[0])} = {self.adj(s.args[0])};")
+
+    def op_adj_accum(self, s: Let, args) -> None:
+        self.out(f"{self.adj(s.args[0])} += {args[1]};")
+
+    def op_adj_reset(self, s: Let, args) -> None:
+        self.out(f"{self.adj(s.args[0])} = {{}};")
+
     # ------------------------------------------------------------------ reverse rules
     def adj_let(self, s: Let) -> None:
         op = s.call.op

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from .. import config
 from ..errors import SourceLoc
 from ..ir import types as T
-from ..ir.nodes import Assign, Break, Const, Continue, For, Function, If, Let, Return, Stmt, Var, VarKind, While, walk
+from ..ir.nodes import (Assign, Break, Const, Continue, CustomCall, For, Function, If, Let, Return, Stmt, Var, VarKind,
+                        While, walk)
 from ..ops.registry import OpKind
 from .names import Names
 
@@ -191,6 +192,8 @@ class Renderer:
             self.out("continue;")
         elif isinstance(s, Return):
             self.out("return;")
+        elif isinstance(s, CustomCall):
+            self.block(s.primal)
         else:
             raise TypeError(f"cannot render {type(s).__name__}")
 

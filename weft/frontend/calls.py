@@ -108,9 +108,18 @@ def construct(lw, t: T.Type, args, kwargs, node):
 
 # ---------------------------------------------------------------------- funcs
 def inline(lw, func: Func, args, kwargs, node):
+    chosen, bound = _select_overload(lw, func, args, kwargs, node)
+    if chosen.custom_grad is not None or chosen.custom_replay is not None:
+        from ..autodiff.custom import lower_custom_call
+
+        return lower_custom_call(lw, chosen, bound, node)
+    return inline_plain(lw, chosen, bound, node)
+
+
+def inline_plain(lw, chosen: Func, bound: dict, node, adjoint_targets: dict | None = None):
+    """Inline ``chosen`` with parameters already bound to values."""
     from .lower import Frame
 
-    chosen, bound = _select_overload(lw, func, args, kwargs, node)
     if chosen in lw.inline_stack:
         raise lw.error(f"recursive call of {chosen.__name__}() is not supported", node,
                        hint="rewrite the recursion as a loop")
@@ -118,12 +127,8 @@ def inline(lw, func: Func, args, kwargs, node):
     tree = src.tree
     mutable, component_only = binding_analysis(tree)
     frame = Frame(src, mutable=mutable, component_only=component_only, is_func=True,
-                  tail_only=only_tail_return(tree),
-                  call_loc=lw.frame.src.loc(node), name=chosen.__name__)
-    if chosen.custom_grad is not None or chosen.custom_replay is not None:
-        from ..autodiff.custom import lower_custom_call
-
-        return lower_custom_call(lw, chosen, bound, node)
+                  tail_only=only_tail_return(tree), call_loc=lw.frame.src.loc(node), name=chosen.__name__)
+    frame.adjoint_targets = adjoint_targets
     lw.inline_stack.append(chosen)
     lw.frames.append(frame)
     try:

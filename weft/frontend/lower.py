@@ -55,6 +55,7 @@ class Frame:
     loop_depth: int = 0
     call_loc: SourceLoc | None = None
     name: str = ""
+    adjoint_targets: dict | None = None  # inside a @wp.func_grad: param name -> the call's input operand
 
 
 class Lowerer:
@@ -295,6 +296,8 @@ class Lowerer:
         if opname is None:
             raise self.error(f"augmented assignment with {type(node.op).__name__} is not supported", node)
         target = node.target
+        if isinstance(target, ast.Subscript) and self._is_adjoint_marker(target.value):
+            return self._adjoint_accumulate(node, opname)
         if isinstance(target, ast.Subscript):
             base = self.visit(target.value)
             if isinstance(base, Var) and isinstance(base.type, T.ArrayType) and opname in ("add", "sub"):
@@ -306,6 +309,30 @@ class Lowerer:
         current = self.visit(_as_load(target))
         rhs = self.visit(node.value)
         self.store(target, self.binop(opname, current, rhs, node))
+
+    def _is_adjoint_marker(self, node) -> bool:
+        value = self.eval_static_or_none(node)
+        return getattr(value, "_wp_adjoint_marker_", False)
+
+    def _adjoint_accumulate(self, node: ast.AugAssign, opname: str) -> None:
+        targets = self.frame.adjoint_targets
+        if targets is None:
+            raise self.error("wp.adjoint[...] can only be used inside a @wp.func_grad function", node.target)
+        key = node.target.slice
+        if not isinstance(key, ast.Name) or key.id not in targets:
+            raise self.error("wp.adjoint[...] takes one of the forward func's parameter names", key,
+                             hint="e.g. wp.adjoint[x] += adj_ret * y")
+        if opname not in ("add", "sub"):
+            raise self.error("only wp.adjoint[x] += ... (or -=) is supported", node)
+        target = targets[key.id]
+        if not T.is_differentiable_type(target.type):
+            return
+        value = self.operand(self.visit(node.value), node.value, want=target.type)
+        if opname == "sub":
+            value = self.op("neg", [value], node=node)
+        if value.type != target.type:
+            raise self.error(f"wp.adjoint[{key.id}] has type {target.type}, the value has type {value.type}", node)
+        self.op("adj_accum", [target, value], node=node)
 
     def store(self, target: ast.AST, value) -> None:
         if isinstance(target, ast.Name):

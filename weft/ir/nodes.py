@@ -129,6 +129,23 @@ class Return(Stmt):
 
 
 @dataclass(slots=True)
+class CustomCall(Stmt):
+    """A func call with a user-defined gradient (``@wp.func_grad``) or replay (``@wp.func_replay``).
+
+    The forward runs ``primal``; the backward replay runs ``replay`` (or ``primal``) and the reverse sweep runs
+    ``grad`` (the user's gradient func, inlined, reading output adjoints and accumulating input adjoints)
+    instead of differentiating ``primal``.
+    """
+
+    inputs: tuple
+    outputs: tuple
+    primal: list[Stmt]
+    replay: list[Stmt] | None
+    grad: list[Stmt] | None
+    loc: SourceLoc | None = None
+
+
+@dataclass(slots=True)
 class Function:
     name: str
     params: list[Var]
@@ -155,6 +172,10 @@ def walk(block: list[Stmt]):
             yield from walk(stmt.body)
         elif type(stmt).__name__ == "Repeat":
             yield from walk(stmt.body)
+        elif isinstance(stmt, CustomCall):
+            yield from walk(stmt.primal)
+            yield from walk(stmt.replay or [])
+            yield from walk(stmt.grad or [])
 
 
 # ---------------------------------------------------------------------- adjoint program statements

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import Error
 from . import types as T
-from .nodes import Assign, Break, Const, Continue, For, Function, If, Let, Return, Stmt, Var, VarKind, While
+from .nodes import Assign, Break, Const, Continue, CustomCall, For, Function, If, Let, Return, Stmt, Var, VarKind, While
 
 
 class VerifyError(Error):
@@ -61,6 +61,10 @@ def verify(fn: Function) -> None:
                     raise VerifyError("break/continue outside a loop")
             elif isinstance(s, Return):
                 pass
+            elif isinstance(s, CustomCall):
+                for x in s.inputs:
+                    use(x, "custom call")
+                block(s.primal, loop_depth)
             else:
                 raise VerifyError(f"unknown statement {type(s).__name__}")
 

@@ -64,3 +64,12 @@ register(Op("expect_near", _expect_near, kind=OpKind.SPECIAL, adjoint=Adjoint.NO
             doc="Report a failure when |a - b| > tol."))
 register(Op("bit_and_bool", lambda a, at: T.BOOL if a == (T.BOOL, T.BOOL) else None, kind=OpKind.INFIX,
             operator="&&", adjoint=Adjoint.NONE, domain=D, doc="Both of two booleans (chained comparisons)."))
+
+
+# Only inside @wp.func_grad bodies (rendered by the adjoint backend).
+register(Op("adj_value", lambda a, at: a[0] if len(a) == 1 else None, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE,
+            domain=D, doc="The adjoint of a custom-gradient func's result (its adj_ret parameter)."))
+register(Op("adj_accum", lambda a, at: T.VOID if len(a) == 2 and a[0] == a[1] else None, kind=OpKind.SPECIAL,
+            adjoint=Adjoint.NONE, side_effect=True, domain=D, doc="wp.adjoint[x] += value in a @wp.func_grad."))
+register(Op("adj_reset", lambda a, at: T.VOID if len(a) == 1 else None, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE,
+            side_effect=True, domain=D, doc="Zero the adjoint of a custom-gradient func's result once consumed."))
