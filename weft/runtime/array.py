@@ -352,7 +352,8 @@ class array:
             if isinstance(self._ir, T.StructType):
                 self._np[...] = _structs_to_np([value], self._ir)[0]
             else:
-                self._np[...] = np.asarray(value, dtype=base).reshape(trailing) if trailing else value
+                v = np.asarray(value, dtype=base)
+                self._np[...] = v.reshape(trailing) if trailing and v.ndim else v  # a scalar fills every component
         else:
             self._device_backend().fill(self, value)
         self._mark_written()
