@@ -70,7 +70,22 @@ def binding_analysis(tree: ast.FunctionDef) -> tuple[set[str], set[str]]:
                     nested.add(n)
 
     visit(tree.body, 0)
-    return {n for n, c in counts.items() if c > 1} | nested, component - direct
+    # a name bound directly once, at the top level, and otherwise only stored through (``buf = wp.zeros(...)``
+    # then ``buf[k] = ...``) is never rebound when its value is an array: stores go through it
+    direct_once = {n for n in direct if n in component and _direct_top_level_once(tree.body, n)}
+    return {n for n, c in counts.items() if c > 1} | nested, (component - direct) | direct_once
+
+
+def _direct_top_level_once(body: list[ast.stmt], name: str) -> bool:
+    top = sum(1 for s in body if isinstance(s, ast.Assign) and len(s.targets) == 1
+              and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name)
+    everywhere = 0
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id == name:
+            everywhere += 1
+        elif isinstance(node, ast.arg) and node.arg == name:
+            everywhere += 1
+    return top == 1 and everywhere == 1
 
 
 def contains(node: ast.AST, kinds: tuple[type, ...], stop: tuple[type, ...] = ()) -> bool:

@@ -94,6 +94,23 @@ def _array_packer(t: T.ArrayType, where, device_of: Callable) -> Callable:
     return pack
 
 
+def _indexed_packer(t: T.ArrayType, where) -> Callable:
+    from .array import array
+    from .indexed import indexedarray
+
+    def pack(v):
+        if isinstance(v, array) and not v._annotation:
+            v = indexedarray(v)  # a plain array is an indexed array with no index arrays
+        if not isinstance(v, indexedarray) or v._annotation:
+            raise LaunchError(f"{where()}: expected a wp.indexedarray of {t.dtype}, got {type(v).__name__}")
+        if v._ir != t.dtype:
+            raise LaunchError(f"{where()}: expected an indexed array of dtype {t.dtype}, got dtype {v._ir}")
+        if v.ndim != t.ndim:
+            raise LaunchError(f"{where()}: expected a {t.ndim}-D indexed array, got a {v.ndim}-D one")
+        return v.desc
+    return pack
+
+
 def _wrap_foreign(v, t: T.ArrayType, where):
     """Zero-copy view of a NumPy / torch / DLPack / array-interface object as a weft array."""
     from ..interop.foreign import as_weft_array
@@ -111,6 +128,8 @@ def make_packer(t: T.Type, where: Callable[[], str], device_of: Callable = None)
         return _composite_packer(t, where)
     if isinstance(t, T.StructType):
         return _struct_packer(t, where)
+    if isinstance(t, T.ArrayType) and t.kind is T.ArrayKind.INDEXED:
+        return _indexed_packer(t, where)
     if isinstance(t, T.ArrayType):
         return _array_packer(t, where, device_of)
     raise LaunchError(f"{where()}: parameters of type {t} are not supported")

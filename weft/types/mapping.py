@@ -53,12 +53,12 @@ def type_of_value(value) -> T.Type:
     """The IR type a Python value takes when passed to a kernel or captured as a constant."""
     if isinstance(value, bool) or isinstance(value, np.bool_):
         return T.BOOL
+    if isinstance(value, np.generic):  # before float: np.float64 subclasses Python float
+        return scalar_class(type(value))._ir_
     if isinstance(value, int):
         return T.INT32
     if isinstance(value, float):
         return T.FLOAT32
-    if isinstance(value, np.generic):
-        return scalar_class(type(value))._ir_
     ir = getattr(type(value), "_ir_", None)
     if isinstance(ir, T.Type):
         return ir
