@@ -42,22 +42,60 @@ inline void run_range(const Grid& g, int64 begin, int64 end, Body&& body) {
             r /= g.dim[d];
         }
         const int64 base = row * inner;
+        // A 32-bit counter: kernels see thread indices as int32, and a counter truncated from int64 would not be an
+        // affine induction variable, so loads and stores would become gathers and scatters instead of vector moves.
+        if (jend > int64(INT32_MAX)) {  // thread indices are int32 (as in Warp); keep the flat index exact anyway
+            for (int64 j = j0; j < jend; ++j) {
+                int32 ids[4] = {idx[0], idx[1], idx[2], 0};
+                ids[nd - 1] = int32(j);
+                body(ids[0], ids[1], ids[2], ids[3], base + j);
+            }
+            flat += jend - j0;
+            continue;
+        }
+        const int32 jb = int32(j0), je = int32(jend);
         switch (nd) {
             case 1:
-                for (int64 j = j0; j < jend; ++j) body(int32(j), 0, 0, 0, j);
+                for (int32 j = jb; j < je; ++j) body(j, 0, 0, 0, int64(j));
                 break;
             case 2:
-                for (int64 j = j0; j < jend; ++j) body(idx[0], int32(j), 0, 0, base + j);
+                for (int32 j = jb; j < je; ++j) body(idx[0], j, 0, 0, base + j);
                 break;
             case 3:
-                for (int64 j = j0; j < jend; ++j) body(idx[0], idx[1], int32(j), 0, base + j);
+                for (int32 j = jb; j < je; ++j) body(idx[0], idx[1], j, 0, base + j);
                 break;
             default:
-                for (int64 j = j0; j < jend; ++j) body(idx[0], idx[1], idx[2], int32(j), base + j);
+                for (int32 j = jb; j < je; ++j) body(idx[0], idx[1], idx[2], j, base + j);
                 break;
         }
         flat += jend - j0;
     }
+}
+
+// Work split: thread t owns the t-th contiguous slice of the flattened grid, cut into a few pieces. A thread runs
+// its own pieces in order, then takes the pieces other threads have not started. With every core free this is a
+// static partition (each thread touches the same memory launch after launch, so caches stay warm); when a core is
+// busy with something else (a shared CI runner, another process), its pieces move to the threads that are free
+// instead of the whole launch waiting for the slowest thread.
+struct alignas(64) GridSlice {
+    int32 next;   // pieces claimed so far (atomic)
+    int32 count;  // pieces in this slice
+    int64 begin, end, piece;
+};
+constexpr int kMaxGridThreads = 256;
+// below this many grid points per thread a parallel region costs more than it saves
+constexpr int64 kMinPerThread = 2048;
+constexpr int64 kMinPiece = 16384;
+constexpr int32 kMaxPieces = 8;
+
+template <typename Body>
+inline bool run_piece(const Grid& g, GridSlice& s, Body& body) {
+    const int32 k = __atomic_fetch_add(&s.next, 1, __ATOMIC_RELAXED);
+    if (k >= s.count) return false;
+    const int64 b = s.begin + int64(k) * s.piece;
+    const int64 e = b + s.piece < s.end ? b + s.piece : s.end;
+    run_range(g, b, e, body);
+    return true;
 }
 
 template <typename Body>
@@ -66,22 +104,36 @@ inline void run_grid(const int64* dims, int32 ndim, int32 nthreads, Body&& body)
     int64 total = 1;
     for (int d = 0; d < (ndim < 1 ? 1 : ndim); ++d) total *= g.dim[d];
     if (total <= 0) return;
-    // below this size a parallel region costs more than it saves
-    const int64 min_per_thread = 2048;
     int threads = nthreads > 0 ? nthreads : omp_get_max_threads();
-    if (int64(threads) * min_per_thread > total) threads = int(total / min_per_thread);
+    if (threads > kMaxGridThreads) threads = kMaxGridThreads;
+    if (int64(threads) * kMinPerThread > total) threads = int(total / kMinPerThread);
     if (threads <= 1) {
         run_range(g, 0, total, body);
         return;
     }
+    GridSlice slices[kMaxGridThreads];
+    const int64 per = (total + threads - 1) / threads;
+    for (int t = 0; t < threads; ++t) {
+        GridSlice& s = slices[t];
+        s.begin = int64(t) * per < total ? int64(t) * per : total;
+        s.end = s.begin + per < total ? s.begin + per : total;
+        const int64 len = s.end - s.begin;
+        int64 pieces = len / kMinPiece;
+        pieces = pieces < 1 ? 1 : (pieces > kMaxPieces ? kMaxPieces : pieces);
+        s.piece = (len + pieces - 1) / pieces;
+        s.count = s.piece > 0 ? int32((len + s.piece - 1) / s.piece) : 0;
+        s.next = 0;
+    }
 #pragma omp parallel num_threads(threads)
     {
         const int t = omp_get_thread_num();
-        const int n = omp_get_num_threads();
-        const int64 chunk = (total + n - 1) / n;
-        const int64 b = int64(t) * chunk;
-        const int64 e = b + chunk < total ? b + chunk : total;
-        if (b < e) run_range(g, b, e, body);
+        while (run_piece(g, slices[t], body)) {
+        }
+        for (int k = 1; k < threads; ++k) {
+            GridSlice& other = slices[(t + k) % threads];
+            while (run_piece(g, other, body)) {
+            }
+        }
     }
 }
 #endif
