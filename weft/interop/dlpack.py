@@ -170,7 +170,8 @@ def to_capsule(arr, stream=None, max_version=None, dl_device=None, copy=None):
     if getattr(arr, "_annotation", False):
         raise BufferError("an array annotation has no data to export")
     if isinstance(arr._ir, T.StructType):
-        raise BufferError(f"arrays of struct {arr._ir} have no DLPack dtype; view them as bytes first")
+        # the DLPack protocol reports unexportable arrays with BufferError
+        raise BufferError(f"arrays of struct {arr._ir} have no DLPack dtype; view them as bytes")  # noqa: TRY004
     copied = False
     if dl_device is not None and tuple(dl_device) != device_tuple(arr):
         if copy is False:
@@ -251,7 +252,7 @@ def to_dlpack(a):
 class _Imported:
     """Owns a consumed DLPack tensor and calls its deleter when the last view of it goes away."""
 
-    __slots__ = ("address", "deleter", "__weakref__")
+    __slots__ = ("__weakref__", "address", "deleter")
 
     def __init__(self, address: int, deleter) -> None:
         self.address = address

@@ -77,7 +77,7 @@ def device_to_torch(device=None) -> str:
     from ..runtime import device as D
 
     dev = D.get_device(device)
-    return "cpu" if dev.is_cpu else f"cuda:{dev.ordinal if dev.ordinal >= 0 else 0}"
+    return "cpu" if dev.is_cpu else f"cuda:{max(dev.ordinal, 0)}"
 
 
 def device_from_torch(torch_device):

@@ -25,31 +25,12 @@ import torch
 from ..autodiff.tape import Tape
 from ..ir import types as T
 from ..runtime.array import array as _WeftArray
-from ..runtime.array import zeros as _wp_zeros
+from .kernel_fn import kernel_runner
+from .kernel_fn import param_dtypes as _param_dtypes
 from .torch import _wrap_tensor, stream_from_torch, to_torch
 
 
 # ---------------------------------------------------------------------- argument handling
-def _param_dtypes(fn) -> dict[str, T.Type]:
-    """Weft dtypes named by ``fn``'s ``wp.array(dtype=...)`` annotations (to view ``(n, 3)`` tensors as vec3)."""
-    out: dict[str, T.Type] = {}
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return out
-    for name, p in params.items():
-        ann = p.annotation
-        if isinstance(ann, str):
-            try:
-                ann = eval(ann, getattr(fn, "__globals__", {}))  # noqa: S307 - the user's own annotation
-            except Exception:  # noqa: BLE001 - an unresolvable annotation just gives no dtype hint
-                continue
-        ir = getattr(ann, "_ir", None)
-        if isinstance(ann, _WeftArray) and isinstance(ir, T.Type) and not isinstance(ir, T.GenericType):
-            out[name] = ir
-    return out
-
-
 def _has_overlap(t: torch.Tensor) -> bool:
     return any(s == 0 and n > 1 for n, s in zip(t.shape, t.stride()))
 
@@ -91,7 +72,7 @@ class _Call:
 
 class _WeftFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, op: "WeftOp", kwargs: dict, *args):
+    def forward(ctx, op: WeftOp, kwargs: dict, *args):
         call = _Call()
         needs_grad = [isinstance(a, torch.Tensor) and a.requires_grad and a.dtype.is_floating_point for a in args]
         weft_args = []
@@ -239,54 +220,10 @@ def kernel_op(kernel, *, outputs=None, dim=None, output_shapes: dict | None = No
         A callable ``op(*inputs)`` taking the remaining parameters positionally (tensors or plain values) and
         returning the output tensor (or a tuple of them).
     """
-    names = list(kernel._param_names)
-    out_names = [names[-1]] if outputs is None else list(outputs)
-    in_names = [n for n in names if n not in out_names]
-    anns = dict(zip(names, kernel.annotations()))
-
-    def ann_dtype(n):
-        ann = anns.get(n)
-        if isinstance(ann, T.ArrayType) and not isinstance(ann.dtype, T.GenericType):
-            return ann.dtype
-        return None
-
-    def run(*inputs):
-        from ..runtime.launch import launch
-        from ..types.composite import class_for
-
-        by_name = dict(zip(in_names, inputs))
-        first = next((a for a in inputs if isinstance(a, _WeftArray)), None)
-        outs = []
-        for n in out_names:
-            rule = (output_shapes or {}).get(n)
-            if rule is None:
-                shape = first.shape
-            elif callable(rule):
-                shape = rule(*inputs)
-            elif isinstance(rule, str):
-                shape = by_name[rule].shape
-            else:
-                shape = rule
-            dt = (output_dtypes or {}).get(n) or ann_dtype(n) or first._ir
-            dt = class_for(dt) if isinstance(dt, T.Type) else dt
-            outs.append(_wp_zeros(shape, dtype=dt, device=first.device if first is not None else None,
-                                  requires_grad=True))
-        if dim is None:
-            grid = outs[0].shape
-        elif callable(dim):
-            grid = dim(*inputs)
-        elif isinstance(dim, str):
-            grid = by_name[dim].shape
-        else:
-            grid = dim
-        launch(kernel, grid, inputs=list(inputs), outputs=outs)
-        return outs[0] if len(outs) == 1 else tuple(outs)
-
-    run.__name__ = name or kernel.__name__
-    run.__signature__ = inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-                                           for n in in_names])
+    run, input_dtypes = kernel_runner(kernel, outputs=outputs, dim=dim, output_shapes=output_shapes,
+                                      output_dtypes=output_dtypes, name=name)
     op = WeftOp(run, name=run.__name__)
-    op.dtypes.update({n: ann_dtype(n) for n in in_names if ann_dtype(n) is not None})
+    op.dtypes.update(input_dtypes)
     return op
 
 
@@ -319,7 +256,7 @@ def custom_op(qualname: str, fn, *, n_outputs: int = 1, fake=None, dtypes: dict 
     for p in params:
         ann = p.annotation
         if isinstance(ann, str):
-            ann = eval(ann, getattr(fn, "__globals__", {}))  # noqa: S307 - the user's own annotation
+            ann = eval(ann, getattr(fn, "__globals__", {}))
         arg_types.append("Tensor" if isinstance(ann, _WeftArray) else _SCHEMA_TYPES.get(ann, "Tensor"))
     args_schema = ", ".join(f"{t} {p.name}" for t, p in zip(arg_types, params))
     outs_schema = "Tensor" if n_outputs == 1 else "(" + ", ".join(["Tensor"] * n_outputs) + ")"
