@@ -27,7 +27,12 @@ class Builtin:
         ops = registry.overloads(name)
         self.__doc__ = next((op.doc for op in ops if op.doc), f"weft builtin {name}")
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        factory = _HOST_FACTORIES.get(self.__name__)
+        if factory is not None:
+            return factory(*args, **kwargs)
+        if kwargs:
+            raise Error(f"wp.{self.__name__}() takes no keyword arguments when called from Python")
         for op in registry.overloads(self.__name__):
             if op.host is not None:
                 try:
@@ -91,6 +96,30 @@ expect_near._wp_kernel_builtin_ = "expect_near"
 for _special_name in ("randi", "randf", "randn", "svd3", "qr3", "eig3", "polar_decomposition", "identity",
                       "quat_identity", "transform_identity"):
     pass
+
+
+def _host_identity(n: int, dtype=float):
+    from .types.composite import matrix
+
+    return matrix(shape=(n, n), dtype=dtype)(*np.eye(n).ravel())
+
+
+def _host_quat_identity(dtype=float):
+    from .types.composite import quaternion
+
+    return quaternion(dtype=dtype)(0.0, 0.0, 0.0, 1.0)
+
+
+def _host_transform_identity(dtype=float):
+    from .types.composite import transformation, vector
+
+    return transformation(dtype=dtype)(vector(3, dtype)(0.0, 0.0, 0.0), _host_quat_identity(dtype))
+
+
+# builtins whose result type comes from keyword arguments (n=, dtype=) rather than from argument values
+_HOST_FACTORIES = {
+    "identity": _host_identity, "quat_identity": _host_quat_identity, "transform_identity": _host_transform_identity,
+}
 
 
 def public_builtins() -> dict[str, Builtin]:
