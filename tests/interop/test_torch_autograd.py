@@ -122,7 +122,8 @@ def test_non_contiguous_inputs():
     base = _rand(4, 6)
     assert not base[:, 3].is_contiguous()
     assert torch.autograd.gradcheck(lambda b: poly_op(b[:, 3]), (base,))  # a strided column
-    assert torch.autograd.gradcheck(lambda b: poly_op(b.flatten()[::-1].flip(0)[1::3]), (base,))
+    assert torch.autograd.gradcheck(lambda b: poly_op(b.T[2]), (base,))  # a row of a transposed view
+    assert torch.autograd.gradcheck(lambda b: poly_op(b.flatten()[1::3]), (base,))
 
 
 def test_non_contiguous_vec3_rows():
