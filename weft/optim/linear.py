@@ -1,0 +1,358 @@
+"""Iterative linear solvers: conjugate gradients and BiCGSTAB, with a Jacobi (diagonal) preconditioner.
+
+The interface is Warp's ``warp.optim.linear``: the matrix is a dense 2-D weft array or a ``LinearOperator``
+whose ``matvec(x, y, z, alpha, beta)`` computes ``z = alpha A x + beta y``. Every iteration is a fixed sequence
+of kernel launches: dot products are two-stage reductions written into a small device array of scalars, and
+step lengths are computed on the device. The host only reads the residual every ``check_every`` iterations, so
+a block of iterations can be captured into a graph (``use_cuda_graph``), and with ``check_every=0`` a whole
+solve can be recorded inside ``wp.ScopedCapture``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+import weft as wp
+
+from . import _kernels
+
+__all__ = ["LinearOperator", "aslinearoperator", "bicgstab", "cg", "preconditioner"]
+
+
+class LinearOperator:
+    """A linear map used as the left-hand side (or preconditioner) of the iterative solvers.
+
+    Args:
+        shape: ``(rows, cols)`` of the operator.
+        dtype: scalar type of its elements (``wp.float32`` or ``wp.float64``).
+        device: device the products run on.
+        matvec: ``matvec(x, y, z, alpha, beta)`` computing ``z = alpha * (A @ x) + beta * y`` with weft arrays
+            ``x, y, z`` (``y`` and ``z`` may be the same array; ``y``'s contents are irrelevant when ``beta`` is 0).
+            For graph capture it must only launch kernels.
+    """
+
+    def __init__(self, shape: tuple[int, int], dtype, device, matvec: Callable):
+        self._shape = (int(shape[0]), int(shape[1]))
+        self._dtype = dtype
+        self._device = wp.get_device(device)
+        self._matvec = matvec
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self._shape
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def matvec(self) -> Callable:
+        return self._matvec
+
+    @property
+    def scalar_type(self):
+        return wp.types.type_scalar_type(self._dtype)
+
+
+def aslinearoperator(A) -> LinearOperator | None:
+    """Wrap a dense 2-D weft array as a ``LinearOperator`` (a ``LinearOperator`` or None is returned as is).
+
+    Raises:
+        TypeError: for anything else.
+    """
+    if A is None or isinstance(A, LinearOperator):
+        return A
+    if isinstance(A, wp.array) and A.ndim == 2:
+        scalar = _check_float_scalar(A.dtype, "A")
+        kernels = _kernels.basic_kernels(scalar)
+
+        def matvec(x, y, z, alpha, beta):
+            wp.launch(kernels.dense_matvec, dim=A.shape[0], device=A.device,
+                      inputs=[A, x, y, scalar(alpha), scalar(beta)], outputs=[z])
+
+        return LinearOperator(A.shape, scalar, A.device, matvec)
+    raise TypeError(f"expected a dense 2-D weft array or a LinearOperator, got {type(A).__name__}")
+
+
+def preconditioner(A, ptype: str = "diag") -> LinearOperator | None:
+    """A preconditioner for the dense matrix ``A``.
+
+    Args:
+        A: dense square 2-D weft array (float32 or float64).
+        ptype: ``"diag"`` (Jacobi: multiply by the inverse diagonal), ``"diag_abs"`` (inverse of the diagonal's
+            absolute values) or ``"id"`` (no preconditioning: returns None).
+
+    Raises:
+        TypeError: when ``A`` is not a dense 2-D array.
+        ValueError: for an unknown ``ptype`` or a non-square ``A``.
+    """
+    if ptype == "id":
+        return None
+    if ptype not in ("diag", "diag_abs"):
+        raise ValueError(f"unknown preconditioner type {ptype!r}; expected 'diag', 'diag_abs' or 'id'")
+    if not (isinstance(A, wp.array) and A.ndim == 2):
+        raise TypeError(f"preconditioner: expected a dense 2-D weft array, got {type(A).__name__}")
+    if A.shape[0] != A.shape[1]:
+        raise ValueError(f"preconditioner: A must be square, got shape {A.shape}")
+    scalar = _check_float_scalar(A.dtype, "A")
+    kernels = _kernels.basic_kernels(scalar)
+    n = A.shape[0]
+    inv_diag = wp.empty(n, dtype=scalar, device=A.device)
+    wp.launch(kernels.inverse_diagonal, dim=n, device=A.device, inputs=[A, int(ptype == "diag_abs")],
+              outputs=[inv_diag])
+
+    def matvec(x, y, z, alpha, beta):
+        wp.launch(kernels.diag_matvec, dim=n, device=A.device, inputs=[inv_diag, x, y, scalar(alpha), scalar(beta)],
+                  outputs=[z])
+
+    op = LinearOperator((n, n), scalar, A.device, matvec)
+    op.inv_diagonal = inv_diag
+    return op
+
+
+# ---------------------------------------------------------------------------------------------------- shared
+def _check_float_scalar(dtype, what: str):
+    if dtype not in (wp.float32, wp.float64):
+        raise TypeError(f"{what}: the solvers work on float32 or float64 values, got {dtype}")
+    return dtype
+
+
+class _Problem:
+    """Validated operands of a solve, the device array of scalars and the two-stage dot product."""
+
+    def __init__(self, A, b, x, M, nslots: int):
+        self.A = aslinearoperator(A)
+        self.M = aslinearoperator(M)
+        for name, v in (("b", b), ("x", x)):
+            if not (isinstance(v, wp.array) and v.ndim == 1):
+                raise TypeError(f"{name}: expected a 1-D weft array, got {type(v).__name__}")
+        self.C = _check_float_scalar(x.dtype, "x")
+        n = x.shape[0]
+        rows, cols = self.A.shape
+        if rows != cols or b.shape[0] != n or rows != n:
+            raise ValueError(f"shapes do not match: A {self.A.shape}, b {b.shape}, x {x.shape}")
+        if b.dtype is not self.C or self.A.scalar_type is not self.C:
+            raise TypeError(f"dtypes do not match: A {self.A.dtype}, b {b.dtype}, x {x.dtype}")
+        if self.M is not None and self.M.shape != self.A.shape:
+            raise ValueError(f"preconditioner shape {self.M.shape} does not match A {self.A.shape}")
+        self.b, self.x, self.n, self.device = b, x, n, x.device
+        self.k = _kernels.basic_kernels(self.C)
+        self.scal = wp.zeros(nslots, dtype=self.C, device=self.device)
+        if self.device.is_cuda:  # interleaved partial sums: coalesced loads
+            self.nparts = max(1, min(n, 1024))
+            self.chunk_stride, self.elem_stride = 1, self.nparts
+        else:  # contiguous chunks: one cache-friendly stretch per CPU thread
+            self.nparts = max(1, min(n, 64))
+            self.chunk_stride, self.elem_stride = -(-n // self.nparts), 1
+        self.count = -(-n // self.nparts)
+        self.partial = wp.zeros(self.nparts, dtype=self.C, device=self.device)
+
+    def vector(self):
+        return wp.zeros(self.n, dtype=self.C, device=self.device)
+
+    def launch(self, kernel, dim, inputs):
+        wp.launch(kernel, dim=dim, inputs=inputs, device=self.device)
+
+    def dot(self, a, b, slot: int) -> None:
+        self.launch(self.k.dot_partial, self.nparts,
+                    [a, b, self.n, self.chunk_stride, self.elem_stride, self.count, self.partial])
+        self.launch(self.k.dot_final, 1, [self.partial, self.nparts, slot, self.scal])
+
+    def copy(self, src, dst) -> None:
+        self.launch(self.k.copy, self.n, [src, dst])
+
+    def residual(self, r) -> None:
+        """r = b - A x"""
+        self.A.matvec(self.x, self.b, r, self.C(-1.0), self.C(1.0))
+
+    def apply(self, op: LinearOperator, src, dst) -> None:
+        """dst = op src"""
+        op.matvec(src, dst, dst, self.C(1.0), self.C(0.0))
+
+    def set_tolerance(self, tol, atol, bb_slot: int, tol2_slot: int) -> None:
+        self.dot(self.b, self.b, bb_slot)
+        self.launch(self.k.set_tolerance, 1, [self.scal, bb_slot, tol2_slot, self.C(atol * atol), self.C(tol * tol)])
+
+
+def _tolerances(tol, atol, C) -> tuple[float, float]:
+    # Defaults: relative tolerance sqrt(machine epsilon) of the compute type, no absolute floor.
+    if tol is None:
+        tol = float(np.sqrt(np.finfo(np.float64 if C is wp.float64 else np.float32).eps)) if atol is None else 0.0
+    return float(tol), float(atol or 0.0)
+
+
+def _run(problem: _Problem, iterate: Callable[[], None], rr_slot: int, tol2_slot: int, maxiter: int,
+         check_every: int, callback, use_cuda_graph: bool):
+    """Drive ``iterate`` and return (iterations, residual norm, absolute tolerance) as Warp does."""
+    if check_every <= 0:
+        # No host synchronisation at all: run every iteration (converged ones are no-ops) and return the residual
+        # norm and tolerance as 1-element device arrays, so the whole solve can be graph-captured.
+        for _ in range(maxiter):
+            iterate()
+        err = wp.empty(1, dtype=problem.C, device=problem.device)
+        tol = wp.empty(1, dtype=problem.C, device=problem.device)
+        problem.launch(problem.k.slot_sqrt, 1, [problem.scal, rr_slot, err])
+        problem.launch(problem.k.slot_sqrt, 1, [problem.scal, tol2_slot, tol])
+        return maxiter, err, tol
+
+    def read() -> tuple[float, float]:
+        host = problem.scal.numpy()
+        return math.sqrt(max(float(host[rr_slot]), 0.0)), math.sqrt(max(float(host[tol2_slot]), 0.0))
+
+    err, atol = read()
+    iterations = 0
+    graph = None
+    # Graphs only on CUDA: a CPU "graph" replays launches only, and a user matvec may do host work there.
+    use_graph = use_cuda_graph and problem.device.is_cuda
+    while err > atol and iterations < maxiter:
+        block = min(check_every, maxiter - iterations)
+        if use_graph and block == check_every:
+            if graph is None:
+                with wp.ScopedCapture(device=problem.device) as capture:
+                    for _ in range(block):
+                        iterate()
+                graph = capture.graph
+            wp.capture_launch(graph)
+        else:
+            for _ in range(block):
+                iterate()
+        iterations += block
+        err, atol = read()
+        if callback is not None:
+            callback(iterations, err, atol)
+    return iterations, err, atol
+
+
+# ---------------------------------------------------------------------------------------------------- CG
+class _CG:
+    RZ, RZ_NEW, PAP, RR, TOL2, BETA, BB = range(7)
+
+
+def cg(A, b, x, tol: float | None = None, atol: float | None = None, maxiter: int = 0, M=None,
+       callback: Callable | None = None, check_every: int = 10, use_cuda_graph: bool = True):
+    """Solve the symmetric positive-definite system ``A x = b`` by (preconditioned) conjugate gradients.
+
+    Args:
+        A: dense 2-D weft array or ``LinearOperator``.
+        b: right-hand side, 1-D array.
+        x: initial guess, overwritten with the solution (1-D array, same dtype as ``b``).
+        tol: relative tolerance on the residual norm, as a fraction of ``|b|`` (default sqrt(machine epsilon)).
+        atol: absolute tolerance on the residual norm; the solver stops when ``|b - A x| <= max(atol, tol |b|)``.
+        maxiter: most iterations; 0 means the system size.
+        M: optional preconditioner (dense array or ``LinearOperator``) approximating ``A^-1``, e.g. from
+            ``preconditioner(A)``.
+        callback: called as ``callback(iteration, residual_norm, atol)`` after every check.
+        check_every: iterations between host-side residual checks. 0 disables them: all ``maxiter`` iterations are
+            launched (those after convergence change nothing) and nothing is read back.
+        use_cuda_graph: on CUDA devices, capture a block of ``check_every`` iterations once and replay it.
+
+    Returns:
+        ``(iterations, residual_norm, atol)``; with ``check_every=0`` the last two are 1-element device arrays.
+    """
+    S = _CG
+    pb = _Problem(A, b, x, M, 7)
+    ck = _kernels.cg_kernels(pb.C)
+    tol, atol = _tolerances(tol, atol, pb.C)
+    maxiter = int(maxiter) if maxiter and maxiter > 0 else pb.n
+    r, p, Ap = pb.vector(), pb.vector(), pb.vector()
+    z = pb.vector() if pb.M is not None else r
+
+    pb.set_tolerance(tol, atol, S.BB, S.TOL2)
+    pb.residual(r)
+    if pb.M is not None:
+        pb.apply(pb.M, r, z)
+    pb.copy(z, p)
+    pb.dot(r, z, S.RZ)
+    pb.dot(r, r, S.RR)
+
+    def iterate() -> None:
+        pb.apply(pb.A, p, Ap)
+        pb.dot(p, Ap, S.PAP)
+        pb.launch(ck.update_xr, pb.n, [pb.scal, p, Ap, x, r])
+        if pb.M is not None:
+            pb.apply(pb.M, r, z)
+            pb.dot(r, r, S.RR)
+        pb.dot(r, z, S.RZ_NEW)
+        pb.launch(ck.scalars, 1, [pb.scal, int(pb.M is None)])
+        pb.launch(ck.update_p, pb.n, [pb.scal, z, p])
+
+    return _run(pb, iterate, S.RR, S.TOL2, maxiter, check_every, callback, use_cuda_graph)
+
+
+# ---------------------------------------------------------------------------------------------------- BiCGSTAB
+class _BICGSTAB:
+    RHO, R0V, RHO_NEW, RR, TOL2, BETA, ALPHA, OMEGA, TS, TT, BB = range(11)
+
+
+def _left_preconditioned(A: LinearOperator, M: LinearOperator, n: int, C) -> LinearOperator:
+    """The operator ``M A`` (one temporary vector)."""
+    tmp = wp.zeros(n, dtype=C, device=A.device)
+
+    def matvec(x, y, z, alpha, beta):
+        A.matvec(x, tmp, tmp, C(1.0), C(0.0))
+        M.matvec(tmp, y, z, alpha, beta)
+
+    return LinearOperator(A.shape, A.dtype, A.device, matvec)
+
+
+def bicgstab(A, b, x, tol: float | None = None, atol: float | None = None, maxiter: int = 0, M=None,
+             callback: Callable | None = None, check_every: int = 10, use_cuda_graph: bool = True,
+             is_left_preconditioner: bool = False):
+    """Solve the (possibly non-symmetric) system ``A x = b`` by the biconjugate gradient stabilised method.
+
+    Arguments and return value as for ``cg``, plus:
+
+    Args:
+        is_left_preconditioner: apply ``M`` on the left (solve ``M A x = M b``; the residual checked is then
+            the preconditioned one) instead of on the right (``A M y = b, x = M y``; the true residual).
+    """
+    S = _BICGSTAB
+    if is_left_preconditioner and M is not None:
+        A, M = aslinearoperator(A), aslinearoperator(M)
+        n = x.shape[0]
+        mb = wp.zeros(n, dtype=x.dtype, device=x.device)
+        M.matvec(b, mb, mb, x.dtype(1.0), x.dtype(0.0))
+        A, b, M = _left_preconditioned(A, M, n, x.dtype), mb, None
+    pb = _Problem(A, b, x, M, 11)
+    bk = _kernels.bicgstab_kernels(pb.C)
+    tol, atol = _tolerances(tol, atol, pb.C)
+    maxiter = int(maxiter) if maxiter and maxiter > 0 else pb.n
+    r, r0, p, v, t = pb.vector(), pb.vector(), pb.vector(), pb.vector(), pb.vector()
+    y = pb.vector() if pb.M is not None else p
+    z = pb.vector() if pb.M is not None else r  # r is overwritten by s = r - alpha v, so z = M s reads r
+
+    pb.set_tolerance(tol, atol, S.BB, S.TOL2)
+    pb.residual(r)
+    pb.copy(r, r0)
+    pb.copy(r, p)
+    pb.dot(r0, r, S.RHO)
+    pb.dot(r, r, S.RR)
+
+    def iterate() -> None:
+        if pb.M is not None:
+            pb.apply(pb.M, p, y)
+        pb.apply(pb.A, y, v)
+        pb.dot(r0, v, S.R0V)
+        pb.launch(bk.alpha, 1, [pb.scal])
+        pb.launch(bk.axpy2, pb.n, [pb.scal, S.ALPHA, y, v, x, r])  # x += alpha y ; s = r - alpha v (in r)
+        if pb.M is not None:
+            pb.apply(pb.M, r, z)
+        pb.apply(pb.A, z, t)
+        pb.dot(t, r, S.TS)
+        pb.dot(t, t, S.TT)
+        pb.launch(bk.omega, 1, [pb.scal])
+        pb.launch(bk.axpy2, pb.n, [pb.scal, S.OMEGA, z, t, x, r])  # x += omega z ; r = s - omega t
+        pb.dot(r0, r, S.RHO_NEW)
+        pb.dot(r, r, S.RR)
+        pb.launch(bk.beta, 1, [pb.scal])
+        pb.launch(bk.update_p, pb.n, [pb.scal, r, v, p])
+
+    return _run(pb, iterate, S.RR, S.TOL2, maxiter, check_every, callback, use_cuda_graph)
+
