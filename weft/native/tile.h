@@ -1,0 +1,712 @@
+// weft native: tiles. A tile is a block-wide value with a compile-time shape, stored row-major.
+//
+// Execution model (CPU): one block runs on one CPU thread; every function here acts on whole tiles (a
+// collective operation done by one thread). Per-lane code around them is run by the generated kernel in a loop
+// over the lanes, so results equal a GPU with the same block_dim. Each forward function sits directly above
+// its adjoint (adj_*), which takes the forward inputs, then adjoints of the inputs (accumulated with +=), then
+// the adjoint of the result.
+//
+// Out-of-bounds semantics (as Warp): tile_load reads zeros outside the array, tile_store / tile_atomic_add
+// skip elements outside it.
+#pragma once
+#include "core.h"
+#include "scalar.h"
+#include "vec.h"
+#include "mat.h"
+#include "array.h"
+#include "atomic.h"
+#include "launch.h"
+
+namespace weft {
+
+template <typename T, int... D>
+struct tile_t {
+    static constexpr int ndim = int(sizeof...(D));
+    static constexpr int size = (1 * ... * D);
+    T data[size];
+
+    WEFT_FN T& operator[](int i) { return data[i]; }
+    WEFT_FN const T& operator[](int i) const { return data[i]; }
+};
+
+template <typename T, int... D>
+WEFT_FN tile_t<T, D...>& operator+=(tile_t<T, D...>& a, const tile_t<T, D...>& b) {
+    for (int i = 0; i < tile_t<T, D...>::size; ++i) a.data[i] += b.data[i];
+    return a;
+}
+
+namespace tiles {
+template <int... D>
+struct dims {
+    static constexpr int n = int(sizeof...(D));
+    static constexpr int v[sizeof...(D)] = {D...};
+    static constexpr int size = (1 * ... * D);
+    static constexpr int inner = v[sizeof...(D) - 1];
+    static constexpr int outer = size / inner;
+};
+
+// Byte offset of the row ``r`` (all dimensions but the last) of a tile placed at ``off`` inside ``a``; false
+// when the row lies outside the array.
+template <int... D, typename T>
+WEFT_FN bool row_offset(const array_t<T>& a, const int64* off, int r, int64& byte) {
+    typedef dims<D...> S;
+    byte = 0;
+    bool ok = a.data != nullptr;
+    for (int d = S::n - 2; d >= 0; --d) {
+        const int64 i = off[d] + r % S::v[d];
+        r /= S::v[d];
+        ok = ok && i >= 0 && i < a.shape[d];
+        byte += i * a.strides[d];
+    }
+    return ok;
+}
+
+template <typename T>
+WEFT_FN T zero_of() { return T(); }
+}  // namespace tiles
+
+// ---------------------------------------------------------------------------------------------- load / store
+template <typename T, int... D, typename... I>
+WEFT_FN void tile_load(tile_t<T, D...>& t, const array_t<T>& a, I... offset) {
+    typedef tiles::dims<D...> S;
+    static_assert(sizeof...(I) == sizeof...(D), "tile_load: one offset per dimension");
+    const int64 off[S::n] = {int64(offset)...};
+    const int64 j0 = off[S::n - 1];
+    const int64 n = a.shape[S::n - 1];
+    const int64 st = a.strides[S::n - 1];
+    for (int r = 0; r < S::outer; ++r) {
+        T* row = t.data + r * S::inner;
+        int64 byte;
+        if (!tiles::row_offset<D...>(a, off, r, byte)) {
+            for (int j = 0; j < S::inner; ++j) row[j] = T();
+        } else if (j0 >= 0 && j0 + S::inner <= n) {
+            if (st == int64(sizeof(T))) {
+                const T* src = detail::at(a.data, byte + j0 * st);
+                for (int j = 0; j < S::inner; ++j) row[j] = src[j];
+            } else {
+                for (int j = 0; j < S::inner; ++j) row[j] = *detail::at(a.data, byte + (j0 + j) * st);
+            }
+        } else {
+            for (int j = 0; j < S::inner; ++j) {
+                const int64 jj = j0 + j;
+                row[j] = (jj >= 0 && jj < n) ? *detail::at(a.data, byte + jj * st) : T();
+            }
+        }
+    }
+}
+// The gradient of every loaded in-bounds element is scatter-added into the array's gradient.
+template <typename T, int... D, typename... I>
+WEFT_FN void adj_tile_load(const array_t<T>& a, const tile_t<T, D...>& adj_t, I... offset) {
+    typedef tiles::dims<D...> S;
+    if (!a.grad) return;
+    const int64 off[S::n] = {int64(offset)...};
+    const int64 j0 = off[S::n - 1];
+    const int64 n = a.shape[S::n - 1];
+    const int64 st = a.strides[S::n - 1];
+    array_t<T> g = a;
+    g.data = a.grad;
+    for (int r = 0; r < S::outer; ++r) {
+        int64 byte;
+        if (!tiles::row_offset<D...>(g, off, r, byte)) continue;
+        for (int j = 0; j < S::inner; ++j) {
+            const int64 jj = j0 + j;
+            if (jj >= 0 && jj < n) atom::fetch_add(detail::at(a.grad, byte + jj * st), adj_t.data[r * S::inner + j]);
+        }
+    }
+}
+
+template <typename T, int... D, typename... I>
+WEFT_FN void tile_store(const array_t<T>& a, const tile_t<T, D...>& t, I... offset) {
+    typedef tiles::dims<D...> S;
+    static_assert(sizeof...(I) == sizeof...(D), "tile_store: one offset per dimension");
+    const int64 off[S::n] = {int64(offset)...};
+    const int64 j0 = off[S::n - 1];
+    const int64 n = a.shape[S::n - 1];
+    const int64 st = a.strides[S::n - 1];
+    for (int r = 0; r < S::outer; ++r) {
+        const T* row = t.data + r * S::inner;
+        int64 byte;
+        if (!tiles::row_offset<D...>(a, off, r, byte)) continue;
+        if (j0 >= 0 && j0 + S::inner <= n && st == int64(sizeof(T))) {
+            T* dst = detail::at(a.data, byte + j0 * st);
+            for (int j = 0; j < S::inner; ++j) dst[j] = row[j];
+        } else {
+            for (int j = 0; j < S::inner; ++j) {
+                const int64 jj = j0 + j;
+                if (jj >= 0 && jj < n) *detail::at(a.data, byte + jj * st) = row[j];
+            }
+        }
+    }
+}
+// The stored tile receives the gradient of the elements it wrote; when the array is overwritten on the tape
+// (flag bit 1) that gradient is consumed, as for element stores.
+template <typename T, int... D, typename... I>
+WEFT_FN void adj_tile_store(const array_t<T>& a, tile_t<T, D...>& adj_t, I... offset) {
+    typedef tiles::dims<D...> S;
+    if (!a.grad) return;
+    const int64 off[S::n] = {int64(offset)...};
+    const int64 j0 = off[S::n - 1];
+    const int64 n = a.shape[S::n - 1];
+    const int64 st = a.strides[S::n - 1];
+    array_t<T> g = a;
+    g.data = a.grad;
+    for (int r = 0; r < S::outer; ++r) {
+        int64 byte;
+        if (!tiles::row_offset<D...>(g, off, r, byte)) continue;
+        for (int j = 0; j < S::inner; ++j) {
+            const int64 jj = j0 + j;
+            if (jj < 0 || jj >= n) continue;
+            T* gp = detail::at(a.grad, byte + jj * st);
+            adj_t.data[r * S::inner + j] += *gp;
+            if (a.flags & 2) *gp = T();
+        }
+    }
+}
+// Backward replay: stores only into replay scratch copies (flag bit 0).
+template <typename T, int... D, typename... I>
+WEFT_FN void replay_tile_store(const array_t<T>& a, const tile_t<T, D...>& t, I... offset) {
+    if (a.flags & 1) tile_store(a, t, offset...);
+}
+
+// Returns the previous values of the elements (zeros outside the array).
+template <typename T, int... D, typename... I>
+WEFT_FN void tile_atomic_add(tile_t<T, D...>& old, const array_t<T>& a, const tile_t<T, D...>& t, I... offset) {
+    typedef tiles::dims<D...> S;
+    const int64 off[S::n] = {int64(offset)...};
+    const int64 j0 = off[S::n - 1];
+    const int64 n = a.shape[S::n - 1];
+    const int64 st = a.strides[S::n - 1];
+    for (int r = 0; r < S::outer; ++r) {
+        int64 byte;
+        const bool ok = tiles::row_offset<D...>(a, off, r, byte);
+        for (int j = 0; j < S::inner; ++j) {
+            const int64 jj = j0 + j;
+            const int k = r * S::inner + j;
+            old.data[k] = (ok && jj >= 0 && jj < n) ? atom::fetch_add(detail::at(a.data, byte + jj * st), t.data[k])
+                                                    : T();
+        }
+    }
+}
+template <typename T, int... D, typename... I>
+WEFT_FN void adj_tile_atomic_add(const array_t<T>& a, tile_t<T, D...>& adj_t, I... offset) {
+    typedef tiles::dims<D...> S;
+    if (!a.grad) return;
+    const int64 off[S::n] = {int64(offset)...};
+    const int64 j0 = off[S::n - 1];
+    const int64 n = a.shape[S::n - 1];
+    const int64 st = a.strides[S::n - 1];
+    array_t<T> g = a;
+    g.data = a.grad;
+    for (int r = 0; r < S::outer; ++r) {
+        int64 byte;
+        if (!tiles::row_offset<D...>(g, off, r, byte)) continue;
+        for (int j = 0; j < S::inner; ++j) {
+            const int64 jj = j0 + j;
+            if (jj >= 0 && jj < n) adj_t.data[r * S::inner + j] += *detail::at(a.grad, byte + jj * st);
+        }
+    }
+}
+template <typename T, int... D, typename... I>
+WEFT_FN void replay_tile_atomic_add(tile_t<T, D...>& old, const array_t<T>& a, const tile_t<T, D...>& t, I... offset) {
+    if (a.flags & 1) tile_atomic_add(old, a, t, offset...);
+}
+
+// ---------------------------------------------------------------------------------------------- construction
+template <typename T, int... D, typename V>
+WEFT_FN void tile_fill(tile_t<T, D...>& t, const V& value) {
+    for (int i = 0; i < tile_t<T, D...>::size; ++i) t.data[i] = T(value);
+}
+template <typename T, int... D, typename V>
+WEFT_FN void adj_tile_fill(const V&, V& adj_value, const tile_t<T, D...>& adj_t) {
+    for (int i = 0; i < tile_t<T, D...>::size; ++i) adj_value += V(adj_t.data[i]);
+}
+
+template <typename T, int N>
+WEFT_FN void tile_arange(tile_t<T, N>& t, T start, T step) {
+    for (int i = 0; i < N; ++i) t.data[i] = T(start + T(i) * step);
+}
+
+// wp.tile(x): one element per lane; vectors / matrices spread over the leading dimensions unless the type is
+// preserved.
+template <typename T, int BD>
+WEFT_FN void tile_from_lanes(tile_t<T, BD>& t, const T* lanes) {
+    for (int l = 0; l < BD; ++l) t.data[l] = lanes[l];
+}
+template <typename T, int BD>
+WEFT_FN void adj_tile_from_lanes(T* adj_lanes, const tile_t<T, BD>& adj_t) {
+    for (int l = 0; l < BD; ++l) adj_lanes[l] += adj_t.data[l];
+}
+template <unsigned N, typename T, int BD>
+WEFT_FN void tile_from_lanes(tile_t<T, int(N), BD>& t, const vec_t<N, T>* lanes) {
+    for (int l = 0; l < BD; ++l)
+        for (unsigned c = 0; c < N; ++c) t.data[c * BD + l] = lanes[l].c[c];
+}
+template <unsigned N, typename T, int BD>
+WEFT_FN void adj_tile_from_lanes(vec_t<N, T>* adj_lanes, const tile_t<T, int(N), BD>& adj_t) {
+    for (int l = 0; l < BD; ++l)
+        for (unsigned c = 0; c < N; ++c) adj_lanes[l].c[c] += adj_t.data[c * BD + l];
+}
+template <unsigned R, unsigned C, typename T, int BD>
+WEFT_FN void tile_from_lanes(tile_t<T, int(R), int(C), BD>& t, const mat_t<R, C, T>* lanes) {
+    for (int l = 0; l < BD; ++l)
+        for (unsigned i = 0; i < R; ++i)
+            for (unsigned j = 0; j < C; ++j) t.data[(i * C + j) * BD + l] = lanes[l].row[i].c[j];
+}
+template <unsigned R, unsigned C, typename T, int BD>
+WEFT_FN void adj_tile_from_lanes(mat_t<R, C, T>* adj_lanes, const tile_t<T, int(R), int(C), BD>& adj_t) {
+    for (int l = 0; l < BD; ++l)
+        for (unsigned i = 0; i < R; ++i)
+            for (unsigned j = 0; j < C; ++j) adj_lanes[l].row[i].c[j] += adj_t.data[(i * C + j) * BD + l];
+}
+
+// wp.untile(t): the lane's element (or the lane's column for tiles with leading dimensions).
+template <typename T, int BD>
+WEFT_FN T untile(const tile_t<T, BD>& t, int lane) { return t.data[lane]; }
+template <typename T, int BD>
+WEFT_FN void adj_untile(const tile_t<T, BD>&, int lane, tile_t<T, BD>& adj_t, const T& adj_ret) {
+    adj_t.data[lane] += adj_ret;
+}
+template <typename T, int N, int BD>
+WEFT_FN vec_t<unsigned(N), T> untile(const tile_t<T, N, BD>& t, int lane) {
+    vec_t<unsigned(N), T> v;
+    for (int c = 0; c < N; ++c) v.c[c] = t.data[c * BD + lane];
+    return v;
+}
+template <typename T, int N, int BD>
+WEFT_FN void adj_untile(const tile_t<T, N, BD>&, int lane, tile_t<T, N, BD>& adj_t, const vec_t<unsigned(N), T>& adj_ret) {
+    for (int c = 0; c < N; ++c) adj_t.data[c * BD + lane] += adj_ret.c[c];
+}
+template <typename T, int R, int C, int BD>
+WEFT_FN mat_t<unsigned(R), unsigned(C), T> untile(const tile_t<T, R, C, BD>& t, int lane) {
+    mat_t<unsigned(R), unsigned(C), T> m;
+    for (int i = 0; i < R; ++i)
+        for (int j = 0; j < C; ++j) m.row[i].c[j] = t.data[(i * C + j) * BD + lane];
+    return m;
+}
+template <typename T, int R, int C, int BD>
+WEFT_FN void adj_untile(const tile_t<T, R, C, BD>&, int lane, tile_t<T, R, C, BD>& adj_t,
+                        const mat_t<unsigned(R), unsigned(C), T>& adj_ret) {
+    for (int i = 0; i < R; ++i)
+        for (int j = 0; j < C; ++j) adj_t.data[(i * C + j) * BD + lane] += adj_ret.row[i].c[j];
+}
+
+// t[i, j]: one element (row-major flat index computed by the caller's indices).
+template <typename T, int... D, typename... I>
+WEFT_FN int tile_flat_index(const tile_t<T, D...>&, I... idx) {
+    typedef tiles::dims<D...> S;
+    static_assert(sizeof...(I) == sizeof...(D), "tile element access needs one index per dimension");
+    const int ids[S::n] = {int(idx)...};
+    int k = 0;
+    for (int d = 0; d < S::n; ++d) k = k * S::v[d] + ids[d];
+    return k;
+}
+template <typename T, int... D, typename... I>
+WEFT_FN T tile_extract(const tile_t<T, D...>& t, I... idx) { return t.data[tile_flat_index(t, idx...)]; }
+template <typename T, int... D, typename... I>
+WEFT_FN void adj_tile_extract(const tile_t<T, D...>& t, tile_t<T, D...>& adj_t, const T& adj_ret, I... idx) {
+    adj_t.data[tile_flat_index(t, idx...)] += adj_ret;
+}
+
+// ---------------------------------------------------------------------------------------------- reshaping
+// A copy of the sub-tile of ``t`` at ``offset`` (one offset per dimension of t); the result's dimensions align
+// with t's trailing dimensions (leading dimensions of t that the result drops are indexed by their offset).
+template <typename T, int... DO, int... DI, typename... I>
+WEFT_FN void tile_view(tile_t<T, DO...>& out, const tile_t<T, DI...>& t, I... offset) {
+    typedef tiles::dims<DO...> SO;
+    typedef tiles::dims<DI...> SI;
+    static_assert(sizeof...(I) == sizeof...(DI), "tile_view: one offset per dimension of the source");
+    const int off[SI::n] = {int(offset)...};
+    for (int k = 0; k < SO::size; ++k) {
+        int rem = k, src = 0, mult = 1;
+        for (int d = SI::n - 1; d >= 0; --d) {
+            const int od = d - (SI::n - SO::n);
+            int i = off[d];
+            if (od >= 0) {
+                i += rem % SO::v[od];
+                rem /= SO::v[od];
+            }
+            src += i * mult;
+            mult *= SI::v[d];
+        }
+        out.data[k] = (src >= 0 && src < SI::size) ? t.data[src] : T();
+    }
+}
+template <typename T, int... DO, int... DI, typename... I>
+WEFT_FN void adj_tile_view(tile_t<T, DI...>& adj_t, const tile_t<T, DO...>& adj_out, I... offset) {
+    typedef tiles::dims<DO...> SO;
+    typedef tiles::dims<DI...> SI;
+    const int off[SI::n] = {int(offset)...};
+    for (int k = 0; k < SO::size; ++k) {
+        int rem = k, src = 0, mult = 1;
+        for (int d = SI::n - 1; d >= 0; --d) {
+            const int od = d - (SI::n - SO::n);
+            int i = off[d];
+            if (od >= 0) {
+                i += rem % SO::v[od];
+                rem /= SO::v[od];
+            }
+            src += i * mult;
+            mult *= SI::v[d];
+        }
+        if (src >= 0 && src < SI::size) adj_t.data[src] += adj_out.data[k];
+    }
+}
+
+template <typename T, int M, int N>
+WEFT_FN void tile_transpose(tile_t<T, N, M>& out, const tile_t<T, M, N>& t) {
+    for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) out.data[j * M + i] = t.data[i * N + j];
+}
+template <typename T, int M, int N>
+WEFT_FN void adj_tile_transpose(tile_t<T, M, N>& adj_t, const tile_t<T, N, M>& adj_out) {
+    for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) adj_t.data[i * N + j] += adj_out.data[j * M + i];
+}
+
+namespace tiles {
+// Flat source index of output element k under NumPy broadcasting (shapes aligned from the right).
+template <typename SO, typename SI>
+WEFT_FN int broadcast_source(int k) {
+    int src = 0, mult = 1;
+    for (int d = SO::n - 1; d >= 0; --d) {
+        const int i = k % SO::v[d];
+        k /= SO::v[d];
+        const int sd = d - (SO::n - SI::n);
+        if (sd < 0) break;
+        if (SI::v[sd] != 1) src += i * mult;
+        mult *= SI::v[sd];
+    }
+    return src;
+}
+}  // namespace tiles
+
+template <typename T, int... DO, int... DI>
+WEFT_FN void tile_broadcast(tile_t<T, DO...>& out, const tile_t<T, DI...>& t) {
+    for (int k = 0; k < tile_t<T, DO...>::size; ++k)
+        out.data[k] = t.data[tiles::broadcast_source<tiles::dims<DO...>, tiles::dims<DI...>>(k)];
+}
+template <typename T, int... DO, int... DI>
+WEFT_FN void adj_tile_broadcast(tile_t<T, DI...>& adj_t, const tile_t<T, DO...>& adj_out) {
+    for (int k = 0; k < tile_t<T, DO...>::size; ++k)
+        adj_t.data[tiles::broadcast_source<tiles::dims<DO...>, tiles::dims<DI...>>(k)] += adj_out.data[k];
+}
+
+// ---------------------------------------------------------------------------------------------- element-wise
+namespace tiles {
+template <typename X>
+struct elem {
+    WEFT_FN static const X& get(const X& x, int) { return x; }
+    WEFT_FN static X& ref(X& x, int) { return x; }
+};
+template <typename T, int... D>
+struct elem<tile_t<T, D...>> {
+    WEFT_FN static const T& get(const tile_t<T, D...>& x, int i) { return x.data[i]; }
+    WEFT_FN static T& ref(tile_t<T, D...>& x, int i) { return x.data[i]; }
+};
+template <typename X>
+WEFT_FN decltype(auto) at(const X& x, int i) { return elem<X>::get(x, i); }
+template <typename X>
+WEFT_FN decltype(auto) at_ref(X& x, int i) { return elem<X>::ref(x, i); }
+}  // namespace tiles
+
+// out = a OP b where either side may be a scalar (broadcast); element ops are weft's scalar/vector ops.
+#define WEFT_TILE_BINARY(NAME)                                                                     \
+    template <typename T, int... D, typename A, typename B>                                        \
+    WEFT_FN void tile_##NAME(tile_t<T, D...>& out, const A& a, const B& b) {                      \
+        for (int i = 0; i < tile_t<T, D...>::size; ++i) out.data[i] = NAME(tiles::at(a, i), tiles::at(b, i)); \
+    }                                                                                              \
+    template <typename T, int... D, typename A, typename B, typename AA, typename AB>              \
+    WEFT_FN void adj_tile_##NAME(const A& a, const B& b, AA& adj_a, AB& adj_b, const tile_t<T, D...>& adj_out) { \
+        for (int i = 0; i < tile_t<T, D...>::size; ++i)                                            \
+            adj_##NAME(tiles::at(a, i), tiles::at(b, i), tiles::at_ref(adj_a, i), tiles::at_ref(adj_b, i), \
+                       adj_out.data[i]);                                                           \
+    }
+WEFT_TILE_BINARY(add)
+WEFT_TILE_BINARY(sub)
+WEFT_TILE_BINARY(mul)
+WEFT_TILE_BINARY(div)
+#undef WEFT_TILE_BINARY
+
+template <typename T, int... D>
+WEFT_FN void tile_neg(tile_t<T, D...>& out, const tile_t<T, D...>& a) {
+    for (int i = 0; i < tile_t<T, D...>::size; ++i) out.data[i] = -a.data[i];
+}
+template <typename T, int... D>
+WEFT_FN void adj_tile_neg(tile_t<T, D...>& adj_a, const tile_t<T, D...>& adj_out) {
+    for (int i = 0; i < tile_t<T, D...>::size; ++i) adj_a.data[i] -= adj_out.data[i];
+}
+
+// ---------------------------------------------------------------------------------------------- reductions
+template <typename T, int... D>
+WEFT_FN void tile_sum(tile_t<T, 1>& out, const tile_t<T, D...>& t) {
+    T s = T();
+    for (int i = 0; i < tile_t<T, D...>::size; ++i) s += t.data[i];
+    out.data[0] = s;
+}
+template <typename T, int... D>
+WEFT_FN void adj_tile_sum(tile_t<T, D...>& adj_t, const tile_t<T, 1>& adj_out) {
+    for (int i = 0; i < tile_t<T, D...>::size; ++i) adj_t.data[i] += adj_out.data[0];
+}
+
+template <typename T, int... D>
+WEFT_FN int tile_argmin_index(const tile_t<T, D...>& t) {
+    int k = 0;
+    for (int i = 1; i < tile_t<T, D...>::size; ++i)
+        if (t.data[i] < t.data[k]) k = i;
+    return k;
+}
+template <typename T, int... D>
+WEFT_FN int tile_argmax_index(const tile_t<T, D...>& t) {
+    int k = 0;
+    for (int i = 1; i < tile_t<T, D...>::size; ++i)
+        if (t.data[k] < t.data[i]) k = i;
+    return k;
+}
+template <typename T, int... D>
+WEFT_FN void tile_min(tile_t<T, 1>& out, const tile_t<T, D...>& t) { out.data[0] = t.data[tile_argmin_index(t)]; }
+template <typename T, int... D>
+WEFT_FN void adj_tile_min(const tile_t<T, D...>& t, tile_t<T, D...>& adj_t, const tile_t<T, 1>& adj_out) {
+    adj_t.data[tile_argmin_index(t)] += adj_out.data[0];
+}
+template <typename T, int... D>
+WEFT_FN void tile_max(tile_t<T, 1>& out, const tile_t<T, D...>& t) { out.data[0] = t.data[tile_argmax_index(t)]; }
+template <typename T, int... D>
+WEFT_FN void adj_tile_max(const tile_t<T, D...>& t, tile_t<T, D...>& adj_t, const tile_t<T, 1>& adj_out) {
+    adj_t.data[tile_argmax_index(t)] += adj_out.data[0];
+}
+template <typename T, int... D>
+WEFT_FN void tile_argmin(tile_t<int32, 1>& out, const tile_t<T, D...>& t) { out.data[0] = tile_argmin_index(t); }
+template <typename T, int... D>
+WEFT_FN void tile_argmax(tile_t<int32, 1>& out, const tile_t<T, D...>& t) { out.data[0] = tile_argmax_index(t); }
+
+// ---------------------------------------------------------------------------------------------- matmul
+namespace tiles {
+// c (M x N) = alpha * a (M x K) @ b (K x N) + beta * c; four rows at a time so the inner loop over N keeps its
+// accumulators in vector registers.
+template <typename T, int M, int K, int N>
+WEFT_FN void gemm(T* __restrict__ c, const T* __restrict__ a, const T* __restrict__ b, T alpha, T beta) {
+    constexpr int RB = 4;
+    constexpr int JB = N < 32 ? N : 32;
+    int i = 0;
+    for (; i + RB <= M; i += RB) {
+        for (int j0 = 0; j0 < N; j0 += JB) {
+            const int jn = N - j0 < JB ? N - j0 : JB;
+            T acc[RB][JB];
+            for (int r = 0; r < RB; ++r)
+                for (int j = 0; j < JB; ++j) acc[r][j] = T(0);
+            for (int k = 0; k < K; ++k) {
+                const T* brow = b + k * N + j0;
+                const T a0 = a[(i + 0) * K + k], a1 = a[(i + 1) * K + k];
+                const T a2 = a[(i + 2) * K + k], a3 = a[(i + 3) * K + k];
+                if (jn == JB) {
+                    for (int j = 0; j < JB; ++j) {
+                        const T bv = brow[j];
+                        acc[0][j] += a0 * bv;
+                        acc[1][j] += a1 * bv;
+                        acc[2][j] += a2 * bv;
+                        acc[3][j] += a3 * bv;
+                    }
+                } else {
+                    for (int j = 0; j < jn; ++j) {
+                        const T bv = brow[j];
+                        acc[0][j] += a0 * bv;
+                        acc[1][j] += a1 * bv;
+                        acc[2][j] += a2 * bv;
+                        acc[3][j] += a3 * bv;
+                    }
+                }
+            }
+            for (int r = 0; r < RB; ++r)
+                for (int j = 0; j < jn; ++j) {
+                    T& dst = c[(i + r) * N + j0 + j];
+                    dst = (beta == T(0) ? T(0) : beta * dst) + alpha * acc[r][j];
+                }
+        }
+    }
+    for (; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+            T s = T(0);
+            for (int k = 0; k < K; ++k) s += a[i * K + k] * b[k * N + j];
+            T& dst = c[i * N + j];
+            dst = (beta == T(0) ? T(0) : beta * dst) + alpha * s;
+        }
+}
+}  // namespace tiles
+
+template <typename T, int M, int K, int N>
+WEFT_FN void tile_matmul(tile_t<T, M, N>& out, const tile_t<T, M, K>& a, const tile_t<T, K, N>& b) {
+    tiles::gemm<T, M, K, N>(out.data, a.data, b.data, T(1), T(0));
+}
+// adj_a += adj_out @ b^T, adj_b += a^T @ adj_out
+template <typename T, int M, int K, int N>
+WEFT_FN void adj_tile_matmul(const tile_t<T, M, K>& a, const tile_t<T, K, N>& b, tile_t<T, M, K>& adj_a,
+                             tile_t<T, K, N>& adj_b, const tile_t<T, M, N>& adj_out) {
+    tile_t<T, N, K> bt;
+    tile_transpose(bt, b);
+    tiles::gemm<T, M, N, K>(adj_a.data, adj_out.data, bt.data, T(1), T(1));
+    tile_t<T, K, M> at;
+    tile_transpose(at, a);
+    tiles::gemm<T, K, M, N>(adj_b.data, at.data, adj_out.data, T(1), T(1));
+}
+// out = alpha * a @ b + beta * c  (wp.tile_matmul(a, b, out, alpha, beta))
+template <typename T, int M, int K, int N>
+WEFT_FN void tile_matmul_acc(tile_t<T, M, N>& out, const tile_t<T, M, K>& a, const tile_t<T, K, N>& b,
+                             const tile_t<T, M, N>& c, T alpha, T beta) {
+    if (&out != &c) out = c;
+    tiles::gemm<T, M, K, N>(out.data, a.data, b.data, alpha, beta);
+}
+template <typename T, int M, int K, int N>
+WEFT_FN void adj_tile_matmul_acc(const tile_t<T, M, K>& a, const tile_t<T, K, N>& b, const tile_t<T, M, N>& c,
+                                 T alpha, T beta, tile_t<T, M, K>& adj_a, tile_t<T, K, N>& adj_b,
+                                 tile_t<T, M, N>& adj_c, T& adj_alpha, T& adj_beta, const tile_t<T, M, N>& adj_out) {
+    tile_t<T, N, K> bt;
+    tile_transpose(bt, b);
+    tiles::gemm<T, M, N, K>(adj_a.data, adj_out.data, bt.data, alpha, T(1));
+    tile_t<T, K, M> at;
+    tile_transpose(at, a);
+    tiles::gemm<T, K, M, N>(adj_b.data, at.data, adj_out.data, alpha, T(1));
+    tile_t<T, M, N> ab;
+    tiles::gemm<T, M, K, N>(ab.data, a.data, b.data, T(1), T(0));
+    for (int i = 0; i < M * N; ++i) {
+        adj_c.data[i] += beta * adj_out.data[i];
+        adj_alpha += ab.data[i] * adj_out.data[i];
+        adj_beta += c.data[i] * adj_out.data[i];
+    }
+}
+
+// ---------------------------------------------------------------------------------------------- Cholesky
+// L (lower triangular, zeros above the diagonal) with A = L L^T; reads the lower triangle of A. A matrix that
+// is not positive definite gives NaNs (as a failed factorisation does in Warp).
+template <typename T, int N>
+WEFT_FN void tile_cholesky(tile_t<T, N, N>& L, const tile_t<T, N, N>& A) {
+    for (int i = 0; i < N * N; ++i) L.data[i] = T(0);
+    for (int j = 0; j < N; ++j) {
+        T d = A.data[j * N + j];
+        for (int k = 0; k < j; ++k) d -= L.data[j * N + k] * L.data[j * N + k];
+        const T ljj = sqrt(d);
+        L.data[j * N + j] = ljj;
+        const T inv = T(1) / ljj;
+        for (int i = j + 1; i < N; ++i) {
+            T s = A.data[i * N + j];
+            for (int k = 0; k < j; ++k) s -= L.data[i * N + k] * L.data[j * N + k];
+            L.data[i * N + j] = s * inv;
+        }
+    }
+}
+namespace tiles {
+// x <- L^{-1} x and x <- L^{-T} x for ``cols`` right-hand sides stored row-major (N x cols).
+template <typename T, int N>
+WEFT_FN void lower_solve(const T* L, T* x, int cols) {
+    for (int i = 0; i < N; ++i)
+        for (int c = 0; c < cols; ++c) {
+            T s = x[i * cols + c];
+            for (int k = 0; k < i; ++k) s -= L[i * N + k] * x[k * cols + c];
+            x[i * cols + c] = s / L[i * N + i];
+        }
+}
+template <typename T, int N>
+WEFT_FN void upper_solve_t(const T* L, T* x, int cols) {
+    for (int i = N - 1; i >= 0; --i)
+        for (int c = 0; c < cols; ++c) {
+            T s = x[i * cols + c];
+            for (int k = i + 1; k < N; ++k) s -= L[k * N + i] * x[k * cols + c];
+            x[i * cols + c] = s / L[i * N + i];
+        }
+}
+}  // namespace tiles
+// Reverse mode through A = L L^T: with P = tril(L^T adj_L) (diagonal halved), S = L^{-T} P L^{-1}; the
+// factorisation reads only the lower triangle, so adj_A[i][j] += S[i][j] + S[j][i] below the diagonal and
+// S[i][i] on it.
+template <typename T, int N>
+WEFT_FN void adj_tile_cholesky(const tile_t<T, N, N>& A, tile_t<T, N, N>& adj_A, const tile_t<T, N, N>& adj_L) {
+    tile_t<T, N, N> L;
+    tile_cholesky(L, A);
+    tile_t<T, N, N> P;
+    for (int i = 0; i < N; ++i)
+        for (int j = 0; j < N; ++j) {
+            T s = T(0);
+            for (int k = 0; k < N; ++k) s += L.data[k * N + i] * adj_L.data[k * N + j];
+            P.data[i * N + j] = j < i ? s : (j == i ? T(0.5) * s : T(0));
+        }
+    // S = L^{-T} P L^{-1}: first X = L^{-T} P (columns of P), then S = X L^{-1} = (L^{-T} X^T)^T
+    tiles::upper_solve_t<T, N>(L.data, P.data, N);
+    tile_t<T, N, N> Xt;
+    tile_transpose(Xt, P);
+    tiles::upper_solve_t<T, N>(L.data, Xt.data, N);
+    // Xt now holds S^T
+    for (int i = 0; i < N; ++i)
+        for (int j = 0; j <= i; ++j) {
+            const T sij = Xt.data[j * N + i], sji = Xt.data[i * N + j];
+            adj_A.data[i * N + j] += j < i ? sij + sji : sij;
+        }
+}
+
+// x with A x = b, given L of A (b: N or N x M)
+template <typename T, int N, int... DB>
+WEFT_FN void tile_cholesky_solve(tile_t<T, DB...>& x, const tile_t<T, N, N>& L, const tile_t<T, DB...>& b) {
+    constexpr int cols = tile_t<T, DB...>::size / N;
+    x = b;
+    tiles::lower_solve<T, N>(L.data, x.data, cols);
+    tiles::upper_solve_t<T, N>(L.data, x.data, cols);
+}
+// adj_b += A^{-1} adj_x = z; adj_L -= tril((x z^T + z x^T) L)
+template <typename T, int N, int... DB>
+WEFT_FN void adj_tile_cholesky_solve(const tile_t<T, N, N>& L, const tile_t<T, DB...>& b, tile_t<T, N, N>& adj_L,
+                                     tile_t<T, DB...>& adj_b, const tile_t<T, DB...>& adj_x) {
+    constexpr int cols = tile_t<T, DB...>::size / N;
+    tile_t<T, DB...> x, z;
+    tile_cholesky_solve(x, L, b);
+    tile_cholesky_solve(z, L, adj_x);
+    adj_b += z;
+    for (int i = 0; i < N; ++i)
+        for (int j = 0; j <= i; ++j) {
+            T s = T(0);
+            for (int k = 0; k < N; ++k) {
+                T m = T(0);  // (x z^T + z x^T)[i][k]
+                for (int c = 0; c < cols; ++c)
+                    m += x.data[i * cols + c] * z.data[k * cols + c] + z.data[i * cols + c] * x.data[k * cols + c];
+                s += m * L.data[k * N + j];
+            }
+            adj_L.data[i * N + j] -= s;
+        }
+}
+
+}  // namespace weft
+
+namespace weft {
+// ---------------------------------------------------------------------------------------------- CPU blocks
+// Launch coordinates of the flat thread index ``flat`` (as wp.tid(): leading coordinates first).
+WEFT_FN void tile_coords(const Grid& g, int64 flat, int32* c) {
+    const int nd = g.ndim < 1 ? 1 : g.ndim;
+    for (int d = 3; d >= nd; --d) c[d] = 0;
+    for (int d = nd - 1; d >= 0; --d) {
+        c[d] = int32(flat % g.dim[d]);
+        flat /= g.dim[d];
+    }
+}
+WEFT_FN bool any_lane(const bool* alive, int n) {
+    for (int l = 0; l < n; ++l)
+        if (alive[l]) return true;
+    return false;
+}
+
+#if !WEFT_CUDA
+// Runs body(block) for every block of ``block_dim`` consecutive threads; one block per CPU thread at a time.
+template <typename Body>
+inline void run_blocks(const Grid& g, int32 block_dim, int32 nthreads, Body&& body) {
+    int64 total = 1;
+    for (int d = 0; d < (g.ndim < 1 ? 1 : g.ndim); ++d) total *= g.dim[d];
+    const int64 nblocks = (total + block_dim - 1) / block_dim;
+    if (nblocks <= 0) return;
+    int threads = nthreads > 0 ? nthreads : omp_get_max_threads();
+    if (int64(threads) > nblocks) threads = int(nblocks);
+    if (threads <= 1) {
+        for (int64 b = 0; b < nblocks; ++b) body(b);
+        return;
+    }
+    const int64 chunk = nblocks / (int64(threads) * 4) > 0 ? nblocks / (int64(threads) * 4) : 1;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, chunk)
+    for (int64 b = 0; b < nblocks; ++b) body(b);
+}
+#endif
+}  // namespace weft

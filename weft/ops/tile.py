@@ -1,0 +1,282 @@
+"""Tile ops (``weft/native/tile.h``, ``weft/native/fft.h``): block-wide values with compile-time shapes.
+
+Every op here is SPECIAL: the tile renderer (``weft.tiles.render``) emits them, and their reverse-mode rules
+live in ``weft.tiles.adjoint``. Compile-time arguments (shapes, dtypes, the function of a ``tile_map``) travel in
+``attrs``; the frontend forms in ``weft.tiles.frontend`` parse Warp's keyword signatures into these records.
+"""
+
+from __future__ import annotations
+
+from ..ir import types as T
+from . import rules as R
+from .registry import Adjoint, Op, OpKind, register
+
+D = "tile"
+
+
+def is_tile(t) -> bool:
+    return isinstance(t, T.TileType)
+
+
+def _ints(ts) -> bool:
+    return all(isinstance(t, T.ScalarType) and t.is_int for t in ts)
+
+
+def _array(t) -> bool:
+    return isinstance(t, T.ArrayType) and t.kind is T.ArrayKind.ARRAY
+
+
+def _reg(name, rule, doc, adjoint=Adjoint.SPECIAL, side_effect=False):
+    register(Op(name, rule, native=name, kind=OpKind.SPECIAL, adjoint=adjoint, side_effect=side_effect, domain=D,
+                doc=doc))
+
+
+# ---------------------------------------------------------------------------------------------- memory
+def _load(args, attrs):
+    (shape,) = attrs
+    if args and _array(args[0]) and len(args) - 1 == args[0].ndim == len(shape) and _ints(args[1:]):
+        return T.TileType(args[0].dtype, tuple(shape))
+    return None
+
+
+def _store(args, attrs):
+    if len(args) >= 2 and _array(args[0]) and is_tile(args[1]) and args[1].dtype == args[0].dtype and \
+            len(args) - 2 == args[0].ndim == len(args[1].shape) and _ints(args[2:]):
+        return T.VOID
+    return None
+
+
+def _atomic_add(args, attrs):
+    if _store(args, attrs) is T.VOID:
+        return args[1]
+    return None
+
+
+_reg("tile_load", _load, "tile_load(a, shape, offset=(0, ...)): a tile read from an array; elements outside the "
+     "array read as zero.")
+_reg("tile_store", _store, "tile_store(a, t, offset=(0, ...)): write a tile into an array; elements outside the "
+     "array are skipped.", side_effect=True)
+_reg("tile_atomic_add", _atomic_add, "tile_atomic_add(a, t, offset=(0, ...)): atomically add a tile into an array; "
+     "returns the previous values (zero outside the array).", side_effect=True)
+
+
+# ---------------------------------------------------------------------------------------------- construction
+def _made(nargs):
+    def rule(args, attrs):
+        (t,) = attrs
+        if len(args) == nargs and all(isinstance(a, T.ScalarType) for a in args):
+            return t
+        return None
+    return rule
+
+
+def _fill(args, attrs):
+    (t,) = attrs
+    if len(args) == 1 and args[0] == t.dtype:
+        return t
+    return None
+
+
+_reg("tile_zeros", _made(0), "tile_zeros(shape, dtype=float): a tile of zeros.", adjoint=Adjoint.NONE)
+_reg("tile_ones", _made(0), "tile_ones(shape, dtype=float): a tile of ones.", adjoint=Adjoint.NONE)
+_reg("tile_full", _fill, "tile_full(shape, value, dtype=float): a tile filled with value.")
+_reg("tile_arange", _made(2), "tile_arange(stop) / tile_arange(start, stop, step, dtype): an evenly spaced 1-D tile.",
+     adjoint=Adjoint.NONE)
+
+
+def _tile_of(args, attrs):
+    (t,) = attrs
+    if len(args) == 1 and isinstance(args[0], (T.ScalarType, T.VectorType, T.MatrixType)):
+        return t
+    return None
+
+
+def _untile(args, attrs):
+    if len(args) != 1 or not is_tile(args[0]):
+        return None
+    t = args[0]
+    if len(t.shape) == 1:
+        return t.dtype
+    if not isinstance(t.dtype, T.ScalarType):
+        return None
+    if len(t.shape) == 2:
+        return T.VectorType(t.shape[0], t.dtype)
+    if len(t.shape) == 3:
+        return T.MatrixType(t.shape[0], t.shape[1], t.dtype)
+    return None
+
+
+def _extract(args, attrs):
+    if args and is_tile(args[0]) and len(args) - 1 == len(args[0].shape) and _ints(args[1:]):
+        return args[0].dtype
+    return None
+
+
+_reg("tile", _tile_of, "tile(x, preserve_type=False): a tile of the per-lane values x (trailing dimension "
+     "block_dim; vectors and matrices spread over leading dimensions unless preserve_type).")
+_reg("untile", _untile, "untile(t): each lane's element of a tile whose trailing dimension is block_dim.")
+_reg("tile_extract", _extract, "tile_extract(t, i, ...) or t[i, ...]: one element of a tile.")
+register(Op("extract", _extract, native="tile_extract", kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, domain=D,
+            doc="t[i, ...]: one element of a tile."))
+
+
+# ---------------------------------------------------------------------------------------------- reshaping
+def _view(args, attrs):
+    (out,) = attrs
+    if args and is_tile(args[0]) and len(args) - 1 == len(args[0].shape) and _ints(args[1:]):
+        return out
+    return None
+
+
+def _transpose(args, attrs):
+    if len(args) == 1 and is_tile(args[0]) and len(args[0].shape) == 2:
+        m, n = args[0].shape
+        return T.TileType(args[0].dtype, (n, m))
+    return None
+
+
+def _broadcast(args, attrs):
+    (out,) = attrs
+    if len(args) == 1 and is_tile(args[0]):
+        return out
+    return None
+
+
+_reg("tile_view", _view, "tile_view(t, offset, shape=None): a copy of the sub-tile at offset (integer offsets "
+     "without shape drop the leading dimensions they index).")
+_reg("tile_transpose", _transpose, "tile_transpose(t): the transpose of a 2-D tile.")
+_reg("tile_broadcast", _broadcast, "tile_broadcast(t, shape): t broadcast to shape (NumPy rules).")
+
+
+# ---------------------------------------------------------------------------------------------- element-wise
+def _elementwise(name):
+    def rule(args, attrs):
+        if len(args) != 2 or not (is_tile(args[0]) or is_tile(args[1])):
+            return None
+        a, b = args
+        if is_tile(a) and is_tile(b):
+            if a.shape != b.shape or a.dtype != b.dtype:
+                return None
+            return a if _element_rule(name, a.dtype, b.dtype) == a.dtype else None
+        tile, other = (a, b) if is_tile(a) else (b, a)
+        ea, eb = (tile.dtype, other) if is_tile(a) else (other, tile.dtype)
+        result = _element_rule(name, ea, eb)
+        if result is None:
+            return None
+        return T.TileType(result, tile.shape)
+    return rule
+
+
+def _element_rule(name, a, b):
+    from . import registry
+
+    found = registry.resolve(name, (a, b))
+    if found is None:
+        return None
+    op, results = found
+    return results[0] if len(results) == 1 else None
+
+
+for _name in ("add", "sub", "mul", "div"):
+    register(Op(_name, _elementwise(_name), native="tile_" + _name, kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL,
+                domain=D, doc=f"Element-wise {_name} of tiles (or a tile and a value broadcast to every element)."))
+register(Op("neg", lambda a, at: a[0] if len(a) == 1 and is_tile(a[0]) else None, native="tile_neg",
+            kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, domain=D, doc="-t element-wise."))
+
+
+def _map(args, attrs):
+    (body,) = attrs
+    if args and all(is_tile(a) and a.shape == args[0].shape for a in args) and len(args) == len(body.params):
+        return T.TileType(body.result.type, args[0].shape)
+    return None
+
+
+def _reduce(args, attrs):
+    (body,) = attrs
+    if len(args) == 1 and is_tile(args[0]) and body.result.type == args[0].dtype:
+        return T.TileType(args[0].dtype, (1,))
+    return None
+
+
+_reg("tile_map", _map, "tile_map(f, a, b, ...): f applied to every element (f a builtin or @wp.func).")
+_reg("tile_reduce", _reduce, "tile_reduce(f, t): t reduced with the binary function f to a one-element tile.")
+
+
+def _reduction(result_dtype=None, ordered=False):
+    def rule(args, attrs):
+        if len(args) != 1 or not is_tile(args[0]):
+            return None
+        dt = args[0].dtype
+        if ordered and not isinstance(dt, T.ScalarType):
+            return None
+        if not ordered and not isinstance(dt, (T.ScalarType, T.VectorType, T.MatrixType)):
+            return None
+        return T.TileType(result_dtype or dt, (1,))
+    return rule
+
+
+_reg("tile_sum", _reduction(), "tile_sum(t): the sum of all elements, as a one-element tile.")
+_reg("tile_min", _reduction(ordered=True), "tile_min(t): the smallest element, as a one-element tile.")
+_reg("tile_max", _reduction(ordered=True), "tile_max(t): the largest element, as a one-element tile.")
+_reg("tile_argmin", _reduction(T.INT32, ordered=True), "tile_argmin(t): flat index of the smallest element.",
+     adjoint=Adjoint.NONE)
+_reg("tile_argmax", _reduction(T.INT32, ordered=True), "tile_argmax(t): flat index of the largest element.",
+     adjoint=Adjoint.NONE)
+
+
+# ---------------------------------------------------------------------------------------------- linear algebra
+def _matmul(args, attrs):
+    if len(args) == 2:
+        a, b = args
+        if is_tile(a) and is_tile(b) and len(a.shape) == 2 and len(b.shape) == 2 and a.shape[1] == b.shape[0] and \
+                a.dtype == b.dtype and R.is_scalar(a.dtype, floats=True):
+            return T.TileType(a.dtype, (a.shape[0], b.shape[1]))
+        return None
+    if len(args) == 5:
+        a, b, c, alpha, beta = args
+        prod = _matmul((a, b), attrs)
+        if prod is not None and c == prod and alpha == beta == a.dtype:
+            return prod
+    return None
+
+
+def _cholesky(args, attrs):
+    if len(args) == 1 and is_tile(args[0]) and len(args[0].shape) == 2 and args[0].shape[0] == args[0].shape[1] and \
+            R.is_scalar(args[0].dtype, floats=True):
+        return args[0]
+    return None
+
+
+def _cholesky_solve(args, attrs):
+    if len(args) != 2 or not (is_tile(args[0]) and is_tile(args[1])):
+        return None
+    L, b = args
+    if _cholesky((L,), attrs) is None or b.dtype != L.dtype or len(b.shape) not in (1, 2) or b.shape[0] != L.shape[0]:
+        return None
+    return b
+
+
+_reg("tile_matmul", _matmul, "tile_matmul(a, b) or a @ b: the matrix product; tile_matmul(a, b, out, alpha=1.0, "
+     "beta=1.0) updates out = alpha * a @ b + beta * out.")
+_reg("tile_cholesky", _cholesky, "tile_cholesky(A): lower-triangular L with A = L L^T (reads A's lower triangle).")
+_reg("tile_cholesky_solve", _cholesky_solve, "tile_cholesky_solve(L, b): x with (L L^T) x = b.")
+
+
+def _fft(args, attrs):
+    if len(args) == 1 and is_tile(args[0]) and isinstance(args[0].dtype, T.VectorType) and \
+            args[0].dtype.length == 2 and args[0].dtype.scalar in (T.FLOAT32, T.FLOAT64):
+        return args[0]
+    return None
+
+
+_reg("tile_fft", _fft, "tile_fft(t): in-place forward FFT along the last dimension of a vec2f / vec2d tile "
+     "(x = real, y = imaginary); leading dimensions are batched; not normalised.")
+_reg("tile_ifft", _fft, "tile_ifft(t): in-place inverse FFT along the last dimension; not normalised (a forward "
+     "and inverse round trip scales by the length).")
+
+#: Ops that act on the whole block (rendered once per block, never per lane).
+COLLECTIVE = frozenset({
+    "tile_load", "tile_store", "tile_atomic_add", "tile_zeros", "tile_ones", "tile_full", "tile_arange", "tile",
+    "tile_view", "tile_transpose", "tile_broadcast", "tile_map", "tile_reduce", "tile_sum", "tile_min", "tile_max",
+    "tile_argmin", "tile_argmax", "tile_matmul", "tile_cholesky", "tile_cholesky_solve", "tile_fft", "tile_ifft",
+})

@@ -1,0 +1,50 @@
+"""``wp.launch_tiled``: launch a grid of blocks, each of ``block_dim`` cooperating lanes."""
+
+from __future__ import annotations
+
+from ..errors import LaunchError
+from ..runtime.launch import launch, normalize_dim
+
+
+def launch_tiled(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), device=None, stream=None,
+                 adjoint=False, record_tape=True, record_cmd=False, block_dim=256, **kwargs):
+    """Launch ``kernel`` over ``dim`` blocks of ``block_dim`` lanes each.
+
+    As in Warp, this is ``wp.launch(kernel, [*dim, block_dim], ..., block_dim=block_dim)``: inside the kernel
+    ``i, j = wp.tid()`` gives the block coordinates and ``i, j, lane = wp.tid()`` also the lane. On the CPU a
+    block runs on one thread, its lanes in lock-step around the collective tile operations, so results are the
+    same as on a GPU with the same ``block_dim``.
+
+    Args:
+        kernel: a ``@wp.kernel``.
+        dim: the number of blocks along each launch dimension (an int or a tuple of 1-3 ints).
+        inputs, outputs: kernel arguments, as for ``wp.launch``.
+        block_dim: lanes per block (compile-time for the kernel: each value compiles once).
+
+    Raises:
+        LaunchError: bad dimensions or arguments.
+    """
+    dims = normalize_dim(dim)
+    if len(dims) > 3:
+        raise LaunchError(f"launch_tiled dim has at most 3 dimensions (the lane index is the 4th), got {dims}")
+    if block_dim is None or int(block_dim) <= 0:
+        block_dim = 256
+    block_dim = int(block_dim)
+    return launch(kernel, (*dims, block_dim), inputs=inputs, outputs=outputs, adj_inputs=adj_inputs,
+                  adj_outputs=adj_outputs, device=device, stream=stream, adjoint=adjoint, record_tape=record_tape,
+                  record_cmd=record_cmd, block_dim=block_dim, **kwargs)
+
+
+def check_tiled_launch(kernel, spec, dims: tuple[int, ...]) -> None:
+    """Launch-time checks for a kernel that uses tiles (called by ``wp.launch``)."""
+    bd = spec.fn.tile_dim
+    total = 1
+    for d in dims:
+        total *= d
+    if total % bd:
+        raise LaunchError(f"kernel '{kernel.__name__}' uses tiles, so its {total} threads must form whole blocks of "
+                          f"block_dim={bd}; launch it with wp.launch_tiled(kernel, dim=blocks, block_dim={bd}) or "
+                          f"a dim whose size is a multiple of {bd}")
+    if spec.tid_arity > len(dims):
+        raise LaunchError(f"kernel '{kernel.__name__}' unpacks wp.tid() into {spec.tid_arity} indices but was "
+                          f"launched with a {len(dims)}-D grid {dims}")

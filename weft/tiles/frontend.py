@@ -1,0 +1,400 @@
+"""Kernel-language forms of the tile builtins: Warp's keyword signatures parsed into registry ops.
+
+Shapes, dtypes and mapped functions are compile-time values (evaluated with ``eval_static``) carried in op
+attributes; offsets and scalars are runtime values. In-place builtins (``tile_fft(a)``, ``tile_matmul(a, b,
+out)``) rebind their target name to the op's result, so the IR stays in SSA form.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import CompileError
+from ..frontend import analysis
+from ..frontend.calls import SPECIAL, _builtin, inline
+from ..frontend.func import Func
+from ..ir import types as T
+from ..ir.nodes import Const, Stmt, Var
+from ..typing.resolve import Weak
+from ..types.mapping import to_ir
+
+
+@dataclass(frozen=True, eq=False)
+class TileBody:
+    """A function applied per element by ``tile_map`` / ``tile_reduce``: lowered once on element parameters."""
+
+    params: tuple[Var, ...]
+    block: list[Stmt]
+    result: object  # Var or Const
+    name: str = ""
+
+
+def block_dim(lw) -> int:
+    bd = lw.options.get("block_dim")
+    return int(bd) if bd else 256
+
+
+def _mark(lw) -> None:
+    lw.uses_tiles = True
+
+
+def _bind(lw, node: ast.Call, name: str, params: list[str], required: int) -> dict:
+    """Map the call's positional and keyword arguments to parameter names (values are AST nodes)."""
+    if any(isinstance(a, ast.Starred) for a in node.args):
+        raise lw.error(f"star-arguments are not supported in wp.{name}()", node)
+    if len(node.args) > len(params):
+        raise lw.error(f"wp.{name}() takes at most {len(params)} arguments ({', '.join(params)}), "
+                       f"got {len(node.args)}", node)
+    out = dict(zip(params, node.args))
+    for kw in node.keywords:
+        if kw.arg not in params:
+            raise lw.error(f"wp.{name}() got an unexpected keyword argument '{kw.arg}'", kw.value,
+                           hint="parameters: " + ", ".join(params))
+        if kw.arg in out:
+            raise lw.error(f"wp.{name}() got multiple values for '{kw.arg}'", kw.value)
+        out[kw.arg] = kw.value
+    missing = [p for p in params[:required] if p not in out]
+    if missing:
+        raise lw.error(f"wp.{name}() is missing the argument '{missing[0]}'", node)
+    return out
+
+
+def static_shape(lw, node: ast.AST, what: str = "shape") -> tuple[int, ...]:
+    """A tile shape: an int or tuple of ints known at compile time."""
+    try:
+        value = lw.eval_static(node)
+    except CompileError:
+        raise lw.error(f"tile {what} must be a compile-time constant", node,
+                       hint="use literals, module-level constants (wp.constant) or wp.static(...); tile shapes "
+                            "fix the generated code") from None
+    if isinstance(value, Weak):
+        value = value.value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        shape = (int(value),)
+    elif isinstance(value, (tuple, list)) and all(isinstance(v, (int, np.integer)) for v in value):
+        shape = tuple(int(v) for v in value)
+    else:
+        raise lw.error(f"tile {what} must be an int or a tuple of ints, got {value!r}", node)
+    if not 1 <= len(shape) <= 4 or any(s <= 0 for s in shape):
+        raise lw.error(f"tile {what} {shape} must have 1 to 4 positive dimensions", node)
+    return shape
+
+
+def _static_dtype(lw, node, default=T.FLOAT32) -> T.Type:
+    if node is None:
+        return default
+    try:
+        return to_ir(lw.eval_static(node))
+    except CompileError:
+        raise
+    except TypeError as exc:
+        raise lw.error(f"dtype: {exc}", node) from None
+
+
+def _offsets(lw, node, ndim: int, what: str = "offset") -> list:
+    if node is None:
+        return [Const(0, T.INT32)] * ndim
+    value = lw.visit(node)
+    parts = list(value) if isinstance(value, tuple) else [value]
+    if len(parts) != ndim:
+        raise lw.error(f"{what} has {len(parts)} entries but the tile has {ndim} dimensions", node)
+    out = []
+    for p in parts:
+        v = lw.operand(p, node, want=T.INT32)
+        if not (isinstance(v.type, T.ScalarType) and v.type.is_int):
+            raise lw.error(f"{what} entries must be integers, got {v.type}", node)
+        if v.type != T.INT32:
+            v = lw.op("cast", [v], attrs=(T.INT32,), node=node)
+        out.append(v)
+    return out
+
+
+def _tile_value(lw, node, fname: str, what: str = "tile"):
+    v = lw.operand(lw.visit(node), node)
+    if not isinstance(v.type, T.TileType):
+        raise lw.error(f"wp.{fname}() expects a tile as '{what}', got {v.type}", node)
+    return v
+
+
+def _array_value(lw, node, fname: str):
+    v = lw.operand(lw.visit(node), node)
+    if not (isinstance(v.type, T.ArrayType) and v.type.kind is T.ArrayKind.ARRAY):
+        raise lw.error(f"wp.{fname}() expects an array, got {v.type}", node)
+    return v
+
+
+def _store_target(lw, target: ast.AST, value, fname: str) -> None:
+    if not isinstance(target, (ast.Name, ast.Attribute, ast.Subscript)):
+        raise lw.error(f"the tile updated in place by wp.{fname}() must be a variable", target)
+    lw.store(target, value)
+
+
+# ---------------------------------------------------------------------------------------------- memory
+def _tile_load(lw, node):
+    _mark(lw)
+    a = _bind(lw, node, "tile_load", ["a", "shape", "offset", "storage", "bounds_check", "aligned"], 2)
+    arr = _array_value(lw, a["a"], "tile_load")
+    shape = static_shape(lw, a["shape"])
+    if len(shape) != arr.type.ndim:
+        raise lw.error(f"tile_load of a {arr.type.ndim}-D array needs a {arr.type.ndim}-D shape, got {shape}",
+                       a["shape"])
+    offs = _offsets(lw, a.get("offset"), len(shape))
+    return lw.op("tile_load", [arr, *offs], attrs=(shape,), node=node)
+
+
+def _tile_store(lw, node, name="tile_store"):
+    _mark(lw)
+    a = _bind(lw, node, name, ["a", "t", "offset", "bounds_check"], 2)
+    arr = _array_value(lw, a["a"], name)
+    t = _tile_value(lw, a["t"], name, "t")
+    if len(t.type.shape) != arr.type.ndim:
+        raise lw.error(f"wp.{name}() of a {len(t.type.shape)}-D tile into a {arr.type.ndim}-D array", node,
+                       hint="the tile must have one dimension per array dimension")
+    if t.type.dtype != arr.type.dtype:
+        raise lw.error(f"wp.{name}(): the tile holds {t.type.dtype} but the array holds {arr.type.dtype}", node)
+    offs = _offsets(lw, a.get("offset"), len(t.type.shape))
+    return lw.op(name, [arr, t, *offs], node=node)
+
+
+def _tile_atomic_add(lw, node):
+    return _tile_store(lw, node, "tile_atomic_add")
+
+
+# ---------------------------------------------------------------------------------------------- construction
+def _filled(name: str):
+    def handler(lw, node):
+        _mark(lw)
+        params = ["shape", "value", "dtype", "storage"] if name == "tile_full" else ["shape", "dtype", "storage"]
+        a = _bind(lw, node, name, params, 2 if name == "tile_full" else 1)
+        shape = static_shape(lw, a["shape"])
+        dtype = _static_dtype(lw, a.get("dtype"))
+        t = T.TileType(dtype, shape)
+        if name == "tile_full":
+            value = lw.operand(lw.visit(a["value"]), a["value"], want=T.scalar_of(dtype))
+            if value.type != dtype:
+                if isinstance(value.type, T.ScalarType) and not isinstance(dtype, T.ScalarType):
+                    value = lw.op("construct", [value], attrs=(dtype,), node=node)
+                else:
+                    raise lw.error(f"tile_full value is {value.type} but the tile holds {dtype}", a["value"])
+            return lw.op(name, [value], attrs=(t,), node=node)
+        return lw.op(name, [], attrs=(t,), node=node)
+    return handler
+
+
+def _tile_arange(lw, node):
+    _mark(lw)
+    kw = {k.arg: k.value for k in node.keywords}
+    unknown = set(kw) - {"start", "stop", "step", "dtype", "storage"}
+    if unknown:
+        raise lw.error(f"wp.tile_arange() got an unexpected keyword argument '{sorted(unknown)[0]}'", node)
+    vals = []
+    for a in node.args:
+        try:
+            v = lw.eval_static(a)
+        except CompileError:
+            raise lw.error("tile_arange bounds must be compile-time constants (they fix the tile's length)",
+                           a) from None
+        vals.append(v.value if isinstance(v, Weak) else v)
+    for k in ("start", "stop", "step"):
+        if k in kw:
+            vals.append(lw.eval_static(kw[k]))
+    if not 1 <= len(vals) <= 3:
+        raise lw.error("wp.tile_arange() takes stop, or start, stop[, step]", node)
+    start, stop, step = (0, vals[0], 1) if len(vals) == 1 else (vals[0], vals[1], vals[2] if len(vals) == 3 else 1)
+    floats = any(isinstance(v, float) for v in (start, stop, step))
+    dtype = _static_dtype(lw, kw.get("dtype"), T.FLOAT32 if floats else T.INT32)
+    n = int(np.ceil((stop - start) / step)) if step else 0
+    if n <= 0:
+        raise lw.error(f"tile_arange({start}, {stop}, {step}) is empty", node)
+    t = T.TileType(dtype, (n,))
+    return lw.op("tile_arange", [Const(_cast(start, dtype), dtype), Const(_cast(step, dtype), dtype)], attrs=(t,),
+                 node=node)
+
+
+def _cast(v, dtype):
+    return float(v) if dtype.is_float else int(v)
+
+
+def _tile(lw, node):
+    _mark(lw)
+    a = _bind(lw, node, "tile", ["x", "preserve_type"], 1)
+    x = lw.operand(lw.visit(a["x"]), a["x"])
+    preserve = bool(lw.eval_static(a["preserve_type"])) if "preserve_type" in a else False
+    bd = block_dim(lw)
+    t = x.type
+    if isinstance(t, T.ScalarType) or preserve:
+        out = T.TileType(t, (bd,))
+    elif isinstance(t, T.VectorType):
+        out = T.TileType(t.scalar, (t.length, bd))
+    elif isinstance(t, T.MatrixType):
+        out = T.TileType(t.scalar, (t.rows, t.cols, bd))
+    else:
+        raise lw.error(f"wp.tile() takes a scalar, vector or matrix, got {t}", a["x"])
+    return lw.op("tile", [x], attrs=(out,), node=node)
+
+
+# ---------------------------------------------------------------------------------------------- reshaping
+def _tile_view(lw, node):
+    _mark(lw)
+    a = _bind(lw, node, "tile_view", ["t", "offset", "shape"], 2)
+    t = _tile_value(lw, a["t"], "tile_view", "t")
+    src = t.type.shape
+    value = lw.visit(a["offset"])
+    parts = list(value) if isinstance(value, tuple) else [value]
+    if len(parts) > len(src):
+        raise lw.error(f"tile_view offset has {len(parts)} entries for a {len(src)}-D tile", a["offset"])
+    if "shape" in a:
+        shape = static_shape(lw, a["shape"])
+        if len(shape) > len(src):
+            raise lw.error(f"tile_view shape {shape} has more dimensions than the tile {src}", a["shape"])
+    else:
+        shape = src[len(parts):]
+        if not shape:
+            raise lw.error("tile_view with an offset for every dimension selects one element; use t[i, j]",
+                           a["offset"])
+    for k in range(len(shape)):
+        sd = len(src) - len(shape) + k
+        if shape[k] > src[sd]:
+            raise lw.error(f"tile_view shape {shape} does not fit in the tile {src}", node)
+    parts = parts + [0] * (len(src) - len(parts))
+    offs = [lw.operand(p, a["offset"], want=T.INT32) for p in parts]
+    return lw.op("tile_view", [t, *offs], attrs=(T.TileType(t.type.dtype, tuple(shape)),), node=node)
+
+
+def _tile_broadcast(lw, node):
+    _mark(lw)
+    a = _bind(lw, node, "tile_broadcast", ["a", "shape"], 2)
+    t = _tile_value(lw, a["a"], "tile_broadcast", "a")
+    shape = static_shape(lw, a["shape"])
+    src = t.type.shape
+    ok = len(shape) >= len(src) and all(s in (1, d) for s, d in zip(reversed(src), reversed(shape)))
+    if not ok:
+        raise lw.error(f"cannot broadcast a tile of shape {src} to {shape}", node,
+                       hint="NumPy rules: shapes align from the right; each source dimension is 1 or equal")
+    return lw.op("tile_broadcast", [t], attrs=(T.TileType(t.type.dtype, shape),), node=node)
+
+
+# ---------------------------------------------------------------------------------------------- map / reduce
+def lower_body(lw, fn_node: ast.AST, elem_types: list[T.Type], node, what: str) -> TileBody:
+    """Lower the mapped function once on element-typed parameters (inlined, in a separate block)."""
+    f = lw.eval_static(fn_node) if not isinstance(fn_node, ast.Name) else lw.read_name(fn_node.id, fn_node)
+    params = tuple(Var(t, f"elem{i}") for i, t in enumerate(elem_types))
+    with lw.b.nested() as block:
+        if isinstance(f, Func):
+            result = inline(lw, f, list(params), {}, node)
+        elif getattr(f, "_wp_kernel_builtin_", None) is not None:
+            name = f._wp_kernel_builtin_
+            if name in SPECIAL:
+                raise lw.error(f"wp.{name} cannot be used in {what}", fn_node)
+            result = _builtin(lw, name, list(params), {}, node)
+        else:
+            raise lw.error(f"{what} needs a weft builtin or a @wp.func, got {f!r}", fn_node)
+        if isinstance(result, tuple) or result is None:
+            raise lw.error(f"the function of {what} must return one value", fn_node)
+        result = lw.operand(result, node)
+    return TileBody(params, block, result, getattr(f, "__name__", ""))
+
+
+def _tile_map(lw, node):
+    _mark(lw)
+    if node.keywords or len(node.args) < 2:
+        raise lw.error("wp.tile_map(f, a, ...) takes a function and one or more tiles", node)
+    tiles = [_tile_value(lw, a, "tile_map", f"argument {i + 1}") for i, a in enumerate(node.args[1:])]
+    shape = tiles[0].type.shape
+    for t, a in zip(tiles[1:], node.args[2:]):
+        if t.type.shape != shape:
+            raise lw.error(f"tile_map arguments have different shapes: {shape} and {t.type.shape}", a)
+    body = lower_body(lw, node.args[0], [t.type.dtype for t in tiles], node, "tile_map")
+    return lw.op("tile_map", tiles, attrs=(body,), node=node)
+
+
+def _tile_reduce(lw, node):
+    _mark(lw)
+    if node.keywords or len(node.args) != 2:
+        raise lw.error("wp.tile_reduce(f, t) takes a binary function and a tile", node)
+    t = _tile_value(lw, node.args[1], "tile_reduce", "t")
+    body = lower_body(lw, node.args[0], [t.type.dtype, t.type.dtype], node, "tile_reduce")
+    if body.result.type != t.type.dtype:
+        raise lw.error(f"the function of tile_reduce returns {body.result.type}, not the tile's {t.type.dtype}",
+                       node.args[0])
+    return lw.op("tile_reduce", [t], attrs=(body,), node=node)
+
+
+# ---------------------------------------------------------------------------------------------- linear algebra, FFT
+def _tile_matmul(lw, node):
+    _mark(lw)
+    a = _bind(lw, node, "tile_matmul", ["a", "b", "out", "alpha", "beta", "precision"], 2)
+    x = _tile_value(lw, a["a"], "tile_matmul", "a")
+    y = _tile_value(lw, a["b"], "tile_matmul", "b")
+    _check_matmul(lw, x, y, node)
+    out_node = a.get("out")
+    c = None
+    if out_node is not None:
+        probe = lw.visit(out_node)
+        if isinstance(probe, (Var, Const)) and isinstance(probe.type, T.TileType):
+            c = probe
+        else:
+            out_node, a["alpha"] = None, out_node  # tile_matmul(a, b, alpha): the two-tile form with a scale
+    dt = x.type.dtype
+    alpha = lw.operand(lw.visit(a["alpha"]), a["alpha"], want=dt) if "alpha" in a else Const(1.0, dt)
+    if out_node is None:
+        prod = lw.op("tile_matmul", [x, y], node=node)
+        if "alpha" in a:
+            prod = lw.op("mul", [prod, alpha], node=node)
+        return prod
+    want = (x.type.shape[0], y.type.shape[1])
+    if c.type.shape != want or c.type.dtype != dt:
+        raise lw.error(f"tile_matmul out must be a {want} tile of {dt}, got {c.type}", out_node)
+    beta = lw.operand(lw.visit(a["beta"]), a["beta"], want=dt) if "beta" in a else Const(1.0, dt)
+    result = lw.op("tile_matmul", [x, y, c, alpha, beta], node=node)
+    _store_target(lw, out_node, result, "tile_matmul")
+    return None
+
+
+def _check_matmul(lw, x, y, node) -> None:
+    xs, ys = x.type.shape, y.type.shape
+    if len(xs) != 2 or len(ys) != 2:
+        raise lw.error(f"tile_matmul needs 2-D tiles, got shapes {xs} and {ys}", node)
+    if xs[1] != ys[0]:
+        raise lw.error(f"tile_matmul shape mismatch: {xs} @ {ys} (inner dimensions {xs[1]} != {ys[0]})", node)
+    if x.type.dtype != y.type.dtype:
+        raise lw.error(f"tile_matmul of {x.type.dtype} and {y.type.dtype} tiles", node)
+
+
+def _in_place(name: str):
+    def handler(lw, node):
+        _mark(lw)
+        if len(node.args) != 1 or node.keywords:
+            raise lw.error(f"wp.{name}(t) takes one tile, transformed in place", node)
+        t = _tile_value(lw, node.args[0], name, "t")
+        dt = t.type.dtype
+        if not (isinstance(dt, T.VectorType) and dt.length == 2 and dt.scalar in (T.FLOAT32, T.FLOAT64)):
+            raise lw.error(f"wp.{name}() transforms complex tiles (vec2f or vec2d elements), got {dt}", node.args[0])
+        result = lw.op(name, [t], node=node)
+        _store_target(lw, node.args[0], result, name)
+        return None
+    return handler
+
+
+HANDLERS = {
+    "tile_load": _tile_load,
+    "tile_store": _tile_store,
+    "tile_atomic_add": _tile_atomic_add,
+    "tile_zeros": _filled("tile_zeros"),
+    "tile_ones": _filled("tile_ones"),
+    "tile_full": _filled("tile_full"),
+    "tile_arange": _tile_arange,
+    "tile": _tile,
+    "tile_view": _tile_view,
+    "tile_broadcast": _tile_broadcast,
+    "tile_map": _tile_map,
+    "tile_reduce": _tile_reduce,
+    "tile_matmul": _tile_matmul,
+    "tile_fft": _in_place("tile_fft"),
+    "tile_ifft": _in_place("tile_ifft"),
+}
+SPECIAL.update(HANDLERS)
+analysis.IN_PLACE_CALLS.update({"tile_fft": (0,), "tile_ifft": (0,), "tile_matmul": (2,)})

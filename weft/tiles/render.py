@@ -1,0 +1,310 @@
+"""C++ rendering of tile kernels: one function per block, lane runs as loops over the lanes (see ``model``).
+
+``TileRenderer`` reuses the base renderer for every statement; it changes only what differs for blocks: the
+body signature and entry point, where variables live (per lane or per block), lane loops, ``wp.tid()`` and early
+returns of single lanes. Tile ops register their forward rules in ``SPECIAL_RENDERERS``.
+"""
+
+from __future__ import annotations
+
+from ..backend.names import Names
+from ..backend.renderer import SPECIAL_RENDERERS, Emitter, Renderer, RenderOptions, _defined_vars, _is_plain_array
+from ..ir import types as T
+from ..ir.nodes import Assign, For, Function, If, Let, Return, Stmt, Var, While
+from .model import LaneRun, Model, analyse
+
+
+class LaneNames(Names):
+    """Names of variables as seen from lane code (``v[_l]``) or block code (``v[0]``) for per-lane storage."""
+
+    def __init__(self, model: Model) -> None:
+        super().__init__()
+        self.model = model
+        self.lane = False
+
+    def __call__(self, operand) -> str:
+        base = super().__call__(operand)
+        if isinstance(operand, Var) and operand.id in self.model.lane_arrays:
+            return base + ("[_l]" if self.lane else "[0]")
+        return base
+
+    def raw(self, operand) -> str:
+        """The storage itself (the whole per-lane array for per-lane variables)."""
+        return super().__call__(operand)
+
+    def is_lane_array(self, operand) -> bool:
+        return isinstance(operand, Var) and operand.id in self.model.lane_arrays
+
+
+class TileRenderer(Renderer):
+    """Renders a kernel that uses tiles for CPU blocks of ``block_dim`` lanes."""
+
+    def __init__(self, fn: Function, options: RenderOptions, block_dim: int):
+        super().__init__(fn, options)
+        self.block_dim = block_dim
+        self.model, self.plan = analyse(fn.body, fn.locals, block_dim)
+        self.names = LaneNames(self.model)
+        self._run: LaneRun | None = None
+
+    # ------------------------------------------------------------------ module
+    def render_body(self, name: str, block: list[Stmt], extra_params: str = "") -> str:
+        self.out = Emitter()
+        self.declare(list(_defined_vars(block, self.fn.locals)))
+        if self.model.lane_returns:
+            self.out(f"bool _alive[{self.block_dim}];")
+            self.out(f"for (int32_t _l = 0; _l < {self.block_dim}; ++_l) _alive[_l] = true;")
+        self.render_plan(self.plan)
+        sig = (f"template <bool C>\n{self.body_qualifiers} void {name}(const Args& args{extra_params}, "
+               "const weft::Grid& grid, int64_t block)")
+        return sig + " {\n" + "\n".join(self.out.lines) + "\n}"
+
+    def declare(self, variables) -> None:
+        seen: set[int] = set()
+        for v in variables:
+            if v.id in seen or v.kind.value == "param":
+                continue
+            seen.add(v.id)
+            if self.names.is_lane_array(v):
+                self.out(f"{self.decl_type(v.type)} {self.names.raw(v)}[{self.block_dim}] = {{}};")
+            else:
+                self.out(f"{self.decl_type(v.type)} {self.names.raw(v)} = {{}};")
+
+    def render_entry(self) -> str:
+        checks = [f"(args.{p.name}.shape[{p.type.ndim - 1}] <= 1 || args.{p.name}.strides[{p.type.ndim - 1}] == "
+                  f"int64_t(sizeof({p.type.dtype.ctype})))" for p in self.fn.params if _is_plain_array(p.type)]
+        contig = " && ".join(checks) if checks else "true"
+        bd = self.block_dim
+        return (
+            'extern "C" WEFT_EXPORT int32_t weft_args_size() { return int32_t(sizeof(Args)); }\n'
+            f'extern "C" WEFT_EXPORT int32_t weft_block_dim() {{ return {bd}; }}\n'
+            'extern "C" WEFT_EXPORT void weft_fwd(const void* argbuf, const int64_t* dims, int32_t ndim, '
+            "int32_t nthreads) {\n"
+            "    const Args args = *static_cast<const Args*>(argbuf);\n"
+            "    const weft::Grid grid = weft::make_grid(dims, ndim);\n"
+            f"    if ({contig})\n"
+            f"        weft::run_blocks(grid, {bd}, nthreads, [&](int64_t b) {{ fwd_body<true>(args, grid, b); }});\n"
+            "    else\n"
+            f"        weft::run_blocks(grid, {bd}, nthreads, [&](int64_t b) {{ fwd_body<false>(args, grid, b); }});\n"
+            "}"
+        )
+
+    # ------------------------------------------------------------------ block structure
+    def render_plan(self, items: list) -> None:
+        for item in items:
+            if isinstance(item, LaneRun):
+                self.render_run(item)
+            elif isinstance(item, tuple):
+                self.render_compound(item)
+            else:
+                self.stmt(item)
+
+    def render_run(self, run: LaneRun) -> None:
+        bd = self.block_dim
+        self.out(f"for (int32_t _l = 0; _l < {bd}; ++_l) {{")
+        self.out.depth += 1
+        self._last_line = None
+        if self.model.lane_returns:
+            self.out("if (!_alive[_l]) continue;")
+        saved, self._run = self._run, run
+        self.names.lane = True
+        try:
+            self.block(run.stmts)
+        finally:
+            self.names.lane = False
+            self._run = saved
+        if run.has_return:
+            self.out(f"lane_end_{run.id}: ;")
+        self.out.depth -= 1
+        self.out("}")
+        self._last_line = None
+        if run.has_return:
+            self.out(f"if (!weft::any_lane(_alive, {bd})) return;")
+
+    def render_compound(self, item: tuple) -> None:
+        s = item[0]
+        n = self.names
+        self.comment(s.loc)
+        if isinstance(s, If):
+            self.out(f"if ({n(s.cond)}) {{")
+            self._nested_plan(item[1])
+            if item[2]:
+                self.out("} else {")
+                self._nested_plan(item[2])
+            self.out("}")
+        elif isinstance(s, For):
+            i = n(s.var)
+            self.out(f"for ({i} = {n(s.start)}; {self.for_condition(s)}; {i} += {n(s.step)}) {{")
+            self._nested_plan(item[1])
+            self.out("}")
+        elif isinstance(s, While):
+            self.out("while (true) {")
+            self.out.depth += 1
+            self.render_plan(item[1])
+            self.out(f"if (!{n(s.cond)}) break;")
+            self.render_plan(item[2])
+            self.out.depth -= 1
+            self.out("}")
+        else:  # pragma: no cover
+            raise TypeError(f"cannot render {type(s).__name__} at block level")
+
+    def _nested_plan(self, items: list) -> None:
+        self.out.depth += 1
+        self._last_line = None
+        self.render_plan(items)
+        self.out.depth -= 1
+        self._last_line = None
+
+    def stmt(self, s: Stmt) -> None:
+        if isinstance(s, Return) and self.names.lane:
+            # one lane leaves early: it takes no further part in lane code (tile ops still run for the block)
+            self.out(f"{{ _alive[_l] = false; goto lane_end_{self._run.id}; }}")
+            return
+        if isinstance(s, Assign) and not self.names.lane and isinstance(s.dst.type, T.TileType):
+            self.comment(s.loc)
+            self.out(f"{self.names(s.dst)} = {self.names(s.src)};")
+            return
+        super().stmt(s)
+
+    # ------------------------------------------------------------------ ops that differ for blocks
+    def op_tid(self, s: Let, args) -> None:
+        outs = " ".join(f"{self.names(d)} = tc_[{k}];" for k, d in enumerate(s.dsts))
+        self.out(f"{{ int32_t tc_[4]; weft::tile_coords(grid, block * {self.block_dim} + _l, tc_); {outs} }}")
+
+    def nested_body(self, body, inputs: list[str], result_into: str) -> None:
+        """Render a ``tile_map`` / ``tile_reduce`` function body on element values (in a C++ scope)."""
+        inner = [v for v in _defined_vars(body.block, []) if v.id not in {p.id for p in body.params}]
+        local_ids = {v.id for v in self.fn.locals}
+        for p in body.params:
+            self.out(f"{p.type.ctype} {self.names.raw(p)} = {{}};")
+        for v in inner:
+            if v.id not in local_ids:
+                self.out(f"{v.type.ctype} {self.names.raw(v)} = {{}};")
+        for p, src in zip(body.params, inputs):
+            self.out(f"{self.names.raw(p)} = {src};")
+        saved_lane = self.names.lane
+        self.names.lane = False
+        try:
+            self.block(body.block)
+        finally:
+            self.names.lane = saved_lane
+        self.out(f"{result_into} = {self.names(body.result)};")
+
+
+def render_tile_module(fn: Function, name: str, debug: bool, block_dim: int) -> str:
+    return TileRenderer(fn, RenderOptions(debug=debug, kernel_name=name), block_dim).render_module()
+
+
+# ---------------------------------------------------------------------------------------------- op rules
+def _d(r, s: Let) -> str:
+    return r.names(s.dsts[0])
+
+
+def _call(fn: str, with_dst: bool = True):
+    def rule(r, s: Let, args) -> None:
+        parts = ([_d(r, s)] if with_dst else []) + list(args)
+        r.out(f"weft::{fn}({', '.join(parts)});")
+    return rule
+
+
+def _fill(value: str | None):
+    def rule(r, s: Let, args) -> None:
+        v = value if value is not None else args[0]
+        r.out(f"weft::tile_fill({_d(r, s)}, {v});")
+    return rule
+
+
+def _tile_of(r, s: Let, args) -> None:
+    x = s.args[0]
+    d = _d(r, s)
+    if r.names.is_lane_array(x):
+        r.out(f"weft::tile_from_lanes({d}, {r.names.raw(x)});")
+    else:
+        bd = r.block_dim
+        r.out(f"{{ {x.type.ctype} lanes_[{bd}]; for (int32_t k_ = 0; k_ < {bd}; ++k_) lanes_[k_] = {args[0]}; "
+              f"weft::tile_from_lanes({d}, lanes_); }}")
+
+
+def _untile(r, s: Let, args) -> None:
+    lane = "_l" if r.names.lane else "0"
+    r.out(f"{_d(r, s)} = weft::untile({args[0]}, {lane});")
+
+
+def _extract(r, s: Let, args) -> None:
+    r.out(f"{_d(r, s)} = weft::tile_extract({', '.join(args)});")
+
+
+def _in_place(fn: str):
+    def rule(r, s: Let, args) -> None:
+        d = _d(r, s)
+        r.out(f"{d} = {args[0]}; weft::{fn}({d});")
+    return rule
+
+
+def _matmul(r, s: Let, args) -> None:
+    if len(args) == 2:
+        r.out(f"weft::tile_matmul({_d(r, s)}, {args[0]}, {args[1]});")
+    else:
+        r.out(f"weft::tile_matmul_acc({_d(r, s)}, {', '.join(args)});")
+
+
+def _map(r, s: Let, args) -> None:
+    (body,) = s.call.attrs
+    d = _d(r, s)
+    size = s.dsts[0].type.size
+    r.out(f"for (int32_t k_ = 0; k_ < {size}; ++k_) {{")
+    r.out.depth += 1
+    r.nested_body(body, [f"{a}.data[k_]" for a in args], f"{d}.data[k_]")
+    r.out.depth -= 1
+    r.out("}")
+
+
+def _reduce(r, s: Let, args) -> None:
+    (body,) = s.call.attrs
+    d = _d(r, s)
+    size = s.args[0].type.size
+    t = s.args[0].type.dtype.ctype
+    r.out(f"{{ {t} acc_ = {args[0]}.data[0];")
+    r.out(f"for (int32_t k_ = 1; k_ < {size}; ++k_) {{")
+    r.out.depth += 1
+    r.nested_body(body, ["acc_", f"{args[0]}.data[k_]"], "acc_")
+    r.out.depth -= 1
+    r.out(f"}} {d}.data[0] = acc_; }}")
+
+
+FORWARD = {
+    "tile_load": _call("tile_load"),
+    "tile_store": _call("tile_store", with_dst=False),
+    "tile_atomic_add": _call("tile_atomic_add"),
+    "tile_zeros": _fill("0"),
+    "tile_ones": _fill("1"),
+    "tile_full": _fill(None),
+    "tile_arange": _call("tile_arange"),
+    "tile": _tile_of,
+    "untile": _untile,
+    "tile_extract": _extract,
+    "extract": _extract,
+    "tile_view": _call("tile_view"),
+    "tile_transpose": _call("tile_transpose"),
+    "tile_broadcast": _call("tile_broadcast"),
+    "add": _call("tile_add"),
+    "sub": _call("tile_sub"),
+    "mul": _call("tile_mul"),
+    "div": _call("tile_div"),
+    "neg": _call("tile_neg"),
+    "tile_map": _map,
+    "tile_reduce": _reduce,
+    "tile_sum": _call("tile_sum"),
+    "tile_min": _call("tile_min"),
+    "tile_max": _call("tile_max"),
+    "tile_argmin": _call("tile_argmin"),
+    "tile_argmax": _call("tile_argmax"),
+    "tile_matmul": _matmul,
+    "tile_cholesky": _call("tile_cholesky"),
+    "tile_cholesky_solve": _call("tile_cholesky_solve"),
+    "tile_fft": _in_place("tile_fft"),
+    "tile_ifft": _in_place("tile_ifft"),
+}
+SPECIAL_RENDERERS.update(FORWARD)
+
+
+__all__ = ["TileRenderer", "render_tile_module"]
