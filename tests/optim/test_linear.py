@@ -139,7 +139,7 @@ def test_user_linear_operator(solver, dtype):
     assert op.shape == (N, N) and op.dtype is dtype and op.scalar_type is dtype and op.device.is_cpu
     # The dense Jacobi preconditioner of the same matrix, used with the matrix-free operator.
     M = preconditioner(wp.array(_tridiag_dense(N), dtype=dtype))
-    iters, err, atol = solver(op, b, x, tol=TOL[dtype], maxiter=4 * N, M=M)
+    _, err, atol = solver(op, b, x, tol=TOL[dtype], maxiter=4 * N, M=M)
     assert err <= atol
     _check(x, _tridiag_dense(N), b_np.astype(np.float64), dtype)
 
@@ -152,7 +152,7 @@ def test_user_operator_as_preconditioner():
     M = LinearOperator((N, N), wp.float64, "cpu", scale)
     b_np = _rhs(N)
     x = wp.zeros(N, dtype=wp.float64)
-    iters, err, atol = cg(_tridiag_operator(N, wp.float64), wp.array(b_np, dtype=wp.float64), x, tol=1e-12, M=M)
+    _, err, atol = cg(_tridiag_operator(N, wp.float64), wp.array(b_np, dtype=wp.float64), x, tol=1e-12, M=M)
     assert err <= atol
     _check(x, _tridiag_dense(N), b_np, wp.float64)
 

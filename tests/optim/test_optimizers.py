@@ -107,11 +107,11 @@ def test_adam_float16_moments_in_float32():
 
 
 @pytest.mark.parametrize("opt_cls", [SGD, Adam])
-@pytest.mark.parametrize("vec", [wp.vec3, wp.vec2d])
+@pytest.mark.parametrize("vec", [wp.vec3, wp.vec2d, wp.mat22])
 def test_vector_dtypes_update_componentwise(opt_cls, vec):
     scalar = wp.types.type_scalar_type(vec)
-    length = wp.types.type_length(vec)
-    p0, grads = _data((10, length), scalar, 4)
+    shape = (10, 2, 2) if wp.types.type_is_matrix(vec) else (10, wp.types.type_length(vec))
+    p0, grads = _data(shape, scalar, 4)
     p = wp.array(p0, dtype=vec)
     kwargs = {"lr": 0.05, "momentum": 0.9} if opt_cls is SGD else {"lr": 0.05}
     opt = opt_cls([p], **kwargs)
