@@ -144,6 +144,16 @@ def test_user_linear_operator(solver, dtype):
     _check(x, _tridiag_dense(N), b_np.astype(np.float64), dtype)
 
 
+@pytest.mark.parametrize("n", [1001, 4096])
+def test_user_operator_large_system(n):
+    # Sizes that are not multiples of the number of partial sums: chunked reductions with a ragged last chunk.
+    b_np = _rhs(n)
+    x = wp.zeros(n, dtype=wp.float64)
+    _, err, atol = cg(_tridiag_operator(n, wp.float64), wp.array(b_np, dtype=wp.float64), x, tol=1e-12)
+    assert err <= atol
+    _check(x, _tridiag_dense(n), b_np, wp.float64)
+
+
 def test_user_operator_as_preconditioner():
     # M given as a LinearOperator: multiply by 1/3 (the diagonal of the tridiagonal matrix).
     def scale(x, y, z, alpha, beta):
@@ -211,3 +221,23 @@ def test_bad_operands_raise():
         cg(np.eye(4), wp.zeros(4, dtype=wp.float64), wp.zeros(4, dtype=wp.float64))
     with pytest.raises(ValueError, match="unknown preconditioner"):
         preconditioner(A, "ilu")
+
+
+# ------------------------------------------------------------------------------------------- other devices
+CUDA_DEVICES = [str(d) for d in wp.get_cuda_devices()] if wp.is_cuda_available() else []
+
+
+@pytest.mark.skipif(not CUDA_DEVICES, reason="no CUDA device")
+@pytest.mark.parametrize("device", CUDA_DEVICES)
+@pytest.mark.parametrize("use_graph", [False, True])
+@pytest.mark.parametrize("solver", [cg, bicgstab])
+def test_cuda_solvers(device, use_graph, solver):
+    n = 2000  # more rows than partial sums: exercises the interleaved reduction
+    A_np = _spd(n) if solver is cg else _nonsymmetric(n)
+    b_np = _rhs(n)
+    A = wp.array(A_np, dtype=wp.float64, device=device)
+    b = wp.array(b_np, dtype=wp.float64, device=device)
+    x = wp.zeros(n, dtype=wp.float64, device=device)
+    _, err, atol = solver(A, b, x, tol=1e-10, maxiter=n, M=preconditioner(A), use_cuda_graph=use_graph)
+    assert err <= atol
+    _check(x, A_np, b_np, wp.float64)

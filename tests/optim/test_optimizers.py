@@ -224,3 +224,31 @@ def test_minimise_quadratic_with_tape(opt_cls, kwargs, steps):
         tape.zero()
     assert float(loss.numpy()[0]) < 1e-3 * first
     np.testing.assert_allclose(x.numpy(), target.numpy(), atol=1e-2)
+
+
+# ------------------------------------------------------------------------------------------- other devices
+CUDA_DEVICES = [str(d) for d in wp.get_cuda_devices()] if wp.is_cuda_available() else []
+
+
+@pytest.mark.skipif(not CUDA_DEVICES, reason="no CUDA device")
+@pytest.mark.parametrize("device", CUDA_DEVICES)
+@pytest.mark.parametrize("opt_cls", [SGD, Adam])
+def test_cuda_matches_cpu_eager_and_captured(device, opt_cls):
+    p0, grads = _data((1000,), wp.float32, 1)
+    kwargs = {"lr": 0.05, "momentum": 0.9} if opt_cls is SGD else {"lr": 0.05}
+    results = []
+    for dev, capture in (("cpu", False), (device, False), (device, True)):
+        p = wp.array(p0, dtype=wp.float32, device=dev)
+        g = wp.array(grads[0], dtype=wp.float32, device=dev)
+        opt = opt_cls([p], **kwargs)
+        if capture:
+            with wp.ScopedCapture(device=dev) as cap:
+                opt.step([g])
+            for _ in range(4):
+                wp.capture_launch(cap.graph)
+        else:
+            for _ in range(4):
+                opt.step([g])
+        results.append(p.numpy())
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(results[2], results[0], rtol=1e-5, atol=1e-6)
