@@ -274,6 +274,9 @@ _reg("tile_fft", _fft, "tile_fft(t): in-place forward FFT along the last dimensi
 _reg("tile_ifft", _fft, "tile_ifft(t): in-place inverse FFT along the last dimension; not normalised (a forward "
      "and inverse round trip scales by the length).")
 
+register(Op("block_dim", lambda a, at: T.INT32 if not a else None, native="block_dim", kind=OpKind.SPECIAL,
+            adjoint=Adjoint.NONE, domain=D, doc="block_dim(): the number of lanes in a block of the launch."))
+
 #: Ops that act on the whole block (rendered once per block, never per lane).
 COLLECTIVE = frozenset({
     "tile_load", "tile_store", "tile_atomic_add", "tile_zeros", "tile_ones", "tile_full", "tile_arange", "tile",

@@ -271,7 +271,12 @@ def _reduce(r, s: Let, args) -> None:
     r.out(f"}} {d}.data[0] = acc_; }}")
 
 
+def _block_dim(r, s: Let, args) -> None:
+    r.out(f"{_d(r, s)} = {getattr(r, 'block_dim', 1)};")
+
+
 FORWARD = {
+    "block_dim": _block_dim,
     "tile_load": _call("tile_load"),
     "tile_store": _call("tile_store", with_dst=False),
     "tile_atomic_add": _call("tile_atomic_add"),
