@@ -51,6 +51,32 @@ __device__ __forceinline__ GridIndex grid_index(const weft::Grid& g, weft::int64
 
 __device__ __forceinline__ weft::int64 grid_total(const weft::Grid& g) {
     return g.dim[0] * g.dim[1] * g.dim[2] * g.dim[3];
+}
+
+// Debug-mode bounds checks: the test inline, the message formatting in one out-of-line function (inlining it at
+// every access makes NVRTC ~50x slower and the kernel far larger).
+__device__ __noinline__ void report_out_of_bounds(const char* what, const char* kernel, const char* name,
+                                                  const weft::int32* shape, int ndim, const weft::int64* idx) {
+    char buf[400];
+    weft::detail::format_index(buf, sizeof(buf), what, kernel, name, shape, ndim, idx);
+    weft::report_error(1, buf);
+}
+
+template <typename T, typename... I>
+__device__ __forceinline__ bool checked_access(const weft::array_t<T>& a, const char* what, const char* kernel,
+                                               const char* name, I... idx) {
+    if (a.data != nullptr && weft::detail::in_bounds(a.shape, weft::int64(idx)...)) return true;
+    const weft::int64 ids[4] = {weft::int64(idx)...};
+    report_out_of_bounds(a.data == nullptr ? "null array access" : what, kernel, name, a.shape, int(sizeof...(I)),
+                         ids);
+    return false;
+}
+
+// other array kinds (indexed, fixed): the generic check, out of line
+template <typename A, typename... I>
+__device__ __noinline__ bool checked_access(const A& a, const char* what, const char* kernel, const char* name,
+                                            I... idx) {
+    return weft::check(a, what, kernel, name, idx...);
 }"""
 
 
@@ -62,6 +88,12 @@ class CudaMixin:
     def render_struct_ops(self, st: T.StructType) -> str:
         # the base emits host-only `static inline`; the same operator, callable on the device
         return super().render_struct_ops(st).replace("static inline", "static WEFT_FN", 1)
+
+    def checked(self, s, what: str, arr, idx: list[str], stmt: str, on_fail: str = "") -> None:
+        mark = len(self.out.lines)
+        super().checked(s, what, arr, idx, stmt, on_fail)
+        for k in range(mark, len(self.out.lines)):
+            self.out.lines[k] = self.out.lines[k].replace("weft::check(", "checked_access(", 1)
 
     def contiguity_check(self) -> str:
         checks = [f"(args.{p.name}.shape[{p.type.ndim - 1}] <= 1 || args.{p.name}.strides[{p.type.ndim - 1}] == "

@@ -138,6 +138,25 @@ WEFT_DEVICE half fetch_add(half* p, half v) {
 WEFT_DEVICE half fetch_sub(half* p, half v) { return fetch_add(p, half(-float(v))); }
 template <typename T> WEFT_DEVICE T exchange(T* p, T v) { return atomicExch(p, v); }
 template <typename T> WEFT_DEVICE T compare_exchange(T* p, T cmp, T v) { return atomicCAS(p, cmp, v); }
+// CUDA has no signed 64-bit add/exch/CAS and no double exch/CAS: the same bits through unsigned long long
+typedef unsigned long long ull_;
+WEFT_DEVICE int64 fetch_add(int64* p, int64 v) { return int64(atomicAdd(reinterpret_cast<ull_*>(p), ull_(v))); }
+WEFT_DEVICE int64 fetch_sub(int64* p, int64 v) { return int64(atomicAdd(reinterpret_cast<ull_*>(p), ull_(-v))); }
+WEFT_DEVICE int64 exchange(int64* p, int64 v) { return int64(atomicExch(reinterpret_cast<ull_*>(p), ull_(v))); }
+WEFT_DEVICE int64 compare_exchange(int64* p, int64 cmp, int64 v) {
+    return int64(atomicCAS(reinterpret_cast<ull_*>(p), ull_(cmp), ull_(v)));
+}
+WEFT_DEVICE double exchange(double* p, double v) {
+    return __longlong_as_double(
+        (long long)atomicExch(reinterpret_cast<ull_*>(p), ull_(__double_as_longlong(v))));
+}
+WEFT_DEVICE double compare_exchange(double* p, double cmp, double v) {
+    return __longlong_as_double((long long)atomicCAS(reinterpret_cast<ull_*>(p), ull_(__double_as_longlong(cmp)),
+                                                     ull_(__double_as_longlong(v))));
+}
+WEFT_DEVICE float compare_exchange(float* p, float cmp, float v) {
+    return __int_as_float(atomicCAS(reinterpret_cast<int*>(p), __float_as_int(cmp), __float_as_int(v)));
+}
 #endif
 
 // component-wise on composite types

@@ -1,0 +1,130 @@
+"""Pytest plugin: every kernel the test suite compiles is also rendered as CUDA and compiled by NVRTC.
+
+Registered by ``tests/cuda/conftest.py`` (a plugin object, so it sees the tests of every directory). After each
+test, the kernel specialisations that test lowered (forward and, when differentiable, adjoint) are rendered with
+the CUDA renderer and compiled for each architecture in ``WEFT_NVRTC_ARCHS`` (default ``80,90``); an NVRTC
+error fails that test, naming the kernel. No GPU is needed. NVRTC results go through the kernel cache, so reruns
+with ``WEFT_TEST_REUSE_CACHE=1`` are quick.
+
+Environment: ``WEFT_NVRTC_CHECK=0`` turns the check off; ``WEFT_REQUIRE_NVRTC=1`` makes a missing NVRTC an error
+(CI sets it) instead of a skipped check.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+_HERE = Path(__file__).resolve().parent
+_recorded: list = []
+_recorded_lock = threading.Lock()
+
+
+def archs() -> tuple[int, ...]:
+    return tuple(int(a) for a in os.environ.get("WEFT_NVRTC_ARCHS", "80,90").split(",") if a.strip())
+
+
+def install_recorder() -> None:
+    """Record every Spec the kernel pipeline lowers (wrapping ``Kernel._lower``; idempotent)."""
+    from weft.kernel import Kernel
+
+    if getattr(Kernel._lower, "_weft_nvrtc_recorder", False):
+        return
+    original = Kernel._lower
+
+    def _lower(self, *args, **kwargs):
+        spec = original(self, *args, **kwargs)
+        with _recorded_lock:
+            _recorded.append(spec)
+        return spec
+
+    _lower._weft_nvrtc_recorder = True
+    Kernel._lower = _lower
+
+
+def cuda_sources(spec) -> list[tuple[str, str]]:
+    """(label, CUDA source) of a spec's forward pass and, when the kernel is differentiable, its adjoint."""
+    from weft.backend.cuda import render_cuda, render_cuda_adjoint
+    from weft.errors import Error
+
+    name = spec.kernel.__name__
+    out = [(f"{name} (forward)", render_cuda(spec.fn, name, spec.debug))]
+    if spec.kernel.enable_backward:
+        try:
+            from weft import pipeline
+
+            prog = pipeline.differentiate(spec.fn)
+        except (Error, NotImplementedError, ImportError, AttributeError):
+            prog = None  # not differentiable (an error users see only when they ask for a backward pass)
+        if prog is not None:
+            out.append((f"{name} (adjoint)", render_cuda_adjoint(prog, name, spec.debug)))
+    return out
+
+
+def compile_all(specs, arch_list=None, workers: int = 2) -> tuple[int, list[str]]:
+    """Compile the specs' CUDA sources for every arch; returns (modules compiled, failure messages)."""
+    from weft.toolchain import nvrtc
+
+    jobs = []
+    failures: list[str] = []
+    for spec in specs:
+        try:
+            sources = cuda_sources(spec)
+        except Exception as exc:  # noqa: BLE001 - a renderer crash is a failure to report, not to hide
+            failures.append(f"{spec.kernel.__name__}: the CUDA renderer failed: {type(exc).__name__}: {exc}")
+            continue
+        for label, source in sources:
+            for arch in arch_list or archs():
+                jobs.append((label, source, arch, spec))
+
+    def run(job):
+        label, source, arch, spec = job
+        try:
+            nvrtc.build_cuda(source, nvrtc.NvrtcOptions(arch=arch, debug=spec.debug), spec.kernel.__name__)
+        except Exception as exc:  # noqa: BLE001
+            return f"{label} for sm_{arch}: {exc}"
+        return None
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for result in pool.map(run, jobs):
+            if result:
+                failures.append(result)
+    return len(jobs), failures
+
+
+class NvrtcCheckPlugin:
+    def __init__(self) -> None:
+        self.compiled = 0
+        self.kernels = 0
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item):
+        if _HERE in item.path.parents:  # this directory's tests compile their kernels with NVRTC themselves
+            return (yield)
+        with _recorded_lock:
+            start = len(_recorded)
+        result = yield  # a failing test raises here: nothing more to check
+        with _recorded_lock:
+            new = [s for s in _recorded[start:] if getattr(s, "fwd", None) is not None or _is_cuda_only(s)]
+        if new:
+            count, failures = compile_all(new)
+            self.compiled += count
+            self.kernels += len(new)
+            if failures:
+                pytest.fail("NVRTC could not compile the CUDA code of kernels this test defines:\n  "
+                            + "\n  ".join(failures), pytrace=False)
+        return result
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if self.kernels:
+            terminalreporter.write_line(f"weft NVRTC check: {self.kernels} kernel specialisations, {self.compiled} "
+                                        f"CUDA modules compiled for sm_{', sm_'.join(map(str, archs()))}")
+
+
+def _is_cuda_only(spec) -> bool:
+    # specs launched only on a GPU never build the CPU module; they were lowered fine all the same
+    return "_cuda_source" in spec.__dict__

@@ -1,0 +1,117 @@
+"""The CUDA backend without a GPU: a corpus of kernels rendered as CUDA and compiled by NVRTC for sm_80 and sm_90.
+
+(Every other kernel of the suite is compiled the same way by the ``nvrtc_check`` plugin.)
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import weft as wp
+from weft.toolchain import nvrtc
+
+pytestmark = pytest.mark.skipif(not nvrtc.is_available(), reason="NVRTC not installed (pip install -e '.[cuda]')")
+
+ARCHS = (80, 90)
+
+
+def _lower(name: str, debug: bool):
+    from cuda_corpus import CASES
+
+    kernel, make_args, _ = CASES[name]
+    return kernel._lower(kernel.infer_types(make_args("cpu")), debug)
+
+
+def _case_names():
+    from cuda_corpus import CASES
+
+    return list(CASES)
+
+
+@pytest.mark.parametrize("debug", [False, True], ids=["release", "debug"])
+@pytest.mark.parametrize("name", _case_names())
+def test_corpus_kernel_compiles(name, debug):
+    from weft.backend.cuda import render_cuda
+
+    spec = _lower(name, debug)
+    source = render_cuda(spec.fn, spec.kernel.__name__, debug)
+    for arch in ARCHS:
+        image = nvrtc.build_cuda(source, nvrtc.NvrtcOptions(arch=arch, debug=debug), spec.kernel.__name__)
+        assert image[:4] == b"\x7fELF"  # a CUBIN
+
+
+@pytest.mark.parametrize("name", ["saxpy", "vectors", "matrices", "quats", "loops", "views", pytest.param(
+    "structs", marks=pytest.mark.xfail(reason="adjoint of loads from struct arrays: no atomic add for structs "
+                                              "(the CPU adjoint fails the same way)", strict=False))])
+def test_corpus_adjoint_compiles(name):
+    pipeline = pytest.importorskip("weft.pipeline")
+    if not hasattr(pipeline, "differentiate"):
+        pytest.skip("no adjoint pipeline yet")
+    from weft.backend.cuda import render_cuda_adjoint
+
+    spec = _lower(name, False)
+    source = render_cuda_adjoint(pipeline.differentiate(spec.fn), spec.kernel.__name__, False)
+    assert 'extern "C" __global__ void weft_bwd(' in source
+    for arch in ARCHS:
+        nvrtc.build_cuda(source, nvrtc.NvrtcOptions(arch=arch), spec.kernel.__name__)
+
+
+def test_cuda_source_is_device_code():
+    from weft.backend.cuda import render_cuda
+
+    spec = _lower("structs", True)
+    source = render_cuda(spec.fn, "k_structs", True)
+    assert 'extern "C" __global__ void weft_fwd(const Args args, const weft::Grid grid)' in source
+    assert "__device__ __forceinline__ void fwd_body" in source
+    assert "omp" not in source and "weft_args_size" not in source  # no host entry points
+    assert "static inline" not in source  # every function the module defines is callable on the device
+    assert "checked_access(" in source  # debug bounds checks, out of line
+
+
+def test_ptx_output_and_arch_selection():
+    from weft.backend.cuda import render_cuda
+
+    spec = _lower("saxpy", False)
+    ptx = nvrtc.build_cuda(render_cuda(spec.fn, "k_saxpy", False), nvrtc.NvrtcOptions(arch=90, output="ptx"), "k")
+    assert b".entry weft_fwd" in ptx and b".target sm_90" in ptx
+    assert nvrtc.target_arch(90) == 90
+    assert nvrtc.target_arch(91) == 90  # a newer GPU of the same family runs the newest CUBIN this NVRTC makes
+
+
+def test_cache_key_includes_arch_and_nvrtc_version():
+    source = 'extern "C" __global__ void f() {}\n'
+    k80 = nvrtc.cuda_key(source, nvrtc.NvrtcOptions(arch=80))
+    k90 = nvrtc.cuda_key(source, nvrtc.NvrtcOptions(arch=90))
+    assert k80 != k90
+    assert k80 != nvrtc.cuda_key(source, nvrtc.NvrtcOptions(arch=80, debug=True))
+    first = nvrtc.build_cuda(source, nvrtc.NvrtcOptions(arch=80), "f")
+    nvrtc._loaded.clear()  # force the on-disk path
+    from weft.toolchain import cache
+
+    assert cache.lookup("cuda", k80, "cubin") is not None
+    assert nvrtc.build_cuda(source, nvrtc.NvrtcOptions(arch=80), "f") == first
+
+
+def test_nvrtc_error_names_kernel_and_keeps_source():
+    with pytest.raises(wp.ToolchainError) as info:
+        nvrtc.compile_source('extern "C" __global__ void f() { undefined_thing(); }\n',
+                             nvrtc.NvrtcOptions(arch=80), "broken_kernel")
+    text = str(info.value)
+    assert "broken_kernel" in text and "undefined_thing" in text
+    assert "generated source:" in text and "reproduce:" in text
+
+
+def test_without_gpu_cuda_devices_are_absent_and_cpu_works():
+    if wp.is_cuda_available():
+        pytest.skip("a GPU is present")
+    assert all(d.is_cpu for d in wp.get_devices())
+    with pytest.raises(wp.DeviceError, match="no CUDA device"):
+        wp.get_device("cuda")
+    with pytest.raises(wp.DeviceError):
+        wp.zeros(4, device="cuda:0")
+    from cuda_corpus import k_saxpy
+
+    x = wp.array([1.0, 2.0], dtype=float)
+    y = wp.zeros(2)
+    wp.launch(k_saxpy, 2, inputs=[2.0, x, y])
+    assert y.numpy().tolist() == [2.0, 4.0]
