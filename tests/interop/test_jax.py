@@ -10,9 +10,9 @@ from weft.interop import api
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
-from jax.test_util import check_grads  # noqa: E402
+from jax.test_util import check_grads
 
-from weft.interop.jax import function, kernel_op  # noqa: E402
+from weft.interop.jax import function, kernel_op
 
 
 @pytest.fixture(scope="module", autouse=True)

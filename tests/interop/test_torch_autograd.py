@@ -8,7 +8,7 @@ import pytest
 import weft as wp
 
 torch = pytest.importorskip("torch")
-from weft.interop.torch import custom_op, function, kernel_op  # noqa: E402
+from weft.interop.torch import custom_op, function, kernel_op
 
 
 @wp.kernel
@@ -150,7 +150,7 @@ def test_no_grad_forward():
 def test_only_some_inputs_need_grad():
     x = _rand(5)
     y = torch.rand(5, dtype=torch.float64)
-    z, w = two_stage(2.0, x, y)
+    _z, w = two_stage(2.0, x, y)
     w.sum().backward()
     torch.testing.assert_close(x.grad, 2 * (2.0 * x.detach() + y) * 2.0)
 
