@@ -23,6 +23,7 @@ from .runtime.copy import copy
 from .runtime.device import (Device, ScopedDevice, get_cuda_device_count, get_cuda_devices, get_device, get_devices,
                              get_preferred_device, is_cuda_available, set_device)
 from .runtime.launch import Launch, launch
+from .tiles import launch_tiled
 from .runtime.sync import (Event, ScopedStream, Stream, ScopedCapture, capture_begin, capture_end, capture_launch,
                            get_stream, record_event, synchronize, synchronize_device, synchronize_event,
                            synchronize_stream, wait_event, wait_stream, ScopedTimer, get_mempool_used_mem_current,
@@ -39,6 +40,20 @@ mat_t = matrix
 spatial_vector = _NAMED["spatial_vector"]
 spatial_matrix = _NAMED["spatial_matrix"]
 types = None  # replaced below by the module for `wp.types.<name>` access
+
+
+import math as _math  # noqa: E402
+
+pi = _math.pi
+tau = 2.0 * _math.pi
+e = _math.e
+inf = _math.inf
+nan = _math.nan
+half_pi = 0.5 * _math.pi
+log2e = _math.log2(_math.e)
+log10e = _math.log10(_math.e)
+ln2 = _math.log(2.0)
+ln10 = _math.log(10.0)
 
 
 def constant(x):
@@ -94,4 +109,9 @@ def force_load(device=None, modules=None) -> None:
 from .autodiff.tape import Tape  # noqa: E402
 from .autodiff.custom import adjoint, func_grad, func_native, func_replay  # noqa: E402
 from .autodiff.checkpoint import checkpoint  # noqa: E402
+from . import autodiff as autograd  # noqa: E402
+from . import optim  # noqa: E402
+from .interop.api import (device_from_torch, device_to_torch, dtype_from_jax, dtype_from_torch,  # noqa: E402
+                          dtype_to_jax, dtype_to_torch, from_dlpack, from_jax, from_torch, stream_from_torch,
+                          stream_to_torch, to_dlpack, to_jax, to_torch)
 from . import types_compat as types  # noqa: E402,F811
