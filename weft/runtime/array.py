@@ -87,7 +87,7 @@ class array:
         shape = _norm_shape(shape)
         base, trailing = np_layout(self._ir)
         if self.device.is_cpu:
-            self._np = aligned_zeros(shape + trailing, base)
+            self._np = _pinned_zeros(shape + trailing, base) if self.pinned else aligned_zeros(shape + trailing, base)
             self._finish_np(len(shape))
         else:
             self._alloc_device(shape)
@@ -505,6 +505,15 @@ def aligned_zeros(shape, dtype) -> np.ndarray:
     raw = np.zeros(nbytes + _ALIGN, dtype=np.uint8)
     start = (-raw.ctypes.data) % _ALIGN
     return raw[start:start + nbytes].view(dtype).reshape(shape)
+
+
+def _pinned_zeros(shape, dtype) -> np.ndarray:
+    """Page-locked host memory when a CUDA driver is present (fast asynchronous copies), else ordinary memory."""
+    try:
+        from ..cuda.memory import pinned_empty
+    except ImportError:
+        return aligned_zeros(shape, dtype)
+    return pinned_empty(shape, dtype)
 
 
 class _Keep:

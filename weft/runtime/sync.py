@@ -75,6 +75,10 @@ class Event:
             streams.synchronize_event(self)
 
     def elapsed_time(self, other: "Event") -> float:
+        if self._native is not None and other._native is not None:
+            from ..cuda import streams
+
+            return streams.elapsed_time(self, other)
         return (other._time - self._time) * 1000.0
 
 
