@@ -684,6 +684,30 @@ WEFT_FN void tile_coords(const Grid& g, int64 flat, int32* c) {
         flat /= g.dim[d];
     }
 }
+// wp.tid() of every lane of one block: coordinates of the block's first thread, computed once; a lane adds its
+// index to the last coordinate when blocks never straddle a row of the grid (always, for launch_tiled).
+struct BlockCoords {
+    const Grid* g;
+    int64 first;
+    int32 base[4];
+    int32 nd;
+    bool fast;
+
+    WEFT_FN BlockCoords(const Grid& grid, int64 block, int32 block_dim) : g(&grid), first(block * block_dim) {
+        tile_coords(grid, first, base);
+        nd = grid.ndim < 1 ? 1 : grid.ndim;
+        fast = grid.dim[nd - 1] % block_dim == 0;
+    }
+    WEFT_FN void get(int32 lane, int32* c) const {
+        if (!fast) {
+            tile_coords(*g, first + lane, c);
+            return;
+        }
+        for (int d = 0; d < 4; ++d) c[d] = base[d];
+        c[nd - 1] += lane;
+    }
+};
+
 WEFT_FN bool any_lane(const bool* alive, int n) {
     for (int l = 0; l < n; ++l)
         if (alive[l]) return true;

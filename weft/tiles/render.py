@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..backend.names import Names
 from ..backend.renderer import SPECIAL_RENDERERS, Emitter, Renderer, RenderOptions, _defined_vars, _is_plain_array
 from ..ir import types as T
-from ..ir.nodes import Assign, For, Function, If, Let, Return, Stmt, Var, While
+from ..ir.nodes import Assign, For, Function, If, Let, Return, Stmt, Var, While, walk
 from .model import LaneRun, Model, analyse
 
 
@@ -50,6 +50,8 @@ class TileRenderer(Renderer):
     def render_body(self, name: str, block: list[Stmt], extra_params: str = "") -> str:
         self.out = Emitter()
         self.declare(list(_defined_vars(block, self.fn.locals)))
+        if any(isinstance(s, Let) and s.call.op.name == "tid" for s in walk(block)):
+            self.out(f"const weft::BlockCoords bc_(grid, block, {self.block_dim});")
         if self.model.lane_returns:
             self.out(f"bool _alive[{self.block_dim}];")
             self.out(f"for (int32_t _l = 0; _l < {self.block_dim}; ++_l) _alive[_l] = true;")
@@ -168,7 +170,7 @@ class TileRenderer(Renderer):
     # ------------------------------------------------------------------ ops that differ for blocks
     def op_tid(self, s: Let, args) -> None:
         outs = " ".join(f"{self.names(d)} = tc_[{k}];" for k, d in enumerate(s.dsts))
-        self.out(f"{{ int32_t tc_[4]; weft::tile_coords(grid, block * {self.block_dim} + _l, tc_); {outs} }}")
+        self.out(f"{{ int32_t tc_[4]; bc_.get(_l, tc_); {outs} }}")
 
     def nested_body(self, body, inputs: list[str], result_into: str) -> None:
         """Render a ``tile_map`` / ``tile_reduce`` function body on element values (in a C++ scope)."""
