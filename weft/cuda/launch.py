@@ -77,6 +77,16 @@ def run_forward(spec, packed: bytes, dims: tuple[int, ...], device, block_dim: i
     launch(prog, packed, dims, device, block_dim, stream, spec.debug, spec.kernel.__name__)
 
 
+def run_backward(spec, adj, packed: bytes, dims: tuple[int, ...], device, block_dim: int = 256, stream=None) -> None:
+    """Launch a kernel specialisation's backward pass (``adj``: the kernel's AdjointSpec, holding the adjoint IR)."""
+    source = adj.__dict__.get("_cuda_source")
+    if source is None:
+        source = cuda_backend.render_cuda_adjoint(adj.prog, spec.kernel.__name__, spec.debug)
+        adj.__dict__["_cuda_source"] = source
+    run_source(source, spec.kernel.__name__ + "_adj", spec.debug, cuda_backend.BWD_ENTRY, packed, dims, device,
+               block_dim, stream)
+
+
 def run_source(source: str, name: str, debug: bool, entry: str, packed: bytes, dims: tuple[int, ...], device,
                block_dim: int = 256, stream=None) -> None:
     """Launch ``entry`` of an arbitrary rendered module (the adjoint's ``weft_bwd``, for example)."""

@@ -262,3 +262,37 @@ def copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int = 0, s
         check(drv.cuMemcpyDtoHAsync(dst_ptr, src_ptr, nbytes, s), "device-to-host copy")
         if not dest.pinned:  # pinned destinations stay asynchronous, as in Warp (synchronize before reading)
             check(drv.cuStreamSynchronize(s), "cuStreamSynchronize")
+
+
+# ---------------------------------------------------------------------- gradient plumbing (weft.autodiff)
+def accumulate(dst, src) -> None:
+    """``dst += src`` element-wise, on ``dst``'s GPU (``src`` is brought there first when it lives elsewhere)."""
+    if src.device != dst.device:
+        src = src.to(dst.device)
+    if dst.size == 0:
+        return
+    if dst.is_contiguous and src.is_contiguous:
+        from . import kernels
+
+        flat_dst, flat_src = dst.flatten(), src.flatten()
+        kernels.wp.launch(kernels.accumulate_1d, dst.size, inputs=[flat_dst, flat_src], device=dst.device,
+                          record_tape=False)
+    else:  # strided gradients: through the host (rare; correct, not fast)
+        copy_from_host(dst, dst.numpy() + src.numpy())
+    dst._mark_written()
+
+
+def copy_adjoint(rec) -> None:
+    """The adjoint of ``wp.copy(dest, src, ...)``: ``src.grad[range] += dest.grad[range]`` (then zero the
+    destination's range when the copy overwrote it)."""
+    dest, src = rec.dest, rec.src
+    if dest.grad is None or src.grad is None:
+        return
+    dg, sg = dest.grad, src.grad
+    count = rec.count or src.size
+    if rec.dest_offset or rec.src_offset or count != src.size or dg.shape != sg.shape:
+        dg = dg.flatten()[rec.dest_offset:rec.dest_offset + count]
+        sg = sg.flatten()[rec.src_offset:rec.src_offset + count]
+    accumulate(sg, dg)
+    if rec.consume:
+        dg.zero_()
