@@ -90,7 +90,8 @@ def bench_compile(frameworks: list[str], repeat: int) -> list[dict]:
 
 # ----------------------------------------------------------------------------------------------------------- launch
 def bench_launch(wp, kw, warp, kwarp, torch, quick: bool) -> list[dict]:
-    number, repeat = (2000, 7) if quick else (20000, 15)
+    # many short batches: the median ignores the batches another process interrupted
+    number, repeat = (500, 41) if quick else (1000, 201)
     rows = []
 
     def one(framework, k, mod, arrays):

@@ -171,24 +171,28 @@ class Kernel:
         return tuple(out)
 
     # ------------------------------------------------------------------ compilation
-    def specialize(self, types: tuple[T.Type, ...]) -> Spec:
+    def specialize(self, types: tuple[T.Type, ...], block_dim: int | None = None) -> Spec:
         debug = config.mode == "debug"
         key = (types, debug)
         spec = self._specs.get(key)
+        if spec is not None and spec.fn.tile_dim and block_dim and spec.fn.tile_dim != block_dim:
+            key = (types, debug, int(block_dim))  # tile kernels compile once per block_dim
+            spec = self._specs.get(key)
         if spec is not None and spec.fwd is not None:
             return spec
         with self._lock:
             spec = self._specs.get(key)
             if spec is None:
-                spec = self._lower(types, debug)
+                spec = self._lower(types, debug, block_dim)
                 self._specs[key] = spec
             if spec.fwd is None:
                 self._load(spec)
         return spec
 
-    def _lower(self, types: tuple[T.Type, ...], debug: bool) -> Spec:
+    def _lower(self, types: tuple[T.Type, ...], debug: bool, block_dim: int | None = None) -> Spec:
         name = _c_name(self.__name__)
-        lowered = pipeline.lower(self.source, dict(zip(self._param_names, types)), name, self.options)
+        options = {**self.options, "block_dim": int(block_dim)} if block_dim else self.options
+        lowered = pipeline.lower(self.source, dict(zip(self._param_names, types)), name, options)
         source = pipeline.render_cpu(lowered.fn, self.__name__, debug)
         spec = Spec(self, types, lowered.fn, lowered.tid_arity, source, debug)
         spec.written, spec.read = _array_access(lowered.fn)
@@ -219,6 +223,10 @@ class Kernel:
         spec.errors = errors()
         spec.lib = lib
         spec.fwd = fwd
+        # the same entry point without ctypes argument conversion (half the call cost), for the launch fast paths
+        # that always pass (bytes, bytes, int, int)
+        spec.fwd_fast = lib._FuncPtr(("weft_fwd", lib))
+        spec.fwd_fast.restype = None
 
     def adjoint_of(self, spec: Spec) -> "AdjointSpec":
         """The backward entry of a specialisation, compiled on first use (forward-only programs never pay)."""

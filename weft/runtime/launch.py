@@ -10,7 +10,7 @@ import numpy as np
 from .. import config
 from ..errors import LaunchError, RuntimeError_
 from . import device as D
-from .sync import active_capture
+from .sync import _capture, active_capture
 from .tape import active_tape
 
 _DIMS = {n: struct.Struct(f"<{n}q") for n in range(1, 5)}
@@ -38,6 +38,10 @@ def _threads() -> int:
 def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), device=None, stream=None,
            adjoint=False, record_tape=True, record_cmd=False, max_blocks=0, block_dim=256):
     """Launch ``kernel`` over the grid ``dim`` with ``inputs + outputs`` as its arguments."""
+    fast = getattr(kernel, "_launch_fast", None)
+    if fast is not None and not adjoint and not record_cmd and (device is None or device is D.CPU or device == "cpu"):
+        if _launch_fast(fast, dim, inputs, outputs, device, record_tape):
+            return None
     from ..kernel import Kernel
 
     if not isinstance(kernel, Kernel):
@@ -54,16 +58,18 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
 
         return launch_adjoint(kernel, dims, args, list(adj_inputs) + list(adj_outputs), dev, len(inputs))
     types = kernel.infer_types(args)
-    spec = kernel.specialize(types)
+    spec = kernel.specialize(types, block_dim)
     _check_devices(kernel, spec, args, dev)
-    if spec.tid_arity > 1 and spec.tid_arity != len(dims):
+    if spec.fn.tile_dim:  # blocks of block_dim threads; wp.tid() gives leading launch coordinates (as Warp)
+        from ..tiles.api import check_tiled_launch
+
+        check_tiled_launch(kernel, spec, dims)
+    elif spec.tid_arity > 1 and spec.tid_arity != len(dims):
         raise LaunchError(f"kernel '{kernel.__name__}' unpacks wp.tid() into {spec.tid_arity} indices but was "
                           f"launched with a {len(dims)}-D dim {dims}")
     packed = spec.pack(args)
     if record_cmd:
         return Launch(kernel, spec, dims, args, dev, packed)
-    from .sync import active_capture
-
     tape = active_tape.get() if record_tape else None
     snapshots = tape._before_launch(spec, args) if tape is not None and spec.snapshot else {}
     graph = active_capture()
@@ -73,7 +79,76 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
         _run(spec, packed, dims, dev, args, block_dim)
     if tape is not None:
         tape._record_launch(kernel, spec, dims, args, dev, len(inputs), block_dim, snapshots)
+    elif dev.is_cpu and not spec.debug and types is kernel._fixed_types and "_launch_fast" not in kernel.__dict__ \
+            and not spec.fn.tile_dim:  # tile kernels depend on block_dim, which the fast path does not check
+        _enable_fast(kernel, spec)
     return None
+
+
+# ---------------------------------------------------------------------------------------------------- fast path
+# After a kernel with fixed parameter types has launched once on the CPU, later plain launches (CPU, release mode, no
+# tape, no capture, no verify_fp, weft arrays and scalars) skip type inference, device resolution and the
+# per-argument packers: one generated function checks and packs everything (runtime/packing.py), and the native
+# entry point is called without ctypes argument conversion. Anything unusual falls through to the general path.
+class _Fast:
+    __slots__ = ("spec", "pack", "fwd", "written", "arity", "nargs", "has_arrays")
+
+    def __init__(self, spec, pack, has_arrays: bool):
+        self.spec = spec
+        self.pack = pack
+        self.fwd = spec.fwd_fast
+        self.written = spec.written
+        self.arity = spec.tid_arity
+        self.nargs = len(spec.types)
+        self.has_arrays = has_arrays
+
+
+def _enable_fast(kernel, spec) -> None:
+    from ..ir import types as T
+    from .packing import make_fast_packer
+
+    pack = make_fast_packer(spec.types) if getattr(spec, "fwd_fast", None) is not None else None
+    has_arrays = any(isinstance(t, T.ArrayType) for t in spec.types)
+    kernel._launch_fast = _Fast(spec, pack, has_arrays) if pack is not None else None
+
+
+def _default_is_cpu() -> bool:
+    if D._current.get() is None and D._default_alias in (None, "cpu") and D._cuda_probed and len(D._devices) == 1:
+        return True  # the CPU is the only device
+    return D.get_device(None) is D.CPU
+
+
+def _launch_fast(fast: _Fast, dim, inputs, outputs, device, record_tape) -> bool:
+    """Run the launch if it is a plain one; False (nothing done) sends it down the general path."""
+    if config.mode == "debug" or config.verify_fp or _capture.get() is not None:
+        return False
+    if record_tape and active_tape.get() is not None:
+        return False
+    if device is None and not fast.has_arrays and not _default_is_cpu():
+        return False
+    args = inputs if not outputs else [*inputs, *outputs]
+    if len(args) != fast.nargs:
+        return False
+    if type(dim) is int:
+        if dim < 0 or fast.arity > 1:
+            return False
+        dims, ndim = _DIMS[1].pack(dim), 1
+    else:
+        try:
+            shape = normalize_dim(dim)
+        except LaunchError:
+            return False
+        ndim = len(shape)
+        if fast.arity > 1 and fast.arity != ndim:
+            return False
+        dims = _DIMS[ndim].pack(*shape)
+    packed = fast.pack(args)
+    if packed is None:
+        return False
+    fast.fwd(packed, dims, ndim, 1 if config.deterministic else config.num_threads)
+    for i in fast.written:
+        args[i]._shared.version += 1
+    return True
 
 
 def _run(spec, packed: bytes, dims: tuple[int, ...], dev, args, block_dim=256) -> None:
@@ -154,6 +229,17 @@ class Launch:
         self._packed = packed
         self._dims = _DIMS[len(dims)].pack(*dims)
         self._ndim = len(dims)
+        self._prepare()
+
+    def _prepare(self) -> None:
+        """What launch() needs, resolved once: the raw entry point and the version counters of written arrays."""
+        spec = self.spec
+        fwd = getattr(spec, "fwd_fast", None)
+        self._fast_fwd = fwd if fwd is not None and self.device.is_cpu and not spec.debug else None
+        try:
+            self._written = tuple(self.args[i]._shared for i in spec.written)
+        except AttributeError:  # a foreign array argument: take the general path
+            self._fast_fwd = None
 
     def set_dim(self, dim) -> None:
         self.dim = normalize_dim(dim)
@@ -163,6 +249,7 @@ class Launch:
     def set_param_at_index(self, index: int, value) -> None:
         self.args[index] = value
         self._packed = self.spec.pack(self.args)
+        self._prepare()
 
     def set_param_by_name(self, name: str, value) -> None:
         self.set_param_at_index(self.kernel._param_names.index(name), value)
@@ -170,12 +257,13 @@ class Launch:
     def set_params(self, values) -> None:
         self.args = list(values)
         self._packed = self.spec.pack(self.args)
+        self._prepare()
 
     def launch(self, stream=None) -> None:
-        spec = self.spec
-        if self.device.is_cpu and not spec.debug and not config.verify_fp:
-            spec.fwd(self._packed, self._dims, self._ndim, _threads())
-            for i in spec.written:
-                self.args[i]._mark_written()
+        fwd = self._fast_fwd
+        if fwd is not None and not config.verify_fp:
+            fwd(self._packed, self._dims, self._ndim, 1 if config.deterministic else config.num_threads)
+            for shared in self._written:
+                shared.version += 1
             return
-        _run(spec, self._packed, self.dim, self.device, self.args)
+        _run(self.spec, self._packed, self.dim, self.device, self.args)

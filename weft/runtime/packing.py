@@ -151,3 +151,63 @@ def padding_plan(types: tuple[T.Type, ...]) -> tuple[list[bytes], bytes, int]:
     if total == 0:
         return pads, b"\0", 1
     return pads, bytes(tail), args_layout(types).size
+
+
+def make_fast_packer(types: tuple[T.Type, ...]) -> Callable | None:
+    """A packer for the common launch: scalars and plain weft arrays on the CPU, checked and packed in one pass.
+
+    Returns ``fast(args) -> bytes | None``: the whole ``Args`` struct from one ``struct.pack`` call, or None as soon
+    as anything is unusual (another device, a foreign array, a wrong dtype, a value struct cannot pack), in which
+    case the launch takes the general path, which gives the detailed error. None (no fast packer) when the kernel
+    has parameters of other types (vectors, structs, indexed arrays).
+    """
+    from . import device as D
+    from .array import array
+
+    fmt = ["<"]
+    offset = 0
+    align = 1
+    lines = []
+    names = []
+    env = {"array": array, "CPU": D.CPU, "error": struct.error}
+    for k, t in enumerate(types):
+        if isinstance(t, T.ScalarType):
+            names.append(f"a{k}")
+        elif isinstance(t, T.ArrayType) and t.kind is T.ArrayKind.ARRAY and not t.is_generic:
+            env[f"D{k}"] = t.dtype
+            lines += [
+                f"    if type(a{k}) is not array or a{k}.device is not CPU or a{k}.ndim != {t.ndim} or "
+                f"a{k}._annotation or not (a{k}._ir is D{k} or a{k}._ir == D{k}):",
+                "        return None",
+                f"    d{k} = a{k}._desc",
+                f"    if d{k} is None:",
+                f"        d{k} = a{k}.desc",
+            ]
+            names.append(f"d{k}")
+        else:
+            return None
+        lay = layout(t)
+        pad = (-offset) % lay.align
+        if pad:
+            fmt.append(f"{pad}x")
+        fmt.append(lay.fmt)
+        offset += pad + lay.size
+        align = max(align, lay.align)
+    tail = (-offset) % align
+    if tail:
+        fmt.append(f"{tail}x")
+    if offset == 0:
+        fmt.append("x")  # the C++ struct of no parameters still has one byte
+    st = struct.Struct("".join(fmt))
+    if st.size != args_layout(types).size:
+        return None
+    env["pack"] = st.pack
+    params = ", ".join(f"a{k}" for k in range(len(types)))
+    src = ["def fast(args):"]
+    if types:
+        src.append(f"    {params}{',' if len(types) == 1 else ''} = args")
+    src += lines
+    src += ["    try:", f"        return pack({', '.join(names)})", "    except (error, TypeError, OverflowError):",
+            "        return None"]
+    exec("\n".join(src), env)  # noqa: S102 - generated from the kernel's parameter types only
+    return env["fast"]
