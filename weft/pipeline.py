@@ -26,6 +26,10 @@ def lower(src: FunctionSource, param_types: dict[str, T.Type], name: str, option
     fn = lw.lower_kernel()
     if config.debug_internal:
         verify(fn)
+    from .tiles.model import uses_tiles
+
+    if uses_tiles(fn):
+        fn.tile_dim = int(options.get("block_dim") or 256)  # tile kernels: the block size they are compiled for
     return Lowered(fn, lw.tid_arity)
 
 
@@ -46,6 +50,10 @@ def render_cpu_adjoint(prog, name: str, debug: bool) -> str:
 
 
 def render_cpu(fn: Function, name: str, debug: bool) -> str:
+    if fn.tile_dim:
+        from .tiles.render import render_tile_module
+
+        return render_tile_module(fn, name, debug, fn.tile_dim)
     return Renderer(fn, RenderOptions(debug=debug, kernel_name=name)).render_module()
 
 

@@ -64,6 +64,8 @@ def binding_analysis(tree: ast.FunctionDef) -> tuple[set[str], set[str]]:
                 visit(s.orelse, depth + 1)
             elif isinstance(s, ast.With):
                 visit(s.body, depth)
+            elif isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and depth > 0:
+                names += _in_place_targets(s.value, targets)  # at top level the rebinding stays SSA
             for n in names:
                 counts[n] = counts.get(n, 0) + 1
                 if depth > 0:
@@ -74,6 +76,21 @@ def binding_analysis(tree: ast.FunctionDef) -> tuple[set[str], set[str]]:
     # then ``buf[k] = ...``) is never rebound when its value is an array: stores go through it
     direct_once = {n for n in direct if n in component and _direct_top_level_once(tree.body, n)}
     return {n for n, c in counts.items() if c > 1} | nested, (component - direct) | direct_once
+
+
+#: Builtins that update some of their arguments in place (``wp.tile_fft(a)``): name -> argument positions.
+#: Domain packages register here; such a call rebinds the named variable like an assignment.
+IN_PLACE_CALLS: dict[str, tuple[int, ...]] = {}
+
+
+def _in_place_targets(call: ast.Call, targets) -> list[str]:
+    f = call.func
+    name = f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else None)
+    out: list[str] = []
+    for pos in IN_PLACE_CALLS.get(name, ()):
+        if pos < len(call.args):
+            out += targets(call.args[pos])
+    return out
 
 
 def _direct_top_level_once(body: list[ast.stmt], name: str) -> bool:

@@ -628,8 +628,9 @@ class Lowerer:
                 return Weak(_c_semantics(pyop, a.value, b.value))
             except ZeroDivisionError:
                 raise self.error("division by zero in a constant expression", node) from None
-        if name == "matmul":
-            name = "mul"
+        if name == "matmul":  # a @ b: matrix product of tiles (tile_matmul), else of matrices / vectors (mul)
+            is_tile = any(isinstance(getattr(v, "type", None), T.TileType) for v in (a, b))
+            name = "tile_matmul" if is_tile else "mul"
         return self.op(name, [a, b], node=node)
 
     def visit_UnaryOp(self, node: ast.UnaryOp):

@@ -16,3 +16,5 @@
 #include "atomic.h"
 #include "stack.h"
 #include "launch.h"
+#include "tile.h"
+#include "fft.h"
