@@ -11,6 +11,7 @@ import numpy as np
 
 from ..ir import types as T
 from ..runtime.dtypes import np_layout
+from .dlpack import DeviceType, _wrap, split_dtype, wrap_host
 
 
 def _torch():
@@ -95,28 +96,28 @@ def device_from_torch(torch_device):
 
 
 def _wrap_tensor(t, dtype=None):
-    """A zero-copy weft array over a torch tensor's memory (no grad handling); keeps ``t`` alive."""
-    from .dlpack import DeviceType, _wrap, split_dtype, wrap_host
+    """A zero-copy weft array over a torch tensor's memory (no grad handling); keeps ``t`` alive.
 
+    This is the per-call path of tensors passed to ``wp.launch`` and of the autograd wrappers, so the CPU case
+    reads the layout from ``t.numpy()`` (a zero-copy view whose C attributes are cheaper than torch's)."""
+    if t.is_cpu:
+        try:
+            view = t.detach().numpy()
+        except TypeError:  # a dtype NumPy lacks (bfloat16, ...)
+            raise TypeError(f"torch dtype {t.dtype} has no weft equivalent") from None
+        if view.dtype.kind not in "biuf":
+            raise TypeError(f"torch dtype {t.dtype} has no weft equivalent")
+        ir, shape, strides = split_dtype(view.dtype, view.shape, view.strides, dtype)
+        if view.ndim == len(np_layout(ir)[1]):  # a single element: split_dtype made it a length-1 array
+            view = view.reshape((1,) + view.shape)
+        return wrap_host(view, ir, shape, strides, t)
     try:
         base = _NP_OF[t.dtype]
     except KeyError:
         raise TypeError(f"torch dtype {t.dtype} has no weft equivalent") from None
-    item = base.itemsize
     shape = tuple(t.shape)
-    strides = tuple(s * item for s in t.stride())
-    kind = t.device.type
-    if kind == "cpu":
-        # t.numpy() is a zero-copy view that keeps the tensor's storage alive
-        view = t.detach().numpy() if base.kind != "u" or base.itemsize == 1 else None
-        if view is not None:
-            ir, eshape, estrides = split_dtype(base, shape, strides, dtype)
-            trailing = np_layout(ir)[1]
-            if view.ndim == len(trailing):  # a single element: split_dtype made it a length-1 array
-                view = view.reshape((1,) + view.shape)
-            return wrap_host(view, ir, eshape, estrides, t, t.data_ptr())
-        return _wrap(t.data_ptr(), base, shape, strides, (DeviceType.CPU, 0), dtype, t.detach())
-    if kind == "cuda":
+    strides = tuple(s * base.itemsize for s in t.stride())
+    if t.is_cuda:
         return _wrap(t.data_ptr(), base, shape, strides, (DeviceType.CUDA, t.device.index or 0), dtype, t.detach())
     raise TypeError(f"tensors on torch device {t.device} cannot be shared with weft")
 
