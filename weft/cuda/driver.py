@@ -22,8 +22,14 @@ class CudaError(Error):
     """A CUDA driver call failed."""
 
 
+#: A stand-in for ``cuda.bindings.driver`` (tests run the runtime's logic against a host-memory fake).
+override = None
+
+
 def api():
     """The ``cuda.bindings.driver`` module (raises ImportError without the CUDA extra)."""
+    if override is not None:
+        return override
     try:
         from cuda.bindings import driver
     except ImportError:
