@@ -75,7 +75,8 @@ class AdjointBuilder:
         return While(self.plain(s.cond_body), s.cond, self.plain(s.body), s.loc)
 
     def loop_state(self, s) -> list[Var]:
-        """Values an iteration needs restored: the loop index and every mutable local the loop touches."""
+        """Values an iteration needs restored: the loop index, every mutable local the loop touches and every
+        kernel-local fixed array it stores into (stores mutate those in place)."""
         seen: dict[int, Var] = {}
         for x in walk([s]):
             if isinstance(x, Assign):
@@ -84,6 +85,9 @@ class AdjointBuilder:
                 for a in x.args:
                     if isinstance(a, Var) and a.kind is VarKind.MUTABLE:
                         seen.setdefault(a.id, a)
+                target = x.args[0] if x.args else None
+                if x.call.op.side_effect and isinstance(target, Var) and _is_fixed_array(target.type):
+                    seen.setdefault(target.id, target)
         state = list(seen.values())
         if isinstance(s, For):
             state.insert(0, s.var)
@@ -146,6 +150,10 @@ class AdjointBuilder:
 _TRUE = Const(True, T.BOOL)
 
 
+def _is_fixed_array(t: T.Type) -> bool:
+    return isinstance(t, T.ArrayType) and t.kind is T.ArrayKind.FIXED
+
+
 def _has_adjoint_effect(s: Let) -> bool:
     """Ops without a differentiable result whose reverse still moves gradient (stores, atomics)."""
     return s.call.op.adjoint is Adjoint.SPECIAL and s.call.op.side_effect
@@ -159,7 +167,11 @@ def snapshot_params(fn: Function) -> tuple[int, ...]:
     written, read_ = _array_access(fn)
     used: set[int] = set()
     for s in walk(fn.body):
-        for a in getattr(s, "args", ()):
+        # every operand position: call arguments, assignment sources (``slot = wp.atomic_add(...)`` goes through a
+        # mutable local), branch conditions and loop bounds
+        operands = list(getattr(s, "args", ()))
+        operands += [getattr(s, name, None) for name in ("src", "cond", "start", "stop", "step")]
+        for a in operands:
             if isinstance(a, Var):
                 used.add(a.id)
     origin = {p.id: i for i, p in enumerate(fn.params)}

@@ -206,7 +206,7 @@ class AdjointRenderer(Renderer):
         if not T.is_differentiable_type(s.dsts[0].type):
             return
         if arr.type.kind is T.ArrayKind.FIXED:
-            self.out(f"weft::adj_load_fixed({adj_args[0]}, {adj_out[0]}, {', '.join(args[1:])});")
+            self.out(f"weft::adj_load_fixed({args[0]}, {adj_args[0]}, {adj_out[0]}, {', '.join(args[1:])});")
             return
         self.out(f"weft::adj_load({args[0]}, {adj_out[0]}, {', '.join(args[1:])});")
 
@@ -216,7 +216,7 @@ class AdjointRenderer(Renderer):
         if not T.is_differentiable_type(value.type):
             return
         if arr.type.kind is T.ArrayKind.FIXED:
-            self.out(f"weft::adj_store_fixed({adj_args[0]}, {adj_args[-1]}, {', '.join(args[1:-1])});")
+            self.out(f"weft::adj_store_fixed({args[0]}, {adj_args[0]}, {adj_args[-1]}, {', '.join(args[1:-1])});")
             return
         self.out(f"weft::adj_store({args[0]}, {adj_args[-1]}, {', '.join(args[1:-1])});")
 

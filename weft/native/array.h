@@ -177,6 +177,30 @@ WEFT_FN void store(fixedarray_t<T, N, D>& a, const T& value, I... idx) {
     for (int d = 0; d < int(sizeof...(I)); ++d) off += ids[d] * a.strides[d];
     a.data[off] = value;
 }
+// adjoints: the adjoint array has no shape of its own (it starts zeroed), so the primal's strides index it
+template <typename T, int N, int D, typename... I>
+WEFT_FN void adj_load_fixed(const fixedarray_t<T, N, D>& a, fixedarray_t<T, N, D>& adj_a, const T& adj_value,
+                            I... idx) {
+    int64 ids[4] = {int64(idx)...};
+    int64 off = 0;
+    for (int d = 0; d < int(sizeof...(I)); ++d) off += ids[d] * a.strides[d];
+    adj_a.data[off] += adj_value;
+}
+// a store overwrites the element: its adjoint moves into the stored value and the old value's becomes zero
+template <typename T, int N, int D, typename... I>
+WEFT_FN void adj_store_fixed(const fixedarray_t<T, N, D>& a, fixedarray_t<T, N, D>& adj_a, T& adj_value, I... idx) {
+    int64 ids[4] = {int64(idx)...};
+    int64 off = 0;
+    for (int d = 0; d < int(sizeof...(I)); ++d) off += ids[d] * a.strides[d];
+    adj_value += adj_a.data[off];
+    adj_a.data[off] = T();
+}
+// whole-array adjoint accumulation (copies of a local array)
+template <typename T, int N, int D>
+WEFT_FN fixedarray_t<T, N, D>& operator+=(fixedarray_t<T, N, D>& a, const fixedarray_t<T, N, D>& b) {
+    for (int i = 0; i < N; ++i) a.data[i] += b.data[i];
+    return a;
+}
 template <typename T, int N, int D, typename... I>
 WEFT_FN bool check(const fixedarray_t<T, N, D>& a, const char* what, const char* kernel, const char* name, I... idx) {
     if (detail::in_bounds(a.shape, int64(idx)...)) return true;
