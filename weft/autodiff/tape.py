@@ -95,6 +95,9 @@ class Tape:
             if hasattr(a, "_shared"):
                 self._arrays[id(a)] = a
                 versions[i] = a._version
+            elif hasattr(a, "_ir_"):  # arrays inside struct arguments: zero() and gradients must see them too
+                for arr in _struct_arrays(a):
+                    self._arrays[id(arr)] = arr
         for i in spec.written:
             a = args[i]
             if not hasattr(a, "_shared"):
@@ -198,6 +201,18 @@ class Tape:
         self._written = {}
         self._arrays = {}
         self.loss = None
+
+
+def _struct_arrays(value) -> list:
+    """The arrays held in the fields of a struct instance (nested structs included)."""
+    out = []
+    for name, _ in value._ir_.fields:
+        v = getattr(value, name, None)
+        if hasattr(v, "_shared"):
+            out.append(v)
+        elif hasattr(v, "_ir_"):
+            out += _struct_arrays(v)
+    return out
 
 
 def _copy_adjoint(rec: CopyRecord) -> None:
