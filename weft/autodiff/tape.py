@@ -95,7 +95,7 @@ class Tape:
             if hasattr(a, "_shared"):
                 self._arrays[id(a)] = a
                 versions[i] = a._version
-            elif hasattr(a, "_ir_"):  # arrays inside struct arguments: zero() and gradients must see them too
+            elif _is_struct(a):  # arrays inside struct arguments: zero() and gradients must see them too
                 for arr in _struct_arrays(a):
                     self._arrays[id(arr)] = arr
         for i in spec.written:
@@ -203,6 +203,10 @@ class Tape:
         self.loss = None
 
 
+def _is_struct(value) -> bool:
+    return hasattr(getattr(value, "_ir_", None), "fields")
+
+
 def _struct_arrays(value) -> list:
     """The arrays held in the fields of a struct instance (nested structs included)."""
     out = []
@@ -210,7 +214,7 @@ def _struct_arrays(value) -> list:
         v = getattr(value, name, None)
         if hasattr(v, "_shared"):
             out.append(v)
-        elif hasattr(v, "_ir_"):
+        elif _is_struct(v):
             out += _struct_arrays(v)
     return out
 
