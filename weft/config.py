@@ -32,6 +32,8 @@ deterministic: bool = _env_bool("WEFT_DETERMINISTIC", False)
 num_threads: int = int(os.environ.get("WEFT_NUM_THREADS", "0") or 0)
 #: Extra flags for the CPU compiler, appended after weft's own.
 cpu_compile_flags: tuple[str, ...] = tuple(os.environ.get("WEFT_CXXFLAGS", "").split())
+#: Compile CPU kernels against a precompiled weft.h (GCC; built once per cache in the background).
+precompiled_header: bool = _env_bool("WEFT_PCH", True)
 #: Optimisation level for the CPU compiler.
 optimization_level: int = int(os.environ.get("WEFT_OPT_LEVEL", "3"))
 #: Largest static loop trip count that is unrolled.

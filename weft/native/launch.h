@@ -26,8 +26,10 @@ WEFT_FN Grid make_grid(const int64* dims, int32 ndim) {
 
 #if !WEFT_CUDA
 // Calls body(i0, i1, i2, i3, flat) for every grid point; i_{ndim-1} varies fastest.
+// Not inlined: the serial path and the parallel pieces share one copy of the loops (each inlines the kernel body
+// once per launch rank), which keeps compile time down.
 template <typename Body>
-inline void run_range(const Grid& g, int64 begin, int64 end, Body&& body) {
+__attribute__((noinline)) void run_range(const Grid& g, int64 begin, int64 end, Body&& body) {
     const int nd = g.ndim < 1 ? 1 : g.ndim;
     const int64 inner = g.dim[nd - 1];
     int64 flat = begin;

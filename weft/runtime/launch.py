@@ -39,9 +39,9 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
            adjoint=False, record_tape=True, record_cmd=False, max_blocks=0, block_dim=256):
     """Launch ``kernel`` over the grid ``dim`` with ``inputs + outputs`` as its arguments."""
     fast = getattr(kernel, "_launch_fast", None)
-    if fast is not None and not adjoint and not record_cmd and (device is None or device is D.CPU or device == "cpu"):
-        if _launch_fast(fast, dim, inputs, outputs, device, record_tape):
-            return None
+    if (fast is not None and not adjoint and not record_cmd and (device is None or device is D.CPU or device == "cpu")
+            and _launch_fast(fast, dim, inputs, outputs, device, record_tape)):
+        return None
     from ..kernel import Kernel
 
     if not isinstance(kernel, Kernel):
@@ -91,7 +91,7 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
 # per-argument packers: one generated function checks and packs everything (runtime/packing.py), and the native
 # entry point is called without ctypes argument conversion. Anything unusual falls through to the general path.
 class _Fast:
-    __slots__ = ("spec", "pack", "fwd", "written", "arity", "nargs", "has_arrays")
+    __slots__ = ("arity", "fwd", "has_arrays", "nargs", "pack", "spec", "written")
 
     def __init__(self, spec, pack, has_arrays: bool):
         self.spec = spec

@@ -176,8 +176,8 @@ def make_fast_packer(types: tuple[T.Type, ...]) -> Callable | None:
         elif isinstance(t, T.ArrayType) and t.kind is T.ArrayKind.ARRAY and not t.is_generic:
             env[f"D{k}"] = t.dtype
             lines += [
-                f"    if type(a{k}) is not array or a{k}.device is not CPU or a{k}.ndim != {t.ndim} or "
-                f"a{k}._annotation or not (a{k}._ir is D{k} or a{k}._ir == D{k}):",
+                (f"    if type(a{k}) is not array or a{k}.device is not CPU or a{k}.ndim != {t.ndim} or "
+                 f"a{k}._annotation or not (a{k}._ir is D{k} or a{k}._ir == D{k}):"),
                 "        return None",
                 f"    d{k} = a{k}._desc",
                 f"    if d{k} is None:",
@@ -208,6 +208,6 @@ def make_fast_packer(types: tuple[T.Type, ...]) -> Callable | None:
         src.append(f"    {params}{',' if len(types) == 1 else ''} = args")
     src += lines
     src += ["    try:", f"        return pack({', '.join(names)})", "    except (error, TypeError, OverflowError):",
-            "        return None"]
+            "        return None"]  # fmt: skip
     exec("\n".join(src), env)  # noqa: S102 - generated from the kernel's parameter types only
     return env["fast"]
