@@ -259,10 +259,29 @@ WEFT_FN void adj_atomic_sub(const array_t<T>& a, T& adj_value, I... idx) {
     if (a.grad) adj_value -= *detail::at(a.grad, detail::offset<false>(a, int64(idx)...));
 }
 // min/max: the gradient flows to the value that won (the element now holds it)
+namespace detail {
+// the gradient of the result reaches the value where the value won: per component for vectors and matrices,
+// whose atomic min / max are component-wise (the result need not equal any one thread's value)
+template <typename T>
+WEFT_FN void adj_pick(const T& result, const T& value, T& adj_value, const T& adj_result) {
+    if (values_equal(result, value)) adj_value += adj_result;
+}
+template <unsigned N, typename T>
+WEFT_FN void adj_pick(const vec_t<N, T>& result, const vec_t<N, T>& value, vec_t<N, T>& adj_value,
+                      const vec_t<N, T>& adj_result) {
+    for (unsigned k = 0; k < N; ++k)
+        if (result.c[k] == value.c[k]) adj_value.c[k] += adj_result.c[k];
+}
+template <unsigned R, unsigned C, typename T>
+WEFT_FN void adj_pick(const mat_t<R, C, T>& result, const mat_t<R, C, T>& value, mat_t<R, C, T>& adj_value,
+                      const mat_t<R, C, T>& adj_result) {
+    for (unsigned i = 0; i < R; ++i) adj_pick(result.row[i], value.row[i], adj_value.row[i], adj_result.row[i]);
+}
+}  // namespace detail
 template <typename T, typename... I>
 WEFT_FN void adj_atomic_minmax(const array_t<T>& a, const T& value, T& adj_value, I... idx) {
-    if (a.grad && values_equal(load(a, idx...), value))
-        adj_value += *detail::at(a.grad, detail::offset<false>(a, int64(idx)...));
+    if (!a.grad) return;
+    detail::adj_pick(load(a, idx...), value, adj_value, *detail::at(a.grad, detail::offset<false>(a, int64(idx)...)));
 }
 
 // ---- replay of side effects in the backward pass: only into replay scratch copies (flag bit 0)
