@@ -137,3 +137,24 @@ def test_zero_size_and_zero_dim():
     assert from_dlpack(np.zeros((0, 3), np.float32)).shape == (0, 3)
     s = from_dlpack(np.array(3.5))
     assert s.shape == (1,) and s.numpy()[0] == 3.5
+
+
+def test_import_weft_does_not_import_torch_or_jax():
+    import subprocess
+    import sys
+
+    code = "import sys, weft; print('torch' in sys.modules, 'jax' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
+
+
+def test_public_names():
+    for name in ("from_dlpack", "to_dlpack", "from_torch", "to_torch", "from_jax", "to_jax", "dtype_from_torch",
+                 "dtype_to_torch", "device_from_torch", "device_to_torch"):
+        assert callable(getattr(wp, name))
+
+
+def test_cpu_arrays_are_64_byte_aligned():
+    for n in range(1, 40):
+        assert wp.zeros(n, dtype=wp.vec3).ptr % 64 == 0
+        assert wp.array(np.arange(n, dtype=np.float32)).ptr % 64 == 0
