@@ -1,3 +1,4 @@
+# ruff: noqa  (the kernels below are invalid on purpose)
 """Invalid programs: each raises a weft error at the user's file:line(:col), before any C++ is generated.
 
 The offending line of each kernel carries a ``# ERR`` marker; the test finds it in the source, so editing this file

@@ -131,9 +131,9 @@ def bump(counter: wp.array(dtype=int), value: bool):
 def k_short_circuit(counter: wp.array(dtype=int), data: wp.array(dtype=float), n: int, out: wp.array(dtype=float)):
     i = wp.tid()
     # `and`/`or` must not evaluate their right operand when the left decides
-    if False and bump(counter, True):
+    if False and bump(counter, True):  # noqa: SIM223
         out[i] = -1.0
-    if True or bump(counter, True):
+    if True or bump(counter, True):  # noqa: SIM222
         out[i] = 1.0
     # lazy ternary: the untaken branch would read out of bounds
     out[i] += data[i + 100] if i + 100 < n else 0.5

@@ -366,7 +366,7 @@ def test_svd_qr_eig_polar():
     o, s = out.numpy(), sig.numpy()
     U, V, Q, R, E, P, S = (o[k] for k in range(7))
     eye = np.broadcast_to(np.eye(3), (n, 3, 3))
-    tol = dict(rtol=1e-6, atol=1e-6)
+    tol = {"rtol": 1e-6, "atol": 1e-6}
     # svd3: a = U diag(s) V^T with orthonormal U, V and the singular values of NumPy
     np.testing.assert_allclose(U @ (s[0][:, :, None] * V.transpose(0, 2, 1)), m, **tol)
     np.testing.assert_allclose(U @ U.transpose(0, 2, 1), eye, **tol)
@@ -436,7 +436,7 @@ def test_quaternion_builtins():
     u = axis / np.linalg.norm(axis, axis=1, keepdims=True)
     q = np.concatenate([u * np.sin(angle / 2)[:, None], np.cos(angle / 2)[:, None]], axis=1)
     qo, vo = q_out.numpy(), v_out.numpy()
-    tol = dict(rtol=1e-12, atol=1e-12)
+    tol = {"rtol": 1e-12, "atol": 1e-12}
     np.testing.assert_allclose(qo[0], q, **tol)
     np.testing.assert_allclose(qo[1], _qconj(q), **tol)
     np.testing.assert_allclose(qo[2], np.broadcast_to([0, 0, 0, 1.0], (N, 4)), **tol)
@@ -474,7 +474,7 @@ def test_transform_builtins():
     wp.launch(transform_ops, dim=N, inputs=[wp.array(p, dtype=wp.vec3d), wp.array(q, dtype=wp.quatd),
                                             wp.array(v, dtype=wp.vec3d)], outputs=[v_out, t_out, r_out])
     vo, to = v_out.numpy(), t_out.numpy()
-    tol = dict(rtol=1e-12, atol=1e-12)
+    tol = {"rtol": 1e-12, "atol": 1e-12}
     np.testing.assert_allclose(vo[0], _qrot(q, v) + p, **tol)
     np.testing.assert_allclose(vo[1], _qrot(q, v), **tol)
     np.testing.assert_allclose(vo[2], p, **tol)
@@ -524,7 +524,7 @@ def test_spatial_builtins():
     wa, va, wb, vb = A[:, :3], A[:, 3:], B[:, :3], B[:, 3:]
     cross = np.concatenate([np.cross(wa, wb), np.cross(wa, vb) + np.cross(va, wb)], axis=1)
     dual = np.concatenate([np.cross(wa, wb) + np.cross(va, vb), np.cross(wa, vb)], axis=1)
-    tol = dict(rtol=1e-5, atol=1e-5)
+    tol = {"rtol": 1e-5, "atol": 1e-5}
     np.testing.assert_allclose(v_out.numpy()[0], cross, **tol)
     np.testing.assert_allclose(v_out.numpy()[1], dual, **tol)
     np.testing.assert_allclose(v_out.numpy()[2], A + B, **tol)

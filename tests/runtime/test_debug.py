@@ -26,7 +26,6 @@ def k_oob_2d(grid: wp.array2d(dtype=float), out: wp.array(dtype=float)):
 
 @wp.kernel
 def k_oob_atomic(counts: wp.array(dtype=int), bucket: int):
-    i = wp.tid()
     wp.atomic_add(counts, bucket, 1)
 
 
