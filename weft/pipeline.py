@@ -44,6 +44,10 @@ def differentiate(fn: Function):
 
 
 def render_cpu_adjoint(prog, name: str, debug: bool) -> str:
+    if prog.fn.tile_dim:
+        from .tiles.adjoint import render_tile_adjoint
+
+        return render_tile_adjoint(prog, name, debug, prog.fn.tile_dim)
     from .backend.adjoint import render_adjoint
 
     return render_adjoint(prog, name, debug)

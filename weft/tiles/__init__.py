@@ -6,7 +6,7 @@ reverse-mode rules (``adjoint``) of the tile ops declared in ``weft.ops.tile``.
 
 from __future__ import annotations
 
-from . import frontend, render  # noqa: F401  (registration)
+from . import adjoint, frontend, render  # noqa: F401  (registration)
 from .api import launch_tiled
 
 __all__ = ["launch_tiled"]

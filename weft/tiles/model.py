@@ -9,6 +9,10 @@ must be the same in every lane of a block.
 
 This gives results identical to a GPU launch with the same ``block_dim``, including code that depends on the
 lane index, and keeps tile operations whole-tile loops the compiler can vectorise.
+
+The same model serves the backward program (``weft.autodiff``): its replay and reverse sweep are segmented alike;
+loop-state pushes and pops at block level save whole per-lane arrays, and reverse lane runs visit the lanes in
+reverse order, so the per-block loop stack stays last-in first-out.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir import types as T
-from ..ir.nodes import Assign, Break, Continue, For, If, Let, Return, Stmt, Var, VarKind, While, walk
+from ..ir.nodes import (AdjAssign, AdjLet, Assign, Break, Continue, For, If, Let, Pop, Push, Repeat, ReplayLet, Return,
+                        Stmt, Var, VarKind, While)
 from ..ops.tile import COLLECTIVE
 
 
@@ -39,36 +44,66 @@ class Model:
     lane_returns: bool = False  # some lane may leave the kernel early (a per-lane active mask is needed)
 
 
+def walk(block: list[Stmt]):
+    """Every statement, depth first (also inside the backward program's ``Repeat`` loops)."""
+    for s in block:
+        yield s
+        if isinstance(s, If):
+            yield from walk(s.then)
+            yield from walk(s.orelse)
+        elif isinstance(s, For):
+            yield from walk(s.body)
+        elif isinstance(s, While):
+            yield from walk(s.cond_body)
+            yield from walk(s.body)
+        elif isinstance(s, Repeat):
+            yield from walk(s.body)
+
+
+def _let_of(s: Stmt) -> Let | None:
+    if isinstance(s, Let):
+        return s
+    if isinstance(s, (AdjLet, ReplayLet)):
+        return s.let
+    return None
+
+
 def is_collective_let(s: Let) -> bool:
     if s.call.op.name in COLLECTIVE:
         return True
     return any(isinstance(d.type, T.TileType) for d in s.dsts)
 
 
-def is_collective(s: Stmt) -> bool:
-    """Whether ``s`` must run once per block (it contains a tile op or a jump out of a collective loop)."""
-    if isinstance(s, Let):
-        return is_collective_let(s)
+def _collective_leaf(s: Stmt) -> bool:
+    let = _let_of(s)
+    if let is not None:
+        return is_collective_let(let)
     if isinstance(s, Assign):
         return isinstance(s.dst.type, T.TileType)
-    if isinstance(s, (Break, Continue)):
-        return True  # only reached here when its loop is collective; see segment()
+    if isinstance(s, AdjAssign):
+        return isinstance(s.assign.dst.type, T.TileType)
+    return False
+
+
+def is_collective(s: Stmt) -> bool:
+    """Whether ``s``, met directly in a block being segmented, must run once per block."""
+    if isinstance(s, (Break, Continue, Return, Push, Pop)):
+        # jumps at this level belong to a collective loop (or end the block); loop-state pushes and pops at this
+        # level save whole per-lane arrays so the stack order does not depend on the lane loop
+        return True
     if isinstance(s, If):
         return _contains_collective(s.then) or _contains_collective(s.orelse) or _free_jump(s.then + s.orelse)
     if isinstance(s, For):
         return _contains_collective(s.body)
     if isinstance(s, While):
         return _contains_collective(s.cond_body) or _contains_collective(s.body)
-    return False
+    if isinstance(s, Repeat):
+        return _contains_collective(s.body)
+    return _collective_leaf(s)
 
 
 def _contains_collective(block: list[Stmt]) -> bool:
-    for s in walk(block):
-        if isinstance(s, Let) and is_collective_let(s):
-            return True
-        if isinstance(s, Assign) and isinstance(s.dst.type, T.TileType):
-            return True
-    return False
+    return any(_collective_leaf(s) for s in walk(block))
 
 
 def _free_jump(block: list[Stmt]) -> bool:
@@ -95,7 +130,7 @@ def segment(block: list[Stmt], counter: list[int]) -> list:
             run.clear()
 
     for s in block:
-        if isinstance(s, Return) or is_collective(s):  # a return reached by the whole block ends the block
+        if is_collective(s):
             flush()
             out.append(s)
         else:
@@ -104,60 +139,80 @@ def segment(block: list[Stmt], counter: list[int]) -> list:
     return out
 
 
-def analyse(body: list[Stmt], locals_: list[Var], block_dim: int) -> tuple[Model, list]:
-    """Segment the body and decide the storage of every variable."""
+def stmt_vars(s: Stmt) -> list:
+    let = _let_of(s)
+    if let is not None:
+        return [*let.args, *let.dsts]
+    if isinstance(s, Assign):
+        return [s.dst, s.src]
+    if isinstance(s, AdjAssign):
+        return [s.assign.dst, s.assign.src]
+    if isinstance(s, If):
+        return [s.cond]
+    if isinstance(s, For):
+        return [s.var, s.start, s.stop, s.step]
+    if isinstance(s, While):
+        return [s.cond]
+    if isinstance(s, Push):
+        return list(s.values)
+    if isinstance(s, Pop):
+        return list(s.vars)
+    if isinstance(s, Repeat):
+        return [s.count]
+    return []
+
+
+def analyse(blocks: list[list[Stmt]], locals_: list[Var], block_dim: int) -> tuple[Model, list[list]]:
+    """Segment each block (the kernel body; or the replay and the reverse sweep) and decide variable storage."""
     counter = [0]
     model = Model(block_dim)
-    refs: dict[int, set] = {}  # var id -> ids of the lane runs that reference it ("c" for collective code)
+    refs: dict[int, set] = {}  # var id -> ids of the lane runs that reference it ("c": block-level code)
+    in_loop_runs: set[int] = set()  # lane runs inside a block-level loop (executed repeatedly)
 
     def note(v, where) -> None:
         if isinstance(v, Var) and v.kind is not VarKind.PARAM:
             refs.setdefault(v.id, set()).add(where)
 
-    def visit_run(run: LaneRun) -> None:
-        for s in walk(run.stmts):
-            for v in _stmt_vars(s):
-                note(v, run.id)
-        if run.has_return:
-            model.lane_returns = True
-
-    def visit(items: list) -> list:
+    def visit(items: list, looped: bool) -> list:
         rendered = []
         for item in items:
             if isinstance(item, LaneRun):
-                visit_run(item)
+                for s in walk(item.stmts):
+                    for v in stmt_vars(s):
+                        note(v, item.id)
+                model.lane_returns |= item.has_return
+                if looped:
+                    in_loop_runs.add(item.id)
                 rendered.append(item)
                 continue
             s = item
-            if isinstance(s, Let):
-                for v in list(s.args) + list(s.dsts):
-                    note(v, "c")
-                rendered.append(s)
-            elif isinstance(s, Assign):
-                note(s.dst, "c")
-                note(s.src, "c")
-                rendered.append(s)
-            elif isinstance(s, If):
+            if isinstance(s, If):
                 note(s.cond, "c")
-                then = visit(segment(s.then, counter))
-                orelse = visit(segment(s.orelse, counter))
-                rendered.append((s, then, orelse))
+                rendered.append((s, visit(segment(s.then, counter), looped),
+                                 visit(segment(s.orelse, counter), looped)))
             elif isinstance(s, For):
                 model.uniform.add(s.var.id)
                 for v in (s.start, s.stop, s.step):
                     note(v, "c")
-                rendered.append((s, visit(segment(s.body, counter))))
+                rendered.append((s, visit(segment(s.body, counter), True)))
             elif isinstance(s, While):
                 note(s.cond, "c")
-                rendered.append((s, visit(segment(s.cond_body, counter)), visit(segment(s.body, counter))))
+                rendered.append((s, visit(segment(s.cond_body, counter), True),
+                                 visit(segment(s.body, counter), True)))
+            elif isinstance(s, Repeat):
+                note(s.count, "c")
+                rendered.append((s, visit(segment(s.body, counter), True)))
             else:
+                for v in stmt_vars(s):
+                    note(v, "c")
                 rendered.append(s)
         return rendered
 
-    plan = visit(segment(body, counter))
+    plans = [visit(segment(b, counter), False) for b in blocks]
+    every = [s for b in blocks for s in walk(b)]
     tiles = {v.id for v in locals_ if isinstance(v.type, T.TileType)}
-    for s in walk(body):
-        for v in _stmt_vars(s):
+    for s in every:
+        for v in stmt_vars(s):
             if isinstance(v, Var) and isinstance(v.type, T.TileType):
                 tiles.add(v.id)
     model.uniform |= tiles
@@ -165,41 +220,11 @@ def analyse(body: list[Stmt], locals_: list[Var], block_dim: int) -> tuple[Model
     for vid, where in refs.items():
         if vid in model.uniform:
             continue
-        if len(where) > 1 or "c" in where or vid in mutable and len(where) != 1:
+        if len(where) > 1 or "c" in where:
             model.lane_arrays.add(vid)
-    # mutable locals assigned in a lane run inside a collective loop keep per-lane state across iterations
-    for v in locals_:
-        if v.id not in model.uniform and v.id in refs and v.id not in model.lane_arrays and _in_collective_loop(v, plan):
-            model.lane_arrays.add(v.id)
-    return model, plan
-
-
-def _in_collective_loop(v: Var, plan: list, inside: bool = False) -> bool:
-    for item in plan:
-        if isinstance(item, LaneRun):
-            if inside and any(v in _stmt_vars(s) for s in walk(item.stmts)):
-                return True
-        elif isinstance(item, tuple):
-            s = item[0]
-            loop = isinstance(s, (For, While))
-            for sub in item[1:]:
-                if _in_collective_loop(v, sub, inside or loop):
-                    return True
-    return False
-
-
-def _stmt_vars(s: Stmt) -> list:
-    if isinstance(s, Let):
-        return [*s.args, *s.dsts]
-    if isinstance(s, Assign):
-        return [s.dst, s.src]
-    if isinstance(s, If):
-        return [s.cond]
-    if isinstance(s, For):
-        return [s.var, s.start, s.stop, s.step]
-    if isinstance(s, While):
-        return [s.cond]
-    return []
+        elif vid in mutable and next(iter(where)) in in_loop_runs:
+            model.lane_arrays.add(vid)  # per-lane state carried across iterations of a block-level loop
+    return model, plans
 
 
 def uses_tiles(fn) -> bool:

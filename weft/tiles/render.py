@@ -10,8 +10,9 @@ from __future__ import annotations
 from ..backend.names import Names
 from ..backend.renderer import SPECIAL_RENDERERS, Emitter, Renderer, RenderOptions, _defined_vars, _is_plain_array
 from ..ir import types as T
-from ..ir.nodes import Assign, For, Function, If, Let, Return, Stmt, Var, While, walk
+from ..ir.nodes import Assign, For, Function, If, Let, Pop, Push, Repeat, Return, Stmt, Var, While
 from .model import LaneRun, Model, analyse
+from .model import walk as model_walk
 
 
 class LaneNames(Names):
@@ -36,42 +37,44 @@ class LaneNames(Names):
         return isinstance(operand, Var) and operand.id in self.model.lane_arrays
 
 
-class TileRenderer(Renderer):
-    """Renders a kernel that uses tiles for CPU blocks of ``block_dim`` lanes."""
+class BlockRendering:
+    """What a block-structured body needs, shared by the forward and the backward tile renderers (a mixin over
+    :class:`Renderer`): variable storage, lane loops, block-level control flow, ``wp.tid()``."""
 
-    def __init__(self, fn: Function, options: RenderOptions, block_dim: int):
-        super().__init__(fn, options)
+    block_dim: int
+    model: Model
+
+    def setup_blocks(self, blocks: list, locals_: list, block_dim: int) -> list:
         self.block_dim = block_dim
-        self.model, self.plan = analyse(fn.body, fn.locals, block_dim)
+        self.model, plans = analyse(blocks, locals_, block_dim)
         self.names = LaneNames(self.model)
         self._run: LaneRun | None = None
+        self._reverse_lanes = False
+        return plans
 
-    # ------------------------------------------------------------------ module
-    def render_body(self, name: str, block: list[Stmt], extra_params: str = "") -> str:
-        self.out = Emitter()
-        self.declare(list(_defined_vars(block, self.fn.locals)))
-        if any(isinstance(s, Let) and s.call.op.name == "tid" for s in walk(block)):
-            self.out(f"const weft::BlockCoords bc_(grid, block, {self.block_dim});")
-        if self.model.lane_returns:
-            self.out(f"bool _alive[{self.block_dim}];")
-            self.out(f"for (int32_t _l = 0; _l < {self.block_dim}; ++_l) _alive[_l] = true;")
-        self.render_plan(self.plan)
-        sig = (f"template <bool C>\n{self.body_qualifiers} void {name}(const Args& args{extra_params}, "
-               "const weft::Grid& grid, int64_t block)")
-        return sig + " {\n" + "\n".join(self.out.lines) + "\n}"
-
-    def declare(self, variables) -> None:
+    def declare(self, variables, out=None, adjoints: bool = False) -> None:
+        out = out or self.out
         seen: set[int] = set()
         for v in variables:
             if v.id in seen or v.kind.value == "param":
                 continue
             seen.add(v.id)
-            if self.names.is_lane_array(v):
-                self.out(f"{self.decl_type(v.type)} {self.names.raw(v)}[{self.block_dim}] = {{}};")
-            else:
-                self.out(f"{self.decl_type(v.type)} {self.names.raw(v)} = {{}};")
+            ct = self.decl_type(v.type)
+            names = [self.names.raw(v)] + (["adj_" + self.names.raw(v)] if adjoints else [])
+            for name in names:
+                if self.names.is_lane_array(v):
+                    out(f"{ct} {name}[{self.block_dim}] = {{}};")
+                else:
+                    out(f"{ct} {name} = {{}};")
 
-    def render_entry(self) -> str:
+    def block_prologue(self, stmts: list) -> None:
+        if any(isinstance(s, Let) and s.call.op.name == "tid" for s in walk_all(stmts)):
+            self.out(f"const weft::BlockCoords bc_(grid, block, {self.block_dim});")
+        if self.model.lane_returns:
+            self.out(f"bool _alive[{self.block_dim}];")
+            self.out(f"for (int32_t _l = 0; _l < {self.block_dim}; ++_l) _alive[_l] = true;")
+
+    def block_entry(self, entry: str, body: str) -> str:
         checks = [f"(args.{p.name}.shape[{p.type.ndim - 1}] <= 1 || args.{p.name}.strides[{p.type.ndim - 1}] == "
                   f"int64_t(sizeof({p.type.dtype.ctype})))" for p in self.fn.params if _is_plain_array(p.type)]
         contig = " && ".join(checks) if checks else "true"
@@ -79,14 +82,14 @@ class TileRenderer(Renderer):
         return (
             'extern "C" WEFT_EXPORT int32_t weft_args_size() { return int32_t(sizeof(Args)); }\n'
             f'extern "C" WEFT_EXPORT int32_t weft_block_dim() {{ return {bd}; }}\n'
-            'extern "C" WEFT_EXPORT void weft_fwd(const void* argbuf, const int64_t* dims, int32_t ndim, '
+            f'extern "C" WEFT_EXPORT void {entry}(const void* argbuf, const int64_t* dims, int32_t ndim, '
             "int32_t nthreads) {\n"
             "    const Args args = *static_cast<const Args*>(argbuf);\n"
             "    const weft::Grid grid = weft::make_grid(dims, ndim);\n"
             f"    if ({contig})\n"
-            f"        weft::run_blocks(grid, {bd}, nthreads, [&](int64_t b) {{ fwd_body<true>(args, grid, b); }});\n"
+            f"        weft::run_blocks(grid, {bd}, nthreads, [&](int64_t b) {{ {body}<true>(args, grid, b); }});\n"
             "    else\n"
-            f"        weft::run_blocks(grid, {bd}, nthreads, [&](int64_t b) {{ fwd_body<false>(args, grid, b); }});\n"
+            f"        weft::run_blocks(grid, {bd}, nthreads, [&](int64_t b) {{ {body}<false>(args, grid, b); }});\n"
             "}"
         )
 
@@ -102,7 +105,10 @@ class TileRenderer(Renderer):
 
     def render_run(self, run: LaneRun) -> None:
         bd = self.block_dim
-        self.out(f"for (int32_t _l = 0; _l < {bd}; ++_l) {{")
+        if self._reverse_lanes:  # the reverse sweep visits lanes last to first (loop-stack order)
+            self.out(f"for (int32_t _l = {bd - 1}; _l >= 0; --_l) {{")
+        else:
+            self.out(f"for (int32_t _l = 0; _l < {bd}; ++_l) {{")
         self.out.depth += 1
         self._last_line = None
         if self.model.lane_returns:
@@ -125,7 +131,7 @@ class TileRenderer(Renderer):
     def render_compound(self, item: tuple) -> None:
         s = item[0]
         n = self.names
-        self.comment(s.loc)
+        self.comment(getattr(s, "loc", None))
         if isinstance(s, If):
             self.out(f"if ({n(s.cond)}) {{")
             self._nested_plan(item[1])
@@ -146,6 +152,13 @@ class TileRenderer(Renderer):
             self.render_plan(item[2])
             self.out.depth -= 1
             self.out("}")
+        elif isinstance(s, Repeat):
+            r = f"rep_{self._repeat_depth}"
+            self._repeat_depth += 1
+            self.out(f"for (int32_t {r} = 0; {r} < {n(s.count)}; ++{r}) {{")
+            self._nested_plan(item[1])
+            self.out("}")
+            self._repeat_depth -= 1
         else:  # pragma: no cover
             raise TypeError(f"cannot render {type(s).__name__} at block level")
 
@@ -165,6 +178,13 @@ class TileRenderer(Renderer):
             self.comment(s.loc)
             self.out(f"{self.names(s.dst)} = {self.names(s.src)};")
             return
+        if isinstance(s, (Push, Pop)) and not self.names.lane:
+            # block level: save / restore every lane's value
+            if isinstance(s, Push):
+                self.out(" ".join(f"stack.push({self.names.raw(v)});" for v in s.values))
+            else:
+                self.out(" ".join(f"stack.pop({self.names.raw(v)});" for v in reversed(s.vars)))
+            return
         super().stmt(s)
 
     # ------------------------------------------------------------------ ops that differ for blocks
@@ -172,14 +192,17 @@ class TileRenderer(Renderer):
         outs = " ".join(f"{self.names(d)} = tc_[{k}];" for k, d in enumerate(s.dsts))
         self.out(f"{{ int32_t tc_[4]; bc_.get(_l, tc_); {outs} }}")
 
+    def lane_index(self) -> str:
+        return "_l" if self.names.lane else "0"
+
     def nested_body(self, body, inputs: list[str], result_into: str) -> None:
         """Render a ``tile_map`` / ``tile_reduce`` function body on element values (in a C++ scope)."""
-        inner = [v for v in _defined_vars(body.block, []) if v.id not in {p.id for p in body.params}]
+        param_ids = {p.id for p in body.params}
         local_ids = {v.id for v in self.fn.locals}
         for p in body.params:
             self.out(f"{p.type.ctype} {self.names.raw(p)} = {{}};")
-        for v in inner:
-            if v.id not in local_ids:
+        for v in _defined_vars(body.block, []):
+            if v.id not in param_ids and v.id not in local_ids:
                 self.out(f"{v.type.ctype} {self.names.raw(v)} = {{}};")
         for p, src in zip(body.params, inputs):
             self.out(f"{self.names.raw(p)} = {src};")
@@ -190,6 +213,31 @@ class TileRenderer(Renderer):
         finally:
             self.names.lane = saved_lane
         self.out(f"{result_into} = {self.names(body.result)};")
+
+
+class TileRenderer(BlockRendering, Renderer):
+    """Renders a kernel that uses tiles for CPU blocks of ``block_dim`` lanes."""
+
+    def __init__(self, fn: Function, options: RenderOptions, block_dim: int):
+        super().__init__(fn, options)
+        (self.plan,) = self.setup_blocks([fn.body], fn.locals, block_dim)
+        self._repeat_depth = 0
+
+    def render_body(self, name: str, block: list[Stmt], extra_params: str = "") -> str:
+        self.out = Emitter()
+        self.declare(list(_defined_vars(block, self.fn.locals)))
+        self.block_prologue(block)
+        self.render_plan(self.plan)
+        sig = (f"template <bool C>\n{self.body_qualifiers} void {name}(const Args& args{extra_params}, "
+               "const weft::Grid& grid, int64_t block)")
+        return sig + " {\n" + "\n".join(self.out.lines) + "\n}"
+
+    def render_entry(self) -> str:
+        return self.block_entry("weft_fwd", "fwd_body")
+
+
+def walk_all(stmts: list):
+    return model_walk(stmts)
 
 
 def render_tile_module(fn: Function, name: str, debug: bool, block_dim: int) -> str:
@@ -227,8 +275,7 @@ def _tile_of(r, s: Let, args) -> None:
 
 
 def _untile(r, s: Let, args) -> None:
-    lane = "_l" if r.names.lane else "0"
-    r.out(f"{_d(r, s)} = weft::untile({args[0]}, {lane});")
+    r.out(f"{_d(r, s)} = weft::untile({args[0]}, {r.lane_index()});")
 
 
 def _extract(r, s: Let, args) -> None:

@@ -1,0 +1,237 @@
+"""Reverse mode of tile kernels: the backward program rendered for CPU blocks, and the adjoint rules of tile ops.
+
+The backward program (``weft.autodiff``: replay, then reverse sweep) is segmented like the forward body
+(``model``); reverse lane runs visit the lanes last to first. The rules call the ``adj_*`` functions that sit
+below each forward function in ``weft/native/tile.h`` and ``fft.h``. ``tile_map`` / ``tile_reduce`` functions
+are differentiated by the same IR transform as kernels, applied to the function body once per element.
+"""
+
+from __future__ import annotations
+
+from ..backend.adjoint import ADJOINT_RENDERERS, REPLAY_RENDERERS, AdjointRenderer, _popped
+from ..backend.renderer import Emitter, RenderOptions
+from ..ir import types as T
+from ..ir.nodes import AdjointProgram, Assign, For, Function, Let, Var, VarKind
+from .model import walk
+from .render import BlockRendering
+
+
+class TileAdjointRenderer(BlockRendering, AdjointRenderer):
+    def __init__(self, prog: AdjointProgram, options: RenderOptions, block_dim: int):
+        super().__init__(prog, options)
+        self.replay_plan, self.reverse_plan = self.setup_blocks([prog.replay, prog.reverse], prog.locals, block_dim)
+        self._nested: dict[int, AdjointProgram] = {}
+
+    def render_bwd_body(self) -> str:
+        body = Emitter()
+        self.out = body
+        if self.prog.uses_stack:
+            self.out("weft::LoopStack stack;")
+        everything = self.prog.replay + self.prog.reverse
+        self.block_prologue(everything)
+        self.out("// ---- forward replay")
+        self.render_plan(self.replay_plan)
+        self.out("// ---- reverse sweep")
+        self._last_line = None
+        self._reverse_lanes = True
+        try:
+            self.render_plan(self.reverse_plan)
+        finally:
+            self._reverse_lanes = False
+        decls = Emitter()
+        self.declare(_all_vars(everything, self.prog.locals), out=decls, adjoints=True)
+        for p in self.fn.params:
+            if not isinstance(p.type, T.ArrayType):
+                decls(f"{p.type.ctype} adj_arg_{p.name} = {{}};")
+        for name, t in self.dummies:
+            decls(f"{t.ctype} {name} = {{}};")
+        sig = ("template <bool C>\nstatic inline void bwd_body(const Args& args, const weft::Grid& grid, "
+               "int64_t block)")
+        return sig + " {\n" + "\n".join(decls.lines + body.lines) + "\n}"
+
+    def render_bwd_entry(self) -> str:
+        return self.block_entry("weft_bwd", "bwd_body")
+
+    # ------------------------------------------------------------------ element functions
+    def nested_program(self, body) -> AdjointProgram:
+        prog = self._nested.get(id(body))
+        if prog is None:
+            from ..autodiff.reverse import build_adjoint
+
+            used = {v.id for s in walk(body.block) for v in _vars_of(s)}
+            locals_ = [v for v in self.fn.locals if v.id in used]
+            prog = build_adjoint(Function(f"{body.name or 'tile_fn'}", [], body.block, locals_, None))
+            self._nested[id(body)] = prog
+        return prog
+
+    def nested_adjoint(self, body, inputs: list[str], adj_result: str, adj_inputs: list[str | None]) -> None:
+        """One element's reverse pass of a map / reduce function: replay it on ``inputs``, seed the adjoint of
+        its result with ``adj_result``, sweep back, and add the parameters' adjoints to ``adj_inputs``."""
+        prog = self.nested_program(body)
+        if prog.uses_stack:
+            self.out("weft::LoopStack stack;")
+        top = {v.id for v in self.fn.locals}
+        params = {p.id for p in body.params}
+        for p in body.params:
+            self.out(f"{p.type.ctype} {self.names.raw(p)} = {{}}; {p.type.ctype} adj_{self.names.raw(p)} = {{}};")
+        everything = prog.replay + prog.reverse
+        for v in _all_vars(everything, [v for v in prog.locals if v.id not in top]):
+            if v.id not in params and v.id not in top and v.kind is not VarKind.PARAM:
+                self.out(f"{v.type.ctype} {self.names.raw(v)} = {{}}; {v.type.ctype} adj_{self.names.raw(v)} = {{}};")
+        for p, src in zip(body.params, inputs):
+            self.out(f"{self.names.raw(p)} = {src};")
+        saved = self.names.lane, self._reverse_lanes
+        self.names.lane = False
+        try:
+            self.block(prog.replay)
+            if isinstance(body.result, Var):
+                self.out(f"{self.adj(body.result)} += {adj_result};")
+            self.block(prog.reverse)
+        finally:
+            self.names.lane, self._reverse_lanes = saved
+        for p, dst in zip(body.params, adj_inputs):
+            if dst is not None and T.is_differentiable_type(p.type):
+                self.out(f"{dst} += adj_{self.names.raw(p)};")
+
+
+def _vars_of(s) -> list:
+    from .model import stmt_vars
+
+    return [v for v in stmt_vars(s) if isinstance(v, Var)]
+
+
+def _all_vars(stmts: list, locals_: list) -> list:
+    out = list(locals_)
+    for s in walk(stmts):
+        if isinstance(s, Let):
+            out += list(s.dsts)
+        elif isinstance(s, For):
+            out.append(s.var)
+        elif isinstance(s, Assign):
+            out.append(s.dst)
+        else:
+            let = getattr(s, "let", None)
+            if let is not None:
+                out += list(let.dsts)
+    unique: dict[int, Var] = {}
+    for v in out + _popped(stmts):
+        unique.setdefault(v.id, v)
+    return list(unique.values())
+
+
+def render_tile_adjoint(prog: AdjointProgram, name: str, debug: bool, block_dim: int) -> str:
+    return TileAdjointRenderer(prog, RenderOptions(debug=debug, kernel_name=name), block_dim).render_module()
+
+
+# ---------------------------------------------------------------------------------------------- rules
+def _rule(fmt):
+    """A rule from a format over {args}, {adj_args}, {adj_out} lists."""
+    def rule(r, s, args, adj_args, adj_out):
+        r.out(fmt(args, adj_args, adj_out) + ";")
+    return rule
+
+
+def _offsets(args, k):
+    return "".join(f", {a}" for a in args[k:])
+
+
+def _tile_of(r, s, args, adj_args, adj_out):
+    x = s.args[0]
+    if not T.is_differentiable_type(x.type):
+        return
+    if r.names.is_lane_array(x):
+        r.out(f"weft::adj_tile_from_lanes(adj_{r.names.raw(x)}, {adj_out[0]});")
+    else:
+        bd = r.block_dim
+        r.out(f"{{ {x.type.ctype} g_[{bd}] = {{}}; weft::adj_tile_from_lanes(g_, {adj_out[0]}); "
+              f"for (int32_t k_ = 0; k_ < {bd}; ++k_) {adj_args[0]} += g_[k_]; }}")
+
+
+def _binary(name):
+    def rule(r, s, args, adj_args, adj_out):
+        r.out(f"weft::adj_tile_{name}({args[0]}, {args[1]}, {adj_args[0]}, {adj_args[1]}, {adj_out[0]});")
+    return rule
+
+
+def _matmul(r, s, args, adj_args, adj_out):
+    if len(args) == 2:
+        r.out(f"weft::adj_tile_matmul({args[0]}, {args[1]}, {adj_args[0]}, {adj_args[1]}, {adj_out[0]});")
+    else:
+        r.out(f"weft::adj_tile_matmul_acc({', '.join(args)}, {', '.join(adj_args)}, {adj_out[0]});")
+
+
+def _map(r, s, args, adj_args, adj_out):
+    (body,) = s.call.attrs
+    size = s.dsts[0].type.size
+    r.out(f"for (int32_t k_ = 0; k_ < {size}; ++k_) {{")
+    r.out.depth += 1
+    r.nested_adjoint(body, [f"{a}.data[k_]" for a in args], f"{adj_out[0]}.data[k_]",
+                     [f"{g}.data[k_]" if T.is_differentiable_type(a.type) else None for a, g in zip(s.args, adj_args)])
+    r.out.depth -= 1
+    r.out("}")
+
+
+def _reduce(r, s, args, adj_args, adj_out):
+    (body,) = s.call.attrs
+    t = s.args[0].type
+    size = t.size
+    ct = t.dtype.ctype
+    r.out(f"{{ {ct} accs_[{size}]; accs_[0] = {args[0]}.data[0];")
+    r.out(f"for (int32_t k_ = 1; k_ < {size}; ++k_) {{")
+    r.out.depth += 1
+    r.nested_body(body, ["accs_[k_ - 1]", f"{args[0]}.data[k_]"], "accs_[k_]")
+    r.out.depth -= 1
+    r.out("}")
+    r.out(f"{ct} adj_acc_ = {adj_out[0]}.data[0];")
+    r.out(f"for (int32_t k_ = {size - 1}; k_ >= 1; --k_) {{")
+    r.out.depth += 1
+    r.out(f"{ct} g_acc_ = {{}};")
+    r.nested_adjoint(body, ["accs_[k_ - 1]", f"{args[0]}.data[k_]"], "adj_acc_", ["g_acc_", f"{adj_args[0]}.data[k_]"])
+    r.out("adj_acc_ = g_acc_;")
+    r.out.depth -= 1
+    r.out("}")
+    r.out(f"{adj_args[0]}.data[0] += adj_acc_; }}")
+
+
+RULES = {
+    "tile_load": _rule(lambda a, g, o: f"weft::adj_tile_load({a[0]}, {o[0]}{_offsets(a, 1)})"),
+    "tile_store": _rule(lambda a, g, o: f"weft::adj_tile_store({a[0]}, {g[1]}{_offsets(a, 2)})"),
+    "tile_atomic_add": _rule(lambda a, g, o: f"weft::adj_tile_atomic_add({a[0]}, {g[1]}{_offsets(a, 2)})"),
+    "tile_full": _rule(lambda a, g, o: f"weft::adj_tile_fill({a[0]}, {g[0]}, {o[0]})"),
+    "tile": _tile_of,
+    "untile": lambda r, s, a, g, o: r.out(f"weft::adj_untile({a[0]}, {r.lane_index()}, {g[0]}, {o[0]});"),
+    "tile_extract": _rule(lambda a, g, o: f"weft::adj_tile_extract({a[0]}, {g[0]}, {o[0]}{_offsets(a, 1)})"),
+    "extract": _rule(lambda a, g, o: f"weft::adj_tile_extract({a[0]}, {g[0]}, {o[0]}{_offsets(a, 1)})"),
+    "tile_view": _rule(lambda a, g, o: f"weft::adj_tile_view({g[0]}, {o[0]}{_offsets(a, 1)})"),
+    "tile_transpose": _rule(lambda a, g, o: f"weft::adj_tile_transpose({g[0]}, {o[0]})"),
+    "tile_broadcast": _rule(lambda a, g, o: f"weft::adj_tile_broadcast({g[0]}, {o[0]})"),
+    "add": _binary("add"),
+    "sub": _binary("sub"),
+    "mul": _binary("mul"),
+    "div": _binary("div"),
+    "neg": _rule(lambda a, g, o: f"weft::adj_tile_neg({g[0]}, {o[0]})"),
+    "tile_map": _map,
+    "tile_reduce": _reduce,
+    "tile_sum": _rule(lambda a, g, o: f"weft::adj_tile_sum({g[0]}, {o[0]})"),
+    "tile_min": _rule(lambda a, g, o: f"weft::adj_tile_min({a[0]}, {g[0]}, {o[0]})"),
+    "tile_max": _rule(lambda a, g, o: f"weft::adj_tile_max({a[0]}, {g[0]}, {o[0]})"),
+    "tile_matmul": _matmul,
+    "tile_cholesky": _rule(lambda a, g, o: f"weft::adj_tile_cholesky({a[0]}, {g[0]}, {o[0]})"),
+    "tile_cholesky_solve": _rule(lambda a, g, o: f"weft::adj_tile_cholesky_solve({a[0]}, {a[1]}, {g[0]}, {g[1]}, "
+                                                 f"{o[0]})"),
+    "tile_fft": _rule(lambda a, g, o: f"weft::adj_tile_fft({g[0]}, {o[0]})"),
+    "tile_ifft": _rule(lambda a, g, o: f"weft::adj_tile_ifft({g[0]}, {o[0]})"),
+}
+ADJOINT_RENDERERS.update(RULES)
+
+
+def _replay_store(r, s, args):
+    r.out(f"weft::replay_tile_store({', '.join(args)});")
+
+
+def _replay_atomic(r, s, args):
+    r.out(f"weft::replay_tile_atomic_add({r.names(s.dsts[0])}, {', '.join(args)});")
+
+
+REPLAY_RENDERERS.update({"tile_store": _replay_store, "tile_atomic_add": _replay_atomic})
+
