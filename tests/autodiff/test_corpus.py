@@ -903,3 +903,58 @@ def test_50_gradcheck_tape_and_jacobian_shapes():
     for key in J:
         np.testing.assert_allclose(J[key], Jfd[key], atol=1e-6)
     np.testing.assert_allclose(J[(0, 0)], np.diag(2 * x.numpy() * y.numpy()), atol=1e-12)
+
+
+# ================================================================================================ patterns that
+# cannot be differentiated exactly: an error at the user's line
+@wp.kernel
+def inplace_dynamic_loop(a: wp.array(dtype=f64), x: wp.array(dtype=f64), n: int):
+    i = wp.tid()
+    for _k in range(n):
+        a[i] = a[i] * x[i]  # line checked below
+
+
+@wp.kernel
+def inplace_static_loop(a: wp.array(dtype=f64), x: wp.array(dtype=f64)):
+    i = wp.tid()
+    for _k in range(3):
+        a[i] = a[i] * x[i]
+
+
+def test_51_array_read_and_written_in_a_dynamic_loop_is_an_error_at_the_store():
+    a, x = arr([1.0, 2.0]), arr([1.5, 0.5])
+    tape = wp.Tape()
+    with tape:
+        wp.launch(inplace_dynamic_loop, dim=2, inputs=[a, x, 3])
+    with pytest.raises(wp.CompileError) as info:
+        tape.backward(grads={a: np.ones(2)})
+    err = info.value
+    assert "'a' is both read and written inside a loop" in err.message
+    assert err.loc.line == inplace_dynamic_loop.func.__code__.co_firstlineno + 4
+    assert "a[i] = a[i] * x[i]" in err.loc.text
+
+
+def test_52_same_update_in_a_static_loop_is_exact():
+    def run(a0, x):
+        a = wp.zeros(2, dtype=f64, requires_grad=True)
+        wp.launch(copy_kernel, dim=2, inputs=[a0], outputs=[a])
+        wp.launch(inplace_static_loop, dim=2, inputs=[a, x])
+        return a
+    check_fn(run, [arr([1.0, 2.0]), arr([1.5, 0.5])])
+
+
+def test_53_backward_twice_through_an_inplace_update():
+    # the replay of an in-place kernel runs on a copy of the saved inputs: a second backward sees the same values
+    a0, x = arr([1.0, 2.0]), arr([1.5, 0.5])
+    a = wp.zeros(2, dtype=f64, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(copy_kernel, dim=2, inputs=[a0], outputs=[a])
+        wp.launch(update_inplace, dim=2, inputs=[a, x])
+        wp.launch(scale_inplace, dim=2, inputs=[a, x])
+    tape.backward(grads={a: np.ones(2)})
+    first = x.grad.numpy().copy(), a0.grad.numpy().copy()
+    tape.zero()
+    tape.backward(grads={a: np.ones(2)})
+    np.testing.assert_array_equal(x.grad.numpy(), first[0])
+    np.testing.assert_array_equal(a0.grad.numpy(), first[1])

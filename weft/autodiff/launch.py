@@ -21,13 +21,20 @@ def _run_bwd(kernel, spec, dims, args, device, overrides: dict) -> None:
 
 def run_record_adjoint(rec) -> None:
     overrides = {}
+    scratch = []  # keeps the replay buffers alive until the backward launch has run
     for i, a in enumerate(rec.args):
         if not hasattr(a, "desc_with"):
             continue
         flags = 2 if i in rec.consume else 0
         snap = rec.snapshots.get(i)
         if snap is not None:
-            overrides[i] = a.desc_with(flags=flags | 1, data_ptr=snap.ptr)
+            # the replay writes into its buffer: give it a fresh copy so a second backward starts from the same values
+            from ..runtime.copy import _raw_copy
+
+            buf = snap._new_like_layout()
+            _raw_copy(buf, snap)
+            scratch.append(buf)
+            overrides[i] = a.desc_with(flags=flags | 1, data_ptr=buf.ptr)
         elif flags:
             overrides[i] = a.desc_with(flags=flags)
     _run_bwd(rec.kernel, rec.spec, rec.dims, list(rec.args), rec.device, overrides)

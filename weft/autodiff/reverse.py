@@ -35,6 +35,7 @@ class AdjointBuilder:
                               snapshot_params(self.fn))
 
     def check_differentiable(self, block: list[Stmt]) -> None:
+        check_loop_array_updates(block)
         for s in walk(block):
             if isinstance(s, Let) and s.call.op.adjoint is Adjoint.SPECIAL:
                 from ..backend.adjoint import has_adjoint_rule
@@ -148,6 +149,46 @@ class AdjointBuilder:
 
 
 _TRUE = Const(True, T.BOOL)
+
+
+def check_loop_array_updates(block: list[Stmt]) -> None:
+    """Reject a dynamic loop that reads an array it also writes (``a[i] = a[i] * x`` repeated ``n`` times).
+
+    The reverse sweep re-runs each iteration from its saved local state, but array contents are not part of
+    that state: the re-run would read the values of the last iteration and give a silently wrong gradient (as
+    Warp does). Such a loop is an error at the line of the write until per-iteration array state is saved.
+    """
+    root: dict[int, Var] = {}
+
+    def origin(v):
+        return root.get(v.id, v) if isinstance(v, Var) else None
+
+    for s in walk(block):
+        if isinstance(s, Let) and s.call.op.name == "view" and s.dsts:
+            root[s.dsts[0].id] = origin(s.args[0])
+    for loop in walk(block):
+        if not isinstance(loop, (For, While)):
+            continue
+        loaded: set[int] = set()
+        written: list[tuple[Var, Let]] = []
+        for s in walk([loop]):
+            if not isinstance(s, Let) or not s.args or not isinstance(s.args[0], Var):
+                continue
+            arr = origin(s.args[0])
+            if not isinstance(arr.type, T.ArrayType) or _is_fixed_array(arr.type):
+                continue
+            if s.call.op.name == "load":
+                loaded.add(arr.id)
+            elif s.call.op.name == "store" or s.call.op.name.startswith("atomic_"):
+                written.append((arr, s))
+        for arr, s in written:
+            if arr.id in loaded and T.is_differentiable_type(arr.type.dtype):
+                raise CompileError(
+                    f"array '{arr.name}' is both read and written inside a loop whose trip count is only known at "
+                    f"run time; its backward pass would replay each iteration with the array's final values and "
+                    f"give a wrong gradient", s.loc,
+                    hint="accumulate in a local variable inside the loop and store it to the array after the loop "
+                         "(or launch with enable_backward=False if no gradient is needed)")
 
 
 def _is_fixed_array(t: T.Type) -> bool:
