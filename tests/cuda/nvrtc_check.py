@@ -49,10 +49,12 @@ def install_recorder() -> None:
 def cuda_sources(spec) -> list[tuple[str, str]]:
     """(label, CUDA source) of a spec's forward pass and, when the kernel is differentiable, its adjoint."""
     from weft.backend.cuda import render_cuda, render_cuda_adjoint
+    from weft.cuda.launch import layout_assert
     from weft.errors import Error
 
     name = spec.kernel.__name__
-    out = [(f"{name} (forward)", render_cuda(spec.fn, name, spec.debug))]
+    check = layout_assert(spec)  # NVRTC also verifies the Args layout against Python's packing
+    out = [(f"{name} (forward)", render_cuda(spec.fn, name, spec.debug) + check)]
     if spec.kernel.enable_backward:
         try:
             from weft import pipeline
@@ -61,7 +63,7 @@ def cuda_sources(spec) -> list[tuple[str, str]]:
         except (Error, NotImplementedError, ImportError, AttributeError):
             prog = None  # not differentiable (an error users see only when they ask for a backward pass)
         if prog is not None:
-            out.append((f"{name} (adjoint)", render_cuda_adjoint(prog, name, spec.debug)))
+            out.append((f"{name} (adjoint)", render_cuda_adjoint(prog, name, spec.debug) + check))
     return out
 
 

@@ -33,8 +33,10 @@ def _case_names():
 def test_corpus_kernel_compiles(name, debug):
     from weft.backend.cuda import render_cuda
 
+    from weft.cuda.launch import layout_assert
+
     spec = _lower(name, debug)
-    source = render_cuda(spec.fn, spec.kernel.__name__, debug)
+    source = render_cuda(spec.fn, spec.kernel.__name__, debug) + layout_assert(spec)
     for arch in ARCHS:
         image = nvrtc.build_cuda(source, nvrtc.NvrtcOptions(arch=arch, debug=debug), spec.kernel.__name__)
         assert image[:4] == b"\x7fELF"  # a CUBIN

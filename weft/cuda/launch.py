@@ -62,11 +62,20 @@ def load_program(source: str, name: str, debug: bool, entry: str, device) -> Pro
     return prog
 
 
+def layout_assert(spec) -> str:
+    """A ``static_assert`` that the device's ``Args`` has the size of the bytes Python packs (checked by NVRTC)."""
+    from ..runtime.packing import padding_plan
+
+    _, _, total = padding_plan(spec.types)
+    return (f'static_assert(sizeof(Args) == {total}, "internal error: argument layout mismatch between Python '
+            f'({total} bytes) and the device");\n')
+
+
 def forward_source(spec) -> str:
     """The CUDA source of a kernel specialisation's forward pass (rendered once per spec)."""
     source = spec.__dict__.get("_cuda_source")
     if source is None:
-        source = cuda_backend.render_cuda(spec.fn, spec.kernel.__name__, spec.debug)
+        source = cuda_backend.render_cuda(spec.fn, spec.kernel.__name__, spec.debug) + layout_assert(spec)
         spec.__dict__["_cuda_source"] = source
     return source
 
@@ -81,7 +90,7 @@ def run_backward(spec, adj, packed: bytes, dims: tuple[int, ...], device, block_
     """Launch a kernel specialisation's backward pass (``adj``: the kernel's AdjointSpec, holding the adjoint IR)."""
     source = adj.__dict__.get("_cuda_source")
     if source is None:
-        source = cuda_backend.render_cuda_adjoint(adj.prog, spec.kernel.__name__, spec.debug)
+        source = cuda_backend.render_cuda_adjoint(adj.prog, spec.kernel.__name__, spec.debug) + layout_assert(spec)
         adj.__dict__["_cuda_source"] = source
     run_source(source, spec.kernel.__name__ + "_adj", spec.debug, cuda_backend.BWD_ENTRY, packed, dims, device,
                block_dim, stream)
