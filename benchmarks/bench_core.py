@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -69,9 +70,20 @@ def _run_child(framework: str, cache_dir: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _wait_for_pch(cache_dir: str, timeout: float = 120.0) -> bool:
+    """weft builds its precompiled header in a detached process after the first compile in a cache."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if list(Path(cache_dir).glob("pch/*/weft.h.gch")):
+            return True
+        time.sleep(0.1)
+    return False
+
+
 def bench_compile(frameworks: list[str], repeat: int) -> list[dict]:
-    """Median over ``repeat`` fresh cache dirs of the cold first launch, and of the warm one after each."""
+    """Medians over ``repeat`` fresh cache dirs: cold first launch, cold with weft's PCH built, warm first launch."""
     cold: dict[str, list[float]] = {f: [] for f in frameworks}
+    cold_pch: dict[str, list[float]] = {"weft": []}
     warm: dict[str, list[float]] = {f: [] for f in frameworks}
     for _ in range(repeat):
         for f in frameworks:
@@ -80,11 +92,16 @@ def bench_compile(frameworks: list[str], repeat: int) -> list[dict]:
                 cold[f].append(_run_child(f, d)["first_launch_s"])
                 for _ in range(2):
                     warm[f].append(_run_child(f, d)["first_launch_s"])
-    med = {f: float(np.median(cold[f])) for f in frameworks}
-    medw = {f: float(np.median(warm[f])) * 1e3 for f in frameworks}
+                if f == "weft" and _wait_for_pch(d):
+                    shutil.rmtree(Path(d) / "cpu")  # the kernels go, the precompiled header stays
+                    cold_pch[f].append(_run_child(f, d)["first_launch_s"])
+
+    def med(samples: dict[str, list[float]], scale: float = 1.0) -> dict[str, float]:
+        return {f: float(np.median(v)) * scale for f, v in samples.items() if v}
     return [
-        {"name": "cold compile, ~60-line kernel", "unit": "s", **med, "target": "<= 0.4 s"},
-        {"name": "warm load (fresh process)", "unit": "ms", **medw, "target": "<= 2 ms"},
+        {"name": "cold compile, ~60-line kernel", "unit": "s", **med(cold), "target": "<= 0.4 s"},
+        {"name": "cold compile, PCH ready", "unit": "s", **med(cold_pch), "target": "<= 0.4 s"},
+        {"name": "warm load (fresh process)", "unit": "ms", **med(warm, 1e3), "target": "<= 2 ms"},
     ]
 
 
