@@ -163,7 +163,7 @@ class Kernel:
                 if not isinstance(vt, T.ArrayType) or vt.ndim != ann.ndim:
                     raise LaunchError(f"kernel '{self.__name__}' argument '{name}': expected {ann}, got {vt}")
             elif isinstance(ann, T.GenericType):
-                if isinstance(vt, T.ScalarType) and isinstance(v, (int, float)) and ann.kind is T.GenericKind.FLOAT:
+                if isinstance(vt, T.ScalarType) and type(v) in (int, float) and ann.kind is T.GenericKind.FLOAT:
                     vt = T.FLOAT32
                 if not ann.accepts(vt):
                     raise LaunchError(f"kernel '{self.__name__}' argument '{name}': expected {ann}, got {vt}")
