@@ -217,6 +217,17 @@ class FakeDriver:
     def cuMemsetD32Async(self, dst, word, count, stream):
         return self._memset(dst, word, count, 4)
 
+    def _memset_2d(self, dst, pitch, word, width, height, size):
+        for row in range(height):
+            self._memset(int(dst) + row * pitch, word, width, size)
+        return (CUresult(OK),)
+
+    def cuMemsetD2D32Async(self, dst, pitch, word, width, height, stream):
+        return self._memset_2d(dst, pitch, word, width, height, 4)
+
+    def cuMemsetD2D16Async(self, dst, pitch, word, width, height, stream):
+        return self._memset_2d(dst, pitch, word, width, height, 2)
+
     def cuMemsetD8(self, dst, word, count):
         return self._memset(dst, word, count, 1)
 

@@ -71,7 +71,8 @@ def test_roundtrip_views_and_pool_counters(fake):
 
 @pytest.mark.parametrize("dtype, value, call", [
     (float, 0.0, "cuMemsetD8Async"), (float, 1.5, "cuMemsetD32Async"), (wp.float16, 2.0, "cuMemsetD16Async"),
-    (wp.float64, 1.25, "cuMemcpyHtoDAsync"), (wp.vec3, wp.vec3(1.0, 2.0, 3.0), "cuMemcpyHtoDAsync"),
+    (wp.float64, 1.25, "cuMemsetD2D32Async"), (wp.vec3, wp.vec3(1.0, 2.0, 3.0), "cuMemsetD2D32Async"),
+    (wp.vec3h, wp.vec3h(1.0, 2.0, 3.0), "cuMemsetD2D16Async"),
     (wp.int8, 7, "cuMemsetD8Async")])
 def test_fill(fake, dtype, value, call):
     a = wp.zeros(10, dtype=dtype, device="cuda:0")

@@ -217,6 +217,8 @@ def fill(arr, value, stream=None) -> None:
                 arr.device.backend.make_current()
                 check(getattr(api(), fn)(arr.ptr, word, nbytes // width, _stream_of(arr.device, stream)), fn)
                 return
+        if _fill_words(arr, pattern, count, stream):
+            return
         # pageable host -> device copies are staged before the call returns, so the host buffer may go
         _upload(arr.ptr, np.frombuffer(pattern * count, dtype=np.uint8), arr.device, stream)
         return
@@ -224,6 +226,21 @@ def fill(arr, value, stream=None) -> None:
     host = np.empty(tuple(arr.shape) + trailing, dtype=base)
     host.reshape(-1).view(np.uint8)[...] = np.frombuffer(pattern * count, dtype=np.uint8)
     copy_from_host(arr, host, stream)
+
+
+def _fill_words(arr, pattern: bytes, count: int, stream) -> bool:
+    """Fill with a multi-word element pattern (float64, vectors, ...) as one strided 2-D memset per 32/16-bit word
+    of the element: no host staging, so it also works inside graph capture."""
+    for width, fn in ((4, "cuMemsetD2D32Async"), (2, "cuMemsetD2D16Async")):
+        if len(pattern) % width or arr.ptr % width:
+            continue
+        arr.device.backend.make_current()
+        drv, handle = api(), _stream_of(arr.device, stream)
+        for k in range(0, len(pattern), width):
+            word = int.from_bytes(pattern[k:k + width], "little")
+            check(getattr(drv, fn)(arr.ptr + k, len(pattern), word, 1, count, handle), fn)
+        return True
+    return False
 
 
 def copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int = 0, stream=None) -> None:
