@@ -85,8 +85,9 @@ struct alignas(64) GridSlice {
     int64 begin, end, piece;
 };
 constexpr int kMaxGridThreads = 256;
-// below this many grid points per thread a parallel region costs more than it saves
-constexpr int64 kMinPerThread = 2048;
+// below this many grid points per thread a parallel region costs more than it saves: a fork-join is a few
+// microseconds on idle cores, but milliseconds when the cores are shared and a worker waits to be scheduled
+constexpr int64 kMinPerThread = 16384;
 constexpr int64 kMinPiece = 16384;
 constexpr int32 kMaxPieces = 8;
 
