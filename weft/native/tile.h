@@ -481,55 +481,46 @@ WEFT_FN void tile_argmax(tile_t<int32, 1>& out, const tile_t<T, D...>& t) { out.
 
 // ---------------------------------------------------------------------------------------------- matmul
 namespace tiles {
-// c (M x N) = alpha * a (M x K) @ b (K x N) + beta * c; four rows at a time so the inner loop over N keeps its
-// accumulators in vector registers.
-template <typename T, int M, int K, int N>
-WEFT_FN void gemm(T* __restrict__ c, const T* __restrict__ a, const T* __restrict__ b, T alpha, T beta) {
-    constexpr int RB = 4;
-    constexpr int JB = N < 32 ? N : 32;
-    int i = 0;
-    for (; i + RB <= M; i += RB) {
-        for (int j0 = 0; j0 < N; j0 += JB) {
-            const int jn = N - j0 < JB ? N - j0 : JB;
-            T acc[RB][JB];
-            for (int r = 0; r < RB; ++r)
-                for (int j = 0; j < JB; ++j) acc[r][j] = T(0);
-            for (int k = 0; k < K; ++k) {
-                const T* brow = b + k * N + j0;
-                const T a0 = a[(i + 0) * K + k], a1 = a[(i + 1) * K + k];
-                const T a2 = a[(i + 2) * K + k], a3 = a[(i + 3) * K + k];
-                if (jn == JB) {
-                    for (int j = 0; j < JB; ++j) {
-                        const T bv = brow[j];
-                        acc[0][j] += a0 * bv;
-                        acc[1][j] += a1 * bv;
-                        acc[2][j] += a2 * bv;
-                        acc[3][j] += a3 * bv;
-                    }
-                } else {
-                    for (int j = 0; j < jn; ++j) {
-                        const T bv = brow[j];
-                        acc[0][j] += a0 * bv;
-                        acc[1][j] += a1 * bv;
-                        acc[2][j] += a2 * bv;
-                        acc[3][j] += a3 * bv;
-                    }
-                }
-            }
-            for (int r = 0; r < RB; ++r)
-                for (int j = 0; j < jn; ++j) {
-                    T& dst = c[(i + r) * N + j0 + j];
-                    dst = (beta == T(0) ? T(0) : beta * dst) + alpha * acc[r][j];
-                }
+// RB rows x JB columns of c = alpha * a @ b + beta * c, the accumulators held in vector registers over k.
+template <typename T, int K, int N, int RB, int JB>
+WEFT_FN void gemm_block(T* __restrict__ c, const T* __restrict__ a, const T* __restrict__ b, T alpha, T beta, int i,
+                        int j0) {
+    T acc[RB][JB];
+    for (int r = 0; r < RB; ++r)
+        for (int j = 0; j < JB; ++j) acc[r][j] = T(0);
+    for (int k = 0; k < K; ++k) {
+        const T* brow = b + k * N + j0;
+        for (int r = 0; r < RB; ++r) {
+            const T av = a[(i + r) * K + k];
+            for (int j = 0; j < JB; ++j) acc[r][j] += av * brow[j];
         }
     }
-    for (; i < M; ++i)
-        for (int j = 0; j < N; ++j) {
-            T s = T(0);
-            for (int k = 0; k < K; ++k) s += a[i * K + k] * b[k * N + j];
-            T& dst = c[i * N + j];
-            dst = (beta == T(0) ? T(0) : beta * dst) + alpha * s;
+    for (int r = 0; r < RB; ++r)
+        for (int j = 0; j < JB; ++j) {
+            T& dst = c[(i + r) * N + j0 + j];
+            dst = (beta == T(0) ? T(0) : beta * dst) + alpha * acc[r][j];
         }
+}
+template <typename T, int K, int N, int RB>
+WEFT_FN void gemm_rows(T* c, const T* a, const T* b, T alpha, T beta, int i) {
+    constexpr int JB = 32;
+    int j0 = 0;
+    for (; j0 + JB <= N; j0 += JB) gemm_block<T, K, N, RB, JB>(c, a, b, alpha, beta, i, j0);
+    for (; j0 < N; ++j0)  // leftover columns
+        for (int r = 0; r < RB; ++r) {
+            T sum = T(0);
+            for (int k = 0; k < K; ++k) sum += a[(i + r) * K + k] * b[k * N + j0];
+            T& dst = c[(i + r) * N + j0];
+            dst = (beta == T(0) ? T(0) : beta * dst) + alpha * sum;
+        }
+}
+// c (M x N) = alpha * a (M x K) @ b (K x N) + beta * c: blocks of 8 (then 4, 1) rows by 32 columns.
+template <typename T, int M, int K, int N>
+WEFT_FN void gemm(T* __restrict__ c, const T* __restrict__ a, const T* __restrict__ b, T alpha, T beta) {
+    int i = 0;
+    for (; i + 8 <= M; i += 8) gemm_rows<T, K, N, 8>(c, a, b, alpha, beta, i);
+    for (; i + 4 <= M; i += 4) gemm_rows<T, K, N, 4>(c, a, b, alpha, beta, i);
+    for (; i < M; ++i) gemm_rows<T, K, N, 1>(c, a, b, alpha, beta, i);
 }
 }  // namespace tiles
 

@@ -11,6 +11,7 @@ from ..backend.names import Names
 from ..backend.renderer import SPECIAL_RENDERERS, Emitter, Renderer, RenderOptions, _defined_vars, _is_plain_array
 from ..ir import types as T
 from ..ir.nodes import Assign, For, Function, If, Let, Pop, Push, Repeat, Return, Stmt, Var, While
+from .alias import Aliases
 from .model import LaneRun, Model, analyse
 from .model import walk as model_walk
 
@@ -22,8 +23,11 @@ class LaneNames(Names):
         super().__init__()
         self.model = model
         self.lane = False
+        self.aliases = None  # forward rendering: tile values sharing another variable's storage (alias.py)
 
     def __call__(self, operand) -> str:
+        if self.aliases is not None:
+            operand = self.aliases.resolve(operand)
         base = super().__call__(operand)
         if isinstance(operand, Var) and operand.id in self.model.lane_arrays:
             return base + ("[_l]" if self.lane else "[0]")
@@ -31,6 +35,8 @@ class LaneNames(Names):
 
     def raw(self, operand) -> str:
         """The storage itself (the whole per-lane array for per-lane variables)."""
+        if self.aliases is not None:
+            operand = self.aliases.resolve(operand)
         return super().__call__(operand)
 
     def is_lane_array(self, operand) -> bool:
@@ -57,6 +63,8 @@ class BlockRendering:
         seen: set[int] = set()
         for v in variables:
             if v.id in seen or v.kind.value == "param":
+                continue
+            if self.names.aliases is not None and v.id in self.names.aliases.target:
                 continue
             seen.add(v.id)
             ct = self.decl_type(v.type)
@@ -170,6 +178,8 @@ class BlockRendering:
         self._last_line = None
 
     def stmt(self, s: Stmt) -> None:
+        if self.names.aliases is not None and self.names.aliases.skipped(s):
+            return
         if isinstance(s, Return) and self.names.lane:
             # one lane leaves early: it takes no further part in lane code (tile ops still run for the block)
             self.out(f"{{ _alive[_l] = false; goto lane_end_{self._run.id}; }}")
@@ -222,6 +232,7 @@ class TileRenderer(BlockRendering, Renderer):
         super().__init__(fn, options)
         (self.plan,) = self.setup_blocks([fn.body], fn.locals, block_dim)
         self._repeat_depth = 0
+        self.names.aliases = Aliases(fn.body)
 
     def render_body(self, name: str, block: list[Stmt], extra_params: str = "") -> str:
         self.out = Emitter()
@@ -285,7 +296,8 @@ def _extract(r, s: Let, args) -> None:
 def _in_place(fn: str):
     def rule(r, s: Let, args) -> None:
         d = _d(r, s)
-        r.out(f"{d} = {args[0]}; weft::{fn}({d});")
+        copy = f"{d} = {args[0]}; " if d != args[0] else ""
+        r.out(f"{copy}weft::{fn}({d});")
     return rule
 
 
