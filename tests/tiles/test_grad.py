@@ -157,3 +157,22 @@ def lanes(a: wp.array(dtype=F64), out: wp.array(dtype=F64)):
 @pytest.mark.parametrize("bd", [1, 4, 16])
 def test_grad_lane_code(bd):
     fd_check(lanes, {"a": arr((bd,), 10)}, {"out": wp.zeros(bd, dtype=F64)}, 1, block_dim=bd)
+
+
+def test_grad_dynamic_block_loop():
+    fd_check(dynamic_loop_wrapper, {"a": arr((4, 4), 11), "b": arr((4, 4), 12)},
+             {"out": wp.zeros((8, 4), dtype=F64)}, 1, block_dim=16)
+
+
+@wp.kernel
+def dynamic_loop_wrapper(a: wp.array2d(dtype=F64), b: wp.array2d(dtype=F64), out: wp.array2d(dtype=F64)):
+    i, lane = wp.tid()
+    x = wp.tile_load(a, shape=(4, 4))
+    acc = wp.tile_load(b, shape=(4, 4))
+    n = wp.int32(a.shape[0]) - 1  # a runtime trip count: the loop stays a loop
+    scale = a[0, lane % 4]
+    for _k in range(n):
+        acc = wp.tile_map(wp.sin, acc @ x) * wp.float64(0.5) + acc
+        scale = scale * wp.float64(1.5) + wp.tile_sum(acc)[0] * wp.float64(0.01)
+    wp.tile_store(out, acc)
+    out[4 + lane % 4, lane // 4] = scale

@@ -247,3 +247,33 @@ def test_fft_lengths(n):
     y = wp.zeros((3, n), dtype=wp.vec2f)
     wp.launch_tiled(fft1, dim=1, inputs=[complex_array(v), y], block_dim=16)
     assert rel_err(as_complex(y), np.fft.fft(v.astype(np.complex128), axis=1)) < 1e-5
+
+
+@wp.kernel
+def aliasing(a: wp.array2d(dtype=float), out: wp.array2d(dtype=float), n: int):
+    acc = wp.tile_load(a, shape=(4, 4))
+    eye = wp.tile_load(a, shape=(4, 4), offset=(4, 0))
+    for _k in range(n):
+        old = acc
+        wp.tile_matmul(eye, eye, acc)  # acc += eye @ eye, in place
+        acc = acc + old * 0.5  # old must still hold the value from before the update
+    wp.tile_store(out, acc)
+    first = wp.tile_load(a, shape=(4, 4))
+    keep = first
+    doubled = first * 2.0
+    wp.tile_store(out, keep + doubled, offset=(4, 0))
+
+
+def test_values_survive_in_place_updates():
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((8, 4)).astype(np.float32)
+    out = wp.zeros((8, 4), dtype=float)
+    n = 3
+    wp.launch_tiled(aliasing, dim=1, inputs=[wp.array(a), out, n], block_dim=4)
+    acc, e = a[:4].astype(np.float64), a[4:].astype(np.float64)
+    for _ in range(n):
+        old = acc.copy()
+        acc = acc + e @ e
+        acc = acc + old * 0.5
+    np.testing.assert_allclose(out.numpy()[:4], acc, rtol=1e-4)
+    np.testing.assert_allclose(out.numpy()[4:], 3 * a[:4], rtol=1e-6)
