@@ -5,7 +5,7 @@ solve built on tile FFTs (row FFT -> transpose -> row FFT). On the CPU, ``step()
 ``wp.ScopedCapture`` and replayed with ``wp.capture_launch`` (a CUDA graph on GPUs), so a step costs no Python
 dispatch beyond the replay loop.
 
-    python examples/fluids/navier_stokes.py                    # N=256, 600 steps, pictures in ./ns_output
+    python examples/fluids/navier_stokes.py                    # N=256, 1500 steps (t ~ 5), pictures in ./ns_output
     python examples/fluids/navier_stokes.py --n 64 --steps 20  # a quick look
 
 Writes PNG snapshots and an animated GIF of the vorticity, shows a progress bar and prints the step rate.
@@ -267,7 +267,7 @@ def _render(omega: np.ndarray, title: str, path: Path | None, vmax: float):
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=256, help="grid points per side (power of two)")
-    parser.add_argument("--steps", type=int, default=600, help="time steps")
+    parser.add_argument("--steps", type=int, default=1500, help="time steps")
     parser.add_argument("--re", type=float, default=1000.0, help="Reynolds number")
     parser.add_argument("--device", default=None, help="weft device (default: the preferred one)")
     parser.add_argument("--out", default="ns_output", help="output directory for PNGs and the GIF")
