@@ -211,7 +211,12 @@ WEFT_FN T atomic_cas(const A& a, const T& cmp, const T& v, I... idx) {
 // adjoint accumulation into an array's gradient (no-op when the array has none)
 template <typename T, typename... I>
 WEFT_FN void grad_add(const array_t<T>& a, const T& v, I... idx) {
-    if (a.grad) atom::fetch_add(detail::at(a.grad, detail::offset<false>(a, int64(idx)...)), v);
+    if (!a.grad) return;
+    T* g = detail::at(a.grad, detail::offset<false>(a, int64(idx)...));
+    if (running_serially())
+        *g += v;
+    else
+        atom::fetch_add(g, v);
 }
 template <typename T, typename... I>
 WEFT_FN T grad_load(const array_t<T>& a, I... idx) {

@@ -42,4 +42,23 @@ typedef uint64_t uint64;
 typedef float float32;
 typedef double float64;
 
+// Whether the current CPU thread runs a launch alone (set by the grid runner): adjoint accumulation into
+// gradient arrays can then use plain adds instead of atomics.
+#if !WEFT_CUDA
+namespace detail {
+inline bool& serial_flag() {
+    static thread_local bool flag = false;
+    return flag;
+}
+}  // namespace detail
+struct SerialScope {
+    bool saved;
+    SerialScope() : saved(detail::serial_flag()) { detail::serial_flag() = true; }
+    ~SerialScope() { detail::serial_flag() = saved; }
+};
+inline bool running_serially() { return detail::serial_flag(); }
+#else
+WEFT_FN bool running_serially() { return false; }
+#endif
+
 }  // namespace weft

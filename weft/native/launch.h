@@ -111,6 +111,7 @@ inline void run_grid(const int64* dims, int32 ndim, int32 nthreads, Body&& body)
     if (threads > kMaxGridThreads) threads = kMaxGridThreads;
     if (int64(threads) * kMinPerThread > total) threads = int(total / kMinPerThread);
     if (threads <= 1) {
+        SerialScope serial;  // one thread: gradient accumulation needs no atomics
         run_range(g, 0, total, body);
         return;
     }
