@@ -48,6 +48,9 @@ class FunctionSource:
 
 def capture(func) -> FunctionSource:
     """Parse ``func``'s source. Raises CompileError if the source is unavailable."""
+    fast = _capture_from_code(func)
+    if fast is not None:
+        return fast
     try:
         lines, first_line = inspect.getsourcelines(func)
         file = inspect.getsourcefile(func) or inspect.getfile(func)
@@ -56,14 +59,42 @@ def capture(func) -> FunctionSource:
             f"cannot read the source of {getattr(func, '__qualname__', func)!r}: {exc}",
             hint="weft compiles kernels from their Python source; define them in a .py file (not a REPL/exec string)",
         ) from None
+    return _parse(func, file, lines, first_line)
+
+
+def _capture_from_code(func) -> FunctionSource | None:
+    """Source lines located through the code object's positions: avoids ``inspect``'s tokenizer (a large part
+    of a warm start). Returns None when that is not possible (the caller falls back to ``inspect``)."""
+    code = getattr(func, "__code__", None)
+    if code is None or not hasattr(code, "co_positions"):
+        return None
+    file = code.co_filename
+    all_lines = linecache.getlines(file)
+    if not all_lines:
+        return None
+    first = code.co_firstlineno
+    last = first
+    for pos in code.co_positions():
+        end = pos[1]
+        if end is not None and end > last:
+            last = end
+    lines = all_lines[first - 1:last]
+    if not lines:
+        return None
+    try:
+        return _parse(func, file, lines, first)
+    except (SyntaxError, IndexError):
+        return None
+
+
+def _parse(func, file: str, lines: list[str], first_line: int) -> FunctionSource:
     raw = "".join(lines)
     text = textwrap.dedent(raw)
     col_offset = _indent(lines[0]) - _indent(text.splitlines()[0]) if text else 0
     module = ast.parse(text)
     tree = module.body[0]
-    if not isinstance(tree, ast.FunctionDef):
-        raise CompileError(f"{func!r} is not a plain function")
-    # the first line is the first decorator; lineno of the def relative to it
+    if not isinstance(tree, ast.FunctionDef) or tree.name != func.__name__:
+        raise SyntaxError("not the function")
     return FunctionSource(func, file, first_line, col_offset, tree, text, lines)
 
 

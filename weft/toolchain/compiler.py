@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import platform
 import shutil
@@ -38,14 +39,53 @@ def find_compiler() -> CompilerInfo:
         path = shutil.which(name)
         if path is None:
             continue
-        try:
-            out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        if out.returncode == 0:
-            first = out.stdout.strip().splitlines()[0] if out.stdout.strip() else name
-            return CompilerInfo(path, first, "clang" in out.stdout.lower())
+        info = _identify(path, name)
+        if info is not None:
+            return info
     raise ToolchainError(_INSTALL_HINT)
+
+
+def _identify(path: str, name: str) -> CompilerInfo | None:
+    """The compiler's version line, remembered on disk per (path, size, mtime): saves a process per start."""
+    real = os.path.realpath(path)
+    try:
+        st = os.stat(real)
+    except OSError:
+        return None
+    stamp = f"{real}|{st.st_size}|{st.st_mtime_ns}"
+    memo = _memo_path()
+    if memo is not None:
+        try:
+            data = json.loads(memo.read_text())
+            if data.get("stamp") == stamp and data.get("path") == path:
+                return CompilerInfo(path, data["version"], bool(data["is_clang"]))
+        except (OSError, ValueError, KeyError):
+            pass
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    first = out.stdout.strip().splitlines()[0] if out.stdout.strip() else name
+    info = CompilerInfo(path, first, "clang" in out.stdout.lower())
+    if memo is not None:
+        try:
+            tmp = memo.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"stamp": stamp, "path": path, "version": first, "is_clang": info.is_clang}))
+            os.replace(tmp, memo)
+        except OSError:
+            pass
+    return info
+
+
+def _memo_path():
+    try:
+        from . import cache
+
+        return cache.root() / "compiler.json"
+    except Exception:  # an unusable cache dir is reported when compiling, not here
+        return None
 
 
 @functools.lru_cache(maxsize=None)
