@@ -42,9 +42,7 @@ def test_corpus_kernel_compiles(name, debug):
         assert image[:4] == b"\x7fELF"  # a CUBIN
 
 
-@pytest.mark.parametrize("name", ["saxpy", "vectors", "matrices", "quats", "loops", "views", pytest.param(
-    "structs", marks=pytest.mark.xfail(reason="adjoint of loads from struct arrays: no atomic add for structs "
-                                              "(the CPU adjoint fails the same way)", strict=False))])
+@pytest.mark.parametrize("name", ["saxpy", "vectors", "matrices", "quats", "structs", "loops", "views"])
 def test_corpus_adjoint_compiles(name):
     pipeline = pytest.importorskip("weft.pipeline")
     if not hasattr(pipeline, "differentiate"):

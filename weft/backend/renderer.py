@@ -93,7 +93,11 @@ class Renderer:
         """Accumulation for struct adjoints (only differentiable fields)."""
         diff = [f for f, ft in st.fields if T.is_differentiable_type(ft)]
         body = "".join(f" a.{f} += b.{f};" for f in diff)
-        return f"static inline {st.ctype}& operator+=({st.ctype}& a, const {st.ctype}& b) {{{body} return a; }}"
+        # gradients of struct arrays accumulate field by field with the atomics of each field's type
+        atomic = "".join(f" fetch_add(&p->{f}, v.{f});" for f in diff)
+        return (f"static inline {st.ctype}& operator+=({st.ctype}& a, const {st.ctype}& b) {{{body} return a; }}\n"
+                f"namespace weft {{ namespace atom {{ template <> WEFT_DEVICE {st.ctype} fetch_add<{st.ctype}>("
+                f"{st.ctype}* p, {st.ctype} v) {{ {st.ctype} old = *p;{atomic} return old; }} }} }}")
 
     def render_args_struct(self) -> str:
         fields = "\n".join(f"    {p.type.ctype} {p.name};" for p in self.fn.params)
