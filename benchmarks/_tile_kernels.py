@@ -20,7 +20,7 @@ def transpose(x: wp.array2d(dtype=wp.vec2f), y: wp.array2d(dtype=wp.vec2f)):  # 
 
 
 @wp.kernel  # noqa: F821
-def tile_gemm(A: wp.array2d(dtype=float), B: wp.array2d(dtype=float), C: wp.array2d(dtype=float)):  # noqa: F821, N803
+def tile_gemm(A: wp.array2d(dtype=float), B: wp.array2d(dtype=float), C: wp.array2d(dtype=float)):  # noqa: F821
     i, j = wp.tid()  # noqa: F821
     acc = wp.tile_zeros(shape=(TILE, TILE), dtype=float)  # noqa: F821
     count = A.shape[1] // TILE

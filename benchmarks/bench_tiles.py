@@ -7,7 +7,7 @@ One run prints one table:
 2. the row pass alone (512 row FFTs of length 512 through tiles) against ``numpy.fft.fft(axis=1)``;
 3. a 512x512x512 float32 matrix product from 64x64 ``tile_matmul`` blocks against NumPy's BLAS (``A @ B``).
 
-Usage: ``python benchmarks/bench_tiles.py [--quick] [--no-warp]``. No timing is asserted anywhere; the last column
+Usage: ``python benchmarks/bench_tiles.py [--quick] [--no-warp] [--threads N]``. No timing is asserted anywhere; the last column
 lists the targets of issue 4.
 """
 
@@ -16,15 +16,29 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench_util import HERE, interleaved_times, load_kernels, optional_torch, optional_warp, print_table  # noqa: E402
+from _bench_util import HERE, load_kernels, median_time, optional_torch, optional_warp, print_table
 
 COLUMNS = ["weft", "numpy", "torch", "warp"]
+
+
+def timed(fns: dict, repeat: int) -> dict:
+    """Median seconds per call of each function, one framework after the other.
+
+    Not interleaved: OpenMP runtimes (torch's, Warp's, weft's) keep their worker threads spinning for a while after
+    a parallel region, so a framework timed right after another one would share its cores with those spinners.
+    """
+    out = {}
+    for name, fn in fns.items():
+        time.sleep(0.2)  # let the previous framework's worker threads go idle
+        out[name] = median_time(fn, repeat, warmup=3)
+    return out
 
 
 def _fft_case(wp, mod, z: np.ndarray, block_dim: int):
@@ -53,9 +67,9 @@ def _fft_case(wp, mod, z: np.ndarray, block_dim: int):
 
 def _gemm_case(wp, mod, a: np.ndarray, b: np.ndarray, block_dim: int):
     tile = mod.TILE
-    A = wp.array(a, dtype=float, device="cpu")  # noqa: N806
-    B = wp.array(b, dtype=float, device="cpu")  # noqa: N806
-    C = wp.zeros((a.shape[0], b.shape[1]), dtype=float, device="cpu")  # noqa: N806
+    A = wp.array(a, dtype=float, device="cpu")
+    B = wp.array(b, dtype=float, device="cpu")
+    C = wp.zeros((a.shape[0], b.shape[1]), dtype=float, device="cpu")
 
     def run():
         wp.launch_tiled(mod.tile_gemm, dim=(a.shape[0] // tile, b.shape[1] // tile), inputs=[A, B, C],
@@ -70,12 +84,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer timing rounds")
     parser.add_argument("--no-warp", action="store_true", help="skip NVIDIA Warp even when installed")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="CPU threads for weft and torch (default: all; set OPENBLAS_NUM_THREADS for NumPy)")
     args = parser.parse_args()
-    rounds = 5 if args.quick else 15
+    rounds = 10 if args.quick else 30
 
     import weft
 
     torch = optional_torch()
+    if args.threads:
+        weft.config.num_threads = args.threads
+        if torch is not None:
+            torch.set_num_threads(args.threads)
     warp = None if args.no_warp else optional_warp()
     w_mod = load_kernels(HERE / "_tile_kernels.py", weft, "weft")
     n = w_mod.N_GRID
@@ -95,8 +115,8 @@ def main() -> None:
         p_rows, p_fft2, _ = _fft_case(warp, p_mod, z, block_dim)
         fns["warp"] = p_fft2
         row_fns["warp"] = p_rows
-    t_fft2 = interleaved_times(fns, rounds)
-    t_rows = interleaved_times(row_fns, rounds)
+    t_fft2 = timed(fns, rounds)
+    t_rows = timed(row_fns, rounds)
 
     m = 512
     a = rng.standard_normal((m, m)).astype(np.float32)
@@ -109,7 +129,7 @@ def main() -> None:
     if warp is not None:
         p_gemm, _ = _gemm_case(warp, p_mod, a, b, 64)
         gemm_fns["warp"] = p_gemm
-    t_gemm = interleaved_times(gemm_fns, rounds)
+    t_gemm = timed(gemm_fns, rounds)
 
     ms = {k: v * 1e3 for k, v in t_fft2.items()}
     rows = [
@@ -121,7 +141,7 @@ def main() -> None:
          **{k: 2 * m ** 3 / v / 1e9 for k, v in t_gemm.items()}, "target": "within 3x of numpy"},
     ]
     cols = [c for c in COLUMNS if any(c in r for r in rows)]
-    print_table(f"weft tiles on {os.cpu_count()} CPU cores (median of {rounds} interleaved rounds); "
+    print_table(f"weft tiles on {os.cpu_count()} CPU cores (median of {rounds} runs); "
                 f"fft2 rel. error {w_err:.1e}, matmul rel. error {g_err:.1e}", rows, cols)
 
 

@@ -39,7 +39,7 @@ def transpose(x: wp.array2d(dtype=wp.vec2f), y: wp.array2d(dtype=wp.vec2f)):
 # -------------------------------------------------------------------------------------------------------------
 
 
-def make_kernels(N_GRID):  # noqa: N803 - the seed's bodies, unchanged, for other sizes
+def make_kernels(N_GRID):  # the seed's kernel bodies, unchanged, for other sizes
     @wp.kernel
     def fft_tiled(x: wp.array2d(dtype=wp.vec2f), y: wp.array2d(dtype=wp.vec2f)):
         """Row-wise FFT using tile primitives."""

@@ -116,9 +116,9 @@ def test_grad_matmul():
 
 
 @wp.kernel
-def chol_solve(A: wp.array2d(dtype=F64), b: wp.array2d(dtype=F64), out: wp.array2d(dtype=F64)):  # noqa: N803
+def chol_solve(A: wp.array2d(dtype=F64), b: wp.array2d(dtype=F64), out: wp.array2d(dtype=F64)):
     a = wp.tile_load(A, shape=(5, 5))
-    L = wp.tile_cholesky(a)  # noqa: N806
+    L = wp.tile_cholesky(a)
     x = wp.tile_cholesky_solve(L, wp.tile_load(b, shape=(5, 2)))
     wp.tile_store(out, x)
 
@@ -146,7 +146,7 @@ def test_grad_fft_ifft():
 
 @wp.kernel
 def lanes(a: wp.array(dtype=F64), out: wp.array(dtype=F64)):
-    i, lane = wp.tid()
+    _i, lane = wp.tid()
     v = a[lane] * a[lane]
     t = wp.tile(v)
     s = wp.tile_sum(t)
@@ -166,7 +166,7 @@ def test_grad_dynamic_block_loop():
 
 @wp.kernel
 def dynamic_loop_wrapper(a: wp.array2d(dtype=F64), b: wp.array2d(dtype=F64), out: wp.array2d(dtype=F64)):
-    i, lane = wp.tid()
+    _i, lane = wp.tid()
     x = wp.tile_load(a, shape=(4, 4))
     acc = wp.tile_load(b, shape=(4, 4))
     n = wp.int32(a.shape[0]) - 1  # a runtime trip count: the loop stays a loop

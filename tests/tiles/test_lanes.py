@@ -14,7 +14,7 @@ BLOCK_DIMS = [1, 3, 8, 32, 64]
 @wp.kernel
 def block_stride_sum(a: wp.array2d(dtype=float), out: wp.array(dtype=float), lanes: wp.array2d(dtype=int)):
     i, lane = wp.tid()
-    s = float(0.0)
+    s = 0.0
     for k in range(lane, a.shape[1], wp.block_dim()):
         s += a[i, k]
     t = wp.tile(s)
@@ -92,7 +92,7 @@ def test_per_lane_state_in_collective_loop():
 
 @wp.kernel
 def vector_lanes(out: wp.array2d(dtype=float), back: wp.array(dtype=wp.vec3)):
-    i, lane = wp.tid()
+    _i, lane = wp.tid()
     v = wp.vec3(float(lane), float(2 * lane), 1.0)
     t = wp.tile(v)  # shape (3, block_dim)
     wp.tile_store(out, t)

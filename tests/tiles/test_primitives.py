@@ -133,7 +133,7 @@ TILE = 16
 
 
 @wp.kernel
-def gemm(A: wp.array2d(dtype=float), B: wp.array2d(dtype=float), C: wp.array2d(dtype=float)):  # noqa: N803
+def gemm(A: wp.array2d(dtype=float), B: wp.array2d(dtype=float), C: wp.array2d(dtype=float)):
     i, j = wp.tid()
     acc = wp.tile_zeros(shape=(TILE, TILE), dtype=float)
     count = A.shape[1] // TILE
@@ -145,8 +145,8 @@ def gemm(A: wp.array2d(dtype=float), B: wp.array2d(dtype=float), C: wp.array2d(d
 
 
 @wp.kernel
-def matmul_ops(A: wp.array2d(dtype=wp.float64), B: wp.array2d(dtype=wp.float64), C: wp.array2d(dtype=wp.float64),  # noqa: N803
-               D: wp.array2d(dtype=wp.float64)):  # noqa: N803
+def matmul_ops(A: wp.array2d(dtype=wp.float64), B: wp.array2d(dtype=wp.float64), C: wp.array2d(dtype=wp.float64),
+               D: wp.array2d(dtype=wp.float64)):
     a = wp.tile_load(A, shape=(3, 5))
     b = wp.tile_load(B, shape=(5, 2))
     wp.tile_store(C, a @ b)
@@ -157,9 +157,9 @@ def matmul_ops(A: wp.array2d(dtype=wp.float64), B: wp.array2d(dtype=wp.float64),
 
 def test_matmul():
     rng = np.random.default_rng(3)
-    A = rng.standard_normal((48, 64)).astype(np.float32)  # noqa: N806
-    B = rng.standard_normal((64, 32)).astype(np.float32)  # noqa: N806
-    C = wp.zeros((48, 32), dtype=float)  # noqa: N806
+    A = rng.standard_normal((48, 64)).astype(np.float32)
+    B = rng.standard_normal((64, 32)).astype(np.float32)
+    C = wp.zeros((48, 32), dtype=float)
     wp.launch_tiled(gemm, dim=(3, 2), inputs=[wp.array(A), wp.array(B), C], block_dim=64)
     np.testing.assert_allclose(C.numpy(), A @ B, rtol=1e-4, atol=1e-4)
     a = rng.standard_normal((3, 5))
@@ -174,10 +174,10 @@ def test_matmul():
 
 
 @wp.kernel
-def cholesky(A: wp.array2d(dtype=wp.float64), b: wp.array(dtype=wp.float64), L_out: wp.array2d(dtype=wp.float64),  # noqa: N803
+def cholesky(A: wp.array2d(dtype=wp.float64), b: wp.array(dtype=wp.float64), L_out: wp.array2d(dtype=wp.float64),
              x_out: wp.array(dtype=wp.float64)):
     a = wp.tile_load(A, shape=(6, 6))
-    L = wp.tile_cholesky(a)  # noqa: N806
+    L = wp.tile_cholesky(a)
     wp.tile_store(L_out, L)
     wp.tile_store(x_out, wp.tile_cholesky_solve(L, wp.tile_load(b, shape=6)))
 
@@ -185,9 +185,9 @@ def cholesky(A: wp.array2d(dtype=wp.float64), b: wp.array(dtype=wp.float64), L_o
 def test_cholesky():
     rng = np.random.default_rng(4)
     m = rng.standard_normal((6, 6))
-    A = m @ m.T + 6 * np.eye(6)  # noqa: N806
+    A = m @ m.T + 6 * np.eye(6)
     b = rng.standard_normal(6)
-    L_out = wp.zeros((6, 6), dtype=wp.float64)  # noqa: N806
+    L_out = wp.zeros((6, 6), dtype=wp.float64)
     x_out = wp.zeros(6, dtype=wp.float64)
     wp.launch_tiled(cholesky, dim=1, inputs=[wp.array(A, dtype=wp.float64), wp.array(b, dtype=wp.float64), L_out,
                                              x_out], block_dim=8)

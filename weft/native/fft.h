@@ -189,6 +189,9 @@ WEFT_FN void pass(int m, int s, const T* __restrict__ xr, const T* __restrict__ 
             const T* __restrict__ xip = xi + s * p;
             T* __restrict__ yrp = yr + s * R * p;
             T* __restrict__ yip = yi + s * R * p;
+#if defined(__GNUC__) && !defined(__clang__) && !WEFT_CUDA
+#pragma GCC ivdep
+#endif
             for (int q = 0; q < s; ++q) {
                 T ar[R], ai[R];
                 for (int k = 0; k < R; ++k) {
@@ -206,6 +209,9 @@ WEFT_FN void pass(int m, int s, const T* __restrict__ xr, const T* __restrict__ 
         }
     } else {
         for (int q = 0; q < s; ++q) {
+#if defined(__GNUC__) && !defined(__clang__) && !WEFT_CUDA
+#pragma GCC ivdep
+#endif
             for (int p = 0; p < m; ++p) {
                 T ar[R], ai[R];
                 for (int k = 0; k < R; ++k) {

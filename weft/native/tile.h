@@ -706,7 +706,9 @@ WEFT_FN bool any_lane(const bool* alive, int n) {
 }
 
 #if !WEFT_CUDA
-// Runs body(block) for every block of ``block_dim`` consecutive threads; one block per CPU thread at a time.
+// Runs body(block) for every block of ``block_dim`` consecutive threads; one block runs on one CPU thread. Blocks
+// are split as the grid is (launch.h): each thread owns a contiguous slice of blocks, cut into pieces, and takes
+// the pieces other threads have not started once its own are done, so a busy core does not hold up the launch.
 template <typename Body>
 inline void run_blocks(const Grid& g, int32 block_dim, int32 nthreads, Body&& body) {
     int64 total = 1;
@@ -714,14 +716,41 @@ inline void run_blocks(const Grid& g, int32 block_dim, int32 nthreads, Body&& bo
     const int64 nblocks = (total + block_dim - 1) / block_dim;
     if (nblocks <= 0) return;
     int threads = nthreads > 0 ? nthreads : omp_get_max_threads();
+    if (threads > kMaxGridThreads) threads = kMaxGridThreads;
     if (int64(threads) > nblocks) threads = int(nblocks);
     if (threads <= 1) {
         for (int64 b = 0; b < nblocks; ++b) body(b);
         return;
     }
-    const int64 chunk = nblocks / (int64(threads) * 4) > 0 ? nblocks / (int64(threads) * 4) : 1;
-#pragma omp parallel for num_threads(threads) schedule(dynamic, chunk)
-    for (int64 b = 0; b < nblocks; ++b) body(b);
+    GridSlice slices[kMaxGridThreads];
+    const int64 per = (nblocks + threads - 1) / threads;
+    for (int t = 0; t < threads; ++t) {
+        GridSlice& sl = slices[t];
+        sl.begin = int64(t) * per < nblocks ? int64(t) * per : nblocks;
+        sl.end = sl.begin + per < nblocks ? sl.begin + per : nblocks;
+        const int64 len = sl.end - sl.begin;
+        const int64 pieces = len < kMaxPieces ? (len < 1 ? 1 : len) : kMaxPieces;
+        sl.piece = (len + pieces - 1) / pieces;
+        sl.count = sl.piece > 0 ? int32((len + sl.piece - 1) / sl.piece) : 0;
+        sl.next = 0;
+    }
+    auto run = [&](GridSlice& sl) {
+        const int32 k = __atomic_fetch_add(&sl.next, 1, __ATOMIC_RELAXED);
+        if (k >= sl.count) return false;
+        const int64 b0 = sl.begin + int64(k) * sl.piece;
+        const int64 b1 = b0 + sl.piece < sl.end ? b0 + sl.piece : sl.end;
+        for (int64 b = b0; b < b1; ++b) body(b);
+        return true;
+    };
+#pragma omp parallel num_threads(threads)
+    {
+        const int t = omp_get_thread_num();
+        while (run(slices[t])) {
+        }
+        for (int k = 1; k < threads; ++k)
+            while (run(slices[(t + k) % threads])) {
+            }
+    }
 }
 #endif
 }  // namespace weft

@@ -173,7 +173,7 @@ def _element_rule(name, a, b):
     found = registry.resolve(name, (a, b))
     if found is None:
         return None
-    op, results = found
+    _op, results = found
     return results[0] if len(results) == 1 else None
 
 

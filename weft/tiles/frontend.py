@@ -18,8 +18,8 @@ from ..frontend.calls import SPECIAL, _builtin, inline
 from ..frontend.func import Func
 from ..ir import types as T
 from ..ir.nodes import Const, Stmt, Var
-from ..typing.resolve import Weak
 from ..types.mapping import to_ir
+from ..typing.resolve import Weak
 
 
 @dataclass(frozen=True, eq=False)
@@ -189,7 +189,7 @@ def _tile_arange(lw, node):
     kw = {k.arg: k.value for k in node.keywords}
     unknown = set(kw) - {"start", "stop", "step", "dtype", "storage"}
     if unknown:
-        raise lw.error(f"wp.tile_arange() got an unexpected keyword argument '{sorted(unknown)[0]}'", node)
+        raise lw.error(f"wp.tile_arange() got an unexpected keyword argument '{min(unknown)}'", node)
     vals = []
     for a in node.args:
         try:
@@ -375,7 +375,6 @@ def _in_place(name: str):
             raise lw.error(f"wp.{name}() transforms complex tiles (vec2f or vec2d elements), got {dt}", node.args[0])
         result = lw.op(name, [t], node=node)
         _store_target(lw, node.args[0], result, name)
-        return None
     return handler
 
 

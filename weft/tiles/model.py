@@ -20,8 +20,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir import types as T
-from ..ir.nodes import (AdjAssign, AdjLet, Assign, Break, Continue, For, If, Let, Pop, Push, Repeat, ReplayLet, Return,
-                        Stmt, Var, VarKind, While)
+from ..ir.nodes import (
+    AdjAssign,
+    AdjLet,
+    Assign,
+    Break,
+    Continue,
+    For,
+    If,
+    Let,
+    Pop,
+    Push,
+    Repeat,
+    ReplayLet,
+    Return,
+    Stmt,
+    Var,
+    VarKind,
+    While,
+)
 from ..ops.tile import COLLECTIVE
 
 
