@@ -115,3 +115,20 @@ def test_without_gpu_cuda_devices_are_absent_and_cpu_works():
     y = wp.zeros(2)
     wp.launch(k_saxpy, 2, inputs=[2.0, x, y])
     assert y.numpy().tolist() == [2.0, 4.0]
+
+
+def test_tile_kernels_compile_one_block_per_thread():
+    from weft.backend.cuda import render_cuda
+
+    @wp.kernel
+    def tile_row_sum(a: wp.array2d(dtype=float), out: wp.array(dtype=float)):
+        i = wp.tid()
+        t = wp.tile_load(a[i], 16)
+        wp.tile_store(out, wp.tile_sum(t), offset=i)
+
+    tile_row_sum.annotations()
+    spec = tile_row_sum._lower(tile_row_sum._fixed_types, False, 64)
+    source = render_cuda(spec.fn, "tile_row_sum", False)
+    assert "nblocks" in source and "run_blocks" not in source
+    for arch in ARCHS:
+        nvrtc.build_cuda(source, nvrtc.NvrtcOptions(arch=arch), "tile_row_sum")

@@ -160,6 +160,41 @@ def render_cuda_adjoint(prog, name: str, debug: bool) -> str:
     return _adjoint_renderer_class()(prog, RenderOptions(debug=debug, kernel_name=name)).render_module()
 
 
+def _block_entry(renderer, entry: str, body: str) -> str:
+    """Tile kernels, for now: one GPU thread runs one whole block of ``block_dim`` lanes (the CPU block model), so
+    tile code is correct on the GPU; cooperative blocks with shared memory are the tiles backend's next step."""
+    bd = renderer.block_dim
+    call = "(args, grid, b);"
+    return (
+        f'extern "C" __global__ void {entry}(const Args args, const weft::Grid grid) {{\n'
+        f"    const bool contig = {renderer.contiguity_check()};\n"
+        f"    const weft::int64 nblocks = (grid_total(grid) + {bd} - 1) / {bd};\n"
+        "    const weft::int64 step = weft::int64(gridDim.x) * blockDim.x;\n"
+        "    for (weft::int64 b = weft::int64(blockIdx.x) * blockDim.x + threadIdx.x; b < nblocks; b += step) {\n"
+        f"        if (contig) {body}<true>{call}\n"
+        f"        else {body}<false>{call}\n"
+        "    }\n"
+        "}"
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def _tile_renderer_classes():
+    from ..tiles.render import TileRenderer
+
+    class CudaTileRenderer(CudaMixin, TileRenderer):
+        def render_module(self) -> str:
+            parts = [self.header(), self.render_structs(self.fn.params), "namespace {", self.render_args_struct(),
+                     _GRID_HELPERS, self.render_body("fwd_body", self.fn.body), "}  // namespace",
+                     _block_entry(self, FWD_ENTRY, "fwd_body")]
+            return "\n".join(p for p in parts if p) + "\n"
+
+    return CudaTileRenderer
+
+
 def render_cuda(fn, name: str, debug: bool) -> str:
     """The CUDA module source of one kernel specialisation (the forward entry)."""
-    return CudaRenderer(fn, RenderOptions(debug=debug, kernel_name=name)).render_module()
+    options = RenderOptions(debug=debug, kernel_name=name)
+    if getattr(fn, "tile_dim", 0):
+        return _tile_renderer_classes()(fn, options, fn.tile_dim).render_module()
+    return CudaRenderer(fn, options).render_module()

@@ -83,6 +83,14 @@ def forward_source(spec) -> str:
 def run_forward(spec, packed: bytes, dims: tuple[int, ...], device, block_dim: int = 256, stream=None) -> None:
     """Launch a kernel specialisation's forward pass over ``dims`` on ``device``."""
     prog = load_program(forward_source(spec), spec.kernel.__name__, spec.debug, cuda_backend.FWD_ENTRY, device)
+    tile_dim = getattr(spec.fn, "tile_dim", 0)
+    if tile_dim:  # one GPU thread per tile block (see backend/cuda.py): few threads, each with a block's state
+        total = 1
+        for d in dims:
+            total *= d
+        launch(prog, packed, dims, device, 32, stream, spec.debug, spec.kernel.__name__,
+               work=(total + tile_dim - 1) // tile_dim)
+        return
     launch(prog, packed, dims, device, block_dim, stream, spec.debug, spec.kernel.__name__)
 
 
@@ -104,10 +112,13 @@ def run_source(source: str, name: str, debug: bool, entry: str, packed: bytes, d
 
 
 def launch(prog: Program, packed: bytes, dims: tuple[int, ...], device, block_dim: int = 256, stream=None,
-           debug: bool = False, name: str = "kernel") -> None:
+           debug: bool = False, name: str = "kernel", work: int | None = None) -> None:
+    """Launch ``prog`` over ``dims``; ``work`` (default: every grid point) is how many GPU threads to start."""
     total = 1
     for d in dims:
         total *= d
+    if work is not None:
+        total = work
     if total == 0:
         return
     padded = tuple(dims) + (1,) * (4 - len(dims))
