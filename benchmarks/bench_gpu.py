@@ -29,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench_util import HERE, load_kernels, print_table  # noqa: E402
+from _bench_util import HERE, load_kernels, print_table
 
 ROOT = HERE.parent
 NS_EXAMPLE = ROOT / "examples" / "fluids" / "navier_stokes.py"

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 import nvrtc_check  # this directory is on sys.path (pytest rootdir-relative import, no __init__.py)
+import pytest
 
 _PLUGIN_NAME = "weft-nvrtc-check"
 

@@ -127,7 +127,7 @@ def k_atomics(idx: wp.array(dtype=int), fsum: wp.array(dtype=float), dsum: wp.ar
 @wp.kernel
 def k_loops(n: int, x: wp.array2d(dtype=float), out: wp.array(dtype=float)):
     i = wp.tid()
-    s = float(0.0)
+    s = 0.0
     for j in range(n):
         if j % 3 == 0:
             continue
@@ -136,7 +136,7 @@ def k_loops(n: int, x: wp.array2d(dtype=float), out: wp.array(dtype=float)):
             break
     for k in range(4):
         s = s * 0.5 + float(k)
-    k2 = int(0)
+    k2 = 0
     while k2 < n:
         k2 += 2
         s -= 0.01
@@ -179,7 +179,7 @@ def k_random(seed: int, out: wp.array(dtype=float), outi: wp.array(dtype=int)):
 def k_views(x: wp.array2d(dtype=float), out: wp.array(dtype=float)):
     i = wp.tid()
     row = x[i]
-    s = float(0.0)
+    s = 0.0
     for j in range(row.shape[0]):
         s += row[j]
     out[i] = s + float(x.shape[1])

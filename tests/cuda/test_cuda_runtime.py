@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from cuda_corpus import CASES, NUMERIC, k_bounds, k_saxpy
 
 import weft as wp
-
-from cuda_corpus import CASES, NUMERIC, k_bounds, k_saxpy
 
 
 def _host(value):

@@ -10,12 +10,11 @@ import struct
 
 import numpy as np
 import pytest
+from cuda_corpus import k_bounds, k_saxpy
+from fake_driver import FakeDriver
 
 import weft as wp
 from weft.toolchain import nvrtc
-
-from cuda_corpus import k_bounds, k_saxpy
-from fake_driver import FakeDriver
 
 
 @pytest.fixture

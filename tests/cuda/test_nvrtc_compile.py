@@ -32,7 +32,6 @@ def _case_names():
 @pytest.mark.parametrize("name", _case_names())
 def test_corpus_kernel_compiles(name, debug):
     from weft.backend.cuda import render_cuda
-
     from weft.cuda.launch import layout_assert
 
     spec = _lower(name, debug)

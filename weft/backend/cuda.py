@@ -106,7 +106,7 @@ class CudaMixin:
 
         ``extra_params``/``extra_args`` let the adjoint pass its adjoint-argument struct through.
         """
-        call = "(args{extra}, ix.i0, ix.i1, ix.i2, ix.i3, flat);".format(extra=extra_args)
+        call = f"(args{extra_args}, ix.i0, ix.i1, ix.i2, ix.i3, flat);"
         return (
             f'extern "C" __global__ void {name}(const Args args{extra_params}, const weft::Grid grid) {{\n'
             f"    const bool contig = {self.contiguity_check()};\n"
@@ -133,7 +133,7 @@ class CudaRenderer(CudaMixin, Renderer):
         return "\n".join(p for p in parts if p) + "\n"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _adjoint_renderer_class():
     """``CudaMixin`` over the adjoint renderer (imported lazily: the autodiff backend is optional at import)."""
     from .adjoint import AdjointRenderer
@@ -178,7 +178,7 @@ def _block_entry(renderer, entry: str, body: str) -> str:
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _tile_renderer_classes():
     from ..tiles.render import TileRenderer
 

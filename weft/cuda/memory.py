@@ -24,7 +24,7 @@ _HIGH_FALLBACK: dict[int, int] = {}
 class DeviceBuffer:
     """One device allocation; freed (stream-ordered) when the last array referencing it goes away."""
 
-    __slots__ = ("ptr", "nbytes", "device", "__weakref__")
+    __slots__ = ("__weakref__", "device", "nbytes", "ptr")
 
     def __init__(self, ptr: int, nbytes: int, device):
         self.ptr = ptr
@@ -76,7 +76,7 @@ def _free(device, ptr: int, nbytes: int, pooled: bool) -> None:
         else:
             drv.cuMemFree(ptr)
             _MEMPOOL_ALLOC_FALLBACK[device.ordinal] -= nbytes
-    except Exception:  # noqa: BLE001 - never raise from a finaliser (e.g. at interpreter shutdown)
+    except Exception:  # noqa: BLE001, S110 - never raise from a finaliser (e.g. at interpreter shutdown)
         pass
 
 
@@ -123,7 +123,7 @@ def pinned_empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
 def _free_host(ptr: int) -> None:
     try:
         api().cuMemFreeHost(ptr)
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001, S110 - never raise from a finaliser
         pass
 
 

@@ -63,7 +63,7 @@ def _check(result, what: str):
     return values[0] if len(values) == 1 else tuple(values)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def version() -> tuple[int, int]:
     """NVRTC's (major, minor); raises ToolchainError when NVRTC cannot be loaded."""
     nvrtc = _nvrtc()
@@ -71,11 +71,11 @@ def version() -> tuple[int, int]:
         return tuple(_check(nvrtc.nvrtcVersion(), "version"))
     except ToolchainError:
         raise
-    except Exception as exc:  # the wheel is missing or libnvrtc failed to load
+    except Exception as exc:  # noqa: BLE001 - the wheel is missing or libnvrtc failed to load
         raise ToolchainError(f"{_INSTALL_HINT}\n  ({type(exc).__name__}: {exc})") from None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def supported_archs() -> tuple[int, ...]:
     return tuple(_check(_nvrtc().nvrtcGetSupportedArchs(), "arch query"))
 
