@@ -10,6 +10,7 @@ from .frontend.lower import Lowerer
 from .frontend.source import FunctionSource
 from .ir import types as T
 from .ir.nodes import Function
+from .ir.cse import cse
 from .ir.verify import verify
 from .toolchain.build import build_cpu
 from .toolchain.options import CpuOptions
@@ -23,7 +24,7 @@ class Lowered:
 
 def lower(src: FunctionSource, param_types: dict[str, T.Type], name: str, options: dict) -> Lowered:
     lw = Lowerer(src, param_types, name, options)
-    fn = lw.lower_kernel()
+    fn = cse(lw.lower_kernel())
     if config.debug_internal:
         verify(fn)
     from .tiles.model import uses_tiles

@@ -149,10 +149,11 @@ class Lowerer:
             self.visit(stmt)
             rest = stmts[i + 1:]
             if rest and self.frame.is_func and not self.frame.tail_only and may_return(stmt):
+                done = self.op("copy", [self.frame.done])  # SSA: the reverse sweep re-reads conditions
                 if self.frame.loop_depth > 0:
-                    self.b.emit(If(self.frame.done, [Break(self.b.loc)], [], self.b.loc))
+                    self.b.emit(If(done, [Break(self.b.loc)], [], self.b.loc))
                 else:
-                    cond = self.op("logical_not", [self.frame.done])
+                    cond = self.op("logical_not", [done])
                     with self.b.nested() as then:
                         self.lower_block(rest)
                     self.b.emit(If(cond, then, [], self.b.loc))

@@ -43,6 +43,8 @@ def verify(fn: Function) -> None:
                     raise VerifyError(f"assign {s.src.type} to {s.dst!r}: {s.dst.type}")
             elif isinstance(s, If):
                 use(s.cond, "if")
+                if isinstance(s.cond, Var) and s.cond.kind is VarKind.MUTABLE:
+                    raise VerifyError(f"if condition {s.cond!r} is mutable (must be an SSA copy)")
                 if s.cond.type != T.BOOL:
                     raise VerifyError("if condition is not bool")
                 block(s.then, loop_depth)
