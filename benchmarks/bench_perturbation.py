@@ -7,8 +7,9 @@ the same differentiable solver (the ``TorchSolver`` of bench_navier_stokes.py: c
 Poisson solve after every stage) differentiated by autograd, with ``torch.optim.Adam``. "forward only" is the same
 rollout without gradients (weft: the forward solver ``NavierStokes2D``, replayed; torch: under ``no_grad``).
 
-Every (framework, N) cell runs in a fresh subprocess (kernels compiled and loaded by a warm-up first). Memory is the
-peak resident set of a phase above the resident set at its start: the kernel's high-water mark (VmHWM) is reset
+Times are medians over rounds in which the frameworks take turns (weft, weft_ckpt, torch, weft, ...), so load from
+other jobs on a shared machine hits every column alike. Memory is measured in a fresh subprocess per (framework, N)
+(kernels compiled and loaded by a 1-step warm-up first): the peak resident set of a phase above the resident set at its start: the kernel's high-water mark (VmHWM) is reset
 through ``/proc/self/clear_refs`` before each phase. The with-gradients phase counts everything it allocates: the
 solver's arrays (weft: per-stage arrays and their gradients, allocated once; torch: the autograd graph's saved
 tensors), the optimiser state and Y*.
@@ -23,10 +24,8 @@ import argparse
 import json
 import os
 import resource
-import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -64,111 +63,142 @@ def _peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
 
 
-def _median_seconds(fn, repeat: int) -> float:
-    samples = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t0)
-    return statistics.median(samples)
+# ------------------------------------------------------------------------------------------ the two solvers
+class WeftProblem:
+    """weft: ``NavierStokes2D`` (forward only, replayed) and ``OptimalPerturbation`` (one iteration)."""
+
+    def __init__(self, n: int, steps: int, checkpoint: bool = False, grad: bool = True):
+        from navier_stokes import NavierStokes2D
+        from optimal_perturbation import OptimalPerturbation
+
+        self.steps = steps
+        self.sim = NavierStokes2D(n=n)
+        self.problem = OptimalPerturbation(n=n, steps=steps, checkpoint=checkpoint) if grad else None
+
+    def forward(self) -> None:
+        for _ in range(self.steps):
+            self.sim.step()
+
+    def iterate(self) -> None:
+        self.problem.iterate()
+
+    def mse(self) -> float:
+        return self.problem.mse()
 
 
-# ------------------------------------------------------------------------------------------ workers
-def worker_weft(n: int, steps: int, repeat: int, checkpoint: bool) -> dict:
-    from navier_stokes import NavierStokes2D
-    from optimal_perturbation import OptimalPerturbation
+class TorchProblem:
+    """PyTorch: the same differentiable solver (``bench_navier_stokes.TorchSolver``'s operators), autograd, Adam."""
 
-    import weft as wp
+    def __init__(self, n: int, steps: int, grad: bool = True):
+        import torch
+        from bench_navier_stokes import TorchSolver
+        from ns_reference import initial_vorticity, stable_dt
+        from optimal_perturbation import RMS_FRACTION
 
-    # compile and load every kernel (forward and adjoint, this N) on a throwaway 1-step problem
-    warm = OptimalPerturbation(n=n, steps=1, checkpoint=checkpoint)
-    warm.iterate()
-    del warm
-    base = _reset_peak()
-    sim = NavierStokes2D(n=n)
-    sim.step()
+        self.torch = torch
+        torch.set_num_threads(os.cpu_count() or 1)
+        self.steps = steps
+        omega0 = initial_vorticity(n, 42)
+        self.dt = stable_dt(omega0, 1000.0)
+        self.solver = TorchSolver(torch, omega0, 1000.0, self.dt)
+        self.omega0 = self.solver.omega.clone()
+        self.target = None
+        if not grad:
+            return
+        with torch.no_grad():
+            self.target = self.rollout(self.omega0)
+        init = initial_vorticity(n, 43)  # OptimalPerturbation's start: seed + 1, 1% of rms(omega_0)
+        rms0 = float(self.omega0.pow(2).mean().sqrt())
+        init *= 0.01 * rms0 / np.sqrt(np.mean(init**2))
+        self.delta = torch.tensor(init.astype(np.float32), requires_grad=True)
+        self.opt = torch.optim.Adam([self.delta], lr=0.05)
+        self.bound = RMS_FRACTION * rms0
+        self.loss = 0.0
 
-    def forward():
-        for _ in range(steps):
-            sim.step()
+    def rollout(self, omega):
+        from ns_reference import RK3_COEFFS
 
-    t_fwd = _median_seconds(forward, repeat)
-    peak_fwd = _peak_mib() - base
-    base = _reset_peak()
-    problem = OptimalPerturbation(n=n, steps=steps, checkpoint=checkpoint)
-    problem.iterate()
-    t_iter = _median_seconds(problem.iterate, repeat)
-    peak_grad = _peak_mib() - base
-    wp.synchronize()
-    return {"iter": t_iter, "forward": t_fwd, "mem_grad": peak_grad, "mem_fwd": peak_fwd, "mse": problem.mse()}
-
-
-def worker_torch(n: int, steps: int, repeat: int) -> dict:
-    import torch
-    from bench_navier_stokes import TorchSolver
-    from ns_reference import RK3_COEFFS, initial_vorticity, stable_dt
-    from optimal_perturbation import RMS_FRACTION
-
-    torch.set_num_threads(os.cpu_count() or 1)
-    omega0_np = initial_vorticity(n, 42)
-    re = 1000.0
-    dt = stable_dt(omega0_np, re)
-    solver = TorchSolver(torch, omega0_np, re, dt)
-    omega0 = solver.omega.clone()
-
-    def rollout(omega):
+        solver, dt = self.solver, self.dt
         psi = solver.poisson(omega)
-        for _ in range(steps):
+        for _ in range(self.steps):
             omega_start = omega
             for c0, c1, c2 in RK3_COEFFS:
                 omega = c0 * omega_start + c1 * omega + c2 * dt * solver.rhs(omega, psi)
                 psi = solver.poisson(omega)
         return omega
 
-    with torch.no_grad():  # warm-up
-        rollout(omega0)
-    base = _reset_peak()
-    with torch.no_grad():
-        target = rollout(omega0)
-        t_fwd = _median_seconds(lambda: rollout(omega0), repeat)
-    peak_fwd = _peak_mib() - base
+    def forward(self) -> None:
+        with self.torch.no_grad():
+            self.rollout(self.omega0)
 
-    init = initial_vorticity(n, 43)
-    rms0 = float(omega0.pow(2).mean().sqrt())
-    init *= 0.01 * rms0 / np.sqrt(np.mean(init**2))
-    delta = torch.tensor(init.astype(np.float32), requires_grad=True)
-    opt = torch.optim.Adam([delta], lr=0.05)
-    bound = RMS_FRACTION * rms0
-    last = {}
-    base = _reset_peak()
-
-    def iterate():
-        opt.zero_grad()
-        final = rollout(omega0 + delta)
-        loss = -torch.mean((target - final) ** 2)
+    def iterate(self) -> None:
+        torch = self.torch
+        self.opt.zero_grad()
+        final = self.rollout(self.omega0 + self.delta)
+        loss = -torch.mean((self.target - final) ** 2)
         loss.backward()
-        opt.step()
+        self.opt.step()
         with torch.no_grad():
-            rms = delta.pow(2).mean().sqrt()
-            if rms > bound:
-                delta.mul_(bound / rms)
-        last["loss"] = float(loss)
+            rms = self.delta.pow(2).mean().sqrt()
+            if rms > self.bound:
+                self.delta.mul_(self.bound / rms)
+        self.loss = float(loss)
 
-    iterate()
-    t_iter = _median_seconds(iterate, repeat)
+    def mse(self) -> float:
+        with self.torch.no_grad():
+            return float(((self.target - self.rollout(self.omega0 + self.delta)) ** 2).mean())
+
+
+def make(framework: str, n: int, steps: int, grad: bool = True):
+    if framework == "torch":
+        return TorchProblem(n, steps, grad)
+    return WeftProblem(n, steps, checkpoint=framework == "weft_ckpt", grad=grad)
+
+
+def worker_memory(framework: str, n: int, steps: int) -> dict:
+    """Peak resident MiB of the forward-only rollout and of optimisation iterations, in this fresh process."""
+    warm = make(framework, n, 1)  # compile and load every kernel (forward and adjoint) for this N
+    warm.forward()
+    warm.iterate()
+    del warm
+    base = _reset_peak()
+    fwd = make(framework, n, steps, grad=False)
+    fwd.forward()
+    peak_fwd = _peak_mib() - base
+    del fwd
+    base = _reset_peak()
+    prob = make(framework, n, steps)
+    prob.iterate()
+    prob.iterate()
     peak_grad = _peak_mib() - base
-    return {"iter": t_iter, "forward": t_fwd, "mem_grad": peak_grad, "mem_fwd": peak_fwd, "mse": -last["loss"]}
+    return {"mem_grad": peak_grad, "mem_fwd": peak_fwd}
 
 
-def run_worker(framework: str, n: int, steps: int, repeat: int) -> dict | None:
-    cmd = [sys.executable, __file__, "--worker", framework, "--sizes", str(n), "--steps", str(steps),
-           "--repeat", str(repeat)]
+def run_worker(framework: str, n: int, steps: int) -> dict | None:
+    cmd = [sys.executable, __file__, "--worker", framework, "--sizes", str(n), "--steps", str(steps)]
     proc = subprocess.run(cmd, check=False, capture_output=True, text=True)
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-        print(f"{framework} N={n}: failed ({' | '.join(tail)})")
+        print(f"{framework} N={n}: memory run failed ({' | '.join(tail)})")
         return None
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def bench_size(n: int, frameworks: list[str], steps: int, rounds: int) -> dict[str, dict]:
+    """Seconds per iteration and per forward rollout (interleaved rounds, in this process), memory (subprocesses)."""
+    from _bench_util import interleaved_times
+
+    problems = {fw: make(fw, n, steps) for fw in frameworks}
+    t_iter = interleaved_times({fw: p.iterate for fw, p in problems.items()}, rounds)
+    t_fwd = interleaved_times({fw: p.forward for fw, p in problems.items()}, rounds)
+    results = {}
+    for fw, p in problems.items():
+        results[fw] = {"iter": t_iter[fw], "forward": t_fwd[fw], "mse": p.mse()}
+    del problems
+    for fw in frameworks:
+        mem = run_worker(fw, n, steps)
+        results[fw].update(mem or {"mem_grad": None, "mem_fwd": None})
+    return results
 
 
 # ------------------------------------------------------------------------------------------ main
@@ -177,18 +207,13 @@ def main() -> None:
     parser.add_argument("--full", action="store_true", help="also N = 512")
     parser.add_argument("--sizes", type=int, nargs="+", default=None, help="grid sizes (default 128 256)")
     parser.add_argument("--steps", type=int, default=20, help="time steps to the lead time per iteration")
-    parser.add_argument("--repeat", type=int, default=3, help="timed iterations per cell (median)")
+    parser.add_argument("--repeat", type=int, default=3, help="timed rounds (median; frameworks interleaved)")
     parser.add_argument("--no-torch", action="store_true", help="leave PyTorch out")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     if args.worker:
-        n = args.sizes[0]
-        if args.worker == "torch":
-            out = worker_torch(n, args.steps, args.repeat)
-        else:
-            out = worker_weft(n, args.steps, args.repeat, checkpoint=args.worker == "weft_ckpt")
-        print(json.dumps(out))
+        print(json.dumps(worker_memory(args.worker, args.sizes[0], args.steps)))
         return
 
     from _bench_util import print_table
@@ -210,14 +235,11 @@ def main() -> None:
           f"iteration, median of {args.repeat}")
     rows = []
     for n in sizes:
-        results = {}
-        for fw in frameworks:
-            results[fw] = run_worker(fw, n, args.steps, args.repeat)
-            r = results[fw]
-            if r is not None:
-                print(f"  N={n} {fw:9s} iteration {r['iter']:.3f} s, forward {r['forward']:.3f} s, memory "
-                      f"{r['mem_grad']:.0f} MiB with gradients / {r['mem_fwd']:.0f} MiB forward only, "
-                      f"MSE after {args.repeat + 1} iterations {r['mse']:.4g}", flush=True)
+        results = bench_size(n, frameworks, args.steps, args.repeat)
+        for fw, r in results.items():
+            mem = "-" if r["mem_grad"] is None else f"{r['mem_grad']:.0f} MiB with gradients / {r['mem_fwd']:.0f} MiB"
+            print(f"  N={n} {fw:9s} iteration {r['iter']:.3f} s, forward {r['forward']:.3f} s, memory {mem} "
+                  f"forward only, MSE after {args.repeat + 1} iterations {r['mse']:.4g}", flush=True)
         spec = [("iteration (fwd+bwd+Adam)", "iter", "s", "<= 1.4 s" if n == 512 else ""),
                 ("forward only", "forward", "s", ""),
                 ("memory with gradients", "mem_grad", "MiB", ""),
@@ -225,7 +247,7 @@ def main() -> None:
         for label, key, unit, target in spec:
             row = {"name": f"N={n} {label}", "unit": unit, "target": target}
             for fw, r in results.items():
-                row[fw] = r[key] if r is not None else None
+                row[fw] = r[key]
             rows.append(row)
     columns = [c for c in frameworks if any(r.get(c) is not None for r in rows)]
     print_table(f"Optimal perturbation, {args.steps} steps per iteration (float32, CPU); weft_ckpt = wp.checkpoint; "
