@@ -1,6 +1,9 @@
 """Optimal perturbation (examples/fluids/optimal_perturbation.py): time per optimisation iteration and memory with
 and without gradients, weft CPU (full Tape and ``wp.checkpoint``) vs PyTorch CPU (autograd).
 
+Columns: ``weft`` (arrays per RK stage, full Tape), ``weft_shared`` (the same with one set of FFT arrays for every
+Poisson solve, ``--share-fft-scratch``), ``weft_ckpt`` (``wp.checkpoint``), ``torch``.
+
 One iteration = forward rollout of ``--steps`` SSP-RK3 steps from omega_0 + delta_omega, loss = -MSE against the
 unperturbed trajectory, backward to delta_omega, an Adam step and the RMS projection. The PyTorch column is a port of
 the same differentiable solver (the ``TorchSolver`` of bench_navier_stokes.py: central differences, ``torch.fft``
@@ -67,13 +70,15 @@ def _peak_mib() -> float:
 class WeftProblem:
     """weft: ``NavierStokes2D`` (forward only, replayed) and ``OptimalPerturbation`` (one iteration)."""
 
-    def __init__(self, n: int, steps: int, checkpoint: bool = False, grad: bool = True):
+    def __init__(self, n: int, steps: int, checkpoint: bool = False, grad: bool = True, share: bool = False):
         from navier_stokes import NavierStokes2D
         from optimal_perturbation import OptimalPerturbation
 
         self.steps = steps
         self.sim = NavierStokes2D(n=n)
-        self.problem = OptimalPerturbation(n=n, steps=steps, checkpoint=checkpoint) if grad else None
+        self.problem = None
+        if grad:
+            self.problem = OptimalPerturbation(n=n, steps=steps, checkpoint=checkpoint, share_fft_scratch=share)
 
     def forward(self) -> None:
         for _ in range(self.steps):
@@ -142,7 +147,7 @@ class TorchProblem:
             rms = self.delta.pow(2).mean().sqrt()
             if rms > self.bound:
                 self.delta.mul_(self.bound / rms)
-        self.loss = float(loss)
+        self.loss = float(loss.detach())
 
     def mse(self) -> float:
         with self.torch.no_grad():
@@ -152,7 +157,7 @@ class TorchProblem:
 def make(framework: str, n: int, steps: int, grad: bool = True):
     if framework == "torch":
         return TorchProblem(n, steps, grad)
-    return WeftProblem(n, steps, checkpoint=framework == "weft_ckpt", grad=grad)
+    return WeftProblem(n, steps, checkpoint=framework == "weft_ckpt", grad=grad, share=framework == "weft_shared")
 
 
 def worker_memory(framework: str, n: int, steps: int) -> dict:
@@ -219,7 +224,7 @@ def main() -> None:
     from _bench_util import print_table
 
     sizes = args.sizes or ([128, 256, 512] if args.full else [128, 256])
-    frameworks = ["weft", "weft_ckpt"]
+    frameworks = ["weft", "weft_shared", "weft_ckpt"]
     torch_version = "-"
     if not args.no_torch:
         try:
@@ -250,7 +255,8 @@ def main() -> None:
                 row[fw] = r[key]
             rows.append(row)
     columns = [c for c in frameworks if any(r.get(c) is not None for r in rows)]
-    print_table(f"Optimal perturbation, {args.steps} steps per iteration (float32, CPU); weft_ckpt = wp.checkpoint; "
+    print_table(f"Optimal perturbation, {args.steps} steps per iteration (float32, CPU); weft: arrays per RK stage, "
+                "weft_shared: one set of FFT arrays (--share-fft-scratch), weft_ckpt: wp.checkpoint; "
                 "'weft vs X' > 1 means weft is faster / smaller", rows, columns)
 
 
