@@ -157,7 +157,10 @@ def _device_body(text: str) -> str:
 
 def render_cuda_adjoint(prog, name: str, debug: bool) -> str:
     """The CUDA module source of one kernel specialisation's backward pass (the ``weft_bwd`` entry)."""
-    return _adjoint_renderer_class()(prog, RenderOptions(debug=debug, kernel_name=name)).render_module()
+    options = RenderOptions(debug=debug, kernel_name=name)
+    if getattr(prog.fn, "tile_dim", 0):
+        return _tile_renderer_classes()[1](prog, options, prog.fn.tile_dim).render_module()
+    return _adjoint_renderer_class()(prog, options).render_module()
 
 
 def _block_entry(renderer, entry: str, body: str) -> str:
@@ -180,6 +183,7 @@ def _block_entry(renderer, entry: str, body: str) -> str:
 
 @functools.cache
 def _tile_renderer_classes():
+    from ..tiles.adjoint import TileAdjointRenderer
     from ..tiles.render import TileRenderer
 
     class CudaTileRenderer(CudaMixin, TileRenderer):
@@ -189,12 +193,19 @@ def _tile_renderer_classes():
                      _block_entry(self, FWD_ENTRY, "fwd_body")]
             return "\n".join(p for p in parts if p) + "\n"
 
-    return CudaTileRenderer
+    class CudaTileAdjointRenderer(CudaMixin, TileAdjointRenderer):
+        def render_module(self) -> str:
+            parts = [self.header(), self.render_structs(self.fn.params), "namespace {", self.render_args_struct(),
+                     _GRID_HELPERS, _device_body(self.render_bwd_body()), "}  // namespace",
+                     _block_entry(self, BWD_ENTRY, "bwd_body")]
+            return "\n".join(p for p in parts if p) + "\n"
+
+    return CudaTileRenderer, CudaTileAdjointRenderer
 
 
 def render_cuda(fn, name: str, debug: bool) -> str:
     """The CUDA module source of one kernel specialisation (the forward entry)."""
     options = RenderOptions(debug=debug, kernel_name=name)
     if getattr(fn, "tile_dim", 0):
-        return _tile_renderer_classes()(fn, options, fn.tile_dim).render_module()
+        return _tile_renderer_classes()[0](fn, options, fn.tile_dim).render_module()
     return CudaRenderer(fn, options).render_module()
