@@ -76,7 +76,7 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
     if graph is not None and graph.device == dev and dev.is_cpu:
         graph.launches.append(lambda: _run(spec, packed, dims, dev, args, block_dim))
     else:
-        _run(spec, packed, dims, dev, args, block_dim)
+        _run(spec, packed, dims, dev, args, block_dim, stream)
     if tape is not None:
         tape._record_launch(kernel, spec, dims, args, dev, len(inputs), block_dim, snapshots)
     elif dev.is_cpu and not spec.debug and types is kernel._fixed_types and "_launch_fast" not in kernel.__dict__ \
@@ -151,13 +151,13 @@ def _launch_fast(fast: _Fast, dim, inputs, outputs, device, record_tape) -> bool
     return True
 
 
-def _run(spec, packed: bytes, dims: tuple[int, ...], dev, args, block_dim=256) -> None:
+def _run(spec, packed: bytes, dims: tuple[int, ...], dev, args, block_dim=256, stream=None) -> None:
     if dev.is_cpu:
         spec.fwd(packed, _DIMS[len(dims)].pack(*dims), len(dims), _threads())
     else:
         from ..cuda import launch as cuda_launch
 
-        cuda_launch.run_forward(spec, packed, dims, dev, block_dim)
+        cuda_launch.run_forward(spec, packed, dims, dev, block_dim, stream=stream)
     for i in spec.written:
         a = args[i]
         if hasattr(a, "_mark_written"):
