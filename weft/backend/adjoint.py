@@ -9,8 +9,21 @@ here or a rule registered in ``ADJOINT_RENDERERS`` by their domain package (tile
 from __future__ import annotations
 
 from ..ir import types as T
-from ..ir.nodes import (AdjAssign, AdjLet, AdjointProgram, Assign, Const, For, If, Let, Pop, Push, Repeat, ReplayLet,
-                        Stmt, Var, VarKind, While, walk)
+from ..ir.nodes import (
+    AdjAssign,
+    AdjLet,
+    AdjointProgram,
+    Const,
+    Let,
+    Pop,
+    Push,
+    Repeat,
+    ReplayLet,
+    Stmt,
+    Var,
+    VarKind,
+    walk,
+)
 from ..ops.registry import Adjoint, OpKind
 from .renderer import Emitter, Renderer, RenderOptions, _defined_vars
 
@@ -59,14 +72,18 @@ class AdjointRenderer(Renderer):
             seen.add(v.id)
             decls(f"{v.type.ctype} {self.names(v)} = {{}};")
             decls(f"{v.type.ctype} {self.names.adj(v)} = {{}};")
+        self.declare_adjoint_scratch(decls)
+        sig = ("template <bool C>\nstatic inline void bwd_body(const Args& args, int32_t i0, int32_t i1, int32_t i2, "
+               "int32_t i3, int64_t flat)")
+        return sig + " {\n" + "\n".join(decls.lines + body.lines) + "\n}"
+
+    def declare_adjoint_scratch(self, decls: Emitter) -> None:
+        """Adjoint slots of scalar parameters and of constants (their gradients are discarded)."""
         for p in self.fn.params:
             if not isinstance(p.type, T.ArrayType):
                 decls(f"{p.type.ctype} adj_arg_{p.name} = {{}};")
         for name, t in self.dummies:
             decls(f"{t.ctype} {name} = {{}};")
-        sig = ("template <bool C>\nstatic inline void bwd_body(const Args& args, int32_t i0, int32_t i1, int32_t i2, "
-               "int32_t i3, int64_t flat)")
-        return sig + " {\n" + "\n".join(decls.lines + body.lines) + "\n}"
 
     def render_bwd_entry(self) -> str:
         return self.render_entry().replace("weft_fwd", "weft_bwd").replace("fwd_body", "bwd_body")

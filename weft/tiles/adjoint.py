@@ -40,11 +40,7 @@ class TileAdjointRenderer(BlockRendering, AdjointRenderer):
             self._reverse_lanes = False
         decls = Emitter()
         self.declare(_all_vars(everything, self.prog.locals), out=decls, adjoints=True)
-        for p in self.fn.params:
-            if not isinstance(p.type, T.ArrayType):
-                decls(f"{p.type.ctype} adj_arg_{p.name} = {{}};")
-        for name, t in self.dummies:
-            decls(f"{t.ctype} {name} = {{}};")
+        self.declare_adjoint_scratch(decls)
         sig = ("template <bool C>\nstatic inline void bwd_body(const Args& args, const weft::Grid& grid, "
                "int64_t block)")
         return sig + " {\n" + "\n".join(decls.lines + body.lines) + "\n}"

@@ -38,6 +38,7 @@ from ..ir.nodes import (
     Var,
     VarKind,
     While,
+    walk,
 )
 from ..ops.tile import COLLECTIVE
 
@@ -59,22 +60,6 @@ class Model:
     lane_arrays: set[int] = field(default_factory=set)  # var ids stored per lane
     uniform: set[int] = field(default_factory=set)  # var ids held once per block (tiles, collective loop indices)
     lane_returns: bool = False  # some lane may leave the kernel early (a per-lane active mask is needed)
-
-
-def walk(block: list[Stmt]):
-    """Every statement, depth first (also inside the backward program's ``Repeat`` loops)."""
-    for s in block:
-        yield s
-        if isinstance(s, If):
-            yield from walk(s.then)
-            yield from walk(s.orelse)
-        elif isinstance(s, For):
-            yield from walk(s.body)
-        elif isinstance(s, While):
-            yield from walk(s.cond_body)
-            yield from walk(s.body)
-        elif isinstance(s, Repeat):
-            yield from walk(s.body)
 
 
 def _let_of(s: Stmt) -> Let | None:
