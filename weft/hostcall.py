@@ -62,12 +62,13 @@ class _HostKernel:
 
 
 def _make_kernel(op, arg_types, result_type):
+    import ctypes
+
     from .backend.renderer import Renderer, RenderOptions
     from .kernel import Kernel, Spec
     from .runtime.packing import make_packer, padding_plan
     from .toolchain.build import build_cpu
     from .toolchain.options import CpuOptions
-    import ctypes
 
     b = Builder()
     params = [Var(t, f"a{i}", VarKind.PARAM) for i, t in enumerate(arg_types)]

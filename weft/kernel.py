@@ -5,7 +5,6 @@ from __future__ import annotations
 import ctypes
 import inspect
 import threading
-import typing
 from dataclasses import dataclass, field
 
 from . import config, pipeline

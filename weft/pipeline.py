@@ -9,8 +9,8 @@ from .backend.renderer import Renderer, RenderOptions
 from .frontend.lower import Lowerer
 from .frontend.source import FunctionSource
 from .ir import types as T
-from .ir.nodes import Function
 from .ir.cse import cse
+from .ir.nodes import Function
 from .ir.verify import verify
 from .toolchain.build import build_cpu
 from .toolchain.options import CpuOptions

@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+from .runtime.array import array, array1d, array2d, array3d, array4d
 from .types.aliases import NAMED_TYPES as _NAMED
 from .types.composite import MatrixBase, QuatBase, TransformBase, VectorBase, matrix, quaternion, transformation, vector
-from .types.scalars import (Float, Int, Scalar, bool_, float16, float32, float64, int8, int16, int32, int64, uint8,
-                            uint16, uint32, uint64)
+from .types.scalars import (
+    Float,
+    Int,
+    Scalar,
+    bool_,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
 from .types.struct import struct
-from .runtime.array import array, array1d, array2d, array3d, array4d
 
 globals().update(_NAMED)
 float_types = (float16, float32, float64)

@@ -132,7 +132,7 @@ def _materialize(lw, result, node) -> list[Var]:
     outs = []
     for value in _flatten(result):
         o = lw.operand(value, node)
-        outs.append(lw.op("copy", [o], node=node) if isinstance(o, Var) else lw.op("copy", [o], node=node))
+        outs.append(lw.op("copy", [o], node=node))
     if not outs:
         raise lw.error("a func with a custom gradient must return a value", node)
     return outs

@@ -12,8 +12,27 @@ from __future__ import annotations
 
 from ..errors import CompileError
 from ..ir import types as T
-from ..ir.nodes import (AdjAssign, AdjLet, AdjointProgram, Assign, Const, CustomCall, For, Function, If, Let, Pop,
-                        Push, Repeat, ReplayLet, Stmt, Var, VarKind, While, walk)
+from ..ir.nodes import (
+    AdjAssign,
+    AdjLet,
+    AdjointProgram,
+    Assign,
+    Const,
+    CustomCall,
+    For,
+    Function,
+    If,
+    Let,
+    Pop,
+    Push,
+    Repeat,
+    ReplayLet,
+    Stmt,
+    Var,
+    VarKind,
+    While,
+    walk,
+)
 from ..ops.registry import Adjoint
 from .jumps import lower_jumps
 from .util import assign, op, read

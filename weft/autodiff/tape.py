@@ -9,7 +9,7 @@ values written earlier on the tape consume the gradient of the overwritten value
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 

@@ -6,7 +6,7 @@ import math
 import re
 
 from ..ir import types as T
-from ..ir.nodes import Const, Var, VarKind
+from ..ir.nodes import Const, VarKind
 
 _IDENT = re.compile(r"[^0-9A-Za-z_]")
 

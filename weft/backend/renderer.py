@@ -11,11 +11,25 @@ from dataclasses import dataclass, field
 from .. import config
 from ..errors import SourceLoc
 from ..ir import types as T
-from ..ir.nodes import (Assign, Break, Const, Continue, CustomCall, For, Function, If, Let, Return, Stmt, Var, VarKind,
-                        While, walk)
+from ..ir.nodes import (
+    Assign,
+    Break,
+    Const,
+    Continue,
+    CustomCall,
+    For,
+    Function,
+    If,
+    Let,
+    Return,
+    Stmt,
+    Var,
+    VarKind,
+    While,
+    walk,
+)
 from ..ops.registry import OpKind
 from .names import Names
-
 
 #: Forward renderers of SPECIAL ops defined outside this module: name -> fn(renderer, let, arg_strings).
 #: Domain packages (tiles, ...) register here so this file needs no knowledge of them.

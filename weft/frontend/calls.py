@@ -9,8 +9,8 @@ import numpy as np
 
 from ..ir import types as T
 from ..ir.nodes import Const, Var, VarKind
-from ..typing.resolve import Weak
 from ..types.mapping import to_ir
+from ..typing.resolve import Weak
 from .analysis import binding_analysis, only_tail_return
 from .func import Func
 
@@ -240,7 +240,7 @@ def _tid(lw, node):
         raise lw.error(f"wp.tid() is unpacked into {n} values here but {lw.tid_arity} elsewhere", node)
     lw.tid_arity = n
     outs = lw.op("tid", [], attrs=(n,), node=node, result_name="tid")
-    return outs if isinstance(outs, tuple) else outs
+    return outs
 
 
 def _expected_outputs(lw, call_node) -> int:

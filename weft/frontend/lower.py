@@ -19,10 +19,9 @@ from ..errors import CompileError, SourceLoc
 from ..ir import types as T
 from ..ir.builder import Builder
 from ..ir.nodes import Break, Call, Const, Continue, For, Function, If, Return, Var, VarKind, While
-from ..typing.resolve import Weak, describe, resolve
 from ..types.mapping import to_ir
-from .analysis import binding_analysis, loop_has_break_or_continue, may_return, only_tail_return
-from .func import Func
+from ..typing.resolve import Weak, describe, resolve
+from .analysis import binding_analysis, loop_has_break_or_continue, may_return
 from .source import FunctionSource
 
 _BINOPS = {
@@ -866,7 +865,7 @@ def _overload_message(name: str, arg_types, attrs: tuple) -> str:
 
 
 def _cast_hint(t: T.Type) -> str:
-    return f"wp.{t}" if isinstance(t, T.ScalarType) else f"wp.{t}"
+    return f"wp.{t}"
 
 
 def _overload_hint(name: str, arg_types) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..ir import types as T
-from .registry import Adjoint, Op, OpKind, register
+from .registry import Op, OpKind, register
 
 D = "construct"
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..ir import types as T
 from . import rules as R
-from .registry import Adjoint, Op, OpKind, register
+from .registry import Op, OpKind, register
 
 D = "vector"
 V = T.VecFlavor
