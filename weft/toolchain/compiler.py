@@ -92,7 +92,7 @@ def _memo_path():
 def host_target() -> str:
     """A description of the host CPU: kernels are built with -march=native, so the cache key must include it."""
     flags = ""
-    model = platform.processor() or platform.machine()
+    model = ""  # not platform.processor(): on Linux it runs `uname -p` in a subprocess
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
             for line in f:
@@ -103,7 +103,7 @@ def host_target() -> str:
                     break
     except OSError:
         pass
-    return f"{platform.machine()}|{model}|{flags}"
+    return f"{platform.machine()}|{model or platform.machine()}|{flags}"
 
 
 def run(cmd: list[str], cwd: str | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
