@@ -36,6 +36,8 @@ cpu_compile_flags: tuple[str, ...] = tuple(os.environ.get("WEFT_CXXFLAGS", "").s
 precompiled_header: bool = _env_bool("WEFT_PCH", True)
 #: Optimisation level for the CPU compiler.
 optimization_level: int = int(os.environ.get("WEFT_OPT_LEVEL", "3"))
+#: Reuse the lowering of kernels from earlier processes when nothing they depend on changed (warm starts).
+spec_cache: bool = _env_bool("WEFT_SPEC_CACHE", True)
 #: Largest static loop trip count that is unrolled.
 max_unroll: int = 16
 #: Show weft-internal stack frames in errors.

@@ -83,7 +83,7 @@ def _make_kernel(op, arg_types, result_type):
     source = Renderer(fn, RenderOptions(kernel_name=fn.name)).render_module()
     lib = build_cpu(source, CpuOptions(), fn.name)
     types = tuple(arg_types) + (out_t,)
-    spec = Spec(kernel=None, types=types, fn=fn, tid_arity=1, source=source, debug=False)
+    spec = Spec(kernel=None, types=types, _fn=fn, tid_arity=1, _source=source, debug=False)
     spec.packers = [make_packer(t, lambda i=i: f"wp.{op.name}() argument {i}") for i, t in enumerate(types)]
     spec.pads, spec.tail, _ = padding_plan(types)
     spec.written = (len(types) - 1,)

@@ -7,11 +7,13 @@ import inspect
 import threading
 from dataclasses import dataclass, field
 
-from . import config, pipeline
+from . import config, pipeline, speccache
 from .errors import CompileError, LaunchError
 from .frontend.source import FunctionSource, capture
 from .ir import types as T
-from .ir.nodes import Function, Let, Var, walk
+from .ir.access import array_access as _array_access
+from .ir.access import snapshot_params
+from .ir.nodes import Function
 from .runtime.packing import make_packer, padding_plan
 from .types.mapping import to_ir, type_of_value
 
@@ -39,9 +41,9 @@ class Spec:
 
     kernel: "Kernel"
     types: tuple[T.Type, ...]
-    fn: Function
+    _fn: Function | None
     tid_arity: int
-    source: str
+    _source: str | None
     debug: bool
     lib: object = None
     fwd: object = None
@@ -53,6 +55,20 @@ class Spec:
     snapshot: tuple[int, ...] = ()  # arrays a recorded launch must copy first (in-place updates)
     adjoint: object = None  # autodiff.compiled.AdjointSpec, built on first backward
     errors: object = None
+    tile_dim: int = 0  # block size of tile kernels (0: no tiles)
+    _relower: object = None  # lowers the IR again when a warm start skipped it
+
+    @property
+    def fn(self) -> Function:
+        if self._fn is None:
+            self._fn = self._relower()
+        return self._fn
+
+    @property
+    def source(self) -> str:
+        if self._source is None:
+            self._source = pipeline.render_cpu(self.fn, self.kernel.__name__, self.debug)
+        return self._source
 
     def pack(self, args, overrides: dict | None = None) -> bytes:
         """Pack launch arguments; ``overrides`` maps parameter index -> ready-made bytes (backward descs)."""
@@ -174,7 +190,7 @@ class Kernel:
         debug = config.mode == "debug"
         key = (types, debug)
         spec = self._specs.get(key)
-        if spec is not None and spec.fn.tile_dim and block_dim and spec.fn.tile_dim != block_dim:
+        if spec is not None and spec.tile_dim and block_dim and spec.tile_dim != block_dim:
             key = (types, debug, int(block_dim))  # tile kernels compile once per block_dim
             spec = self._specs.get(key)
         if spec is not None and spec.fwd is not None:
@@ -191,13 +207,23 @@ class Kernel:
     def _lower(self, types: tuple[T.Type, ...], debug: bool, block_dim: int | None = None) -> Spec:
         name = _c_name(self.__name__)
         options = {**self.options, "block_dim": int(block_dim)} if block_dim else self.options
-        lowered = pipeline.lower(self.source, dict(zip(self._param_names, types)), name, options)
-        source = pipeline.render_cpu(lowered.fn, self.__name__, debug)
-        spec = Spec(self, types, lowered.fn, lowered.tid_arity, source, debug)
-        spec.written, spec.read = _array_access(lowered.fn)
-        from .autodiff.reverse import snapshot_params
+        param_types = dict(zip(self._param_names, types))
 
-        spec.snapshot = snapshot_params(lowered.fn)
+        def relower() -> Function:
+            return pipeline.lower(self.source, param_types, name, options).fn
+
+        spec = self._from_record(types, debug, block_dim, relower)
+        if spec is None:
+            lowered = pipeline.lower(self.source, param_types, name, options)
+            source = pipeline.render_cpu(lowered.fn, self.__name__, debug)
+            spec = Spec(self, types, lowered.fn, lowered.tid_arity, source, debug)
+            spec.written, spec.read = _array_access(lowered.fn)
+            spec.snapshot = snapshot_params(lowered.fn)
+            spec.tile_dim = int(lowered.fn.tile_dim or 0)
+            spec._relower = relower
+            if lowered.deps.ok:
+                spec._deps = lowered.deps.deps
+                spec._record_block_dim = block_dim
 
         def where_for(i):
             return lambda: f"kernel '{self.__name__}' argument '{self._param_names[i]}'"
@@ -206,8 +232,49 @@ class Kernel:
         spec.pads, spec.tail, _ = padding_plan(types)
         return spec
 
+    def _record_key(self, types, debug: bool, block_dim) -> str | None:
+        if not config.spec_cache:
+            return None
+        flags = " ".join(pipeline.cpu_options(debug).flags(False))
+        try:
+            return speccache.record_key(self, types, debug, block_dim, flags)
+        except Exception:  # no source, no compiler: no record, the normal path reports the problem
+            return None
+
+    def _from_record(self, types, debug: bool, block_dim, relower) -> Spec | None:
+        """A Spec restored from an earlier process's lowering, if every dependency is unchanged."""
+        key = self._record_key(types, debug, block_dim)
+        record = speccache.load(self, key) if key else None
+        if record is None:
+            return None
+        spec = Spec(self, types, None, int(record["tid_arity"]), None, debug)
+        spec.written = tuple(record["written"])
+        spec.read = tuple(record["read"])
+        spec.snapshot = tuple(record["snapshot"])
+        spec.tile_dim = int(record["tile_dim"])
+        spec._relower = relower
+        spec._cpp_key = record["cpp_key"]
+        return spec
+
+    def _save_record(self, spec: Spec, cpp_key: str) -> None:
+        deps = getattr(spec, "_deps", None)
+        key = self._record_key(spec.types, spec.debug, spec._record_block_dim) if deps is not None else None
+        if key is None:
+            return
+        speccache.save(key, {"deps": deps, "cpp_key": cpp_key, "tid_arity": spec.tid_arity,
+                             "written": list(spec.written), "read": list(spec.read), "snapshot": list(spec.snapshot),
+                             "tile_dim": spec.tile_dim})
+
     def _load(self, spec: Spec) -> None:
-        lib = pipeline.build(spec.source, self.__name__, spec.debug)
+        lib = None
+        cpp_key = getattr(spec, "_cpp_key", None)
+        if cpp_key is not None:
+            lib = pipeline.load_built(cpp_key)
+            if lib is None:  # the binary was cleared: lower and compile as usual
+                spec._cpp_key = None
+        if lib is None:
+            lib = pipeline.build(spec.source, self.__name__, spec.debug)
+            self._save_record(spec, pipeline.built_key(spec.source, spec.debug))
         fwd = lib.weft_fwd
         fwd.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32]
         fwd.restype = None
@@ -286,29 +353,6 @@ def _param_node(src: FunctionSource, name: str):
 
 def _c_name(name: str) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in name)
-
-
-def _array_access(fn: Function) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Indices of array parameters written (store/atomic) and read (load) by the kernel, through views."""
-    origin: dict[int, int] = {p.id: i for i, p in enumerate(fn.params) if isinstance(p.type, T.ArrayType)}
-    written, read = set(), set()
-    for s in walk(fn.body):
-        if not isinstance(s, Let) or not s.args:
-            continue
-        name = s.call.name
-        arr = s.args[0]
-        if not isinstance(arr, Var) or arr.id not in origin:
-            continue
-        if name == "view":
-            origin[s.dsts[0].id] = origin[arr.id]
-        elif name == "load":
-            read.add(origin[arr.id])
-        elif name == "store" or name.startswith("atomic_") or name.startswith("tile_store") or \
-                name.startswith("tile_atomic"):
-            written.add(origin[arr.id])
-        elif name.startswith("tile_load"):
-            read.add(origin[arr.id])
-    return tuple(sorted(written)), tuple(sorted(read))
 
 
 def kernel(f=None, *, enable_backward: bool | None = None, module=None, launch_bounds=None, **options):

@@ -20,6 +20,7 @@ from .toolchain.options import CpuOptions
 class Lowered:
     fn: Function
     tid_arity: int
+    deps: object  # frontend.deps.DepRecorder: what the lowering resolved statically
 
 
 def lower(src: FunctionSource, param_types: dict[str, T.Type], name: str, options: dict) -> Lowered:
@@ -31,7 +32,7 @@ def lower(src: FunctionSource, param_types: dict[str, T.Type], name: str, option
 
     if uses_tiles(fn):
         fn.tile_dim = int(options.get("block_dim") or 256)  # tile kernels: the block size they are compiled for
-    return Lowered(fn, lw.tid_arity)
+    return Lowered(fn, lw.tid_arity, lw.deps)
 
 
 def differentiate(fn: Function):
@@ -69,3 +70,17 @@ def cpu_options(debug: bool) -> CpuOptions:
 
 def build(source: str, name: str, debug: bool):
     return build_cpu(source, cpu_options(debug), name)
+
+
+def built_key(source: str, debug: bool) -> str:
+    """The kernel-cache key of a CPU module's source (what a warm start records)."""
+    from .toolchain.build import cpu_key
+
+    return cpu_key(source, cpu_options(debug))
+
+
+def load_built(key: str):
+    """Load an already-compiled CPU module by its kernel-cache key (None if it is not in the cache)."""
+    from .toolchain.build import load_cpu
+
+    return load_cpu(key)

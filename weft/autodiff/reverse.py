@@ -35,6 +35,7 @@ from ..ir.nodes import (
 )
 from ..ops.registry import Adjoint
 from .jumps import lower_jumps
+from ..ir.access import snapshot_params
 from .util import assign, op, read
 
 
@@ -217,31 +218,6 @@ def _is_fixed_array(t: T.Type) -> bool:
 def _has_adjoint_effect(s: Let) -> bool:
     """Ops without a differentiable result whose reverse still moves gradient (stores, atomics)."""
     return s.call.op.adjoint is Adjoint.SPECIAL and s.call.op.side_effect
-
-
-def snapshot_params(fn: Function) -> tuple[int, ...]:
-    """Array parameters the kernel both reads and writes, or whose atomic results it uses: the backward
-    replay must see the values they had before the launch, so the Tape keeps a copy."""
-    from ..kernel import _array_access
-
-    written, read_ = _array_access(fn)
-    used: set[int] = set()
-    for s in walk(fn.body):
-        # every operand position: call arguments, assignment sources (``slot = wp.atomic_add(...)`` goes through a
-        # mutable local), branch conditions and loop bounds
-        operands = list(getattr(s, "args", ()))
-        operands += [getattr(s, name, None) for name in ("src", "cond", "start", "stop", "step")]
-        for a in operands:
-            if isinstance(a, Var):
-                used.add(a.id)
-    origin = {p.id: i for i, p in enumerate(fn.params)}
-    atomic_results = set()
-    for s in walk(fn.body):
-        if isinstance(s, Let) and s.call.name.startswith("atomic_") and s.dsts and s.dsts[0].id in used:
-            arr = s.args[0]
-            if isinstance(arr, Var) and arr.id in origin:
-                atomic_results.add(origin[arr.id])
-    return tuple(sorted((set(written) & set(read_)) | atomic_results))
 
 
 def build_adjoint(fn: Function) -> AdjointProgram:

@@ -22,6 +22,7 @@ from ..ir.nodes import Break, Call, Const, Continue, For, Function, If, Return, 
 from ..types.mapping import to_ir
 from ..typing.resolve import Weak, describe, resolve
 from .analysis import binding_analysis, loop_has_break_or_continue, may_return
+from .deps import DepRecorder
 from .source import FunctionSource
 
 _BINOPS = {
@@ -71,6 +72,7 @@ class Lowerer:
         self.uses_tiles = False
         self.inline_stack: list[object] = []
         self.stmt_stack: list[ast.stmt] = []
+        self.deps = DepRecorder()  # static resolutions, for reusing this lowering in later processes
 
     # ------------------------------------------------------------------ entry
     def lower_kernel(self) -> Function:
@@ -222,10 +224,13 @@ class Lowerer:
             return value
         globals_, closure = frame.src.globals_and_closure()
         if name in closure:
+            self.deps.add(frame.src.func, "name", name, closure[name])
             return self.static_value(closure[name], node, name)
         if name in globals_:
+            self.deps.add(frame.src.func, "name", name, globals_[name])
             return self.static_value(globals_[name], node, name)
         if hasattr(builtins, name):
+            self.deps.add(frame.src.func, "name", name, getattr(builtins, name))
             return getattr(builtins, name)
         if name in frame.mutable:
             raise self.error(f"'{name}' is used before it is assigned", node,
@@ -572,9 +577,24 @@ class Lowerer:
         if isinstance(base, Weak):
             raise self.error(f"a number has no attribute '{attr}'", node)
         try:
-            return self.static_value(getattr(base, attr), node, attr)
+            value = getattr(base, attr)
+            self._record_attribute(node, value)
+            return self.static_value(value, node, attr)
         except AttributeError:
             raise self.error(f"{_describe_py(base)} has no attribute '{attr}'", node) from None
+
+    def _record_attribute(self, node, value) -> None:
+        """Record ``a.b.c`` resolved statically (only dotted paths rooted at a global or closure name)."""
+        parts = []
+        cur = node
+        while isinstance(cur, ast.Attribute):
+            parts.append(cur.attr)
+            cur = cur.value
+        if not isinstance(cur, ast.Name) or cur.id in self.frame.env:
+            self.deps.fail()
+            return
+        parts.append(cur.id)
+        self.deps.add(self.frame.src.func, "attr", ".".join(reversed(parts)), value)
 
     def visit_Subscript(self, node: ast.Subscript):
         base = self.visit(node.value)
@@ -741,7 +761,12 @@ class Lowerer:
         expr = ast.Expression(body=node)
         ast.fix_missing_locations(expr)
         try:
-            return eval(compile(expr, self.frame.src.file, "eval"), env)  # noqa: S307 - user's own code
+            value = eval(compile(expr, self.frame.src.file, "eval"), env)  # noqa: S307 - user's own code
+            if any(isinstance(n, ast.Name) and n.id in self.frame.env for n in ast.walk(node)):
+                self.deps.fail()  # depends on values local to this lowering
+            else:
+                self.deps.add(self.frame.src.func, "eval", ast.unparse(node), value)
+            return value
         except CompileError:
             raise
         except Exception as exc:
@@ -755,7 +780,11 @@ class Lowerer:
                 return self.read_name(node.id, node) if node.id not in self.frame.env else None
             if isinstance(node, ast.Attribute):
                 base = self.eval_static_or_none(node.value)
-                return getattr(base, node.attr, None) if base is not None else None
+                if base is None or not hasattr(base, node.attr):
+                    return None
+                value = getattr(base, node.attr)
+                self._record_attribute(node, value)
+                return value
         except CompileError:
             return None
         return None

@@ -60,7 +60,7 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
     types = kernel.infer_types(args)
     spec = kernel.specialize(types, block_dim)
     _check_devices(kernel, spec, args, dev)
-    if spec.fn.tile_dim:  # blocks of block_dim threads; wp.tid() gives leading launch coordinates (as Warp)
+    if spec.tile_dim:  # blocks of block_dim threads; wp.tid() gives leading launch coordinates (as Warp)
         from ..tiles.api import check_tiled_launch
 
         check_tiled_launch(kernel, spec, dims)
@@ -80,7 +80,7 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
     if tape is not None:
         tape._record_launch(kernel, spec, dims, args, dev, len(inputs), block_dim, snapshots)
     elif dev.is_cpu and not spec.debug and types is kernel._fixed_types and "_launch_fast" not in kernel.__dict__ \
-            and not spec.fn.tile_dim:  # tile kernels depend on block_dim, which the fast path does not check
+            and not spec.tile_dim:  # tile kernels depend on block_dim, which the fast path does not check
         _enable_fast(kernel, spec)
     return None
 

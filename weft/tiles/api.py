@@ -37,7 +37,7 @@ def launch_tiled(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=
 
 def check_tiled_launch(kernel, spec, dims: tuple[int, ...]) -> None:
     """Launch-time checks for a kernel that uses tiles (called by ``wp.launch``)."""
-    bd = spec.fn.tile_dim
+    bd = spec.tile_dim
     total = 1
     for d in dims:
         total *= d

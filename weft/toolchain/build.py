@@ -27,6 +27,21 @@ def cpu_key(source: str, options: CpuOptions) -> str:
                           " ".join(options.flags(cc.is_clang)), host_target())
 
 
+def load_cpu(key: str) -> ctypes.CDLL | None:
+    """The module cached under ``key``, loaded (None when the cache does not hold it)."""
+    with _lock:
+        lib = _loaded.get(key)
+    if lib is not None:
+        return lib
+    path = cache.lookup("cpu", key, "so")
+    if path is None:
+        return None
+    lib = ctypes.CDLL(str(path))
+    with _lock:
+        _loaded[key] = lib
+    return lib
+
+
 def build_cpu(source: str, options: CpuOptions, name: str) -> ctypes.CDLL:
     """Compile (or fetch from the cache) and load a CPU module."""
     key = cpu_key(source, options)
@@ -116,10 +131,12 @@ def _compile(source: str, options: CpuOptions, tmp: Path, name: str, key: str) -
     src = tmp / "module.cpp"
     src.write_text(source)
     out = tmp / "module.so"
-    pch = pch_include_dir(options)
+    pch = pch_include_dir(options, start=False)
     includes = ([f"-I{pch}"] if pch is not None else []) + [f"-I{cache.native_dir()}"]
     cmd = [cc.path, *options.flags(cc.is_clang), *includes, str(src), "-o", str(out)]
     result = run(cmd)
+    if pch is None:
+        pch_include_dir(options)  # build the precompiled header now, in the background, for the next kernels
     if result.returncode != 0:
         failed = cache.root() / "failed"
         failed.mkdir(exist_ok=True, mode=0o700)

@@ -31,11 +31,30 @@ def native_dir() -> Path:
 
 @functools.lru_cache(maxsize=None)
 def headers_digest() -> str:
+    """Digest of every native header's content, remembered per (name, size, mtime) so a warm start stats the
+    headers instead of hashing them."""
+    paths = sorted(native_dir().rglob("*.h"))
+    stamp = hashlib.sha256()
+    for path in paths:
+        st = path.stat()
+        stamp.update(f"{path.name}|{st.st_size}|{st.st_mtime_ns}".encode())
+    memo = root() / f"headers-{stamp.hexdigest()[:24]}.digest"
+    try:
+        text = memo.read_text()
+        if len(text) == 64:
+            return text
+    except OSError:
+        pass
     h = hashlib.sha256()
-    for path in sorted(native_dir().rglob("*.h")):
+    for path in paths:
         h.update(path.name.encode())
         h.update(path.read_bytes())
-    return h.hexdigest()
+    digest = h.hexdigest()
+    try:
+        _atomic_write(memo, digest)
+    except OSError:
+        pass
+    return digest
 
 
 def make_key(*parts: str) -> str:

@@ -1,0 +1,53 @@
+"""Which array parameters a kernel reads and writes: used by launches (write versions), the Tape (overwrite
+checks, snapshots of arrays updated in place) and the adjoint program."""
+
+from __future__ import annotations
+
+from . import types as T
+from .nodes import Function, Let, Var, walk
+
+
+def array_access(fn: Function) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Indices of array parameters written (store/atomic) and read (load) by the kernel, through views."""
+    origin: dict[int, int] = {p.id: i for i, p in enumerate(fn.params) if isinstance(p.type, T.ArrayType)}
+    written, read = set(), set()
+    for s in walk(fn.body):
+        if not isinstance(s, Let) or not s.args:
+            continue
+        name = s.call.name
+        arr = s.args[0]
+        if not isinstance(arr, Var) or arr.id not in origin:
+            continue
+        if name == "view":
+            origin[s.dsts[0].id] = origin[arr.id]
+        elif name == "load":
+            read.add(origin[arr.id])
+        elif name == "store" or name.startswith("atomic_") or name.startswith("tile_store") or \
+                name.startswith("tile_atomic"):
+            written.add(origin[arr.id])
+        elif name.startswith("tile_load"):
+            read.add(origin[arr.id])
+    return tuple(sorted(written)), tuple(sorted(read))
+
+
+def snapshot_params(fn: Function) -> tuple[int, ...]:
+    """Array parameters the kernel both reads and writes, or whose atomic results it uses: the backward
+    replay must see the values they had before the launch, so the Tape keeps a copy."""
+    written, read_ = array_access(fn)
+    used: set[int] = set()
+    for s in walk(fn.body):
+        # every operand position: call arguments, assignment sources (``slot = wp.atomic_add(...)`` goes through a
+        # mutable local), branch conditions and loop bounds
+        operands = list(getattr(s, "args", ()))
+        operands += [getattr(s, name, None) for name in ("src", "cond", "start", "stop", "step")]
+        for a in operands:
+            if isinstance(a, Var):
+                used.add(a.id)
+    origin = {p.id: i for i, p in enumerate(fn.params)}
+    atomic_results = set()
+    for s in walk(fn.body):
+        if isinstance(s, Let) and s.call.name.startswith("atomic_") and s.dsts and s.dsts[0].id in used:
+            arr = s.args[0]
+            if isinstance(arr, Var) and arr.id in origin:
+                atomic_results.add(origin[arr.id])
+    return tuple(sorted((set(written) & set(read_)) | atomic_results))
