@@ -24,21 +24,19 @@ from .toolchain.compiler import find_compiler, host_target
 @functools.lru_cache(maxsize=None)
 def _weft_stamp() -> str:
     """Changes whenever any of weft's Python files or native headers changes (size or modification time)."""
-    h = hashlib.sha256()
-
-    def scan(path: str) -> None:
-        with os.scandir(path) as it:
-            entries = sorted(it, key=lambda e: e.name)
-        for e in entries:
-            if e.is_dir(follow_symlinks=False):
-                if e.name != "__pycache__" and not e.name.startswith("."):
-                    scan(e.path)
-            elif e.name.endswith((".py", ".h")):
-                st = e.stat()
-                h.update(f"{e.path}|{st.st_size}|{st.st_mtime_ns}".encode())
-
-    scan(str(Path(__file__).resolve().parent))
-    return h.hexdigest()
+    found: list[tuple[str, int, int]] = []
+    stack = [str(Path(__file__).resolve().parent)]
+    while stack:
+        with os.scandir(stack.pop()) as it:
+            for e in it:
+                if e.is_dir(follow_symlinks=False):
+                    if e.name != "__pycache__" and not e.name.startswith("."):
+                        stack.append(e.path)
+                elif e.name.endswith((".py", ".h")):
+                    st = e.stat()
+                    found.append((e.path, st.st_size, st.st_mtime_ns))
+    found.sort()
+    return hashlib.sha256(repr(found).encode()).hexdigest()
 
 
 def record_key(kernel, types, debug: bool, block_dim, flags: str) -> str | None:
