@@ -115,3 +115,22 @@ from .interop.api import (device_from_torch, device_to_torch, dtype_from_jax, dt
                           dtype_to_jax, dtype_to_torch, from_dlpack, from_jax, from_torch, stream_from_torch,
                           stream_to_torch, to_dlpack, to_jax, to_torch)
 from . import types_compat as types  # noqa: E402,F811
+
+
+def _prefetch_identity() -> None:
+    """Stamp weft's own files and read the host CPU identity off the critical path of the first launch (both
+    only read files; failures are left for the launch to report)."""
+    try:
+        from .speccache import _weft_stamp
+        from .toolchain.compiler import host_target
+
+        _weft_stamp()
+        host_target()
+    except Exception:  # noqa: BLE001 - best effort; the launch path recomputes and reports
+        pass
+
+
+if config.spec_cache:
+    import threading as _threading
+
+    _threading.Thread(target=_prefetch_identity, name="weft-prefetch", daemon=True).start()
