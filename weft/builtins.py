@@ -93,11 +93,6 @@ def expect_near(a, b, tolerance=1e-6):
 
 expect_near._wp_kernel_builtin_ = "expect_near"
 
-for _special_name in ("randi", "randf", "randn", "svd3", "qr3", "eig3", "polar_decomposition", "identity",
-                      "quat_identity", "transform_identity"):
-    pass
-
-
 def _host_identity(n: int, dtype=float):
     from .types.composite import matrix
 

@@ -65,7 +65,7 @@ def _make_kernel(op, arg_types, result_type):
     import ctypes
 
     from .backend.renderer import Renderer, RenderOptions
-    from .kernel import Kernel, Spec
+    from .kernel import Spec
     from .runtime.packing import make_packer, padding_plan
     from .toolchain.build import build_cpu
     from .toolchain.options import CpuOptions
@@ -90,5 +90,4 @@ def _make_kernel(op, arg_types, result_type):
     spec.fwd = lib.weft_fwd
     spec.fwd.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32]
     spec.lib = lib
-    del Kernel
     return _HostKernel(spec, arg_types, result_type)

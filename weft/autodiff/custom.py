@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from ..errors import CompileError
 from ..frontend.func import Func
-from ..ir import types as T
 from ..ir.nodes import Const, CustomCall, Var
 from ..typing.resolve import Weak
 
@@ -138,4 +137,3 @@ def _materialize(lw, result, node) -> list[Var]:
     return outs
 
 
-_ = T

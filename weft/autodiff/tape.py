@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 
 from ..errors import Error
 from ..runtime.tape import active_tape
@@ -242,4 +241,3 @@ def _copy_adjoint(rec: CopyRecord) -> None:
         from ..cuda import memory
 
         memory.copy_adjoint(rec)
-    _ = np

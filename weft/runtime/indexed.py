@@ -8,7 +8,6 @@ import numpy as np
 
 from ..ir import types as T
 from .array import array
-from .layout import ARRAY_DESC
 
 
 class indexedarray:
@@ -89,4 +88,3 @@ indexedarray1d = _nd(1)
 indexedarray2d = _nd(2)
 indexedarray3d = _nd(3)
 indexedarray4d = _nd(4)
-_ = ARRAY_DESC
