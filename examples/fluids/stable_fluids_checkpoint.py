@@ -28,6 +28,7 @@ import sys
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -39,22 +40,8 @@ from navier_stokes import cyclic_index
 
 # ------------------------------------------------------------------------------------------ kernels
 @wp.func
-def bilinear(f: wp.array2d(dtype=float), x: float, y: float, n: int) -> float:
-    """f at the point (x, y) in cell units (cell centres at integers), periodic."""
-    fx = wp.floor(x)
-    fy = wp.floor(y)
-    tx = x - fx
-    ty = y - fy
-    i0 = cyclic_index(int(fx), n)
-    j0 = cyclic_index(int(fy), n)
-    i1 = cyclic_index(i0 + 1, n)
-    j1 = cyclic_index(j0 + 1, n)
-    return ((1.0 - tx) * ((1.0 - ty) * f[i0, j0] + ty * f[i0, j1])
-            + tx * ((1.0 - ty) * f[i1, j0] + ty * f[i1, j1]))
-
-
-@wp.func
-def bilinear_vec(f: wp.array2d(dtype=wp.vec2), x: float, y: float, n: int) -> wp.vec2:
+def bilinear(f: wp.array2d(dtype=Any), x: float, y: float, n: int):
+    """f (scalar or vector field) at the point (x, y) in cell units (cell centres at integers), periodic."""
     fx = wp.floor(x)
     fy = wp.floor(y)
     tx = x - fx
@@ -75,7 +62,7 @@ def advect(n: int, dt_over_h: float, u: wp.array2d(dtype=wp.vec2), rho: wp.array
     v = u[i, j]
     x = float(i) - dt_over_h * v[0]
     y = float(j) - dt_over_h * v[1]
-    u_out[i, j] = bilinear_vec(u, x, y, n)
+    u_out[i, j] = bilinear(u, x, y, n)
     rho_out[i, j] = bilinear(rho, x, y, n)
 
 

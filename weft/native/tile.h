@@ -138,13 +138,12 @@ WEFT_FN void tile_store(const array_t<T>& a, const tile_t<T, D...>& t, I... offs
         }
     }
 }
-// The stored tile receives the gradient of the elements it wrote; when the array is overwritten on the tape
-// (flag bit 1) that gradient is consumed, as for element stores.
-template <typename T, int... D, typename... I>
-WEFT_FN void adj_tile_store(const array_t<T>& a, tile_t<T, D...>& adj_t, I... offset) {
+// Calls fn(k, g) for every element k of a tile footprint at ``offset`` that lies inside the array, with g the
+// address of its gradient (arrays without a gradient: no calls).
+template <int... D, typename T, typename Fn>
+WEFT_FN void for_each_grad(const array_t<T>& a, const int64* off, Fn&& fn) {
     typedef tiles::dims<D...> S;
     if (!a.grad) return;
-    const int64 off[S::n] = {int64(offset)...};
     const int64 j0 = off[S::n - 1];
     const int64 n = a.shape[S::n - 1];
     const int64 st = a.strides[S::n - 1];
@@ -155,12 +154,20 @@ WEFT_FN void adj_tile_store(const array_t<T>& a, tile_t<T, D...>& adj_t, I... of
         if (!tiles::row_offset<D...>(g, off, r, byte)) continue;
         for (int j = 0; j < S::inner; ++j) {
             const int64 jj = j0 + j;
-            if (jj < 0 || jj >= n) continue;
-            T* gp = detail::at(a.grad, byte + jj * st);
-            adj_t.data[r * S::inner + j] += *gp;
-            if (a.flags & 2) *gp = T();
+            if (jj >= 0 && jj < n) fn(r * S::inner + j, detail::at(a.grad, byte + jj * st));
         }
     }
+}
+// The stored tile receives the gradient of the elements it wrote; when the array is overwritten on the tape
+// (flag bit 1) that gradient is consumed, as for element stores.
+template <typename T, int... D, typename... I>
+WEFT_FN void adj_tile_store(const array_t<T>& a, tile_t<T, D...>& adj_t, I... offset) {
+    const int64 off[sizeof...(D)] = {int64(offset)...};
+    const bool consume = (a.flags & 2) != 0;
+    for_each_grad<D...>(a, off, [&](int k, T* gp) {
+        adj_t.data[k] += *gp;
+        if (consume) *gp = T();
+    });
 }
 // Backward replay: stores only into replay scratch copies (flag bit 0).
 template <typename T, int... D, typename... I>
@@ -189,22 +196,8 @@ WEFT_FN void tile_atomic_add(tile_t<T, D...>& old, const array_t<T>& a, const ti
 }
 template <typename T, int... D, typename... I>
 WEFT_FN void adj_tile_atomic_add(const array_t<T>& a, tile_t<T, D...>& adj_t, I... offset) {
-    typedef tiles::dims<D...> S;
-    if (!a.grad) return;
-    const int64 off[S::n] = {int64(offset)...};
-    const int64 j0 = off[S::n - 1];
-    const int64 n = a.shape[S::n - 1];
-    const int64 st = a.strides[S::n - 1];
-    array_t<T> g = a;
-    g.data = a.grad;
-    for (int r = 0; r < S::outer; ++r) {
-        int64 byte;
-        if (!tiles::row_offset<D...>(g, off, r, byte)) continue;
-        for (int j = 0; j < S::inner; ++j) {
-            const int64 jj = j0 + j;
-            if (jj >= 0 && jj < n) adj_t.data[r * S::inner + j] += *detail::at(a.grad, byte + jj * st);
-        }
-    }
+    const int64 off[sizeof...(D)] = {int64(offset)...};
+    for_each_grad<D...>(a, off, [&](int k, T* gp) { adj_t.data[k] += *gp; });
 }
 template <typename T, int... D, typename... I>
 WEFT_FN void replay_tile_atomic_add(tile_t<T, D...>& old, const array_t<T>& a, const tile_t<T, D...>& t, I... offset) {
