@@ -3,8 +3,8 @@
 Registered by ``tests/cuda/conftest.py`` (a plugin object, so it sees the tests of every directory). After each
 test, the kernel specialisations that test lowered (forward and, when differentiable, adjoint) are rendered with
 the CUDA renderer and compiled for each architecture in ``WEFT_NVRTC_ARCHS`` (default ``80,90``); an NVRTC
-error fails that test, naming the kernel. No GPU is needed. NVRTC results go through the kernel cache, so reruns
-with ``WEFT_TEST_REUSE_CACHE=1`` are quick.
+error (or a renderer crash) fails that test, naming the kernel; tile kernels included. No GPU is needed. NVRTC
+results go through the kernel cache, so reruns with ``WEFT_TEST_REUSE_CACHE=1`` are quick.
 
 Environment: ``WEFT_NVRTC_CHECK=0`` turns the check off; ``WEFT_REQUIRE_NVRTC=1`` makes a missing NVRTC an error
 (CI sets it) instead of a skipped check.
@@ -77,10 +77,7 @@ def compile_all(specs, arch_list=None, workers: int = 2) -> tuple[int, list[str]
         try:
             sources = cuda_sources(spec)
         except Exception as exc:  # noqa: BLE001 - a renderer crash is a failure to report, not to hide
-            if getattr(spec.fn, "tile_dim", 0) and not STRICT_TILES:
-                _tile_gaps.append(f"{spec.kernel.__name__} (rendering: {type(exc).__name__})")
-            else:
-                failures.append(f"{spec.kernel.__name__}: the CUDA renderer failed: {type(exc).__name__}: {exc}")
+            failures.append(f"{spec.kernel.__name__}: the CUDA renderer failed: {type(exc).__name__}: {exc}")
             continue
         for label, source in sources:
             for arch in arch_list or archs():
@@ -91,9 +88,6 @@ def compile_all(specs, arch_list=None, workers: int = 2) -> tuple[int, list[str]
         try:
             nvrtc.build_cuda(source, nvrtc.NvrtcOptions(arch=arch, debug=spec.debug), spec.kernel.__name__)
         except Exception as exc:  # noqa: BLE001
-            if getattr(spec.fn, "tile_dim", 0) and not STRICT_TILES:
-                _tile_gaps.append(f"{label} for sm_{arch}")
-                return None
             return f"{label} for sm_{arch}: {exc}"
         return None
 
@@ -102,13 +96,6 @@ def compile_all(specs, arch_list=None, workers: int = 2) -> tuple[int, list[str]
             if result:
                 failures.append(result)
     return len(jobs), failures
-
-
-#: Tile kernels run on CUDA through a one-thread-per-block fallback that not every tile op supports yet (tile_fft's
-#: plans are host-only); their NVRTC failures are listed in the summary instead of failing the test unless
-#: WEFT_NVRTC_STRICT_TILES=1.
-STRICT_TILES = os.environ.get("WEFT_NVRTC_STRICT_TILES") == "1"
-_tile_gaps: list[str] = []
 
 
 class NvrtcCheckPlugin:
@@ -135,9 +122,6 @@ class NvrtcCheckPlugin:
         return result
 
     def pytest_terminal_summary(self, terminalreporter):
-        if _tile_gaps:
-            terminalreporter.write_line(f"weft NVRTC check: {len(_tile_gaps)} tile modules do not compile for CUDA yet: "
-                                        + ", ".join(sorted(set(_tile_gaps))[:20]))
         if self.kernels:
             terminalreporter.write_line(f"weft NVRTC check: {self.kernels} kernel specialisations, {self.compiled} "
                                         f"CUDA modules compiled for sm_{', sm_'.join(map(str, archs()))}")

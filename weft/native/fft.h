@@ -6,7 +6,8 @@
 // split real / imaginary arrays laid out element-major, batch-minor, so every pass runs unit-stride inner loops
 // over (stride x batch) that the compiler vectorises. Lengths with a large prime factor use Bluestein's
 // algorithm on a power-of-two transform. Plans (factorisation and twiddles, computed in double) are built once
-// per (type, length) and kept in a function-local static.
+// per (type, length) and kept in a function-local static on the CPU; the device code (under WEFT_CUDA) keeps no
+// plans: it picks each pass's radix from the remaining length and computes twiddles with sincospi where used.
 #pragma once
 #include "tile.h"
 
@@ -388,10 +389,24 @@ inline void run_bluestein(T* xr, T* xi, int B) {
 }
 #endif
 
+}  // namespace fft
+}  // namespace weft
+#if WEFT_CUDA
+#include "fft_device.h"
+#endif
+namespace weft {
+namespace fft {
+
+
 // Transform every length-N row of ``rows`` rows stored contiguously as complex pairs.
 template <bool INV, typename T, int N>
 WEFT_FN void transform_rows(vec_t<2, T>* data, int rows) {
     if (N <= 1) return;
+#if WEFT_CUDA
+    // one thread, one row at a time, scratch in its local memory
+    vec_t<2, T> scratch[device_scratch(N, 1)];
+    for (int r = 0; r < rows; ++r) device_rows<INV, T, N>(data + r * N, scratch, 1, 0, 1, false);
+#else
     // process G rows at a time, element-major inside the group so the passes vectorise across rows
     constexpr int G = N * 8 <= 8192 ? 8 : (N * 4 <= 8192 ? 4 : (N * 2 <= 8192 ? 2 : 1));
     T xr[N * G], xi[N * G], yr[N * G], yi[N * G];
@@ -420,6 +435,7 @@ WEFT_FN void transform_rows(vec_t<2, T>* data, int rows) {
                 dst[b * N + k].c[1] = ri[k * g + b];
             }
     }
+#endif
 }
 
 }  // namespace fft
