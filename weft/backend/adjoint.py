@@ -85,6 +85,9 @@ class AdjointRenderer(Renderer):
         for name, t in self.dummies:
             decls(f"{t.ctype} {name} = {{}};")
 
+    def threads_independent(self) -> bool:
+        return False  # the reverse sweep accumulates gradients into slots that threads share
+
     def render_bwd_entry(self) -> str:
         return self.render_entry().replace("weft_fwd", "weft_bwd").replace("fwd_body", "bwd_body")
 

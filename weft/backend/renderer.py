@@ -138,20 +138,35 @@ class Renderer:
     def decl_type(self, t: T.Type) -> str:
         return t.ctype
 
+    def threads_independent(self) -> bool:
+        """True when the kernel's only side effects are plain array stores (no atomics, prints, asserts, custom
+        adjoint accumulations) and no bounds checks run: no thread can then observe another's writes within the
+        launch without a data race, so the CPU grid loop may be vectorised without dependence checks."""
+        if self.opts.debug:
+            return False
+        for s in self.fn.walk():
+            if isinstance(s, CustomCall):
+                return False
+            if isinstance(s, Let) and s.call.op.side_effect and s.call.name != "store":
+                return False
+        return True
+
     def render_entry(self) -> str:
         checks = [f"(args.{p.name}.shape[{p.type.ndim - 1}] <= 1 || args.{p.name}.strides[{p.type.ndim - 1}] == "
                   f"int64_t(sizeof({p.type.dtype.ctype})))" for p in self.fn.params if _is_plain_array(p.type)]
         contig = " && ".join(checks) if checks else "true"
-        lam = "[&](int32_t i0, int32_t i1, int32_t i2, int32_t i3, int64_t flat)"
+        # the lambda holds its own copy of the arguments (see run_range in launch.h)
+        lam = "[args](int32_t i0, int32_t i1, int32_t i2, int32_t i3, int64_t flat)"
+        grid = "weft::run_grid<true>" if self.threads_independent() else "weft::run_grid"
         return (
             'extern "C" WEFT_EXPORT int32_t weft_args_size() { return int32_t(sizeof(Args)); }\n'
             'extern "C" WEFT_EXPORT void weft_fwd(const void* argbuf, const int64_t* dims, int32_t ndim, '
             "int32_t nthreads) {\n"
             "    const Args args = *static_cast<const Args*>(argbuf);\n"
             f"    if ({contig})\n"
-            f"        weft::run_grid(dims, ndim, nthreads, {lam} {{ fwd_body<true>(args, i0, i1, i2, i3, flat); }});\n"
+            f"        {grid}(dims, ndim, nthreads, {lam} {{ fwd_body<true>(args, i0, i1, i2, i3, flat); }});\n"
             "    else\n"
-            f"        weft::run_grid(dims, ndim, nthreads, {lam} {{ fwd_body<false>(args, i0, i1, i2, i3, flat); }});\n"
+            f"        {grid}(dims, ndim, nthreads, {lam} {{ fwd_body<false>(args, i0, i1, i2, i3, flat); }});\n"
             "}"
         )
 

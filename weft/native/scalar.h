@@ -156,11 +156,22 @@ WEFT_FN WEFT_FV(T) adj_mod(T a, T b, T& adj_a, T& adj_b, const T& adj_ret) {
     adj_b -= adj_ret * detail::m_trunc(T(a / b));
 }
 
-// integer mod = C % (sign of dividend); mod by zero yields 0. The 0 <= a < b case needs no division: periodic
-// indexing (cyclic_index(i + 1, n)) almost always lands there, and skipping the division makes such stencils
-// several times faster.
+// integer mod = C % (sign of dividend); mod by zero yields 0. Integers of up to 32 bits go through double
+// precision, which is exact: a and b are exact doubles, the rounded quotient truncates to the true one (its error is
+// below 1/|b|, the distance from a non-integer quotient to the nearest integer, for |a| < 2^53), and a - b*q is an
+// exact integer below |b|. Unlike the hardware's integer division, this vectorises, so periodic indexing
+// (cyclic_index(j + 1, n)) in the launch's innermost dimension does not stop a stencil from using SIMD. A zero
+// divisor becomes 1, which gives a - trunc(a) = 0. (GPUs keep the integer path.)
 template <typename T>
-WEFT_FN WEFT_I(T) mod(T a, T b) { return (b > T(0) && a >= T(0) && a < b) ? a : (b == T(0) ? T(0) : T(a % b)); }
+WEFT_FN WEFT_I(T) mod(T a, T b) {
+#if !WEFT_CUDA
+    if constexpr (sizeof(T) <= 4) {
+        const double ad = double(a), bd = double(b) + double(b == T(0));
+        return T(ad - bd * detail::m_trunc(ad / bd));
+    }
+#endif
+    return (b > T(0) && a >= T(0) && a < b) ? a : (b == T(0) ? T(0) : T(a % b));
+}
 template <typename T>
 WEFT_FN WEFT_IV(T) adj_mod(T, T, T&, T&, const T&) {}
 

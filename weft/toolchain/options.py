@@ -14,7 +14,7 @@ class CpuOptions:
     def flags(self, is_clang: bool) -> list[str]:
         flags = [
             "-std=c++17", f"-O{self.opt_level}", "-march=native", "-fopenmp", "-fPIC", "-shared",
-            "-fvisibility=hidden", "-fno-math-errno", "-w",
+            "-fvisibility=hidden", "-fno-math-errno", "-fno-trapping-math", "-w",
         ]
         if self.debug:
             flags += ["-g"]

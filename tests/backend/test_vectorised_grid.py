@@ -1,0 +1,128 @@
+"""The CPU grid loop's vectorisation aids: integer ``%`` through exact double arithmetic, and the dependence-free
+(``ivdep``) innermost loop for kernels whose only side effects are plain stores."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import weft as wp
+from weft.backend.renderer import Renderer, RenderOptions
+
+
+@wp.kernel
+def int_mod(a: wp.array(dtype=wp.int32), b: wp.array(dtype=wp.int32), out: wp.array(dtype=wp.int32)):
+    i = wp.tid()
+    out[i] = a[i] % b[i]
+
+
+@wp.kernel
+def uint_mod(a: wp.array(dtype=wp.uint32), b: wp.array(dtype=wp.uint32), out: wp.array(dtype=wp.uint32)):
+    i = wp.tid()
+    out[i] = a[i] % b[i]
+
+
+@wp.kernel
+def long_mod(a: wp.array(dtype=wp.int64), b: wp.array(dtype=wp.int64), out: wp.array(dtype=wp.int64)):
+    i = wp.tid()
+    out[i] = a[i] % b[i]
+
+
+def _c_mod(a, b):
+    """C semantics: the sign of the dividend; mod by zero is 0 in weft."""
+    a64, b64 = a.astype(np.int64), b.astype(np.int64)
+    safe = np.where(b64 == 0, 1, b64)
+    r = np.fmod(a64, safe)
+    return np.where(b64 == 0, 0, r)
+
+
+def test_int32_mod_matches_c_semantics():
+    rng = np.random.default_rng(0)
+    i32 = np.iinfo(np.int32)
+    a = np.concatenate([
+        rng.integers(i32.min, i32.max, 20000, dtype=np.int64),
+        rng.integers(-1000, 1000, 20000),
+        [i32.min, i32.max, i32.min, i32.max, 0, -1, 1, 7, -7, i32.min, i32.max - 1],
+    ]).astype(np.int32)
+    b = np.concatenate([
+        rng.integers(i32.min, i32.max, 20000, dtype=np.int64),
+        rng.integers(-40, 40, 20000),
+        [-1, -1, 1, 1, 0, 0, i32.max, 3, 3, i32.max, i32.max],
+    ]).astype(np.int32)
+    out = wp.zeros(len(a), dtype=wp.int32)
+    wp.launch(int_mod, dim=len(a), inputs=[wp.array(a), wp.array(b)], outputs=[out])
+    np.testing.assert_array_equal(out.numpy(), _c_mod(a, b).astype(np.int32))
+
+
+def test_uint32_and_int64_mod():
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 2**32, 5000, dtype=np.uint64).astype(np.uint32)
+    b = np.concatenate([rng.integers(0, 2**32, 4990, dtype=np.uint64), [0, 1, 2**32 - 1] * 3, [5]]).astype(np.uint32)
+    out = wp.zeros(len(a), dtype=wp.uint32)
+    wp.launch(uint_mod, dim=len(a), inputs=[wp.array(a), wp.array(b)], outputs=[out])
+    expect = np.where(b == 0, 0, a.astype(np.uint64) % np.where(b == 0, 1, b).astype(np.uint64))
+    np.testing.assert_array_equal(out.numpy(), expect.astype(np.uint32))
+
+    a = rng.integers(-2**62, 2**62, 5000, dtype=np.int64)
+    b = np.concatenate([rng.integers(-2**40, 2**40, 4998), [0, -1]]).astype(np.int64)
+    out = wp.zeros(len(a), dtype=wp.int64)
+    wp.launch(long_mod, dim=len(a), inputs=[wp.array(a), wp.array(b)], outputs=[out])
+    np.testing.assert_array_equal(out.numpy(), _c_mod(a, b))
+
+
+@wp.kernel
+def periodic_gather(x: wp.array2d(dtype=float), n: int, s: float, y: wp.array2d(dtype=float)):
+    i, j = wp.tid()
+    y[i, j] = s * (x[i, (j + 1) % n] - x[i, (j + n - 1) % n]) + x[(i + 1) % n, j]
+
+
+@wp.kernel
+def scatter_add(idx: wp.array(dtype=int), y: wp.array(dtype=float)):
+    i = wp.tid()
+    wp.atomic_add(y, idx[i], 1.0)
+
+
+@wp.kernel
+def scatter_plus_eq(idx: wp.array(dtype=int), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[idx[i]] += 1.0
+
+
+def _fn(kernel, *args):
+    return kernel._lower(kernel.infer_types(list(args)), False).fn
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_independent_kernel_results(threads, monkeypatch):
+    monkeypatch.setattr(wp.config, "num_threads", threads)
+    n = 257
+    x = np.random.default_rng(2).random((n, n), dtype=np.float32)
+    y = wp.zeros((n, n), dtype=float)
+    wp.launch(periodic_gather, dim=(n, n), inputs=[wp.array(x), n, 0.5], outputs=[y])
+    expect = 0.5 * (np.roll(x, -1, axis=1) - np.roll(x, 1, axis=1)) + np.roll(x, -1, axis=0)
+    np.testing.assert_allclose(y.numpy(), expect, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("kernel", [scatter_add, scatter_plus_eq])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_accumulating_kernels_are_not_marked_independent(kernel, threads, monkeypatch):
+    """Atomics (and ``+=`` on array elements, which is an atomic add) collide across threads: such kernels keep the
+    dependence-checked loop, and every update lands."""
+    monkeypatch.setattr(wp.config, "num_threads", threads)
+    m = 1 << 16
+    idx = wp.array(np.arange(m, dtype=np.int32) % 5)
+    y = wp.zeros(5, dtype=float)
+    fn = _fn(kernel, idx, y)
+    assert not Renderer(fn, RenderOptions()).threads_independent()
+    wp.launch(kernel, dim=m, inputs=[idx, y])
+    np.testing.assert_array_equal(y.numpy(), np.bincount(np.arange(m) % 5).astype(np.float32))
+
+
+def test_independence_decision():
+    n = 8
+    x, y = wp.zeros((n, n), dtype=float), wp.zeros((n, n), dtype=float)
+    fn = _fn(periodic_gather, x, n, 1.0, y)
+    assert Renderer(fn, RenderOptions()).threads_independent()
+    assert "weft::run_grid<true>(" in Renderer(fn, RenderOptions()).render_module()
+    # bounds checks report errors: no dependence-free loop in debug mode
+    assert not Renderer(fn, RenderOptions(debug=True)).threads_independent()
