@@ -59,6 +59,8 @@ def _special(name: str, doc: str):
 
 tid = _special("tid", "Index of the current thread in the launch grid: ``i = wp.tid()`` or ``i, j = wp.tid()``.")
 printf = _special("printf", "C-style formatted print from a kernel.")
+where = _special("where", "``wp.where(cond, value_if_true, value_if_false)``: one of two values (both are evaluated); "
+                          "differentiable.")
 
 
 def static(expr):

@@ -8,7 +8,7 @@ import builtins
 import numpy as np
 
 from ..ir import types as T
-from ..ir.nodes import Const, Var, VarKind
+from ..ir.nodes import Const, If, Var, VarKind
 from ..types.mapping import to_ir
 from ..typing.resolve import Weak
 from .analysis import binding_analysis, only_tail_return
@@ -315,8 +315,32 @@ def _local_zeros(lw, node):
     return lw.op("fixed_zeros", [], attrs=(t,), node=node)
 
 
+def _where(lw, node):
+    """wp.where(cond, value_if_true, value_if_false): both values are evaluated (it is a call), then one is chosen.
+    Lowered like a conditional expression on the evaluated values, so it is differentiable through the branch and
+    the C++ compiler turns it into a select."""
+    if len(node.args) != 3 or node.keywords:
+        raise lw.error("wp.where() takes three arguments: cond, value_if_true, value_if_false", node)
+    cond = lw.condition(lw.visit(node.args[0]), node.args[0])
+    vals = [lw.as_operand_or_weak(lw.visit(a), a) for a in node.args[1:]]
+    strong = [v for v in vals if not isinstance(v, Weak)]
+    want = strong[0].type if strong else lw.operand(vals[0], node.args[1]).type
+    ops = [lw.operand(v, a, want=want) for v, a in zip(vals, node.args[1:])]
+    for o, a in zip(ops, node.args[1:]):
+        if o.type != want:
+            raise lw.error(f"wp.where() needs two values of one type; got {ops[0].type} and {ops[1].type}", a)
+    result = lw.b.new_var(want, "where", VarKind.MUTABLE)
+    with lw.b.nested() as then:
+        lw.b.assign(result, ops[0])
+    with lw.b.nested() as orelse:
+        lw.b.assign(result, ops[1])
+    lw.b.emit(If(cond, then, orelse, lw.b.loc))
+    return lw.op("copy", [result], node=node)
+
+
 SPECIAL = {
     "tid": _tid,
+    "where": _where,
     "static": _static,
     "printf": _printf,
     "print": _print,
