@@ -20,8 +20,8 @@ def _relative_l2(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.linalg.norm(a - b) / np.linalg.norm(b))
 
 
-def _compare(n: int, steps: int, use_graph: bool = True) -> float:
-    sim = ns.NavierStokes2D(n=n, use_graph=use_graph)
+def _compare(n: int, steps: int, use_graph: bool = True, poisson: str = "fast") -> float:
+    sim = ns.NavierStokes2D(n=n, use_graph=use_graph, poisson=poisson)
     truth = ref.ReferenceSolver(ref.initial_vorticity(n, 42), sim.re, sim.dt)
     for _ in range(steps):
         sim.step()
@@ -35,8 +35,34 @@ def test_initial_streamfunction_matches_spectral_solve():
     assert _relative_l2(sim.psi.numpy(), expected) < 1e-5
 
 
-def test_matches_float64_reference_small():
-    assert _compare(n=32, steps=20) < 1e-4
+@pytest.mark.parametrize("poisson", ["fast", "seed"])
+def test_matches_float64_reference_small(poisson):
+    assert _compare(n=32, steps=20, poisson=poisson) < 1e-4
+
+
+@pytest.mark.parametrize("n", [2, 8, 48, 64, 256])
+def test_spectral_poisson_matches_numpy(n):
+    """The real-to-complex tile-FFT solve (row pairs packed into one complex FFT, N/2 + 1 columns) against NumPy's
+    float64 solve, for powers of two and other even sizes."""
+    import spectral
+    import weft as wp
+
+    omega = ref.initial_vorticity(n, 7, k0=max(1.0, n / 8))
+    solver = spectral.SpectralPoisson(n)
+    psi = wp.zeros((n, n), dtype=float)
+    solver.solve(wp.array(omega.astype(np.float32)), psi)
+    expected = ref.solve_poisson(omega)
+    if n == 2:  # only the mean and Nyquist modes: compare absolutely
+        np.testing.assert_allclose(psi.numpy(), expected, atol=1e-6)
+    else:
+        assert _relative_l2(psi.numpy(), expected) < 3e-6
+
+
+def test_spectral_poisson_rejects_odd_sizes():
+    import spectral
+
+    with pytest.raises(ValueError, match="even"):
+        spectral.SpectralPoisson(33)
 
 
 def test_graph_replay_equals_eager_steps():
