@@ -38,36 +38,14 @@ import numpy as np
 import weft as wp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from navier_stokes import (
-    BLOCK_DIM,
-    NavierStokes2D,
-    complex_to_real,
-    fft_kernels,
-    real_to_complex,
-    rk3_update,
-    signed_wavenumber,
-    transpose,
-)
+from navier_stokes import NavierStokes2D, rk3_update
 from ns_reference import DOMAIN, RK3_COEFFS, initial_vorticity, stable_dt
+from spectral import SpectralBuffers, SpectralPoisson
 
 RMS_FRACTION = 0.2  # rms(delta_omega) <= RMS_FRACTION * rms(omega_0)
 
 
 # ------------------------------------------------------------------------------------------ extra kernels
-@wp.kernel
-def poisson_divide_into(n: int, z: wp.array2d(dtype=wp.vec2f), out: wp.array2d(dtype=wp.vec2f)):
-    """psi_hat = omega_hat / (kx^2 + ky^2) into a new array (mean mode 0): ``navier_stokes.poisson_divide``
-    without the in-place update."""
-    i, j = wp.tid()
-    kx = signed_wavenumber(i, n)
-    ky = signed_wavenumber(j, n)
-    k2 = kx * kx + ky * ky
-    if k2 == 0.0:
-        out[i, j] = wp.vec2f(0.0, 0.0)
-    else:
-        out[i, j] = z[i, j] / k2
-
-
 @wp.kernel
 def add_fields(a: wp.array2d(dtype=float), b: wp.array2d(dtype=float), out: wp.array2d(dtype=float)):
     i, j = wp.tid()
@@ -106,14 +84,13 @@ def clamp_rms(x: wp.array2d(dtype=float), sum_squares: wp.array(dtype=float), in
 
 # ------------------------------------------------------------------------------------------ the solver
 class PoissonBuffers:
-    """The arrays of one spectral Poisson solve: omega -> (complex) -> FFT rows -> transpose -> FFT rows -> divide
-    -> IFFT rows -> transpose -> IFFT rows -> psi. Every pass writes its own array."""
+    """The arrays of one spectral Poisson solve (``spectral.SpectralPoisson``): omega -> packed row FFTs -> row
+    spectra -> column solve -> packed row spectra -> psi. Every pass writes its own array."""
 
     __slots__ = ("psi", "spectra")
 
-    def __init__(self, n: int, device, requires_grad: bool, spectra: list | None = None):
-        self.spectra = spectra or [wp.zeros((n, n), dtype=wp.vec2f, device=device, requires_grad=requires_grad)
-                                   for _ in range(8)]
+    def __init__(self, n: int, device, requires_grad: bool, spectra: SpectralBuffers | None = None):
+        self.spectra = spectra or SpectralBuffers(n, device, requires_grad)
         self.psi = wp.zeros((n, n), dtype=float, device=device, requires_grad=requires_grad)
 
 
@@ -125,7 +102,7 @@ class DifferentiableNS:
     arrays of its own (allocated once, reused by every optimisation iteration); with ``checkpoint=True`` the steps
     run under ``wp.checkpoint`` and allocate their outputs as they go.
 
-    ``share_fft_scratch=True`` (full Tape only) lets every Poisson solve use one set of the 8 complex FFT arrays
+    ``share_fft_scratch=True`` (full Tape only) lets every Poisson solve use one set of the 4 complex FFT arrays
     instead of its own; only the per-stage vorticity and streamfunction stay separate. The FFT chain is linear, so
     its adjoints never read the overwritten values, and weft's Tape hands each overwritten array's gradient to the
     right writer (a store consumes the gradient of the value it overwrote): the gradients are bitwise the same, for
@@ -140,29 +117,21 @@ class DifferentiableNS:
         self.checkpoint = checkpoint
         self.segment = segment
         self.requires_grad = requires_grad
-        self.fft_tiled, self.ifft_tiled = fft_kernels(n)
+        self.poisson = SpectralPoisson(n, self.device)
         self.psi_init = PoissonBuffers(n, self.device, requires_grad)
-        self.scratch = self.psi_init.spectra if share_fft_scratch and not checkpoint else None
+        shared = self.psi_init.spectra if share_fft_scratch and not checkpoint else None
+        self._shared_spectra = shared
+        self.scratch = [shared.rows, shared.split, shared.solved, shared.merged] if shared is not None else None
         self.stages = None
         if not checkpoint:
             self.stages = [[self._new_stage() for _ in range(3)] for _ in range(steps)]
 
     def _new_stage(self):
         omega = wp.zeros((self.n, self.n), dtype=float, device=self.device, requires_grad=self.requires_grad)
-        return omega, PoissonBuffers(self.n, self.device, self.requires_grad, self.scratch)
+        return omega, PoissonBuffers(self.n, self.device, self.requires_grad, self._shared_spectra)
 
     def solve_poisson(self, omega, buf: PoissonBuffers) -> None:
-        n, dev = self.n, self.device
-        s = buf.spectra
-        wp.launch(real_to_complex, dim=(n, n), inputs=[omega], outputs=[s[0]], device=dev)
-        wp.launch_tiled(self.fft_tiled, dim=[n, 1], inputs=[s[0]], outputs=[s[1]], block_dim=BLOCK_DIM, device=dev)
-        wp.launch(transpose, dim=(n, n), inputs=[s[1]], outputs=[s[2]], device=dev)
-        wp.launch_tiled(self.fft_tiled, dim=[n, 1], inputs=[s[2]], outputs=[s[3]], block_dim=BLOCK_DIM, device=dev)
-        wp.launch(poisson_divide_into, dim=(n, n), inputs=[n, s[3]], outputs=[s[4]], device=dev)
-        wp.launch_tiled(self.ifft_tiled, dim=[n, 1], inputs=[s[4]], outputs=[s[5]], block_dim=BLOCK_DIM, device=dev)
-        wp.launch(transpose, dim=(n, n), inputs=[s[5]], outputs=[s[6]], device=dev)
-        wp.launch_tiled(self.ifft_tiled, dim=[n, 1], inputs=[s[6]], outputs=[s[7]], block_dim=BLOCK_DIM, device=dev)
-        wp.launch(complex_to_real, dim=(n, n), inputs=[s[7], 1.0 / (n * n)], outputs=[buf.psi], device=dev)
+        self.poisson.solve(omega, buf.psi, buf.spectra)
 
     def step(self, state, t: int):
         """One SSP-RK3 step: ``state = [omega, psi]`` -> new ``[omega, psi]`` (new arrays, inputs untouched)."""
