@@ -163,42 +163,26 @@ def render_cuda_adjoint(prog, name: str, debug: bool) -> str:
     return _adjoint_renderer_class()(prog, options).render_module()
 
 
-def _block_entry(renderer, entry: str, body: str) -> str:
-    """Tile kernels, for now: one GPU thread runs one whole block of ``block_dim`` lanes (the CPU block model), so
-    tile code is correct on the GPU; cooperative blocks with shared memory are the tiles backend's next step."""
-    bd = renderer.block_dim
-    call = "(args, grid, b);"
-    return (
-        f'extern "C" __global__ void {entry}(const Args args, const weft::Grid grid) {{\n'
-        f"    const bool contig = {renderer.contiguity_check()};\n"
-        f"    const weft::int64 nblocks = (grid_total(grid) + {bd} - 1) / {bd};\n"
-        "    const weft::int64 step = weft::int64(gridDim.x) * blockDim.x;\n"
-        "    for (weft::int64 b = weft::int64(blockIdx.x) * blockDim.x + threadIdx.x; b < nblocks; b += step) {\n"
-        f"        if (contig) {body}<true>{call}\n"
-        f"        else {body}<false>{call}\n"
-        "    }\n"
-        "}"
-    )
-
-
 @functools.cache
 def _tile_renderer_classes():
+    """Cooperative tile blocks (``weft.tiles.cuda``): one CUDA block of ``block_dim`` threads per weft block."""
     from ..tiles.adjoint import TileAdjointRenderer
+    from ..tiles.cuda import CudaBlockRendering
     from ..tiles.render import TileRenderer
 
-    class CudaTileRenderer(CudaMixin, TileRenderer):
-        def render_module(self) -> str:
-            parts = [self.header(), self.render_structs(self.fn.params), "namespace {", self.render_args_struct(),
-                     _GRID_HELPERS, self.render_body("fwd_body", self.fn.body), "}  // namespace",
-                     _block_entry(self, FWD_ENTRY, "fwd_body")]
-            return "\n".join(p for p in parts if p) + "\n"
+    def module(r, body: str, entry: str, name: str) -> str:
+        parts = [r.header(), '#include "tile_cuda.h"', r.render_structs(r.fn.params), r.shared_preamble(),
+                 "namespace {", r.render_args_struct(), _GRID_HELPERS, body, "}  // namespace",
+                 r.entry_source(entry, name)]
+        return "\n".join(p for p in parts if p) + "\n"
 
-    class CudaTileAdjointRenderer(CudaMixin, TileAdjointRenderer):
+    class CudaTileRenderer(CudaBlockRendering, CudaMixin, TileRenderer):
         def render_module(self) -> str:
-            parts = [self.header(), self.render_structs(self.fn.params), "namespace {", self.render_args_struct(),
-                     _GRID_HELPERS, _device_body(self.render_bwd_body()), "}  // namespace",
-                     _block_entry(self, BWD_ENTRY, "bwd_body")]
-            return "\n".join(p for p in parts if p) + "\n"
+            return module(self, self.render_body("fwd_body", self.fn.body), FWD_ENTRY, "fwd_body")
+
+    class CudaTileAdjointRenderer(CudaBlockRendering, CudaMixin, TileAdjointRenderer):
+        def render_module(self) -> str:
+            return module(self, _device_body(self.render_bwd_body()), BWD_ENTRY, "bwd_body")
 
     return CudaTileRenderer, CudaTileAdjointRenderer
 

@@ -22,6 +22,7 @@ _GRID = struct.Struct("<4qi4x")  # weft::Grid: int64 dim[4]; int32 ndim; (pad)
 _ERROR_HEAD = struct.Struct("<ii")  # weft::ErrorState: code, count, then the message
 _MAX_BLOCKS = 2**31 - 1
 _Params = ctypes.c_void_p * 2
+_STATIC_SHARED_LIMIT = 48 * 1024  # dynamic shared memory beyond this needs an opt-in per function
 
 
 @dataclass
@@ -32,6 +33,7 @@ class Program:
     function: object
     errors: int  # device address of weft_error_storage (0 when the module has none)
     errors_size: int
+    shared_optin: bool = False  # cuFuncSetAttribute raised its dynamic shared memory limit
 
 
 _programs: dict[tuple, Program] = {}
@@ -84,12 +86,9 @@ def run_forward(spec, packed: bytes, dims: tuple[int, ...], device, block_dim: i
     """Launch a kernel specialisation's forward pass over ``dims`` on ``device``."""
     prog = load_program(forward_source(spec), spec.kernel.__name__, spec.debug, cuda_backend.FWD_ENTRY, device)
     tile_dim = getattr(spec.fn, "tile_dim", 0)
-    if tile_dim:  # one GPU thread per tile block (see backend/cuda.py): few threads, each with a block's state
-        total = 1
-        for d in dims:
-            total *= d
-        launch(prog, packed, dims, device, 32, stream, spec.debug, spec.kernel.__name__,
-               work=(total + tile_dim - 1) // tile_dim)
+    if tile_dim:
+        launch_blocks(prog, forward_source(spec), packed, dims, device, tile_dim, stream, spec.debug,
+                      spec.kernel.__name__)
         return
     launch(prog, packed, dims, device, block_dim, stream, spec.debug, spec.kernel.__name__)
 
@@ -100,8 +99,13 @@ def run_backward(spec, adj, packed: bytes, dims: tuple[int, ...], device, block_
     if source is None:
         source = cuda_backend.render_cuda_adjoint(adj.prog, spec.kernel.__name__, spec.debug) + layout_assert(spec)
         adj.__dict__["_cuda_source"] = source
-    run_source(source, spec.kernel.__name__ + "_adj", spec.debug, cuda_backend.BWD_ENTRY, packed, dims, device,
-               block_dim, stream)
+    name = spec.kernel.__name__ + "_adj"
+    tile_dim = getattr(spec.fn, "tile_dim", 0)
+    if tile_dim:
+        prog = load_program(source, name, spec.debug, cuda_backend.BWD_ENTRY, device)
+        launch_blocks(prog, source, packed, dims, device, tile_dim, stream, spec.debug, name)
+        return
+    run_source(source, name, spec.debug, cuda_backend.BWD_ENTRY, packed, dims, device, block_dim, stream)
 
 
 def run_source(source: str, name: str, debug: bool, entry: str, packed: bytes, dims: tuple[int, ...], device,
@@ -111,8 +115,33 @@ def run_source(source: str, name: str, debug: bool, entry: str, packed: bytes, d
     launch(prog, packed, dims, device, block_dim, stream, debug, name)
 
 
+def launch_blocks(prog: Program, source: str, packed: bytes, dims: tuple[int, ...], device, tile_dim: int, stream,
+                  debug: bool, name: str) -> None:
+    """Launch a tile module (``weft.tiles.cuda``): CUDA blocks of exactly ``tile_dim`` threads, one per weft block
+    (the entry strides over blocks when there are more than the grid limit), with the module's dynamic shared
+    memory."""
+    from ..tiles.cuda import shared_bytes
+
+    total = 1
+    for d in dims:
+        total *= d
+    nblocks = (total + tile_dim - 1) // tile_dim
+    shared = shared_bytes(source)
+    if shared > _STATIC_SHARED_LIMIT and not prog.shared_optin:
+        drv = api()
+        limit = device.backend._attr(drv.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        if shared > limit:
+            raise RuntimeError_(f"kernel '{name}': its tiles need {shared} bytes of shared memory per block, more "
+                                f"than {device} allows ({limit}); use smaller tiles")
+        attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        check(drv.cuFuncSetAttribute(prog.function, attr, shared),
+              f"allowing {shared} bytes of shared memory for '{name}'")
+        prog.shared_optin = True
+    launch(prog, packed, dims, device, tile_dim, stream, debug, name, work=nblocks * tile_dim, shared=shared)
+
+
 def launch(prog: Program, packed: bytes, dims: tuple[int, ...], device, block_dim: int = 256, stream=None,
-           debug: bool = False, name: str = "kernel", work: int | None = None) -> None:
+           debug: bool = False, name: str = "kernel", work: int | None = None, shared: int = 0) -> None:
     """Launch ``prog`` over ``dims``; ``work`` (default: every grid point) is how many GPU threads to start."""
     total = 1
     for d in dims:
@@ -137,7 +166,7 @@ def launch(prog: Program, packed: bytes, dims: tuple[int, ...], device, block_di
         handle = current_stream(device)
     else:
         handle = getattr(stream, "_native", stream)
-    check(api().cuLaunchKernel(prog.function, blocks, 1, 1, block_dim, 1, 1, 0, handle, ctypes.addressof(params), 0),
+    check(api().cuLaunchKernel(prog.function, blocks, 1, 1, block_dim, 1, 1, shared, handle, ctypes.addressof(params), 0),
           f"launching kernel '{name}' on {device}")
     if debug and prog.errors and not graphs.is_capturing(device):
         check_errors(prog, device, handle, name)

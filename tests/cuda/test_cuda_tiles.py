@@ -1,0 +1,222 @@
+"""Cooperative tile kernels on CUDA, without a GPU: NVRTC compiles a corpus (forward and adjoint, several block
+sizes, sm_80 and sm_90), one module's source is compared with a golden file, and the source is checked for the
+cooperative model (shared memory, barriers, ``weft::cta`` calls, no loop over lanes). These show that the code
+compiles and has the intended shape; they do not run it (tests/gpu/run_gpu_checks.sh does, on a GPU).
+
+Update the golden file with ``WEFT_UPDATE_GOLDEN=1 python -m pytest tests/cuda/test_cuda_tiles.py`` and review the
+diff.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import weft as wp
+from weft.toolchain import nvrtc
+
+pytestmark = pytest.mark.skipif(not nvrtc.is_available(), reason="NVRTC not installed (pip install -e '.[cuda]')")
+
+GOLDEN = Path(__file__).parent / "golden" / "tile_cooperative.cu.txt"
+ROOT = Path(__file__).resolve().parents[2]
+
+M, N = 8, 16
+
+
+@wp.func
+def _softplus(x: float):
+    return wp.log(1.0 + wp.exp(x))
+
+
+@wp.func
+def _max2(a: float, b: float):
+    return wp.max(a, b)
+
+
+@wp.kernel
+def t_load_map_store(a: wp.array2d(dtype=float), out: wp.array2d(dtype=float)):
+    i = wp.tid()
+    t = wp.tile_load(a, shape=(M, N), offset=(i * M, 0))
+    u = wp.tile_map(_softplus, t) * 2.0 + t
+    wp.tile_store(out, u, offset=(i * M, 0))
+
+
+@wp.kernel
+def t_reduce(a: wp.array2d(dtype=float), out: wp.array(dtype=float)):
+    i, lane = wp.tid()
+    t = wp.tile_load(a, shape=(M, N), offset=(i * M, 0))
+    s = wp.tile_sum(t)[0] + wp.tile_max(t)[0] - wp.tile_min(t)[0] + wp.tile_reduce(_max2, t)[0]
+    if lane == 0:
+        out[i] = s + float(wp.tile_argmax(t)[0])
+
+
+@wp.kernel
+def t_lanes(a: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i, lane = wp.tid()
+    x = a[i * wp.block_dim() + lane]
+    t = wp.tile(x * x)
+    b = wp.tile_broadcast(t, shape=(2, 64))  # launched with block_dim=64
+    y = wp.untile(wp.tile_transpose(wp.tile_transpose(b)))
+    out[i * wp.block_dim() + lane] = y[0] + y[1] + wp.tile_sum(t)[0]
+
+
+@wp.kernel
+def t_matmul(a: wp.array2d(dtype=float), b: wp.array2d(dtype=float), c: wp.array2d(dtype=float)):
+    i, j = wp.tid()
+    acc = wp.tile_zeros(shape=(M, M), dtype=float)
+    x = wp.tile_load(a, shape=(M, N), offset=(i * M, 0))
+    y = wp.tile_load(b, shape=(N, M), offset=(0, j * M))
+    wp.tile_matmul(x, y, acc, alpha=0.5, beta=1.0)
+    wp.tile_store(c, acc + x @ y, offset=(i * M, j * M))
+
+
+@wp.kernel
+def t_cholesky(a: wp.array2d(dtype=wp.float64), b: wp.array(dtype=wp.float64), x: wp.array(dtype=wp.float64)):
+    A = wp.tile_load(a, shape=(4, 4))
+    L = wp.tile_cholesky(A)
+    wp.tile_store(x, wp.tile_cholesky_solve(L, wp.tile_load(b, shape=4)))
+
+
+def _fft_kernel(n: int, rows: int):
+    @wp.kernel
+    def t_fft(x: wp.array2d(dtype=wp.vec2f), y: wp.array2d(dtype=wp.vec2f)):
+        i, _, _ = wp.tid()
+        t = wp.tile_load(x, shape=(rows, n), offset=(i * rows, 0))
+        wp.tile_fft(t)
+        u = t * 0.5
+        wp.tile_ifft(u)
+        wp.tile_store(y, u, offset=(i * rows, 0))
+
+    return t_fft
+
+
+@wp.kernel
+def t_atomic_extract(a: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i, lane = wp.tid()
+    t = wp.tile_load(a, shape=32, offset=i * 32)
+    v = t[lane % 4]  # several lanes read one element: its gradient is added atomically
+    if lane >= 40:
+        return  # an early return of some lanes
+    old = wp.tile_atomic_add(out, wp.tile_full(32, value=v, dtype=float), offset=i * 32)
+    out[i * 32 + lane % 32] += old[0] * 0.0
+
+
+def _spec(kernel, block_dim: int):
+    kernel.annotations()
+    return kernel._lower(kernel._fixed_types, False, block_dim)
+
+
+CORPUS = [
+    ("load_map_store", t_load_map_store, 64),
+    ("reduce", t_reduce, 32),
+    ("reduce_bd96", t_reduce, 96),
+    ("lanes", t_lanes, 64),
+    ("matmul", t_matmul, 128),
+    ("cholesky", t_cholesky, 32),
+    ("fft_64x2", _fft_kernel(64, 2), 64),
+    ("fft_37_bluestein", _fft_kernel(37, 1), 32),
+    ("fft_1000", _fft_kernel(1000, 1), 256),
+    ("atomic_extract", t_atomic_extract, 64),
+]
+
+
+@pytest.mark.parametrize("name,kernel,block_dim", CORPUS, ids=[c[0] for c in CORPUS])
+def test_cooperative_tile_kernel_compiles(name, kernel, block_dim):
+    from nvrtc_check import compile_all, cuda_sources
+
+    spec = _spec(kernel, block_dim)
+    labels = [label for label, _ in cuda_sources(spec)]
+    assert len(labels) == 2, labels  # forward and adjoint
+    count, failures = compile_all([spec])
+    assert not failures, "\n".join(failures)
+    assert count == 4  # (forward, adjoint) x (sm_80, sm_90)
+
+
+def test_benchmark_tile_kernels_compile():
+    """benchmarks/_tile_kernels.py (the seed's FFT at 512 and the 64x64 tile GEMM) compile, forward and adjoint."""
+    from nvrtc_check import compile_all
+
+    namespace = {"wp": wp, "__name__": "bench_tile_kernels"}
+    path = ROOT / "benchmarks" / "_tile_kernels.py"
+    exec(compile(path.read_text(), str(path), "exec"), namespace)  # noqa: S102 - our own file, wp injected as there
+    specs = [_spec(namespace["fft_tiled"], 256), _spec(namespace["tile_gemm"], 256)]
+    count, failures = compile_all(specs)
+    assert not failures, "\n".join(failures)
+    assert count == 8
+
+
+def _source(kernel, block_dim: int, adjoint: bool = False) -> str:
+    from weft import pipeline
+    from weft.backend.cuda import render_cuda, render_cuda_adjoint
+
+    spec = _spec(kernel, block_dim)
+    if adjoint:
+        return render_cuda_adjoint(pipeline.differentiate(spec.fn), spec.kernel.__name__, False)
+    return render_cuda(spec.fn, spec.kernel.__name__, False)
+
+
+def test_cuda_tile_source_is_cooperative():
+    from weft.tiles.cuda import shared_bytes
+
+    for adjoint in (False, True):
+        src = _source(t_matmul, 128, adjoint)
+        assert "extern __shared__ __align__(16) unsigned char weft_smem[];" in src
+        assert "__launch_bounds__(128)" in src and "if (blockDim.x != 128) return;" in src
+        assert "const int32_t _l = int32_t(threadIdx.x);" in src
+        assert "__syncthreads();" in src
+        assert "for (int32_t _l = 0" not in src and "_l >= 0; --_l" not in src  # no loop over lanes
+        assert "run_blocks" not in src and "omp" not in src
+        assert "weft::cta::tile_load(" in src and "weft::cta::tile_matmul_acc(" in src
+        assert re.search(r"weft::tile_t<float,8,8>& \w+ = \*reinterpret_cast<weft::tile_t<float,8,8>\*>\(weft_smem \+ \d+\);",
+                         src)
+        # an 8x16 and a 16x8 float tile and at least one 8x8 (others share slots through the alias analysis)
+        assert shared_bytes(src) >= 2 * 512 + 256
+    adj = _source(t_matmul, 128, True)
+    assert "weft::cta::adj_tile_matmul_acc(" in adj and "weft_scratch_" in adj
+    fft = _source(_fft_kernel(64, 2), 64)
+    assert "weft::cta::tile_fft(" in fft and "weft::cta::tile_ifft(" in fft
+    # FFT scratch: 2 rows x 64 complex float
+    assert shared_bytes(fft) >= 2 * 64 * 8 * 2
+    lanes = _source(t_atomic_extract, 64, True)
+    assert "weft::cta::from_lane0(" in lanes  # the guard after the lanes' return follows lane 0, as on the CPU
+    assert "weft::cta::adj_tile_extract(" in lanes and "weft::cta::zero(adj_" in lanes
+
+
+def test_shared_bytes_of_other_modules_is_zero():
+    from weft.backend.cuda import render_cuda
+    from weft.tiles.cuda import fft_scratch, shared_bytes
+
+    @wp.kernel
+    def plain(a: wp.array(dtype=float)):
+        a[wp.tid()] = 1.0
+
+    plain.annotations()
+    spec = plain._lower(plain._fixed_types, False)
+    assert shared_bytes(render_cuda(spec.fn, "plain", False)) == 0
+    assert fft_scratch(64, 2) == 128 and fft_scratch(1000, 1) == 1000
+    assert fft_scratch(37, 1) == 3 * 128  # Bluestein: 2 rows of M = 128 plus the kernel spectrum
+
+
+def _normalise(text: str) -> str:
+    return re.sub(r"from \S+:(\d+)", r"from <tests/cuda/test_cuda_tiles.py>:\1", text)
+
+
+def test_golden_cooperative_tile_module():
+    text = _normalise(_source(t_load_map_store, 64))
+    if os.environ.get("WEFT_UPDATE_GOLDEN") == "1" or not GOLDEN.exists():
+        GOLDEN.parent.mkdir(exist_ok=True)
+        GOLDEN.write_text(text)
+    assert text == GOLDEN.read_text(), "generated CUDA changed: review, then update with WEFT_UPDATE_GOLDEN=1"
+
+
+def test_cpu_results_of_corpus_kernels():
+    """The corpus kernels are valid weft programs: they run on the CPU (the reference a GPU run is compared with)."""
+    a = np.random.default_rng(0).standard_normal((2 * M, N)).astype(np.float32)
+    out = wp.zeros((2 * M, N), dtype=float)
+    wp.launch_tiled(t_load_map_store, dim=2, inputs=[wp.array(a), out], block_dim=64)
+    ref = 2.0 * np.log1p(np.exp(a)) + a
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5, atol=1e-5)
