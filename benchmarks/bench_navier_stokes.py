@@ -1,9 +1,12 @@
 """Navier-Stokes 2-D (examples/fluids) ms per time step: weft CPU vs NumPy vs PyTorch CPU vs NVIDIA Warp CPU.
 
-Every column runs the same scheme in float32 (SSP-RK3, central differences, spectral Poisson solve after each of
-the three stages): weft and Warp run ``examples/fluids/navier_stokes.py`` itself (weft replays the recorded
-``step()``; Warp launches eagerly, its graph capture being CUDA-only), NumPy runs ``ns_reference.py`` and PyTorch a
-line-by-line port of it.
+Every column runs the same scheme in float32 (SSP-RK3, central differences, spectral Poisson solve with
+real-to-complex FFTs after each of the three stages): weft and Warp run ``examples/fluids/navier_stokes.py`` and its
+``spectral.py`` themselves (weft replays the recorded ``step()``; Warp launches eagerly, its graph capture being
+CUDA-only), NumPy runs ``ns_reference.py`` (``np.fft.rfft2``) and PyTorch a line-by-line port of it
+(``torch.fft.rfft2``). ``--seed-poisson`` adds a ``weft_seed`` column: the seed's complex row/transpose/row solve.
+Warp runs the seed's solve: its CPU ``tile_fft`` does not compile for the multi-row tiles of ``spectral.py``
+(warp-lang 1.19: "no matching function for call to 'tile_fft_cpu_impl'").
 
 Usage: ``python benchmarks/bench_navier_stokes.py [--quick] [--sizes 128 256 512] [--no-warp]``.
 Target of issue 7 on a 2-core machine: N = 512 step <= 4 ms.
@@ -36,16 +39,18 @@ class TorchSolver:
         self.torch = torch
         n = omega.shape[0]
         self.h, self.re, self.dt = ref.DOMAIN / n, re, dt
-        k1 = torch.from_numpy(ref.wavenumbers(n).astype(np.float32))
-        self.k2 = k1[:, None] ** 2 + k1[None, :] ** 2
+        kx = torch.from_numpy(ref.wavenumbers(n).astype(np.float32))
+        ky = torch.arange(n // 2 + 1, dtype=torch.float32)
+        self.k2 = kx[:, None] ** 2 + ky[None, :] ** 2
         self.k2[0, 0] = 1.0
+        self.shape = (n, n)
         self.omega = torch.from_numpy(omega.astype(np.float32))
         self.psi = self.poisson(self.omega)
 
     def poisson(self, omega):
-        psi_hat = self.torch.fft.fft2(omega) / self.k2
+        psi_hat = self.torch.fft.rfft2(omega) / self.k2
         psi_hat[0, 0] = 0.0
-        return self.torch.fft.ifft2(psi_hat).real.contiguous()
+        return self.torch.fft.irfft2(psi_hat, s=self.shape).contiguous()
 
     def rhs(self, omega, psi):
         roll = self.torch.roll
@@ -66,12 +71,8 @@ class TorchSolver:
         self.omega, self.psi = omega, psi
 
 
-def load_example_with(framework: str):
-    """examples/fluids/navier_stokes.py with ``import weft as wp`` replaced by ``import <framework> as wp``."""
-    text = (FLUIDS / "navier_stokes.py").read_text()
-    if framework != "weft":
-        text = text.replace("import weft as wp", f"import {framework} as wp")
-    path = Path(tempfile.mkdtemp(prefix=f"ns-{framework}-")) / f"navier_stokes_{framework}.py"
+def _load_module(name: str, text: str, framework: str):
+    path = Path(tempfile.mkdtemp(prefix=f"ns-{framework}-")) / f"{name}_{framework}.py"
     path.write_text(text)
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
@@ -80,17 +81,31 @@ def load_example_with(framework: str):
     return module
 
 
-def bench_size(n: int, weft_ns, warp_ns, torch, rounds: int, steps: int) -> dict:
+def load_example_with(framework: str):
+    """examples/fluids/navier_stokes.py (and the spectral.py it imports) with ``import weft as wp`` replaced by
+    ``import <framework> as wp``: every framework runs the same kernels and the same launches."""
+    text = (FLUIDS / "navier_stokes.py").read_text()
+    if framework != "weft":
+        text = text.replace("import weft as wp", f"import {framework} as wp")
+        spectral = (FLUIDS / "spectral.py").read_text().replace("import weft as wp", f"import {framework} as wp")
+        _load_module("spectral", spectral, framework)
+        text = text.replace("from spectral import", f"from spectral_{framework} import")
+    return _load_module("navier_stokes", text, framework)
+
+
+def bench_size(n: int, weft_ns, warp_ns, torch, rounds: int, steps: int, seed_poisson: bool = False) -> dict:
     omega0 = ref.initial_vorticity(n, 42)
     sim = weft_ns.NavierStokes2D(n=n, device="cpu")
     solvers = {"weft": sim.step}
+    if seed_poisson:
+        solvers["weft_seed"] = weft_ns.NavierStokes2D(n=n, device="cpu", poisson="seed").step
     numpy_solver = ref.ReferenceSolver(omega0, sim.re, sim.dt, dtype=np.float32)
     solvers["numpy"] = numpy_solver.step
     if torch is not None:
         solvers["torch"] = TorchSolver(torch, omega0, sim.re, sim.dt).step
     if warp_ns is not None:
         try:
-            warp_sim = warp_ns.NavierStokes2D(n=n, device="cpu", use_graph=False)
+            warp_sim = warp_ns.NavierStokes2D(n=n, device="cpu", use_graph=False, poisson="seed")
             warp_sim.step()
             solvers["warp"] = warp_sim.step
         except Exception as exc:  # noqa: BLE001 - report and carry on without the column
@@ -112,6 +127,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer steps")
     parser.add_argument("--sizes", type=int, nargs="+", default=[128, 256, 512])
     parser.add_argument("--no-warp", action="store_true", help="skip NVIDIA Warp even if it is installed")
+    parser.add_argument("--seed-poisson", action="store_true",
+                        help="add a weft column with the seed's complex row/transpose/row Poisson solve")
     args = parser.parse_args()
     if args.no_warp:
         os.environ["BENCH_NO_WARP"] = "1"
@@ -124,8 +141,8 @@ def main() -> None:
     print(f"weft {weft.__version__} | numpy {np.__version__} | torch {torch.__version__ if torch else '-'} | "
           f"warp {warp.__version__ if warp else '-'} | {os.cpu_count()} CPU cores")
     rounds, steps = (3, 2) if args.quick else (7, 5)
-    rows = [bench_size(n, weft_ns, warp_ns, torch, rounds, steps) for n in args.sizes]
-    columns = [c for c in ("weft", "numpy", "torch", "warp") if any(r.get(c) is not None for r in rows)]
+    rows = [bench_size(n, weft_ns, warp_ns, torch, rounds, steps, args.seed_poisson) for n in args.sizes]
+    columns = [c for c in ("weft", "weft_seed", "numpy", "torch", "warp") if any(r.get(c) is not None for r in rows)]
     print_table("Navier-Stokes 2-D, ms per SSP-RK3 step (float32, CPU); 'weft vs X' > 1 means weft is faster",
                 rows, columns)
 

@@ -49,6 +49,11 @@ def imag_part(z: wp.vec2f) -> float:
 
 
 @wp.func
+def copy_complex(z: wp.vec2f) -> wp.vec2f:
+    return z
+
+
+@wp.func
 def scale_complex(z: wp.vec2f, s: float) -> wp.vec2f:
     return z * s
 
@@ -104,7 +109,8 @@ def _tile_kernels(n: int, rows: int):
                       out: wp.array2d(dtype=wp.vec2f)):
         c, _, _ = wp.tid()
         cols = wp.tile_load(s, shape=(N, R), offset=(0, c * R))
-        t = wp.tile_transpose(cols)
+        # tile_map makes a register tile of the transposed view: Warp's tile_fft takes register tiles only
+        t = wp.tile_map(copy_complex, wp.tile_transpose(cols))
         wp.tile_fft(t)
         k = wp.tile_load(inv_k2, shape=(R, N), offset=(c * R, 0))
         u = wp.tile_map(scale_complex, t, k)
