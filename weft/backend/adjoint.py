@@ -8,12 +8,18 @@ here or a rule registered in ``ADJOINT_RENDERERS`` by their domain package (tile
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, field
+
 from ..ir import types as T
 from ..ir.nodes import (
     AdjAssign,
     AdjLet,
     AdjointProgram,
+    Assign,
     Const,
+    CustomCall,
+    Function,
     Let,
     Pop,
     Push,
@@ -25,7 +31,7 @@ from ..ir.nodes import (
     walk,
 )
 from ..ops.registry import Adjoint, OpKind
-from .renderer import Emitter, Renderer, RenderOptions, _defined_vars
+from .renderer import Emitter, Renderer, RenderOptions, _defined_vars, _is_plain_array
 
 #: Reverse-mode rules of SPECIAL ops defined in domain packages: name -> fn(renderer, let, args, adj_args, adj_out).
 ADJOINT_RENDERERS: dict = {}
@@ -90,6 +96,54 @@ class AdjointRenderer(Renderer):
 
     def render_bwd_entry(self) -> str:
         return self.render_entry().replace("weft_fwd", "weft_bwd").replace("fwd_body", "bwd_body")
+
+    def render_entry(self, *args, **kwargs) -> str:
+        """The CPU backward entry: the forward's, after choosing how each gradient argument is accumulated.
+
+        One thread: plain adds everywhere. Several: plain adds into the gradient of an array each thread reads only at
+        its own launch index; a per-thread copy (summed after the grid) of the gradient of an array only read, where
+        that is cheaper than atomics; CAS atomics for the rest. Each choice is checked at run time against the
+        arguments' layouts (no gradient may share memory with another's). The CUDA renderer overrides this method.
+        """
+        text = super().render_entry(*args, **kwargs)
+        arrays = [p for p in self.fn.params if isinstance(p.type, T.ArrayType) and p.type.kind is not T.ArrayKind.FIXED]
+        plain = [p for p in arrays if p.type.kind is T.ArrayKind.ARRAY and T.is_differentiable_type(p.type.dtype)]
+        if not plain:
+            return text
+        access = grad_access(self.fn)
+        own = [p for p in plain if p.id in access.own]
+        private = [p for p in plain if p.id in access.loads]
+        lines = ["    const int32_t threads = weft::grid_threads(dims, ndim, nthreads);"]
+        if private:
+            lines += ["    weft::PrivateGrad priv[weft::kMaxPrivateGrads];", "    int npriv = 0;"]
+        lines.append("    if (threads <= 1) {")
+        lines += [f"        args.{p.name}.flags |= weft::kGradPlain;" for p in plain]
+        if own or private:
+            ranges = ", ".join(f"weft::detail::grad_bytes(args.{p.name})" for p in arrays)
+            lines += ["    } else {", f"        const weft::detail::ByteRange grads[] = {{{ranges}}};"]
+            for p in own:
+                k = arrays.index(p)
+                lines.append(f"        if (weft::grad_exclusive(args.{p.name}, grads, {len(arrays)}, {k})) "
+                             f"args.{p.name}.flags |= weft::kGradPlain;")
+            if private:
+                lines.append("        const int64_t total = weft::grid_total(dims, ndim);")
+            for p in private:
+                k = arrays.index(p)
+                field_ = f"size_t(reinterpret_cast<char*>(&args.{p.name}.grad) - reinterpret_cast<char*>(&args))"
+                lines.append(f"        weft::private_grad(args.{p.name}, {field_}, {access.loads[p.id]}, total, threads, "
+                             f"grads, {len(arrays)}, {k}, priv, npriv);")
+        lines.append("    }")
+        head = "    const Args args = *static_cast<const Args*>(argbuf);\n"
+        assert head in text
+        text = text.replace(head, head.replace("const Args args", "Args args", 1) + "\n".join(lines) + "\n", 1)
+        if private:
+            # the body takes the arguments from the runner, which hands each thread its own gradient copies
+            call = "weft::run_grid_private(dims, ndim, threads, args, priv, npriv, [](const Args& args, int32_t i0,"
+            text, n = re.subn(r"weft::run_grid(<\w+>)?\(dims, ndim, nthreads, \[[^\]]*\]\(int32_t i0,", call, text)
+        else:
+            text, n = re.subn(r"(weft::run_grid(<\w+>)?)\(dims, ndim, nthreads,", r"\1(dims, ndim, threads,", text)
+        assert n == 2, "unexpected CPU entry text"
+        return text
 
     def adj(self, x) -> str:
         """The adjoint variable of an operand (a scratch dummy for constants and non-array parameters)."""
@@ -228,7 +282,7 @@ class AdjointRenderer(Renderer):
         if arr.type.kind is T.ArrayKind.FIXED:
             self.out(f"weft::adj_load_fixed({args[0]}, {adj_args[0]}, {adj_out[0]}, {', '.join(args[1:])});")
             return
-        self.out(f"weft::adj_load({args[0]}, {adj_out[0]}, {', '.join(args[1:])});")
+        self.out(f"weft::adj_load{self.array_tparam(arr)}({args[0]}, {adj_out[0]}, {', '.join(args[1:])});")
 
     def adj_store(self, s, args, adj_args, adj_out):
         arr = s.args[0]
@@ -238,7 +292,7 @@ class AdjointRenderer(Renderer):
         if arr.type.kind is T.ArrayKind.FIXED:
             self.out(f"weft::adj_store_fixed({args[0]}, {adj_args[0]}, {adj_args[-1]}, {', '.join(args[1:-1])});")
             return
-        self.out(f"weft::adj_store({args[0]}, {adj_args[-1]}, {', '.join(args[1:-1])});")
+        self.out(f"weft::adj_store{self.array_tparam(arr)}({args[0]}, {adj_args[-1]}, {', '.join(args[1:-1])});")
 
     def adj_atomic_add(self, s, args, adj_args, adj_out):
         if T.is_differentiable_type(s.args[-1].type):
@@ -253,6 +307,84 @@ class AdjointRenderer(Renderer):
             self.out(f"weft::adj_atomic_minmax({args[0]}, {args[-1]}, {adj_args[-1]}, {', '.join(args[1:-1])});")
 
     adj_atomic_max = adj_atomic_min
+
+
+@dataclass
+class GradAccess:
+    """How a backward kernel's threads add into the gradients of its array parameters (by parameter id)."""
+
+    own: set[int] = field(default_factory=set)  # each thread only at its own launch index
+    loads: dict[int, int] = field(default_factory=dict)  # only read (any index): number of load sites
+
+
+def grad_access(fn: Function) -> GradAccess:
+    """Which array parameters' gradients may be accumulated without atomics, and how.
+
+    ``own``: every use is an element load or store whose indices are the thread's ``wp.tid()`` values, each once,
+    so two threads never add into the same gradient element (given a layout without overlapping elements, which the
+    backward entry checks at run time). ``loads``: arrays only ever read, whose gradients can be privatised per
+    thread. Kernels with struct arguments holding arrays, tiles or custom gradient funcs are left out: their
+    gradients can be reached in ways this walk does not follow.
+    """
+    out = GradAccess()
+    if any(isinstance(p.type, T.StructType) and _holds_array(p.type) for p in fn.params):
+        return out
+    tid: dict[int, int] = {}  # var id -> which wp.tid() component it holds
+    arity = 0
+    for s in walk(fn.body):
+        if isinstance(s, CustomCall):
+            return out
+        if not isinstance(s, Let):
+            continue
+        if any(isinstance(v.type, T.TileType) for v in list(s.dsts) + [a for a in s.args if isinstance(a, Var)]):
+            return out
+        if s.call.op.name == "tid":
+            arity = len(s.dsts)
+            tid.update({d.id: k for k, d in enumerate(s.dsts)})
+        elif s.call.op.name == "copy" and isinstance(s.args[0], Var) and s.args[0].id in tid:
+            tid[s.dsts[0].id] = tid[s.args[0].id]
+    candidates = {p.id for p in fn.params if _is_plain_array(p.type)}
+    not_own: set[int] = set()
+    not_read_only: set[int] = set()
+    loads: dict[int, int] = {}
+
+    def own_index(idx) -> bool:
+        comps = sorted(tid.get(v.id, -1) if isinstance(v, Var) else -1 for v in idx)
+        return arity > 0 and comps == list(range(arity))
+
+    for s in walk(fn.body):
+        if isinstance(s, Assign):
+            if isinstance(s.src, Var) and s.src.id in candidates:
+                not_own.add(s.src.id)
+                not_read_only.add(s.src.id)
+            continue
+        if not isinstance(s, Let):
+            continue
+        name = s.call.op.name
+        for k, a in enumerate(s.args):
+            if not isinstance(a, Var) or a.id not in candidates:
+                continue
+            if k == 0 and name == "array_shape":
+                continue
+            if k == 0 and name == "load":
+                loads[a.id] = loads.get(a.id, 0) + 1
+                if not own_index(s.args[1:]):
+                    not_own.add(a.id)
+                continue
+            not_read_only.add(a.id)
+            if not (k == 0 and name == "store" and own_index(s.args[1:-1])):
+                not_own.add(a.id)
+    out.own = candidates - not_own
+    out.loads = {i: n for i, n in loads.items() if i not in not_read_only and i not in out.own}
+    return out
+
+
+def _holds_array(t: T.Type) -> bool:
+    if isinstance(t, T.ArrayType):
+        return True
+    if isinstance(t, T.StructType):
+        return any(_holds_array(ft) for _, ft in t.fields)
+    return False
 
 
 def _popped(block: list[Stmt]) -> list[Var]:

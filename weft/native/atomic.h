@@ -7,6 +7,9 @@
 #include "quat.h"
 #include "transform.h"
 #include "array.h"
+#if !WEFT_CUDA
+#include <type_traits>
+#endif
 
 namespace weft {
 namespace atom {
@@ -208,16 +211,146 @@ template <typename A, typename T, typename... I>
 WEFT_FN T atomic_cas(const A& a, const T& cmp, const T& v, I... idx) {
     return atom::compare_exchange(&address(a, idx...), cmp, v);
 }
-// adjoint accumulation into an array's gradient (no-op when the array has none)
-template <typename T, typename... I>
-WEFT_FN void grad_add(const array_t<T>& a, const T& v, I... idx) {
-    if (!a.grad) return;
-    T* g = detail::at(a.grad, detail::offset<false>(a, int64(idx)...));
+// Array flag bit 2: no other thread of this launch adds into the elements of this array's gradient, so adjoint
+// accumulation may use plain adds. Only a CPU backward entry sets it, on its private copy of the arguments: on one
+// thread for every array argument, on several for arrays each thread reads only at its own index (see
+// grad_exclusive) and for gradients it redirected to a per-thread buffer. Views inherit it with the other flags.
+constexpr int32 kGradPlain = 4;
+
+#if !WEFT_CUDA
+// Several threads may add here: atomically, unless the launch runs on one thread (a kernel whose entry does not set
+// kGradPlain, e.g. a tile kernel, or an array held in a struct). Out of line: the hot path is the plain add.
+template <typename T>
+__attribute__((noinline, cold)) void grad_add_shared(T* g, T v) {
     if (running_serially())
         *g += v;
     else
         atom::fetch_add(g, v);
 }
+#endif
+
+// adjoint accumulation into an array's gradient (no-op when the array has none); C: contiguous innermost dimension
+template <bool C = false, typename T, typename... I>
+WEFT_FN void grad_add(const array_t<T>& a, const T& v, I... idx) {
+    if (!a.grad) return;
+    T* g = detail::at(a.grad, detail::offset<C>(a, int64(idx)...));
+#if !WEFT_CUDA
+    if (a.flags & kGradPlain)
+        *g += v;
+    else
+        grad_add_shared(g, v);
+#else
+    atom::fetch_add(g, v);
+#endif
+}
+#if !WEFT_CUDA
+namespace detail {
+struct ByteRange {
+    const char* lo;
+    const char* hi;  // one past the last byte; lo == hi: empty
+};
+// the bytes of a's gradient that indices within a's shape can reach (empty when a has no gradient)
+template <typename T>
+inline ByteRange grad_bytes(const array_t<T>& a) {
+    if (!a.grad) return {nullptr, nullptr};
+    int64 lo = 0, hi = 0;
+    for (int d = 0; d < a.ndim; ++d) {
+        if (a.shape[d] <= 0) return {nullptr, nullptr};
+        const int64 span = int64(a.shape[d] - 1) * a.strides[d];
+        (span < 0 ? lo : hi) += span;
+    }
+    const char* base = reinterpret_cast<const char*>(a.grad);
+    return {base + lo, base + hi + sizeof(T)};
+}
+template <typename T>
+inline ByteRange grad_bytes(const indexedarray_t<T>& a) { return grad_bytes(a.arr); }
+// distinct indices address disjoint elements: sorted by size, each stride steps over the whole extent of the
+// smaller ones (no zero strides, no overlapping views)
+template <typename T>
+inline bool distinct_elements(const array_t<T>& a) {
+    int64 stride[4], extent[4];
+    int n = 0;
+    for (int d = 0; d < a.ndim && d < 4; ++d) {
+        if (a.shape[d] <= 1) continue;
+        int64 s = a.strides[d] < 0 ? -a.strides[d] : a.strides[d];
+        int k = n++;
+        for (; k > 0 && stride[k - 1] > s; --k) {
+            stride[k] = stride[k - 1];
+            extent[k] = extent[k - 1];
+        }
+        stride[k] = s;
+        extent[k] = a.shape[d];
+    }
+    int64 covered = int64(sizeof(T));
+    for (int k = 0; k < n; ++k) {
+        if (stride[k] < covered) return false;
+        covered = stride[k] * extent[k];
+    }
+    return true;
+}
+}  // namespace detail
+
+// Whether several threads may add into a's gradient with plain adds, given that each thread of the launch adds only
+// at its own launch index (the code generator checked that): distinct indices must reach distinct elements, and no
+// other array argument's gradient (grads[k], k != self) may share memory with this one.
+template <typename T>
+inline bool grad_exclusive(const array_t<T>& a, const detail::ByteRange* grads, int n, int self) {
+    if (!a.grad || !detail::distinct_elements(a)) return false;
+    const detail::ByteRange r = grads[self];
+    for (int k = 0; k < n; ++k) {
+        const detail::ByteRange o = grads[k];
+        if (k != self && o.lo != o.hi && r.lo < o.hi && o.lo < r.hi) return false;
+    }
+    return true;
+}
+
+struct PrivateGrad {
+    size_t field;    // byte offset of the gradient pointer inside the kernel's argument struct
+    char* lo;        // first byte of the gradient's extent (every byte of [lo, lo + bytes) belongs to an element)
+    int64 bytes;
+    bool is_double;  // element scalars: double, else float
+};
+constexpr int kMaxPrivateGrads = 16;
+
+namespace detail {
+// the scalar type of a gradient element made only of float or double scalars (void otherwise)
+template <typename T> struct grad_scalar { typedef void type; };
+template <> struct grad_scalar<float> { typedef float type; };
+template <> struct grad_scalar<double> { typedef double type; };
+template <unsigned N, typename S> struct grad_scalar<vec_t<N, S>> { typedef typename grad_scalar<S>::type type; };
+template <unsigned R, unsigned C, typename S> struct grad_scalar<mat_t<R, C, S>> {
+    typedef typename grad_scalar<S>::type type;
+};
+template <typename S> struct grad_scalar<quat_t<S>> { typedef typename grad_scalar<S>::type type; };
+template <typename S> struct grad_scalar<transform_t<S>> { typedef typename grad_scalar<S>::type type; };
+}  // namespace detail
+
+// Privatise a's gradient for a launch on `threads` threads (see run_grid_private in launch.h) when copies cost less
+// than the atomics they replace: `sites` loads of a per thread, `total` grid points. The gradient's bytes must all
+// be elements (dense layout: summing the copies touches nothing else) and shared with no other argument's gradient
+// (thread 0 adds into it directly). On success, appends to priv and marks a for plain adds.
+template <typename T>
+inline void private_grad(array_t<T>& a, size_t field, int sites, int64 total, int threads,
+                         const detail::ByteRange* grads, int ngrads, int self, PrivateGrad* priv, int& npriv) {
+    typedef typename detail::grad_scalar<T>::type S;
+    if constexpr (!std::is_void<S>::value) {
+        if (!a.grad || npriv >= kMaxPrivateGrads || !detail::distinct_elements(a)) return;
+        const detail::ByteRange r = grads[self];
+        int64 count = 1;
+        for (int d = 0; d < a.ndim; ++d) count *= a.shape[d];
+        if (count <= 0 || int64(r.hi - r.lo) != count * int64(sizeof(T))) return;  // not dense
+        if (count * threads > 2 * int64(sites) * total) return;  // summing copies would cost more than atomics
+        if (int64(r.hi - r.lo) * (threads - 1) > (int64(1) << 28)) return;
+        for (int k = 0; k < ngrads; ++k) {
+            const detail::ByteRange o = grads[k];
+            if (k != self && o.lo != o.hi && r.lo < o.hi && o.lo < r.hi) return;
+        }
+        priv[npriv++] = PrivateGrad{field, const_cast<char*>(r.lo), int64(r.hi - r.lo), sizeof(S) == 8};
+        a.flags |= kGradPlain;
+    }
+}
+#endif
+
 template <typename T, typename... I>
 WEFT_FN T grad_load(const array_t<T>& a, I... idx) {
     return a.grad ? *detail::at(a.grad, detail::offset<false>(a, int64(idx)...)) : T();
@@ -234,22 +367,22 @@ namespace weft {
 // ---- adjoints of array writes (arguments as the forward ops: array, value, indices)
 // a[i] = v: v receives the gradient of the element; when the array is overwritten on the tape (flag bit 1),
 // the element's gradient is consumed (the value it belonged to no longer exists before this store).
-template <typename T, typename... I>
+template <bool C = false, typename T, typename... I>
 WEFT_FN void adj_store(const array_t<T>& a, T& adj_value, I... idx) {
     if (!a.grad) return;
-    T* g = detail::at(a.grad, detail::offset<false>(a, int64(idx)...));
+    T* g = detail::at(a.grad, detail::offset<C>(a, int64(idx)...));
     adj_value += *g;
     if (a.flags & 2) *g = T();
 }
-template <typename T, typename... I>
+template <bool C = false, typename T, typename... I>
 WEFT_FN void adj_store(const indexedarray_t<T>& a, T& adj_value, I... idx) {
     if (!a.arr.grad) return;
     T* g = detail::at(a.arr.grad, reinterpret_cast<char*>(&address(a, idx...)) - reinterpret_cast<char*>(a.arr.data));
     adj_value += *g;
 }
-template <typename T, typename... I>
-WEFT_FN void adj_load(const array_t<T>& a, const T& adj_value, I... idx) { grad_add(a, adj_value, idx...); }
-template <typename T, typename... I>
+template <bool C = false, typename T, typename... I>
+WEFT_FN void adj_load(const array_t<T>& a, const T& adj_value, I... idx) { grad_add<C>(a, adj_value, idx...); }
+template <bool C = false, typename T, typename... I>
 WEFT_FN void adj_load(const indexedarray_t<T>& a, const T& adj_value, I... idx) {
     if (!a.arr.grad) return;
     T* g = detail::at(a.arr.grad, reinterpret_cast<char*>(&address(a, idx...)) - reinterpret_cast<char*>(a.arr.data));

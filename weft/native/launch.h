@@ -2,8 +2,10 @@
 // the innermost launch dimension is a plain counted loop the compiler can vectorise.
 #pragma once
 #include "core.h"
+#include "atomic.h"
 #if !WEFT_CUDA
 #include <omp.h>
+#include <cstdlib>
 #endif
 
 #if !WEFT_CUDA
@@ -119,21 +121,8 @@ inline bool run_piece(const Grid& g, GridSlice& s, Body& body) {
     return true;
 }
 
-template <bool Independent = false, typename Body>
-inline void run_grid(const int64* dims, int32 ndim, int32 nthreads, Body&& body) {
-    const Grid g = make_grid(dims, ndim);
-    int64 total = 1;
-    for (int d = 0; d < (ndim < 1 ? 1 : ndim); ++d) total *= g.dim[d];
-    if (total <= 0) return;
-    int threads = nthreads > 0 ? nthreads : omp_get_max_threads();
-    if (threads > kMaxGridThreads) threads = kMaxGridThreads;
-    if (int64(threads) * kMinPerThread > total) threads = int(total / kMinPerThread);
-    if (threads <= 1) {
-        SerialScope serial;  // one thread: gradient accumulation needs no atomics
-        run_range<Independent>(g, 0, total, body);
-        return;
-    }
-    GridSlice slices[kMaxGridThreads];
+// Cuts the flattened grid into one slice per thread (see GridSlice).
+inline void make_slices(int64 total, int threads, GridSlice* slices) {
     const int64 per = (total + threads - 1) / threads;
     for (int t = 0; t < threads; ++t) {
         GridSlice& s = slices[t];
@@ -146,17 +135,133 @@ inline void run_grid(const int64* dims, int32 ndim, int32 nthreads, Body&& body)
         s.count = s.piece > 0 ? int32((len + s.piece - 1) / s.piece) : 0;
         s.next = 0;
     }
+}
+
+// Thread t of a team runs its own slice's pieces, then those the others have not started. A team smaller than the
+// slices (OpenMP may give fewer threads than asked for) still runs every piece.
+template <bool Independent, typename Body>
+inline void run_slices(const Grid& g, GridSlice* slices, int nslices, int t, Body& body) {
+    while (run_piece<Independent>(g, slices[t], body)) {
+    }
+    for (int k = 1; k < nslices; ++k) {
+        GridSlice& other = slices[(t + k) % nslices];
+        while (run_piece<Independent>(g, other, body)) {
+        }
+    }
+}
+
+inline int64 grid_total(const int64* dims, int32 ndim) {
+    int64 total = 1;
+    for (int d = 0; d < ndim; ++d) total *= dims[d];
+    return total;
+}
+
+// The number of threads run_grid uses for a launch (a backward entry asks first, to choose how each gradient is
+// accumulated); passing the result back as nthreads gives the same number.
+inline int32 grid_threads(const int64* dims, int32 ndim, int32 nthreads) {
+    const int64 total = grid_total(dims, ndim);
+    int threads = nthreads > 0 ? nthreads : omp_get_max_threads();
+    if (threads > kMaxGridThreads) threads = kMaxGridThreads;
+    if (int64(threads) * kMinPerThread > total) threads = int(total / kMinPerThread);
+    return threads < 1 ? 1 : threads;
+}
+
+template <bool Independent = false, typename Body>
+inline void run_grid(const int64* dims, int32 ndim, int32 nthreads, Body&& body) {
+    const Grid g = make_grid(dims, ndim);
+    const int64 total = grid_total(dims, ndim);
+    if (total <= 0) return;
+    const int threads = grid_threads(dims, ndim, nthreads);
+    if (threads <= 1) {
+        SerialScope serial;  // one thread: gradient accumulation needs no atomics
+        run_range<Independent>(g, 0, total, body);
+        return;
+    }
+    GridSlice slices[kMaxGridThreads];
+    make_slices(total, threads, slices);
+#pragma omp parallel num_threads(threads)
+    run_slices<Independent>(g, slices, threads, omp_get_thread_num(), body);
+}
+
+// ---- privatised gradient accumulation
+// A gradient that several threads add into at the same elements (a stencil's neighbours, a gather's sources) would
+// need an atomic read-modify-write per add. Instead, thread t > 0 of a backward launch adds with plain adds into its
+// own zeroed copy of the gradient's bytes (thread 0 into the gradient itself); after the grid, the threads sum the
+// copies into the gradient, each a contiguous chunk of it, copies in thread order.
+// (PrivateGrad and private_grad, which chooses the gradients, are in atomic.h)
+
+template <typename S>
+inline void sum_private(S* dst, char* const* copies, int ncopies, int64 begin, int64 end) {
+    for (int c = 0; c < ncopies; ++c) {
+        const S* src = reinterpret_cast<const S*>(copies[c]);
+        for (int64 i = begin; i < end; ++i) dst[i] += src[i];
+    }
+}
+
+// run_grid for a backward body taking the arguments explicitly (body(args, i0, i1, i2, i3, flat)), with the
+// gradients in priv[0..npriv) privatised per thread. threads must come from grid_threads.
+template <typename A, typename Body>
+inline void run_grid_private(const int64* dims, int32 ndim, int32 threads, const A& args, const PrivateGrad* priv,
+                             int npriv, Body&& body) {
+    const Grid g = make_grid(dims, ndim);
+    const int64 total = grid_total(dims, ndim);
+    if (total <= 0) return;
+    if (threads <= 1 || npriv == 0) {
+        run_grid(dims, ndim, threads, [&](int32 i0, int32 i1, int32 i2, int32 i3, int64 flat) {
+            body(args, i0, i1, i2, i3, flat);
+        });
+        return;
+    }
+    // one block per thread t > 0, each slot's copy 64-byte aligned relative to the gradient's own alignment
+    int64 offsets[kMaxPrivateGrads + 1];
+    offsets[0] = 0;
+    for (int k = 0; k < npriv; ++k) offsets[k + 1] = offsets[k] + ((priv[k].bytes + 64 + 63) / 64) * 64;
+    const int64 block = offsets[npriv];
+    char* pool = static_cast<char*>(std::malloc(size_t(block * (threads - 1) + 64)));
+    if (pool == nullptr) {  // no memory for the copies: one thread (the gradients are already marked for plain adds)
+        run_grid(dims, ndim, 1, [&](int32 i0, int32 i1, int32 i2, int32 i3, int64 flat) {
+            body(args, i0, i1, i2, i3, flat);
+        });
+        return;
+    }
+    char* base = pool + (64 - reinterpret_cast<uintptr_t>(pool) % 64) % 64;
+    auto copy_of = [&](int t, int k) {  // thread t's copy of slot k: same address modulo 64 as the gradient
+        return base + int64(t - 1) * block + offsets[k] + int64(reinterpret_cast<uintptr_t>(priv[k].lo) % 64);
+    };
+    GridSlice slices[kMaxGridThreads];
+    make_slices(total, threads, slices);
 #pragma omp parallel num_threads(threads)
     {
         const int t = omp_get_thread_num();
-        while (run_piece<Independent>(g, slices[t], body)) {
-        }
-        for (int k = 1; k < threads; ++k) {
-            GridSlice& other = slices[(t + k) % threads];
-            while (run_piece<Independent>(g, other, body)) {
+        const int team = omp_get_num_threads();
+        A mine = args;
+        if (t > 0) {
+            for (int k = 0; k < npriv; ++k) {
+                char* copy = copy_of(t, k);
+                std::memset(copy, 0, size_t(priv[k].bytes));
+                char* grad;
+                std::memcpy(&grad, reinterpret_cast<char*>(&mine) + priv[k].field, sizeof(char*));
+                grad = copy + (grad - priv[k].lo);
+                std::memcpy(reinterpret_cast<char*>(&mine) + priv[k].field, &grad, sizeof(char*));
             }
         }
+        auto point = [&](int32 i0, int32 i1, int32 i2, int32 i3, int64 flat) { body(mine, i0, i1, i2, i3, flat); };
+        run_slices<false>(g, slices, threads, t, point);
+#pragma omp barrier
+        char* copies[kMaxGridThreads];
+        for (int k = 0; k < npriv; ++k) {
+            for (int c = 1; c < team; ++c) copies[c - 1] = copy_of(c, k);
+            const int64 n = priv[k].bytes / (priv[k].is_double ? 8 : 4);
+            const int64 chunk = (n + team - 1) / team;
+            const int64 b = int64(t) * chunk < n ? int64(t) * chunk : n;
+            const int64 e = b + chunk < n ? b + chunk : n;
+            if (priv[k].is_double)
+                sum_private(reinterpret_cast<double*>(priv[k].lo), copies, team - 1, b, e);
+            else
+                sum_private(reinterpret_cast<float*>(priv[k].lo), copies, team - 1, b, e);
+        }
     }
+    std::free(pool);
 }
 #endif
 
