@@ -9,6 +9,7 @@ values written earlier on the tape consume the gradient of the overwritten value
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 
@@ -60,6 +61,9 @@ class Tape:
         self._allowed: set[int] = set()
         self._written: dict[int, list[int]] = {}  # identity of an array buffer -> indices of records writing it
         self._arrays: dict[int, object] = {}  # every array seen, by id
+        # arrays seen only by a nested Tape inside a recorded callback (wp.checkpoint's recomputed segments), held
+        # weakly: zero() and gradients cover them while they live, but the Tape does not keep them alive
+        self._weak: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self._token = None
 
     # ------------------------------------------------------------------ recording
@@ -121,6 +125,12 @@ class Tape:
         for a in arrays:
             self._arrays[id(a)] = a
         self.launches.append(FuncRecord(backward, tuple(arrays)))
+
+    def _watch(self, arrays) -> None:
+        """Let ``zero()`` and ``gradients`` cover ``arrays`` (held weakly) without recording anything."""
+        for a in arrays:
+            if id(a) not in self._arrays:
+                self._weak[id(a)] = a
 
     def allow_overwrite(self, *arrays) -> None:
         """Opt arrays out of the overwrite check (you assert their replayed values do not matter)."""
@@ -184,11 +194,15 @@ class Tape:
     @property
     def gradients(self) -> dict:
         """{array: gradient array} for every array on the tape that has a gradient."""
-        return {a: a.grad for a in self._arrays.values() if getattr(a, "grad", None) is not None}
+        out = {a: a.grad for a in self._arrays.values() if getattr(a, "grad", None) is not None}
+        for a in list(self._weak.values()):
+            if getattr(a, "grad", None) is not None:
+                out[a] = a.grad
+        return out
 
     def zero(self) -> None:
         """Zero the gradients of every array the tape has seen (keeps the recorded launches)."""
-        for a in self._arrays.values():
+        for a in [*self._arrays.values(), *self._weak.values()]:
             g = getattr(a, "grad", None)
             if g is not None:
                 g.zero_()
@@ -199,6 +213,7 @@ class Tape:
         self.launches = []
         self._written = {}
         self._arrays = {}
+        self._weak = weakref.WeakValueDictionary()
         self.loss = None
 
 

@@ -7,6 +7,7 @@ On the CPU the memory is owned by a NumPy array, so ``.numpy()`` is zero-copy an
 
 from __future__ import annotations
 
+import math
 import typing
 
 import numpy as np
@@ -17,6 +18,7 @@ from ..types.mapping import scalar_class
 from . import device as D
 from .dtypes import element_size, np_layout, resolve_dtype, to_host_value
 from .layout import ARRAY_DESC
+from .pool import active_pool, grads_off
 
 
 class _Shared:
@@ -32,6 +34,9 @@ def _dtype_class(ir: T.Type):
     if isinstance(ir, T.StructType):
         return ir.pyclass
     return C.class_for(ir)
+
+
+_DTYPES: dict[int, tuple] = {}  # id of a dtype class -> (the class, its IR type, the array's dtype class)
 
 
 class array:
@@ -72,13 +77,19 @@ class array:
             self._init_empty(dtype, shape)
         if grad is not None:
             self.grad = grad
-        elif requires_grad:
+        elif requires_grad and not grads_off.get():
             self.requires_grad = True
 
     # ------------------------------------------------------------------ construction
     def _set_dtype(self, dtype) -> None:
+        hit = _DTYPES.get(id(dtype))
+        if hit is not None and hit[0] is dtype:
+            _, self._ir, self.dtype = hit
+            return
         self._ir = resolve_dtype(dtype)
         self.dtype = _dtype_class(self._ir) if not isinstance(self._ir, T.ScalarType) else scalar_class(self._ir.name)
+        if isinstance(dtype, type):  # classes live as long as their module: cache them by identity
+            _DTYPES[id(dtype)] = (dtype, self._ir, self.dtype)
 
     def _init_empty(self, dtype, shape) -> None:
         if dtype is typing.Any:
@@ -501,8 +512,9 @@ _ALIGN = 64  # cache-line aligned: SIMD-friendly, and JAX/XLA import DLPack buff
 def aligned_zeros(shape, dtype) -> np.ndarray:
     """A zeroed C-contiguous NumPy array whose data starts on a 64-byte boundary."""
     dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    raw = np.zeros(nbytes + _ALIGN, dtype=np.uint8)
+    nbytes = math.prod(shape) * dtype.itemsize
+    pool = active_pool.get()  # inside wp.checkpoint: recycle the buffers of arrays that died (runtime/pool.py)
+    raw = np.zeros(nbytes + _ALIGN, dtype=np.uint8) if pool is None else pool.zeros(nbytes + _ALIGN)
     start = (-raw.ctypes.data) % _ALIGN
     return raw[start:start + nbytes].view(dtype).reshape(shape)
 
