@@ -220,3 +220,52 @@ def test_cpu_results_of_corpus_kernels():
     wp.launch_tiled(t_load_map_store, dim=2, inputs=[wp.array(a), out], block_dim=64)
     ref = 2.0 * np.log1p(np.exp(a)) + a
     np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------------- on a GPU
+def _gpu_cases():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((2 * M, N)).astype(np.float32)
+    b = rng.standard_normal((N, 2 * M)).astype(np.float32)
+    x64 = rng.standard_normal((4, 64, 2)).astype(np.float32)
+    x37 = rng.standard_normal((2, 37, 2)).astype(np.float32)
+    return [
+        # (kernel, block_dim, grid, inputs (numpy or shape of a zero output), index of the output)
+        (t_load_map_store, 64, 2, [a, ("f", (2 * M, N))], 1),
+        (t_reduce, 32, 2, [a, ("f", (2,))], 1),
+        (t_reduce, 96, 2, [a, ("f", (2,))], 1),
+        (t_matmul, 128, (2, 2), [a, b, ("f", (2 * M, 2 * M))], 2),
+        (_fft_kernel(64, 2), 64, (2, 1), [x64, ("v", (4, 64))], 1),
+        (_fft_kernel(37, 1), 32, (2, 1), [x37, ("v", (2, 37))], 1),
+    ]
+
+
+def _arrays(inputs, device):
+    out = []
+    for x in inputs:
+        if isinstance(x, tuple):
+            dtype = wp.vec2f if x[0] == "v" else float
+            out.append(wp.zeros(x[1], dtype=dtype, device=device, requires_grad=True))
+        elif x.ndim == 3:
+            out.append(wp.array(x, dtype=wp.vec2f, device=device, requires_grad=True))
+        else:
+            out.append(wp.array(x, device=device, requires_grad=True))
+    return out
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_cooperative_tiles_on_gpu_match_cpu(cuda_device, case):
+    """Forward results and input gradients of the corpus on the GPU against the CPU reference."""
+    kernel, block_dim, grid, inputs, k_out = _gpu_cases()[case]
+    results = {}
+    for device in ("cpu", cuda_device):
+        arrays = _arrays(inputs, device)
+        tape = wp.Tape()
+        with tape:
+            wp.launch_tiled(kernel, dim=grid, inputs=arrays, block_dim=block_dim, device=device)
+        seed = np.ones(arrays[k_out].shape + ((2,) if arrays[k_out].dtype is wp.vec2f else ()), np.float32)
+        tape.backward(grads={arrays[k_out]: wp.array(seed, dtype=arrays[k_out].dtype, device=device)})
+        results[str(device)] = [arrays[k_out].numpy()] + [arrays[i].grad.numpy() for i in range(k_out)]
+    cpu, gpu = results["cpu"], results[str(cuda_device)]
+    for c, g in zip(cpu, gpu):
+        np.testing.assert_allclose(g, c, rtol=2e-4, atol=2e-4 * max(1.0, float(np.abs(c).max())))

@@ -116,7 +116,7 @@ def test_without_gpu_cuda_devices_are_absent_and_cpu_works():
     assert y.numpy().tolist() == [2.0, 4.0]
 
 
-def test_tile_kernels_compile_one_block_per_thread():
+def test_tile_kernels_compile_as_cooperative_blocks():
     from weft.backend.cuda import render_cuda
 
     @wp.kernel
@@ -129,5 +129,6 @@ def test_tile_kernels_compile_one_block_per_thread():
     spec = tile_row_sum._lower(tile_row_sum._fixed_types, False, 64)
     source = render_cuda(spec.fn, "tile_row_sum", False)
     assert "nblocks" in source and "run_blocks" not in source
+    assert "weft::cta::tile_sum(" in source and "threadIdx.x" in source  # one thread per lane (test_cuda_tiles.py)
     for arch in ARCHS:
         nvrtc.build_cuda(source, nvrtc.NvrtcOptions(arch=arch), "tile_row_sum")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU checks for weft (issue 5): on a machine with an NVIDIA GPU and driver, in under 10 minutes,
 #   1. installs the cuda and test extras (cuda-bindings, NVRTC from pip: no CUDA toolkit needed),
-#   2. runs the CUDA runtime tests, then the whole test suite with cuda:0 as the default device,
+#   2. runs the CUDA runtime tests, the tile tests (cooperative blocks), then the whole test suite with
+#      cuda:0 as the default device,
 #   3. runs benchmarks/bench_gpu.py (weft vs warp-lang when installed) and prints its table.
 #
 # Usage: tests/gpu/run_gpu_checks.sh [--dry-run] [--no-install] [--quick]
@@ -79,6 +80,10 @@ export PYTHONPATH="${here}${PYTHONPATH:+:${PYTHONPATH}}"    # for -p device_plug
 
 step "CUDA runtime tests on ${device}"
 run timeout "${suite_timeout}" "${python}" -m pytest -q -p device_plugin tests/cuda -x || status=1
+
+step "tile kernels (cooperative CUDA blocks) on ${device}"
+run env WEFT_NVRTC_CHECK=0 timeout "${suite_timeout}" "${python}" -m pytest -q -p device_plugin tests/tiles \
+    tests/cuda/test_cuda_tiles.py::test_cooperative_tiles_on_gpu_match_cpu -n "${PYTEST_WORKERS:-4}" || status=1
 
 step "whole test suite with ${device} as the default device (time box ${suite_timeout}s)"
 # The NVRTC compile check already ran in CI; skip it here to leave the time to the GPU.

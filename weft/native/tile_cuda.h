@@ -20,7 +20,7 @@
 #include "tile.h"
 #include "fft.h"
 
-#if WEFT_CUDA
+#if WEFT_CUDA || defined(WEFT_CTA_HOST_TEST)  // the host test compiles it with threads as lanes
 namespace weft {
 namespace cta {
 
