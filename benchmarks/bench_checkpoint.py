@@ -15,7 +15,8 @@ would hide allocation costs): kernels are compiled and loaded by a 2-step warm-u
 with ``tracemalloc`` over the construction of the problem and two gradient passes (every array buffer is a traced
 NumPy allocation, including the buffers ``wp.checkpoint``'s pool keeps for reuse), then the time per gradient is the
 median of ``--repeat`` passes without tracing (elapsed and CPU seconds; set ``WEFT_NUM_THREADS=1`` for numbers that
-other jobs on a shared machine disturb less). The workers of the two modes alternate, so load from other jobs on a
+other jobs on a shared machine disturb less) and the minor page faults per pass (fresh memory mapped in: the
+cost that made checkpointing slow before its buffer pool). The workers of the two modes alternate, so load from other jobs on a
 shared machine hits both alike. ``ratio`` is checkpoint time / full-Tape time: the cost model is one extra forward
 pass, about 1.3x when a backward pass costs twice a forward pass.
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -75,12 +77,15 @@ def worker(workload: str, n: int, steps: int, mode: str, repeat: int, jacobi: in
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     times, cpu = [], []
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     for _ in range(repeat):
         t0, c0 = time.perf_counter(), time.process_time()
         run()
         times.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
-    return {"time": statistics.median(times), "cpu": statistics.median(cpu), "peak_mib": peak / 2**20}
+    faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults) / repeat
+    return {"time": statistics.median(times), "cpu": statistics.median(cpu), "peak_mib": peak / 2**20,
+            "faults": faults}
 
 
 def run_worker(args, steps: int, mode: str) -> dict | None:
@@ -121,9 +126,11 @@ def main() -> None:
         rows.append((steps, res["full"], res["checkpoint"]))
         _print_row(*rows[-1])
     print(f"\nwp.checkpoint vs full Tape ({args.workload}, N={args.n}): seconds per gradient and peak traced MiB")
-    print("(wall: elapsed seconds; cpu: CPU seconds of all threads, less sensitive to other jobs on the machine)")
+    print("(s: elapsed seconds; cpu: CPU seconds of all threads, less sensitive to other jobs on the machine; "
+          "faults: minor page faults per gradient)")
     header = (f"{'steps':>6} {'full s':>8} {'ckpt s':>8} {'ckpt/full':>9} {'full cpu':>9} {'ckpt cpu':>9} "
-              f"{'ckpt/full':>9} {'full MiB':>9} {'ckpt MiB':>9} {'full/ckpt':>9}")
+              f"{'ckpt/full':>9} {'full MiB':>9} {'ckpt MiB':>9} {'full/ckpt':>9} {'faults full':>11} "
+              f"{'faults ckpt':>11}")
     print(header)
     print("-" * len(header))
     for steps, full, ck in rows:
@@ -132,7 +139,8 @@ def main() -> None:
             continue
         print(f"{steps:>6} {full['time']:8.3f} {ck['time']:8.3f} {ck['time'] / full['time']:8.2f}x "
               f"{full['cpu']:9.3f} {ck['cpu']:9.3f} {ck['cpu'] / full['cpu']:8.2f}x "
-              f"{full['peak_mib']:9.1f} {ck['peak_mib']:9.1f} {full['peak_mib'] / ck['peak_mib']:8.1f}x")
+              f"{full['peak_mib']:9.1f} {ck['peak_mib']:9.1f} {full['peak_mib'] / ck['peak_mib']:8.1f}x "
+              f"{full['faults']:11.0f} {ck['faults']:11.0f}")
 
 
 def _print_row(steps: int, full: dict | None, ck: dict | None) -> None:
