@@ -10,12 +10,11 @@ ThreadSanitizer, which reports any data race (a missing barrier) between lanes.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 
 import pytest
-
-NATIVE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "weft", "native")
+from host_lanes import CUDA_STANDINS, NATIVE
+from host_lanes import cxx as _cxx
 
 _SOURCE = r"""
 #include <cmath>
@@ -29,17 +28,7 @@ _SOURCE = r"""
 struct weft_dim3 { unsigned x, y, z; };
 static thread_local weft_dim3 threadIdx;
 static weft_dim3 blockDim;
-static pthread_barrier_t g_bar;
-static void __syncthreads() { pthread_barrier_wait(&g_bar); }
-static void sincospif(float x, float* s, float* c) {
-    const double a = M_PI * double(x);
-    *s = float(std::sin(a));
-    *c = float(std::cos(a));
-}
-static void sincospi(double x, double* s, double* c) {
-    *s = std::sin(M_PI * x);
-    *c = std::cos(M_PI * x);
-}
+""" + CUDA_STANDINS + r"""
 #define __device__
 #define __forceinline__
 #define __noinline__
@@ -333,9 +322,6 @@ int main() {
 }
 """
 
-
-def _cxx():
-    return os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
 
 
 def _build(tmp_path, extra: list[str]) -> subprocess.CompletedProcess:

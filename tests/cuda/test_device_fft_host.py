@@ -8,13 +8,12 @@ across them), so the cooperative split of every pass over the lanes runs as on a
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 
 import pytest
+from host_lanes import CUDA_STANDINS, NATIVE
+from host_lanes import cxx as _cxx
 
-NATIVE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "weft", "native")
 LENGTHS = [1, 2, 3, 4, 5, 7, 8, 12, 16, 29, 37, 48, 49, 64, 96, 97, 210, 384, 1000, 1024]
 LANES = [1, 3, 32]
 
@@ -26,17 +25,7 @@ _PRELUDE = r"""
 #include "fft.h"
 #define __device__
 #define __noinline__
-static pthread_barrier_t g_bar;
-static void __syncthreads() { pthread_barrier_wait(&g_bar); }
-static void sincospif(float x, float* s, float* c) {
-    const double a = M_PI * double(x);
-    *s = float(std::sin(a));
-    *c = float(std::cos(a));
-}
-static void sincospi(double x, double* s, double* c) {
-    *s = std::sin(M_PI * x);
-    *c = std::cos(M_PI * x);
-}
+""" + CUDA_STANDINS + r"""
 #include "fft_device.h"
 using namespace weft;
 
@@ -89,9 +78,6 @@ static double check(int rows, int lanes) {
 }
 """
 
-
-def _cxx():
-    return os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
 
 
 @pytest.fixture(scope="module")

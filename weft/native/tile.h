@@ -301,6 +301,26 @@ WEFT_FN void adj_tile_extract(const tile_t<T, D...>& t, tile_t<T, D...>& adj_t, 
 }
 
 // ---------------------------------------------------------------------------------------------- reshaping
+namespace tiles {
+// Flat index in the source tile (dims SI) of element k of a view (dims SO, aligned with SI's trailing dimensions)
+// placed at ``off``; may fall outside the source.
+template <typename SO, typename SI>
+WEFT_FN int view_source(int k, const int* off) {
+    int rem = k, src = 0, mult = 1;
+    for (int d = SI::n - 1; d >= 0; --d) {
+        const int od = d - (SI::n - SO::n);
+        int i = off[d];
+        if (od >= 0) {
+            i += rem % SO::v[od];
+            rem /= SO::v[od];
+        }
+        src += i * mult;
+        mult *= SI::v[d];
+    }
+    return src;
+}
+}  // namespace tiles
+
 // A copy of the sub-tile of ``t`` at ``offset`` (one offset per dimension of t); the result's dimensions align
 // with t's trailing dimensions (leading dimensions of t that the result drops are indexed by their offset).
 template <typename T, int... DO, int... DI, typename... I>
@@ -310,17 +330,7 @@ WEFT_FN void tile_view(tile_t<T, DO...>& out, const tile_t<T, DI...>& t, I... of
     static_assert(sizeof...(I) == sizeof...(DI), "tile_view: one offset per dimension of the source");
     const int off[SI::n] = {int(offset)...};
     for (int k = 0; k < SO::size; ++k) {
-        int rem = k, src = 0, mult = 1;
-        for (int d = SI::n - 1; d >= 0; --d) {
-            const int od = d - (SI::n - SO::n);
-            int i = off[d];
-            if (od >= 0) {
-                i += rem % SO::v[od];
-                rem /= SO::v[od];
-            }
-            src += i * mult;
-            mult *= SI::v[d];
-        }
+        const int src = tiles::view_source<SO, SI>(k, off);
         out.data[k] = (src >= 0 && src < SI::size) ? t.data[src] : T();
     }
 }
@@ -330,17 +340,7 @@ WEFT_FN void adj_tile_view(tile_t<T, DI...>& adj_t, const tile_t<T, DO...>& adj_
     typedef tiles::dims<DI...> SI;
     const int off[SI::n] = {int(offset)...};
     for (int k = 0; k < SO::size; ++k) {
-        int rem = k, src = 0, mult = 1;
-        for (int d = SI::n - 1; d >= 0; --d) {
-            const int od = d - (SI::n - SO::n);
-            int i = off[d];
-            if (od >= 0) {
-                i += rem % SO::v[od];
-                rem /= SO::v[od];
-            }
-            src += i * mult;
-            mult *= SI::v[d];
-        }
+        const int src = tiles::view_source<SO, SI>(k, off);
         if (src >= 0 && src < SI::size) adj_t.data[src] += adj_out.data[k];
     }
 }

@@ -226,28 +226,13 @@ __device__ void adj_tile_extract(const tile_t<T, D...>& t, tile_t<T, D...>& adj_
 }
 
 // ---------------------------------------------------------------------------------------------- reshaping
-template <typename SO, typename SI>
-__device__ __forceinline__ int view_source(int k, const int* off) {
-    int rem = k, src = 0, mult = 1;
-    for (int d = SI::n - 1; d >= 0; --d) {
-        const int od = d - (SI::n - SO::n);
-        int i = off[d];
-        if (od >= 0) {
-            i += rem % SO::v[od];
-            rem /= SO::v[od];
-        }
-        src += i * mult;
-        mult *= SI::v[d];
-    }
-    return src;
-}
 template <typename T, int... DO, int... DI, typename... I>
 __device__ void tile_view(tile_t<T, DO...>& out, const tile_t<T, DI...>& t, I... offset) {
     typedef tiles::dims<DO...> SO;
     typedef tiles::dims<DI...> SI;
     const int off[SI::n] = {int(offset)...};
     WEFT_CTA_FOR(k, SO::size) {
-        const int src = view_source<SO, SI>(k, off);
+        const int src = tiles::view_source<SO, SI>(k, off);
         out.data[k] = (src >= 0 && src < SI::size) ? t.data[src] : T();
     }
     sync();
@@ -258,7 +243,7 @@ __device__ void adj_tile_view(tile_t<T, DI...>& adj_t, const tile_t<T, DO...>& a
     typedef tiles::dims<DI...> SI;
     const int off[SI::n] = {int(offset)...};
     WEFT_CTA_FOR(k, SO::size) {  // distinct k view distinct elements
-        const int src = view_source<SO, SI>(k, off);
+        const int src = tiles::view_source<SO, SI>(k, off);
         if (src >= 0 && src < SI::size) adj_t.data[src] += adj_out.data[k];
     }
     sync();

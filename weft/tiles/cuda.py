@@ -116,27 +116,20 @@ class CudaBlockRendering:
     # ------------------------------------------------------------------ storage
     def declare(self, variables, out=None, adjoints: bool = False) -> None:
         out = out or self.out
-        seen: set[int] = set()
-        zeros = []
-        for v in variables:
-            if v.id in seen or v.kind.value == "param":
-                continue
-            if self.names.aliases is not None and v.id in self.names.aliases.target:
-                continue
-            seen.add(v.id)
-            ct = self.decl_type(v.type)
-            names = [self.names.raw(v)] + (["adj_" + self.names.raw(v)] if adjoints else [])
-            for name in names:
-                if isinstance(v.type, T.TileType):
-                    out(f"{ct}& {name} = *reinterpret_cast<{ct}*>(weft_smem + {self._smem});")
-                    self._smem += _align(_type_bytes(v.type))
-                    self._tile_names.add(name)
-                    zeros.append(f"weft::cta::zero({name});")
-                else:
-                    self._max_value = max(self._max_value, _type_bytes(v.type))
-                    out(f"{ct} {name} = {{}};")
-        for z in zeros:
+        self._zeros = []
+        super().declare(variables, out, adjoints)
+        for z in self._zeros:
             out(z)
+
+    def declare_one(self, v, ct: str, name: str, out) -> None:
+        if isinstance(v.type, T.TileType):  # a slot in the block's shared memory, zeroed by the whole block
+            out(f"{ct}& {name} = *reinterpret_cast<{ct}*>(weft_smem + {self._smem});")
+            self._smem += _align(_type_bytes(v.type))
+            self._tile_names.add(name)
+            self._zeros.append(f"weft::cta::zero({name});")
+        else:
+            self._max_value = max(self._max_value, _type_bytes(v.type))
+            out(f"{ct} {name} = {{}};")
 
     def need_scratch(self, nbytes: int) -> None:
         self._scratch = max(self._scratch, nbytes)
@@ -168,13 +161,7 @@ class CudaBlockRendering:
         if self.model.lane_returns:
             self.out("if (_alive) {")
             self.out.depth += 1
-        saved, self._run = self._run, run
-        self.names.lane = True
-        try:
-            self.block(run.stmts)
-        finally:
-            self.names.lane = False
-            self._run = saved
+        self.lane_statements(run, label=False)  # the return label goes after the _alive block
         if self.model.lane_returns:
             self.out.depth -= 1
             self.out("}")

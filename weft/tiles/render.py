@@ -60,6 +60,12 @@ class BlockRendering:
 
     def declare(self, variables, out=None, adjoints: bool = False) -> None:
         out = out or self.out
+        for v, name in self.declared_names(variables, adjoints):
+            self.declare_one(v, self.decl_type(v.type), name, out)
+
+    def declared_names(self, variables, adjoints: bool):
+        """(variable, C++ name) of every local to declare: each variable once, no parameters or aliased tiles,
+        with its adjoint slot after it when ``adjoints``."""
         seen: set[int] = set()
         for v in variables:
             if v.id in seen or v.kind.value == "param":
@@ -67,13 +73,15 @@ class BlockRendering:
             if self.names.aliases is not None and v.id in self.names.aliases.target:
                 continue
             seen.add(v.id)
-            ct = self.decl_type(v.type)
-            names = [self.names.raw(v)] + (["adj_" + self.names.raw(v)] if adjoints else [])
-            for name in names:
-                if self.names.is_lane_array(v):
-                    out(f"{ct} {name}[{self.block_dim}] = {{}};")
-                else:
-                    out(f"{ct} {name} = {{}};")
+            yield v, self.names.raw(v)
+            if adjoints:
+                yield v, "adj_" + self.names.raw(v)
+
+    def declare_one(self, v, ct: str, name: str, out) -> None:
+        if self.names.is_lane_array(v):
+            out(f"{ct} {name}[{self.block_dim}] = {{}};")
+        else:
+            out(f"{ct} {name} = {{}};")
 
     def block_prologue(self, stmts: list) -> None:
         if any(isinstance(s, Let) and s.call.op.name == "tid" for s in walk_all(stmts)):
@@ -111,6 +119,18 @@ class BlockRendering:
             else:
                 self.stmt(item)
 
+    def lane_statements(self, run: LaneRun, label: bool = True) -> None:
+        """The statements of a lane run, rendered as one lane's code (then the run's return label, if asked)."""
+        saved, self._run = self._run, run
+        self.names.lane = True
+        try:
+            self.block(run.stmts)
+        finally:
+            self.names.lane = False
+            self._run = saved
+        if label and run.has_return:
+            self.out(f"lane_end_{run.id}: ;")
+
     def render_run(self, run: LaneRun) -> None:
         bd = self.block_dim
         if self._reverse_lanes:  # the reverse sweep visits lanes last to first (loop-stack order)
@@ -121,15 +141,7 @@ class BlockRendering:
         self._last_line = None
         if self.model.lane_returns:
             self.out("if (!_alive[_l]) continue;")
-        saved, self._run = self._run, run
-        self.names.lane = True
-        try:
-            self.block(run.stmts)
-        finally:
-            self.names.lane = False
-            self._run = saved
-        if run.has_return:
-            self.out(f"lane_end_{run.id}: ;")
+        self.lane_statements(run)
         self.out.depth -= 1
         self.out("}")
         self._last_line = None
