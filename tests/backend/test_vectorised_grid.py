@@ -123,6 +123,48 @@ def test_independence_decision():
     x, y = wp.zeros((n, n), dtype=float), wp.zeros((n, n), dtype=float)
     fn = _fn(periodic_gather, x, n, 1.0, y)
     assert Renderer(fn, RenderOptions()).threads_independent()
-    assert "weft::run_grid<true>(" in Renderer(fn, RenderOptions()).render_module()
+    assert "weft::run_grid<true, 2>(" in Renderer(fn, RenderOptions()).render_module()
     # bounds checks report errors: no dependence-free loop in debug mode
     assert not Renderer(fn, RenderOptions(debug=True)).threads_independent()
+
+
+@wp.kernel
+def flat_index(y: wp.array(dtype=int)):
+    i = wp.tid()
+    y[i] = i * 3
+
+
+@wp.kernel
+def rank3(y: wp.array3d(dtype=int)):
+    i, j, k = wp.tid()
+    y[i, j, k] = i * 10000 + j * 100 + k
+
+
+@wp.kernel
+def no_tid(y: wp.array(dtype=int)):
+    wp.atomic_add(y, 0, 1)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_grid_loop_per_tid_rank(threads, monkeypatch):
+    """The grid loop is specialised on how many indices the kernel reads: the flat index over a 2-D launch, three
+    indices, none (every point still runs once)."""
+    monkeypatch.setattr(wp.config, "num_threads", threads)
+    y = wp.zeros(300 * 70, dtype=int)
+    wp.launch(flat_index, dim=(300, 70), inputs=[y])
+    np.testing.assert_array_equal(y.numpy(), np.arange(300 * 70) * 3)
+    y3 = wp.zeros((41, 37, 29), dtype=int)
+    wp.launch(rank3, dim=(41, 37, 29), inputs=[y3])
+    i, j, k = np.meshgrid(np.arange(41), np.arange(37), np.arange(29), indexing="ij")
+    np.testing.assert_array_equal(y3.numpy(), i * 10000 + j * 100 + k)
+    c = wp.zeros(1, dtype=int)
+    wp.launch(no_tid, dim=(50, 40, 30), inputs=[c])
+    assert c.numpy()[0] == 50 * 40 * 30
+
+
+def test_tid_rank_in_generated_entry():
+    y3 = wp.zeros((2, 2, 2), dtype=int)
+    assert "weft::run_grid<true, 3>(" in Renderer(_fn(rank3, y3), RenderOptions()).render_module()
+    y = wp.zeros(4, dtype=int)
+    assert "weft::run_grid<true, 1>(" in Renderer(_fn(flat_index, y), RenderOptions()).render_module()
+    assert "weft::run_grid<false, 1>(" in Renderer(_fn(no_tid, y), RenderOptions()).render_module()

@@ -139,9 +139,9 @@ class AdjointRenderer(Renderer):
         if private:
             # the body takes the arguments from the runner, which hands each thread its own gradient copies
             call = "weft::run_grid_private(dims, ndim, threads, args, priv, npriv, [](const Args& args, int32_t i0,"
-            text, n = re.subn(r"weft::run_grid(<\w+>)?\(dims, ndim, nthreads, \[[^\]]*\]\(int32_t i0,", call, text)
+            text, n = re.subn(r"weft::run_grid(<[^>]*>)?\(dims, ndim, nthreads, \[[^\]]*\]\(int32_t i0,", call, text)
         else:
-            text, n = re.subn(r"(weft::run_grid(<\w+>)?)\(dims, ndim, nthreads,", r"\1(dims, ndim, threads,", text)
+            text, n = re.subn(r"(weft::run_grid(<[^>]*>)?)\(dims, ndim, nthreads,", r"\1(dims, ndim, threads,", text)
         assert n == 2, "unexpected CPU entry text"
         return text
 

@@ -123,7 +123,10 @@ class Renderer:
         self.declare_locals(block)
         self.block(block)
         decls = self.out.lines
-        sig = (f"template <bool C>\n{self.body_qualifiers} void {name}(const Args& args{extra_params}, "
+        qualifiers = self.body_qualifiers
+        if qualifiers == "static inline" and self.straight_line():
+            qualifiers += " WEFT_INLINE_BODY"  # see render_entry
+        sig = (f"template <bool C>\n{qualifiers} void {name}(const Args& args{extra_params}, "
                f"int32_t i0, int32_t i1, int32_t i2, int32_t i3, int64_t flat)")
         return sig + " {\n" + "\n".join(decls) + "\n}"
 
@@ -151,20 +154,34 @@ class Renderer:
                 return False
         return True
 
+    def straight_line(self) -> bool:
+        """No loops left in the kernel (constant ranges are unrolled by the frontend)."""
+        return not any(isinstance(s, (For, While)) for s in self.fn.walk())
+
+    def tid_rank(self) -> int:
+        """How many thread indices the body reads: the wp.tid() unpack count, 1 for ``i = wp.tid()`` (the flat index)
+        or no wp.tid() at all. The launch checks that a rank >= 2 matches its dims."""
+        ranks = {len(s.dsts) for s in self.fn.walk() if isinstance(s, Let) and s.call.name == "tid"}
+        return max(ranks) if ranks and max(ranks) >= 2 else 1
+
     def render_entry(self) -> str:
         checks = [f"(args.{p.name}.shape[{p.type.ndim - 1}] <= 1 || args.{p.name}.strides[{p.type.ndim - 1}] == "
                   f"int64_t(sizeof({p.type.dtype.ctype})))" for p in self.fn.params if _is_plain_array(p.type)]
         contig = " && ".join(checks) if checks else "true"
-        # the lambda holds its own copy of the arguments (see run_range in launch.h)
+        # the lambda holds its own copy of the arguments (see run_range in launch.h); a straight-line body (the code
+        # that can vectorise) is forced inline into the grid loop for contiguous arrays, the common layout, where
+        # g++'s size limits would otherwise leave a call per point
         lam = "[args](int32_t i0, int32_t i1, int32_t i2, int32_t i3, int64_t flat)"
-        grid = "weft::run_grid<true>" if self.threads_independent() else "weft::run_grid"
+        forced = lam + (" WEFT_INLINE_LAMBDA" if self.straight_line() else "")
+        independent = "true" if self.threads_independent() else "false"
+        grid = f"weft::run_grid<{independent}, {self.tid_rank()}>"
         return (
             'extern "C" WEFT_EXPORT int32_t weft_args_size() { return int32_t(sizeof(Args)); }\n'
             'extern "C" WEFT_EXPORT void weft_fwd(const void* argbuf, const int64_t* dims, int32_t ndim, '
             "int32_t nthreads) {\n"
             "    const Args args = *static_cast<const Args*>(argbuf);\n"
             f"    if ({contig})\n"
-            f"        {grid}(dims, ndim, nthreads, {lam} {{ fwd_body<true>(args, i0, i1, i2, i3, flat); }});\n"
+            f"        {grid}(dims, ndim, nthreads, {forced} {{ fwd_body<true>(args, i0, i1, i2, i3, flat); }});\n"
             "    else\n"
             f"        {grid}(dims, ndim, nthreads, {lam} {{ fwd_body<false>(args, i0, i1, i2, i3, flat); }});\n"
             "}"
