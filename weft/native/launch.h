@@ -54,22 +54,36 @@ WEFT_FN Grid make_grid(const int64* dims, int32 ndim) {
     } else {                                                        \
         for (int32 j = jb; j < je; ++j) CALL;                       \
     }
+// The grid row holding flat index ``flat`` (rank nd, innermost extent inner): its outer indices, the flat index of
+// its first point, and the part [j0, jend) of its innermost range that lies before ``end``.
+struct RowSpan {
+    int64 base, j0, jend;
+    int32 idx[4];
+};
+inline RowSpan row_span(const Grid& g, int nd, int64 inner, int64 flat, int64 end) {
+    RowSpan rs;
+    const int64 row = flat / inner;
+    rs.j0 = flat - row * inner;
+    rs.jend = inner < rs.j0 + (end - flat) ? inner : rs.j0 + (end - flat);
+    rs.base = row * inner;
+    for (int d = 0; d < 4; ++d) rs.idx[d] = 0;
+    int64 r = row;
+    for (int d = nd - 2; d >= 0; --d) {
+        rs.idx[d] = int32(r % g.dim[d]);
+        r /= g.dim[d];
+    }
+    return rs;
+}
+
 template <bool Independent, typename Body>
 inline void run_range_any(const Grid& g, int64 begin, int64 end, Body& body) {
     const int nd = g.ndim < 1 ? 1 : g.ndim;
     const int64 inner = g.dim[nd - 1];
     int64 flat = begin;
     while (flat < end) {
-        int64 row = flat / inner;
-        int64 j0 = flat - row * inner;
-        int64 jend = inner < j0 + (end - flat) ? inner : j0 + (end - flat);
-        int32 idx[4] = {0, 0, 0, 0};
-        int64 r = row;
-        for (int d = nd - 2; d >= 0; --d) {
-            idx[d] = int32(r % g.dim[d]);
-            r /= g.dim[d];
-        }
-        const int64 base = row * inner;
+        const RowSpan rs = row_span(g, nd, inner, flat, end);
+        const int64 base = rs.base, j0 = rs.j0, jend = rs.jend;
+        const int32 idx[4] = {rs.idx[0], rs.idx[1], rs.idx[2], rs.idx[3]};
         // A 32-bit counter: kernels see thread indices as int32, and a counter truncated from int64 would not be an
         // affine induction variable, so loads and stores would become gathers and scatters instead of vector moves.
         if (jend > int64(INT32_MAX)) {  // thread indices are int32 (as in Warp); keep the flat index exact anyway
@@ -107,16 +121,9 @@ inline void run_rows(const Grid& g, int64 begin, int64 end, Body& body) {
     const int64 inner = g.dim[ND - 1];
     int64 flat = begin;
     while (flat < end) {
-        const int64 row = flat / inner;
-        const int64 j0 = flat - row * inner;
-        const int64 jend = inner < j0 + (end - flat) ? inner : j0 + (end - flat);
-        int32 idx[4] = {0, 0, 0, 0};
-        int64 r = row;
-        for (int d = ND - 2; d >= 0; --d) {
-            idx[d] = int32(r % g.dim[d]);
-            r /= g.dim[d];
-        }
-        const int64 base = row * inner;
+        const RowSpan rs = row_span(g, ND, inner, flat, end);
+        const int64 base = rs.base, j0 = rs.j0, jend = rs.jend;
+        const int32 idx[4] = {rs.idx[0], rs.idx[1], rs.idx[2], rs.idx[3]};
         const int32 jb = int32(j0), je = int32(jend);
         if constexpr (ND == 2) {
             WEFT_GRID_LOOP(Independent, body(idx[0], j, 0, 0, base + j))
