@@ -193,14 +193,15 @@ inline bool run_piece(const Grid& g, GridSlice& s, Body& body) {
 }
 
 // Cuts the flattened grid into one slice per thread (see GridSlice).
-inline void make_slices(int64 total, int threads, GridSlice* slices) {
+// min_piece: the smallest piece worth claiming on its own (grid points, or tile blocks for run_blocks)
+inline void make_slices(int64 total, int threads, GridSlice* slices, int64 min_piece = kMinPiece) {
     const int64 per = (total + threads - 1) / threads;
     for (int t = 0; t < threads; ++t) {
         GridSlice& s = slices[t];
         s.begin = int64(t) * per < total ? int64(t) * per : total;
         s.end = s.begin + per < total ? s.begin + per : total;
         const int64 len = s.end - s.begin;
-        int64 pieces = len / kMinPiece;
+        int64 pieces = len / min_piece;
         pieces = pieces < 1 ? 1 : (pieces > kMaxPieces ? kMaxPieces : pieces);
         s.piece = (len + pieces - 1) / pieces;
         s.count = s.piece > 0 ? int32((len + s.piece - 1) / s.piece) : 0;

@@ -730,17 +730,7 @@ inline void run_blocks(const Grid& g, int32 block_dim, int32 nthreads, Body&& bo
         return;
     }
     GridSlice slices[kMaxGridThreads];
-    const int64 per = (nblocks + threads - 1) / threads;
-    for (int t = 0; t < threads; ++t) {
-        GridSlice& sl = slices[t];
-        sl.begin = int64(t) * per < nblocks ? int64(t) * per : nblocks;
-        sl.end = sl.begin + per < nblocks ? sl.begin + per : nblocks;
-        const int64 len = sl.end - sl.begin;
-        const int64 pieces = len < kMaxPieces ? (len < 1 ? 1 : len) : kMaxPieces;
-        sl.piece = (len + pieces - 1) / pieces;
-        sl.count = sl.piece > 0 ? int32((len + sl.piece - 1) / sl.piece) : 0;
-        sl.next = 0;
-    }
+    make_slices(nblocks, threads, slices, 1);  // a block is worth a piece of its own
     auto run = [&](GridSlice& sl) {
         const int32 k = __atomic_fetch_add(&sl.next, 1, __ATOMIC_RELAXED);
         if (k >= sl.count) return false;
