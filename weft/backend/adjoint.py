@@ -52,14 +52,38 @@ class AdjointRenderer(Renderer):
         self.prog = prog
         self.dummies: list[tuple[str, T.Type]] = []
         self._repeat_depth = 0
+        self.deferred: DeferPlan | None = None  # set by render_module when the kernel takes the deferred form
+        self._sites: list[DeferSite] | None = None  # while rendering the deferred body: its gradient add sites
 
     def render_module(self) -> str:
+        self.deferred = plan_deferred(self)
         parts = [self.header(), self.render_structs(self.fn.params), "namespace {", self.render_args_struct(),
-                 self.render_bwd_body(), "}  // namespace", self.render_bwd_entry()]
+                 self.render_bwd_body()]
+        if self.deferred is not None:
+            parts += self.render_deferred()
+        parts += ["}  // namespace", self.render_bwd_entry()]
         return "\n".join(p for p in parts if p) + "\n"
 
+    # ------------------------------------------------------------------ deferred form
+    def render_deferred(self) -> list[str]:
+        """The deferred-form backward (see run_grid_deferred in launch.h): the body with every gradient add recorded
+        in a lane buffer instead of applied, the buffers (struct Defer), and the flush that applies them."""
+        self._sites = []
+        self.dummies = []
+        body = self.render_bwd_body(deferred=True)
+        sites, self._sites = self._sites, None
+        lanes = "weft::kDeferLanes"
+        struct = ["struct Defer {"]
+        struct += [f"    alignas(64) {st.ctype} v{k}[{lanes}];\n    alignas(64) int32_t o{k}[{lanes}];"
+                   for k, st in enumerate(sites)]
+        struct.append("};")
+        flush = ["static void bwd_flush(const Args& args, Defer& d, int32_t n) {"]
+        flush += [f"    weft::flush_adds(args.{st.array}, d.o{k}, d.v{k}, n);" for k, st in enumerate(sites)]
+        flush.append("}")
+        return ["\n".join(struct), body, "\n".join(flush)]
+
     # ------------------------------------------------------------------ body
-    def render_bwd_body(self) -> str:
+    def render_bwd_body(self, deferred: bool = False) -> str:
         body = Emitter()
         self.out = body
         if self.prog.uses_stack:
@@ -79,8 +103,12 @@ class AdjointRenderer(Renderer):
             decls(f"{v.type.ctype} {self.names(v)} = {{}};")
             decls(f"{v.type.ctype} {self.names.adj(v)} = {{}};")
         self.declare_adjoint_scratch(decls)
-        sig = ("template <bool C>\nstatic inline void bwd_body(const Args& args, int32_t i0, int32_t i1, int32_t i2, "
-               "int32_t i3, int64_t flat)")
+        if deferred:
+            sig = ("template <bool C>\nstatic inline WEFT_INLINE_BODY void bwd_body_deferred(const Args& args, Defer& d, "
+                   "int32_t i0, int32_t i1, int32_t i2, int32_t i3, int64_t flat, int32_t lane)")
+        else:
+            sig = ("template <bool C>\nstatic inline void bwd_body(const Args& args, int32_t i0, int32_t i1, int32_t i2, "
+                   "int32_t i3, int64_t flat)")
         return sig + " {\n" + "\n".join(decls.lines + body.lines) + "\n}"
 
     def declare_adjoint_scratch(self, decls: Emitter) -> None:
@@ -103,7 +131,9 @@ class AdjointRenderer(Renderer):
         One thread: plain adds everywhere. Several: plain adds into the gradient of an array each thread reads only at
         its own launch index; a per-thread copy (summed after the grid) of the gradient of an array only read, where
         that is cheaper than atomics; CAS atomics for the rest. Each choice is checked at run time against the
-        arguments' layouts (no gradient may share memory with another's). The CUDA renderer overrides this method.
+        arguments' layouts (no gradient may share memory with another's). A kernel with a deferred form runs it
+        when the launch allows (contiguous rows, 32-bit offsets, no stored array's gradient shared with a read
+        one), the general body otherwise. The CUDA renderer overrides this method.
         """
         text = super().render_entry(*args, **kwargs)
         arrays = [p for p in self.fn.params if isinstance(p.type, T.ArrayType) and p.type.kind is not T.ArrayKind.FIXED]
@@ -114,7 +144,7 @@ class AdjointRenderer(Renderer):
         own = [p for p in plain if p.id in access.own]
         private = [p for p in plain if p.id in access.loads]
         lines = ["    const int32_t threads = weft::grid_threads(dims, ndim, nthreads);"]
-        if private:
+        if private or self.deferred is not None:
             lines += ["    weft::PrivateGrad priv[weft::kMaxPrivateGrads];", "    int npriv = 0;"]
         lines.append("    if (threads <= 1) {")
         lines += [f"        args.{p.name}.flags |= weft::kGradPlain;" for p in plain]
@@ -143,7 +173,35 @@ class AdjointRenderer(Renderer):
         else:
             text, n = re.subn(r"(weft::run_grid(<[^>]*>)?)\(dims, ndim, nthreads,", r"\1(dims, ndim, threads,", text)
         assert n == 2, "unexpected CPU entry text"
+        if self.deferred is not None:
+            text = self._deferred_dispatch(text)
         return text
+
+    def _deferred_dispatch(self, text: str) -> str:
+        """Route launches that allow it to the deferred form; the general body (non-contiguous instantiation, which
+        is correct for every layout) takes the others."""
+        plan = self.deferred
+        lines = text.split("\n")
+        k = next(i for i, line in enumerate(lines) if line.startswith("    if (") and "strides" in line or
+                 line == "    if (true)")
+        contig = lines[k][len("    if ("):-1]
+        conds = [contig, f"weft::deferred_launch_ok(dims, ndim, {self.tid_rank()})"]
+        conds += [f"weft::grad_offsets_fit(args.{name})" for name in plan.site_arrays]
+        if plan.stored_arrays:
+            stored = ", ".join(f"weft::detail::grad_bytes(args.{n})" for n in plan.stored_arrays)
+            read = ", ".join(f"weft::detail::grad_bytes(args.{n})" for n in plan.site_arrays)
+            conds.append(f"weft::detail::ranges_disjoint({{{stored}}}, {{{read}}})")
+        run = (f"        weft::run_grid_deferred<{self.tid_rank()}, Defer>(dims, ndim, threads, args, priv, npriv,\n"
+               "            [](const Args& args, Defer& d, int32_t i0, int32_t i1, int32_t i2, int32_t i3, int64_t flat,"
+               " int32_t lane) WEFT_INLINE_LAMBDA {\n"
+               "                bwd_body_deferred<true>(args, d, i0, i1, i2, i3, flat, lane);\n"
+               "            },\n"
+               "            [](const Args& args, Defer& d, int32_t n) { bwd_flush(args, d, n); });")
+        # lines[k + 1]: the contiguous launch, lines[k + 2]: "else", lines[k + 3]: the general launch
+        assert lines[k + 2] == "    else", "unexpected CPU entry text"
+        lines[k] = "    if (" + " &&\n        ".join(conds) + ")"
+        lines[k + 1] = run
+        return "\n".join(lines)
 
     def adj(self, x) -> str:
         """The adjoint variable of an operand (a scratch dummy for constants and non-array parameters)."""
@@ -282,6 +340,12 @@ class AdjointRenderer(Renderer):
         if arr.type.kind is T.ArrayKind.FIXED:
             self.out(f"weft::adj_load_fixed({args[0]}, {adj_args[0]}, {adj_out[0]}, {', '.join(args[1:])});")
             return
+        if self._sites is not None:  # deferred form: record the add in this site's lane slots
+            k = len(self._sites)
+            self._sites.append(DeferSite(arr.name, s.dsts[0].type.ctype))
+            self.out(f"weft::defer_add<true>(d.v{k}[lane], d.o{k}[lane], {args[0]}, {adj_out[0]}, "
+                     f"{', '.join(args[1:])});")
+            return
         self.out(f"weft::adj_load{self.array_tparam(arr)}({args[0]}, {adj_out[0]}, {', '.join(args[1:])});")
 
     def adj_store(self, s, args, adj_args, adj_out):
@@ -395,6 +459,90 @@ def _popped(block: list[Stmt]) -> list[Var]:
         elif isinstance(s, Repeat):
             out.append(s.count)
     return out
+
+
+@dataclass(frozen=True)
+class DeferSite:
+    """One gradient add of the deferred form: the array parameter it adds into and the element's C++ type."""
+
+    array: str
+    ctype: str
+
+
+@dataclass(frozen=True)
+class DeferPlan:
+    """Why a backward kernel may take the deferred form, and what its entry must check at launch."""
+
+    site_arrays: tuple[str, ...]  # array parameters the reverse sweep adds into
+    stored_arrays: tuple[str, ...]  # array parameters the kernel stores into (their gradients are read)
+
+
+#: Lane buffers of a deferred form larger than this stay out of L1/L2: the general body is used instead.
+_MAX_DEFER_BYTES = 96 * 1024
+_DEFER_LANES = 64  # weft::kDeferLanes
+
+
+def plan_deferred(r: AdjointRenderer) -> DeferPlan | None:
+    """Whether a CPU backward kernel gets a deferred form (gradient adds recorded per lane, applied after each chunk
+    of grid points; see run_grid_deferred in launch.h), which vectorises where the general body cannot.
+
+    It must be a straight-line kernel whose only side effects are plain stores (the forward's dependence-free
+    condition), whose every array access is an element load or store of a dense array parameter, whose reverse sweep
+    makes each gradient add unconditionally (each lane then writes every slot of its buffers), and whose stores are
+    at the thread's own index into arrays it does not also read: their gradients are read and consumed during the
+    sweep, so they must not receive any deferred add (checked again at launch for aliasing arguments).
+    """
+    fn, prog = r.fn, r.prog
+    if r.opts.debug or prog.uses_stack or not Renderer.threads_independent(r) or not r.straight_line():
+        return None
+    sizes = 0
+    stored: set[int] = set()
+    loaded: set[int] = set()
+    params = {p.id: p for p in fn.params}
+    for s in walk(fn.body):
+        if not isinstance(s, Let):
+            continue
+        arrays = [a for a in s.args if isinstance(a, Var) and isinstance(a.type, T.ArrayType)]
+        name = s.call.op.name
+        for k, a in enumerate(arrays):
+            if a.type.kind is T.ArrayKind.FIXED:
+                continue
+            if a.id not in params or a.type.kind is not T.ArrayKind.ARRAY:
+                return None  # views, indexed or fabric arrays, arrays held in structs
+            if name == "array_shape":
+                continue
+            if name == "load" and s.args[0] is a:
+                if T.is_differentiable_type(s.dsts[0].type):
+                    if not _float32_or_64(s.dsts[0].type):
+                        return None
+                    loaded.add(a.id)
+                    sizes += _DEFER_LANES * (_type_bytes(s.dsts[0].type) + 4)
+            elif name == "store" and s.args[0] is a:
+                stored.add(a.id)
+            else:
+                return None  # an array passed to anything else
+    if not loaded or sizes > _MAX_DEFER_BYTES or stored & loaded:
+        return None
+    own = grad_access(fn).own
+    if any(i not in own for i in stored if T.is_differentiable_type(params[i].type.dtype)):
+        return None
+    # every gradient add of the sweep at its top level (not under a branch)
+    top = {id(s) for s in prog.reverse}
+    for s in walk(prog.reverse):
+        if isinstance(s, AdjLet) and s.let.call.op.name == "load" and id(s) not in top:
+            if T.is_differentiable_type(s.let.dsts[0].type):
+                return None
+    names = lambda ids: tuple(params[i].name for i in sorted(ids))  # noqa: E731
+    return DeferPlan(names(loaded), names(i for i in stored if T.is_differentiable_type(params[i].type.dtype)))
+
+
+def _float32_or_64(t: T.Type) -> bool:
+    s = T.scalar_of(t)
+    return s is not None and s.is_float and s.bits in (32, 64)
+
+
+def _type_bytes(t: T.Type) -> int:
+    return t.size
 
 
 def render_adjoint(prog: AdjointProgram, name: str, debug: bool) -> str:

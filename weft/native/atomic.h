@@ -8,6 +8,8 @@
 #include "transform.h"
 #include "array.h"
 #if !WEFT_CUDA
+#include <cstring>
+#include <initializer_list>
 #include <type_traits>
 #endif
 
@@ -290,6 +292,16 @@ inline bool distinct_elements(const array_t<T>& a) {
 }
 }  // namespace detail
 
+namespace detail {
+// no range of a shares a byte with a range of b
+inline bool ranges_disjoint(std::initializer_list<ByteRange> a, std::initializer_list<ByteRange> b) {
+    for (const ByteRange& x : a)
+        for (const ByteRange& y : b)
+            if (x.lo != x.hi && y.lo != y.hi && x.lo < y.hi && y.lo < x.hi) return false;
+    return true;
+}
+}  // namespace detail
+
 // Whether several threads may add into a's gradient with plain adds, given that each thread of the launch adds only
 // at its own launch index (the code generator checked that): distinct indices must reach distinct elements, and no
 // other array argument's gradient (grads[k], k != self) may share memory with this one.
@@ -348,6 +360,87 @@ inline void private_grad(array_t<T>& a, size_t field, int sites, int64 total, in
         priv[npriv++] = PrivateGrad{field, const_cast<char*>(r.lo), int64(r.hi - r.lo), sizeof(S) == 8};
         a.flags |= kGradPlain;
     }
+}
+#endif
+
+#if !WEFT_CUDA
+// ---- deferred gradient adds (the deferred-form backward, see run_grid_deferred in launch.h)
+// One lane's add into a's gradient at idx, recorded in the lane's slots of a site buffer: the value and the byte
+// offset of the element (the entry checked with grad_offsets_fit that offsets fit 32 bits).
+template <bool C = false, typename T, typename... I>
+WEFT_FN void defer_add(T& slot, int32& offset_slot, const array_t<T>& a, const T& v, I... idx) {
+    slot = v;
+    offset_slot = int32(detail::offset<C>(a, int64(idx)...));
+}
+
+// Whether every element of a's gradient lies within 2^31 bytes of its base (deferred adds record 32-bit offsets).
+template <typename T>
+inline bool grad_offsets_fit(const array_t<T>& a) {
+    int64 span = int64(sizeof(T));
+    for (int d = 0; d < a.ndim; ++d) {
+        if (a.shape[d] <= 0) return true;
+        span += int64(a.shape[d] - 1) * (a.strides[d] < 0 ? -a.strides[d] : a.strides[d]);
+    }
+    return span <= int64(INT32_MAX);
+}
+
+namespace detail {
+typedef int32 lanes16_i32 __attribute__((vector_size(64)));
+inline bool all_zero(const lanes16_i32& v) {
+    static const lanes16_i32 zero = {};
+    return std::memcmp(&v, &zero, 64) == 0;
+}
+// g[k] += v[k] for 16 consecutive elements of T (whole 64-byte vectors of its scalar S)
+template <typename T, typename S>
+inline void add16(char* g, const T* v) {
+    typedef S lanes __attribute__((vector_size(64)));
+    const char* src = reinterpret_cast<const char*>(v);
+    for (int k = 0; k < int(16 * sizeof(T) / 64); ++k) {
+        lanes x, y;
+        std::memcpy(&x, g + 64 * k, 64);
+        std::memcpy(&y, src + 64 * k, 64);
+        x += y;
+        std::memcpy(g + 64 * k, &x, 64);
+    }
+}
+}  // namespace detail
+
+// Applies n recorded adds of one site (offsets off[0..n), values val[0..n)) to a's gradient, in lane order: plain
+// adds when the launch owns the gradient (kGradPlain), atomics otherwise. Runs of 16 consecutive elements (a stencil
+// neighbour's lanes) become vector adds: the whole chunk is checked first, then each group of 16.
+template <typename T>
+inline void flush_adds(const array_t<T>& a, const int32* off, const T* val, int32 n) {
+    if (!a.grad) return;
+    char* g = reinterpret_cast<char*>(a.grad);
+    typedef typename detail::grad_scalar<T>::type S;
+    if (!(a.flags & kGradPlain)) {
+        for (int32 l = 0; l < n; ++l) grad_add_shared(reinterpret_cast<T*>(g + off[l]), val[l]);
+        return;
+    }
+    int32 l = 0;
+    if constexpr (!std::is_void<S>::value && (16 * sizeof(T)) % 64 == 0) {
+        const detail::lanes16_i32 step = detail::lanes16_i32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15} *
+                                         int32(sizeof(T));
+        const int32 whole = n & ~15;
+        detail::lanes16_i32 off16, bad = {};
+        for (int32 b = 0; b < whole; b += 16) {
+            std::memcpy(&off16, off + b, 64);
+            bad |= off16 - (off[0] + b * int32(sizeof(T)) + step);
+        }
+        if (detail::all_zero(bad)) {
+            for (; l < whole; l += 16) detail::add16<T, S>(g + off[0] + l * int32(sizeof(T)), val + l);
+        } else {
+            for (; l < whole; l += 16) {
+                std::memcpy(&off16, off + l, 64);
+                if (detail::all_zero(off16 - (off[l] + step))) {
+                    detail::add16<T, S>(g + off[l], val + l);
+                } else {
+                    for (int k = 0; k < 16; ++k) *reinterpret_cast<T*>(g + off[l + k]) += val[l + k];
+                }
+            }
+        }
+    }
+    for (; l < n; ++l) *reinterpret_cast<T*>(g + off[l]) += val[l];
 }
 #endif
 

@@ -182,13 +182,14 @@ constexpr int64 kMinPerThread = 16384;
 constexpr int64 kMinPiece = 16384;
 constexpr int32 kMaxPieces = 8;
 
-template <bool Independent, int ND, typename Body>
-inline bool run_piece(const Grid& g, GridSlice& s, Body& body) {
+// Claims the next piece of slice s and runs range(begin, end) over it; false when the slice has no pieces left.
+template <typename Range>
+inline bool run_piece(GridSlice& s, Range& range) {
     const int32 k = __atomic_fetch_add(&s.next, 1, __ATOMIC_RELAXED);
     if (k >= s.count) return false;
     const int64 b = s.begin + int64(k) * s.piece;
     const int64 e = b + s.piece < s.end ? b + s.piece : s.end;
-    run_range<Independent, ND>(g, b, e, body);
+    range(b, e);
     return true;
 }
 
@@ -210,14 +211,14 @@ inline void make_slices(int64 total, int threads, GridSlice* slices, int64 min_p
 }
 
 // Thread t of a team runs its own slice's pieces, then those the others have not started. A team smaller than the
-// slices (OpenMP may give fewer threads than asked for) still runs every piece.
-template <bool Independent, int ND = 0, typename Body>
-inline void run_slices(const Grid& g, GridSlice* slices, int nslices, int t, Body& body) {
-    while (run_piece<Independent, ND>(g, slices[t], body)) {
+// slices (OpenMP may give fewer threads than asked for) still runs every piece. range(begin, end) runs one piece.
+template <typename Range>
+inline void run_slices(GridSlice* slices, int nslices, int t, Range&& range) {
+    while (run_piece(slices[t], range)) {
     }
     for (int k = 1; k < nslices; ++k) {
         GridSlice& other = slices[(t + k) % nslices];
-        while (run_piece<Independent, ND>(g, other, body)) {
+        while (run_piece(other, range)) {
         }
     }
 }
@@ -252,7 +253,7 @@ inline void run_grid(const int64* dims, int32 ndim, int32 nthreads, Body&& body)
     GridSlice slices[kMaxGridThreads];
     make_slices(total, threads, slices);
 #pragma omp parallel num_threads(threads)
-    run_slices<Independent, ND>(g, slices, threads, omp_get_thread_num(), body);
+    run_slices(slices, threads, omp_get_thread_num(), [&](int64 b, int64 e) { run_range<Independent, ND>(g, b, e, body); });
 }
 
 // ---- privatised gradient accumulation
@@ -270,38 +271,26 @@ inline void sum_private(S* dst, char* const* copies, int ncopies, int64 begin, i
     }
 }
 
-// run_grid for a backward body taking the arguments explicitly (body(args, i0, i1, i2, i3, flat)), with the
-// gradients in priv[0..npriv) privatised per thread. threads must come from grid_threads.
-template <typename A, typename Body>
-inline void run_grid_private(const int64* dims, int32 ndim, int32 threads, const A& args, const PrivateGrad* priv,
-                             int npriv, Body&& body) {
-    const Grid g = make_grid(dims, ndim);
-    const int64 total = grid_total(dims, ndim);
-    if (total <= 0) return;
-    if (threads <= 1 || npriv == 0) {
-        run_grid(dims, ndim, threads, [&](int32 i0, int32 i1, int32 i2, int32 i3, int64 flat) {
-            body(args, i0, i1, i2, i3, flat);
-        });
-        return;
-    }
+// Runs a backward launch on `threads` threads (from grid_threads) with the gradients in priv[0..npriv) privatised:
+// each thread t calls run(mine, t), where mine is a copy of args whose privatised gradient pointers lead to thread
+// t's copies (thread 0 keeps the gradients themselves); after every thread is done, the copies are summed in.
+template <typename A, typename Run>
+inline void with_private_grads(int32 threads, const A& args, const PrivateGrad* priv, int npriv, Run&& run) {
     // one block per thread t > 0, each slot's copy 64-byte aligned relative to the gradient's own alignment
     int64 offsets[kMaxPrivateGrads + 1];
     offsets[0] = 0;
     for (int k = 0; k < npriv; ++k) offsets[k + 1] = offsets[k] + ((priv[k].bytes + 64 + 63) / 64) * 64;
     const int64 block = offsets[npriv];
-    char* pool = static_cast<char*>(std::malloc(size_t(block * (threads - 1) + 64)));
-    if (pool == nullptr) {  // no memory for the copies: one thread (the gradients are already marked for plain adds)
-        run_grid(dims, ndim, 1, [&](int32 i0, int32 i1, int32 i2, int32 i3, int64 flat) {
-            body(args, i0, i1, i2, i3, flat);
-        });
+    char* pool = npriv > 0 ? static_cast<char*>(std::malloc(size_t(block * (threads - 1) + 64))) : nullptr;
+    if (npriv > 0 && pool == nullptr) {  // no memory for the copies: one thread (the gradients are already plain)
+        SerialScope serial;
+        run(args, 0);
         return;
     }
     char* base = pool + (64 - reinterpret_cast<uintptr_t>(pool) % 64) % 64;
     auto copy_of = [&](int t, int k) {  // thread t's copy of slot k: same address modulo 64 as the gradient
         return base + int64(t - 1) * block + offsets[k] + int64(reinterpret_cast<uintptr_t>(priv[k].lo) % 64);
     };
-    GridSlice slices[kMaxGridThreads];
-    make_slices(total, threads, slices);
 #pragma omp parallel num_threads(threads)
     {
         const int t = omp_get_thread_num();
@@ -317,23 +306,131 @@ inline void run_grid_private(const int64* dims, int32 ndim, int32 threads, const
                 std::memcpy(reinterpret_cast<char*>(&mine) + priv[k].field, &grad, sizeof(char*));
             }
         }
-        auto point = [&](int32 i0, int32 i1, int32 i2, int32 i3, int64 flat) { body(mine, i0, i1, i2, i3, flat); };
-        run_slices<false>(g, slices, threads, t, point);
+        run(static_cast<const A&>(mine), t);
+        if (npriv > 0) {
 #pragma omp barrier
-        char* copies[kMaxGridThreads];
-        for (int k = 0; k < npriv; ++k) {
-            for (int c = 1; c < team; ++c) copies[c - 1] = copy_of(c, k);
-            const int64 n = priv[k].bytes / (priv[k].is_double ? 8 : 4);
-            const int64 chunk = (n + team - 1) / team;
-            const int64 b = int64(t) * chunk < n ? int64(t) * chunk : n;
-            const int64 e = b + chunk < n ? b + chunk : n;
-            if (priv[k].is_double)
-                sum_private(reinterpret_cast<double*>(priv[k].lo), copies, team - 1, b, e);
-            else
-                sum_private(reinterpret_cast<float*>(priv[k].lo), copies, team - 1, b, e);
+            char* copies[kMaxGridThreads];
+            for (int k = 0; k < npriv; ++k) {
+                for (int c = 1; c < team; ++c) copies[c - 1] = copy_of(c, k);
+                const int64 n = priv[k].bytes / (priv[k].is_double ? 8 : 4);
+                const int64 chunk = (n + team - 1) / team;
+                const int64 b = int64(t) * chunk < n ? int64(t) * chunk : n;
+                const int64 e = b + chunk < n ? b + chunk : n;
+                if (priv[k].is_double)
+                    sum_private(reinterpret_cast<double*>(priv[k].lo), copies, team - 1, b, e);
+                else
+                    sum_private(reinterpret_cast<float*>(priv[k].lo), copies, team - 1, b, e);
+            }
         }
     }
     std::free(pool);
+}
+
+// run_grid for a backward body taking the arguments explicitly (body(args, i0, i1, i2, i3, flat)), with the
+// gradients in priv[0..npriv) privatised per thread. threads must come from grid_threads.
+template <typename A, typename Body>
+inline void run_grid_private(const int64* dims, int32 ndim, int32 threads, const A& args, const PrivateGrad* priv,
+                             int npriv, Body&& body) {
+    const Grid g = make_grid(dims, ndim);
+    const int64 total = grid_total(dims, ndim);
+    if (total <= 0) return;
+    if (threads <= 1 || npriv == 0) {
+        run_grid(dims, ndim, threads, [&](int32 i0, int32 i1, int32 i2, int32 i3, int64 flat) {
+            body(args, i0, i1, i2, i3, flat);
+        });
+        return;
+    }
+    GridSlice slices[kMaxGridThreads];
+    make_slices(total, threads, slices);
+    with_private_grads(threads, args, priv, npriv, [&](const A& mine, int t) {
+        auto point = [&](int32 i0, int32 i1, int32 i2, int32 i3, int64 flat) { body(mine, i0, i1, i2, i3, flat); };
+        run_slices(slices, threads, t, [&](int64 b, int64 e) { run_range<false>(g, b, e, point); });
+    });
+}
+
+// ---- deferred-scatter backward
+// The reverse sweep of a stencil or gather adds into neighbouring gradient elements: a real dependence between
+// grid points, which keeps the loop scalar. A backward body in deferred form (body(i0, i1, i2, i3, flat, lane))
+// instead writes each such add into a per-site lane buffer (value and element offset, see defer_add in atomic.h);
+// the grid points of a chunk of at most kDeferLanes points of the innermost dimension then run as one
+// dependence-free loop (each lane writes only its own buffer slots and reads only what the forward reads), and
+// flush(n) applies the chunk's adds site by site afterwards (flush_adds: vector adds over contiguous runs). The sum
+// each gradient element receives is the same; only the order of its floating-point additions changes.
+constexpr int32 kDeferLanes = 64;
+
+// Runs the points [begin, end) of a launch of rank ND (1: flat index) in chunks; the launch must have passed
+// deferred_launch_ok (rank ND, fewer than 2^31 points).
+template <int ND, typename Body, typename Flush>
+inline void run_range_chunked(const Grid& g, int64 begin, int64 end, Body body, Flush flush) {
+    if constexpr (ND <= 1) {
+        for (int32 c = int32(begin); c < int32(end); c += kDeferLanes) {
+            const int32 ce = int32(end) - c < kDeferLanes ? int32(end) : c + kDeferLanes;
+            WEFT_IVDEP for (int32 j = c; j < ce; ++j) body(j, 0, 0, 0, int64(j), j - c);
+            flush(ce - c);
+        }
+    } else {
+        const int64 inner = g.dim[ND - 1];
+        int64 flat = begin;
+        while (flat < end) {
+            const RowSpan rs = row_span(g, ND, inner, flat, end);
+            const int64 base = rs.base;
+            const int32 idx[4] = {rs.idx[0], rs.idx[1], rs.idx[2], rs.idx[3]};
+            for (int32 c = int32(rs.j0); c < int32(rs.jend); c += kDeferLanes) {
+                const int32 ce = int32(rs.jend) - c < kDeferLanes ? int32(rs.jend) : c + kDeferLanes;
+                if constexpr (ND == 2) {
+                    WEFT_IVDEP for (int32 j = c; j < ce; ++j) body(idx[0], j, 0, 0, base + j, j - c);
+                } else if constexpr (ND == 3) {
+                    WEFT_IVDEP for (int32 j = c; j < ce; ++j) body(idx[0], idx[1], j, 0, base + j, j - c);
+                } else {
+                    WEFT_IVDEP for (int32 j = c; j < ce; ++j) body(idx[0], idx[1], idx[2], j, base + j, j - c);
+                }
+                flush(ce - c);
+            }
+            flat += rs.jend - rs.j0;
+        }
+    }
+}
+
+// Whether a launch can take the chunked walk of a kernel whose thread-index rank is ND.
+inline bool deferred_launch_ok(const int64* dims, int32 ndim, int ND) {
+    if (grid_total(dims, ndim) > int64(INT32_MAX)) return false;
+    return ND <= 1 || ndim == ND;
+}
+
+// One piece [b, e) of a deferred-form backward launch (see run_grid_deferred). Not inlined: the serial path and the
+// threads share this one copy of the kernel body.
+template <int ND, typename Defer, typename A, typename Body, typename Flush>
+__attribute__((noinline)) void run_deferred_piece(const Grid& g, const A& args, int64 b, int64 e, Body& body,
+                                                  Flush& flush) {
+    const A a = args;  // a copy whose address never escapes: scalars and shapes stay in registers across stores
+    Defer d;
+    run_range_chunked<ND>(
+        g, b, e,
+        [&a, &d, &body](int32 i0, int32 i1, int32 i2, int32 i3, int64 flat, int32 lane) WEFT_INLINE_LAMBDA {
+            body(a, d, i0, i1, i2, i3, flat, lane);
+        },
+        [&a, &d, &flush](int32 n) { flush(a, d, n); });
+}
+
+// run_grid_private for a backward body in deferred form: body(args, defer, i0, i1, i2, i3, flat, lane) and
+// flush(args, defer, n), with one Defer (the kernel's lane buffers) per thread. The launch must have passed
+// deferred_launch_ok.
+template <int ND, typename Defer, typename A, typename Body, typename Flush>
+inline void run_grid_deferred(const int64* dims, int32 ndim, int32 threads, const A& args, const PrivateGrad* priv,
+                              int npriv, Body&& body, Flush&& flush) {
+    const Grid g = make_grid(dims, ndim);
+    const int64 total = grid_total(dims, ndim);
+    if (total <= 0) return;
+    if (threads <= 1) {
+        SerialScope serial;
+        run_deferred_piece<ND, Defer>(g, args, 0, total, body, flush);
+        return;
+    }
+    GridSlice slices[kMaxGridThreads];
+    make_slices(total, threads, slices);
+    with_private_grads(threads, args, priv, npriv, [&](const A& mine, int t) {
+        run_slices(slices, threads, t, [&](int64 b, int64 e) { run_deferred_piece<ND, Defer>(g, mine, b, e, body, flush); });
+    });
 }
 #endif
 

@@ -1,0 +1,333 @@
+"""The deferred form of CPU backward kernels (gradient adds recorded per lane, applied after each chunk of grid points).
+
+A straight-line kernel whose reverse sweep adds into neighbouring gradient elements (a stencil, a gather) gets a
+second backward body that vectorises: see run_grid_deferred in weft/native/launch.h and plan_deferred in
+weft/backend/adjoint.py. Launches the deferred form cannot serve (non-contiguous rows, gradients shared between a
+stored and a read array) run the general body. Values are small integers in float64, so every sum is exact whatever
+the order of the adds and the comparisons between the two bodies, thread counts and the NumPy reference are bitwise.
+"""
+
+import numpy as np
+import pytest
+
+import weft as wp
+from weft import pipeline
+from weft.backend.adjoint import render_adjoint
+
+f64 = wp.float64
+
+
+@pytest.fixture(autouse=True)
+def restore_threads():
+    old = (wp.config.num_threads, wp.config.deterministic)
+    yield
+    wp.config.num_threads, wp.config.deterministic = old
+
+
+def ints(shape, seed, lo=-4, hi=5):
+    return np.random.default_rng(seed).integers(lo, hi, size=shape).astype(np.float64)
+
+
+def adjoint_source(kernel, *args) -> str:
+    fn = kernel._lower(kernel.infer_types(list(args)), False).fn
+    return render_adjoint(pipeline.differentiate(fn), kernel.__name__, False)
+
+
+# ---------------------------------------------------------------------------------------------------- kernels
+@wp.kernel
+def stencil5(c: f64, u: wp.array2d(dtype=f64), w: wp.array2d(dtype=f64), out: wp.array2d(dtype=f64)):
+    i, j = wp.tid()
+    n = u.shape[0]
+    m = u.shape[1]
+    up = (i + n - 1) % n
+    down = (i + 1) % n
+    left = (j + m - 1) % m
+    right = (j + 1) % m
+    out[i, j] = (c * u[i, j] + u[down, j] * w[i, j] + 2.0 * u[i, left] - u[up, j] + u[i, right] * u[i, j]
+                 - 3.0 * w[i, right])
+
+
+def stencil5_reference(c, u, w, g):
+    """NumPy gradients of sum(g * stencil5(u, w)) for u and w (float64, independent of weft)."""
+    roll = np.roll
+    down = roll(u, -1, axis=0)  # down[i, j] = u[i + 1, j]
+    right = roll(u, -1, axis=1)
+    gu = c * g + right * g  # own-index sites
+    gu += roll(g * w, 1, axis=0)  # u[down, j]: thread (i, j) adds into (i + 1, j)
+    gu += roll(2.0 * g, -1, axis=1)  # u[i, left]: into (i, j - 1)
+    gu -= roll(g, -1, axis=0)  # u[up, j]: into (i - 1, j)
+    gu += roll(g * u, 1, axis=1)  # u[i, right]: into (i, j + 1)
+    gw = g * down
+    gw -= roll(3.0 * g, 1, axis=1)  # w[i, right]
+    return gu, gw
+
+
+@wp.kernel
+def flat_stencil(u: wp.array(dtype=f64), out: wp.array(dtype=f64)):
+    i = wp.tid()
+    n = u.shape[0]
+    out[i] = u[(i + 1) % n] * u[i] - 2.0 * u[(i + n - 3) % n]
+
+
+@wp.kernel
+def stencil3d(u: wp.array3d(dtype=wp.vec3d), out: wp.array3d(dtype=wp.vec3d)):
+    i, j, k = wp.tid()
+    out[i, j, k] = u[(i + 1) % u.shape[0], j, k] * 2.0 + u[i, j, (k + 1) % u.shape[2]] - u[i, j, k]
+
+
+@wp.kernel
+def mat_sites(a: wp.array(dtype=wp.mat33d), b: wp.array(dtype=wp.mat33d), out: wp.array(dtype=wp.mat33d)):
+    i = wp.tid()
+    n = a.shape[0]
+    out[i] = a[i] * b[(i + 1) % n] + wp.transpose(a[(i + 5) % n])
+
+
+@wp.kernel
+def gather(idx: wp.array(dtype=int), x: wp.array(dtype=f64), out: wp.array(dtype=f64)):
+    i = wp.tid()
+    out[i] = 3.0 * x[idx[i]] + x[i] * x[idx[i]]
+
+
+# kernels that keep the general backward body
+@wp.kernel
+def guarded_load(x: wp.array(dtype=f64), out: wp.array(dtype=f64)):
+    i = wp.tid()
+    v = f64(0.0)
+    if i > 0:
+        v = x[i - 1]
+    out[i] = v * 2.0
+
+
+@wp.kernel
+def atomic_loss(x: wp.array(dtype=f64), loss: wp.array(dtype=f64)):
+    i = wp.tid()
+    wp.atomic_add(loss, 0, x[(i + 1) % x.shape[0]] * x[i])
+
+
+@wp.kernel
+def dynamic_loop(n: int, x: wp.array(dtype=f64), out: wp.array(dtype=f64)):
+    i = wp.tid()
+    s = f64(0.0)
+    for k in range(n):
+        s += x[(i + k) % x.shape[0]]
+    out[i] = s
+
+
+@wp.kernel
+def in_place(x: wp.array(dtype=f64)):
+    i = wp.tid()
+    x[i] = x[i] * 2.0
+
+
+@wp.kernel
+def half_stencil(x: wp.array(dtype=wp.float16), out: wp.array(dtype=wp.float16)):
+    i = wp.tid()
+    out[i] = x[(i + 1) % x.shape[0]] * wp.float16(2.0)
+
+
+@wp.kernel
+def store_then_load(y: wp.array(dtype=f64), x: wp.array(dtype=f64), out: wp.array(dtype=f64)):
+    i = wp.tid()
+    y[i] = f64(1.0)
+    out[i] = x[i] * 2.0
+
+
+# ---------------------------------------------------------------------------------------------------- helpers
+def backward(kernel, dim, inputs, outputs, seeds, threads):
+    """Gradients of the array inputs after a backward pass on `threads` threads (gradients zeroed first)."""
+    wp.config.num_threads, wp.config.deterministic = threads, False
+    tape = wp.Tape()
+    with tape:
+        wp.launch(kernel, dim=dim, inputs=inputs, outputs=outputs)
+    tape.zero()
+    tape.backward(grads={o: wp.array(s, dtype=o.dtype) for o, s in zip(outputs, seeds)})
+    return [a.grad.numpy().copy() for a in inputs if getattr(a, "grad", None) is not None]
+
+
+def arr(values, dtype=f64, strided=False):
+    """A differentiable scalar array of `values`; strided: a view of every other element along the innermost axis
+    of a wider array (its rows are not contiguous, so the backward launch runs the general body)."""
+    if not strided:
+        return wp.array(values, dtype=dtype, requires_grad=True)
+    wide = np.zeros(values.shape[:-1] + (2 * values.shape[-1],), dtype=values.dtype)
+    wide[..., ::2] = values
+    a = wp.array(wide, dtype=dtype, requires_grad=True)
+    return a[:, ::2] if values.ndim == 2 else a[::2]
+
+
+# ---------------------------------------------------------------------------------------------------- form chosen
+def test_deferred_form_is_chosen_for_straight_line_kernels():
+    u = wp.zeros((4, 4), dtype=f64)
+    assert "bwd_body_deferred" in adjoint_source(stencil5, 1.0, u, u, u)
+    assert "bwd_body_deferred" in adjoint_source(flat_stencil, wp.zeros(4, dtype=f64), wp.zeros(4, dtype=f64))
+    v = wp.zeros((2, 2, 2), dtype=wp.vec3d)
+    assert "weft::run_grid_deferred<3, Defer>" in adjoint_source(stencil3d, v, v)
+    m = wp.zeros(4, dtype=wp.mat33d)
+    assert "bwd_body_deferred" in adjoint_source(mat_sites, m, m, m)
+    x = wp.zeros(4, dtype=f64)
+    assert "bwd_body_deferred" in adjoint_source(gather, wp.zeros(4, dtype=int), x, x)
+
+
+@pytest.mark.parametrize("kernel, why", [
+    (guarded_load, "a gradient add under a branch"),
+    (atomic_loss, "an atomic"),
+    (dynamic_loop, "a loop"),
+    (in_place, "an array both read and stored"),
+    (half_stencil, "float16 gradients"),
+])
+def test_general_form_kept(kernel, why):
+    if kernel is half_stencil:
+        args = [wp.zeros(4, dtype=wp.float16)] * 2
+    elif kernel is dynamic_loop:
+        args = [3, wp.zeros(4, dtype=f64), wp.zeros(4, dtype=f64)]
+    elif kernel is in_place:
+        args = [wp.zeros(4, dtype=f64)]
+    else:
+        args = [wp.zeros(4, dtype=f64)] * 2
+    src = adjoint_source(kernel, *args)
+    assert "bwd_body_deferred" not in src, why
+    assert "bwd_body<" in src
+
+
+def test_debug_mode_keeps_general_form():
+    u = wp.zeros((4, 4), dtype=f64)
+    fn = stencil5._lower(stencil5.infer_types([1.0, u, u, u]), True).fn
+    assert "bwd_body_deferred" not in render_adjoint(pipeline.differentiate(fn), "stencil5", True)
+
+
+# ---------------------------------------------------------------------------------------------------- gradients
+# row lengths around the 16-lane groups and 64-lane chunks of the deferred walk
+@pytest.mark.parametrize("shape", [(3, 1), (5, 15), (4, 16), (3, 17), (2, 63), (2, 64), (3, 65), (7, 130)])
+def test_stencil_matches_numpy(shape):
+    c = 3.0
+    u, w, g = ints(shape, 1), ints(shape, 2), ints(shape, 3)
+    expect = stencil5_reference(c, u, w, g)
+    for strided in (False, True):
+        got = backward(stencil5, shape, [c, arr(u, strided=strided), arr(w, strided=strided)],
+                       [wp.zeros(shape, dtype=f64, requires_grad=True)], [g], threads=1)
+        for e, a in zip(expect, got):
+            np.testing.assert_array_equal(a, e)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_stencil_large_grid_threads(threads):
+    """Enough points for two threads: the per-thread gradient copies and the deferred flush together."""
+    shape = (300, 257)
+    c = -2.0
+    u, w, g = ints(shape, 4), ints(shape, 5), ints(shape, 6)
+    got = backward(stencil5, shape, [c, arr(u), arr(w)], [wp.zeros(shape, dtype=f64, requires_grad=True)], [g],
+                   threads)
+    for e, a in zip(stencil5_reference(c, u, w, g), got):
+        np.testing.assert_array_equal(a, e)
+
+
+@pytest.mark.parametrize("n", [1, 17, 100, 70000])
+def test_flat_index_matches_general_body(n):
+    u, g = ints(n, 7), ints(n, 8)
+    fast = backward(flat_stencil, n, [arr(u)], [wp.zeros(n, dtype=f64, requires_grad=True)], [g], threads=2)
+    slow = backward(flat_stencil, n, [arr(u, strided=True)], [wp.zeros(n, dtype=f64, requires_grad=True)], [g], 2)
+    np.testing.assert_array_equal(fast[0], slow[0])
+    expect = np.roll(g * u, 1) + g * np.roll(u, -1) - 2.0 * np.roll(g, -3)
+    np.testing.assert_array_equal(fast[0], expect)
+
+
+def _vec_view(values, dtype, trailing=1):
+    """A view of every other element along the innermost grid axis of a wider vector / matrix array (`trailing`
+    component axes), so the rows are not contiguous."""
+    axis = values.ndim - trailing - 1
+    shape = list(values.shape)
+    shape[axis] *= 2
+    wide = np.zeros(shape, dtype=values.dtype)
+    wide[(slice(None),) * axis + (slice(None, None, 2),)] = values
+    a = wp.array(wide, dtype=dtype, requires_grad=True)
+    return a[(slice(None),) * axis + (slice(None, None, 2),)]
+
+
+def test_vec3_3d_stencil_matches_general_body():
+    shape = (3, 4, 37)
+    u, g = ints(shape + (3,), 9), ints(shape + (3,), 10)
+    out = lambda: wp.zeros(shape, dtype=wp.vec3d, requires_grad=True)  # noqa: E731
+    fast = backward(stencil3d, shape, [wp.array(u, dtype=wp.vec3d, requires_grad=True)], [out()], [g], 1)
+    slow = backward(stencil3d, shape, [_vec_view(u, wp.vec3d)], [out()], [g], 1)
+    np.testing.assert_array_equal(fast[0], slow[0])
+    expect = 2.0 * np.roll(g, 1, axis=0) + np.roll(g, 1, axis=2) - g
+    np.testing.assert_array_equal(fast[0], expect)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_mat33_sites_match_general_body(threads):
+    n = 40000
+    a, b, g = ints((n, 3, 3), 11, -2, 3), ints((n, 3, 3), 12, -2, 3), ints((n, 3, 3), 13, -2, 3)
+    out = lambda: wp.zeros(n, dtype=wp.mat33d, requires_grad=True)  # noqa: E731
+    fast = backward(mat_sites, n, [wp.array(a, dtype=wp.mat33d, requires_grad=True),
+                                   wp.array(b, dtype=wp.mat33d, requires_grad=True)], [out()], [g], threads)
+    slow = backward(mat_sites, n, [_vec_view(a, wp.mat33d, 2), _vec_view(b, wp.mat33d, 2)], [out()], [g], threads)
+    for x, y in zip(fast, slow):
+        np.testing.assert_array_equal(x, y)
+    b1 = np.roll(b, -1, axis=0)
+    ga = g @ np.swapaxes(b1, 1, 2) + np.roll(np.swapaxes(g, 1, 2), 5, axis=0)
+    gb = np.roll(np.swapaxes(a, 1, 2) @ g, 1, axis=0)
+    np.testing.assert_array_equal(fast[0], ga)
+    np.testing.assert_array_equal(fast[1], gb)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_gather_with_repeated_indices(threads):
+    """Data-dependent offsets (groups of 16 lanes that are not a contiguous run, repeated elements)."""
+    n = 50000
+    rng = np.random.default_rng(14)
+    idx = rng.integers(0, 64, size=n).astype(np.int32)
+    idx[1000:1100] = np.arange(100)  # one contiguous run as well
+    x, g = ints(n, 15), ints(n, 16)
+    got = backward(gather, n, [wp.array(idx, dtype=int), arr(x)], [wp.zeros(n, dtype=f64, requires_grad=True)],
+                   [g], threads)
+    expect = g * x[idx]
+    np.add.at(expect, idx, 3.0 * g + g * x)
+    np.testing.assert_array_equal(got[0], expect)
+
+
+def test_float32_deferred_matches_general_body():
+    shape = (64, 200)
+    rng = np.random.default_rng(17)
+    u, w, g = (rng.standard_normal(shape).astype(np.float32) for _ in range(3))
+    out = lambda: wp.zeros(shape, dtype=wp.float32, requires_grad=True)  # noqa: E731
+
+    @wp.kernel
+    def stencil_f32(u: wp.array2d(dtype=float), w: wp.array2d(dtype=float), out: wp.array2d(dtype=float)):
+        i, j = wp.tid()
+        n = u.shape[0]
+        m = u.shape[1]
+        out[i, j] = u[(i + 1) % n, j] * w[i, j] - wp.sin(u[i, (j + m - 1) % m]) * w[i, (j + 1) % m]
+
+    fast = backward(stencil_f32, shape, [arr(u, wp.float32), arr(w, wp.float32)], [out()], [g], 1)
+    slow = backward(stencil_f32, shape, [arr(u, wp.float32, True), arr(w, wp.float32, True)], [out()], [g], 1)
+    for x, y in zip(fast, slow):
+        np.testing.assert_allclose(x, y, rtol=1e-6, atol=1e-6)
+
+
+def test_aliased_store_and_load_take_general_body():
+    """y and x are the same array: the store's adjoint consumes the gradient the load adds into, so the order of
+    the two matters and the launch must not defer the add (the entry checks gradient overlap at run time)."""
+    n = 64
+
+    @wp.kernel
+    def fill(src: wp.array(dtype=f64), dst: wp.array(dtype=f64)):
+        i = wp.tid()
+        dst[i] = src[i] * 3.0
+
+    def run(make):
+        src = wp.array(ints(n, 18), dtype=f64, requires_grad=True)
+        x = make()
+        out = wp.zeros(n, dtype=f64, requires_grad=True)
+        tape = wp.Tape()
+        with tape:
+            wp.launch(fill, dim=n, inputs=[src], outputs=[x])  # x written on the tape: the later store consumes
+            wp.launch(store_then_load, dim=n, inputs=[x, x], outputs=[out])
+        tape.backward(grads={out: wp.array(ints(n, 19), dtype=f64)})
+        return src.grad.numpy()
+
+    contiguous = run(lambda: wp.zeros(n, dtype=f64, requires_grad=True))
+    strided = run(lambda: wp.zeros(2 * n, dtype=f64, requires_grad=True)[::2])
+    np.testing.assert_array_equal(contiguous, strided)
+    # x[i] is 1.0 when it is read (the store came first): out does not depend on src at all
+    np.testing.assert_array_equal(contiguous, np.zeros(n))
