@@ -88,7 +88,6 @@ def gather(idx: wp.array(dtype=int), x: wp.array(dtype=f64), out: wp.array(dtype
     out[i] = 3.0 * x[idx[i]] + x[i] * x[idx[i]]
 
 
-# kernels that keep the general backward body
 @wp.kernel
 def guarded_load(x: wp.array(dtype=f64), out: wp.array(dtype=f64)):
     i = wp.tid()
@@ -97,6 +96,44 @@ def guarded_load(x: wp.array(dtype=f64), out: wp.array(dtype=f64)):
         v = x[i - 1]
     out[i] = v * 2.0
 
+
+@wp.kernel
+def branches(x: wp.array2d(dtype=f64), y: wp.array2d(dtype=f64), out: wp.array2d(dtype=f64)):
+    """Boundary conditions, a data-dependent branch with different neighbours per side, an early return."""
+    i, j = wp.tid()
+    n = x.shape[0]
+    m = x.shape[1]
+    if i == 0 or j == 0 or i == n - 1 or j == m - 1:
+        out[i, j] = x[i, j]
+        return
+    v = f64(0.0)
+    if y[i, j] > 0.0:
+        v = x[i - 1, j] * y[i, j + 1]
+    else:
+        v = 2.0 * x[i, j + 1] - y[i + 1, j]
+    out[i, j] = v + x[i, j - 1] * x[i, j]
+
+
+def branches_reference(x, y, g):
+    n, m = x.shape
+    gx, gy = np.zeros_like(x), np.zeros_like(y)
+    for i in range(n):
+        for j in range(m):
+            if i in (0, n - 1) or j in (0, m - 1):
+                gx[i, j] += g[i, j]
+                continue
+            if y[i, j] > 0.0:
+                gx[i - 1, j] += g[i, j] * y[i, j + 1]
+                gy[i, j + 1] += g[i, j] * x[i - 1, j]
+            else:
+                gx[i, j + 1] += 2.0 * g[i, j]
+                gy[i + 1, j] -= g[i, j]
+            gx[i, j - 1] += g[i, j] * x[i, j]
+            gx[i, j] += g[i, j] * x[i, j - 1]
+    return gx, gy
+
+
+# kernels that keep the general backward body
 
 @wp.kernel
 def atomic_loss(x: wp.array(dtype=f64), loss: wp.array(dtype=f64)):
@@ -161,15 +198,17 @@ def test_deferred_form_is_chosen_for_straight_line_kernels():
     assert "bwd_body_deferred" in adjoint_source(stencil5, 1.0, u, u, u)
     assert "bwd_body_deferred" in adjoint_source(flat_stencil, wp.zeros(4, dtype=f64), wp.zeros(4, dtype=f64))
     v = wp.zeros((2, 2, 2), dtype=wp.vec3d)
-    assert "weft::run_grid_deferred<3, Defer>" in adjoint_source(stencil3d, v, v)
+    assert "weft::run_grid_deferred<3, Defer, Spill>" in adjoint_source(stencil3d, v, v)
     m = wp.zeros(4, dtype=wp.mat33d)
     assert "bwd_body_deferred" in adjoint_source(mat_sites, m, m, m)
     x = wp.zeros(4, dtype=f64)
     assert "bwd_body_deferred" in adjoint_source(gather, wp.zeros(4, dtype=int), x, x)
+    src = adjoint_source(guarded_load, x, x)  # a gradient add under a branch: its slot is marked empty first
+    assert "bwd_body_deferred" in src and "d.o0[lane] = weft::kNoAdd;" in src
+    assert "weft::kNoAdd" not in adjoint_source(flat_stencil, x, x)
 
 
 @pytest.mark.parametrize("kernel, why", [
-    (guarded_load, "a gradient add under a branch"),
     (atomic_loss, "an atomic"),
     (dynamic_loop, "a loop"),
     (in_place, "an array both read and stored"),
@@ -331,3 +370,62 @@ def test_aliased_store_and_load_take_general_body():
     np.testing.assert_array_equal(contiguous, strided)
     # x[i] is 1.0 when it is read (the store came first): out does not depend on src at all
     np.testing.assert_array_equal(contiguous, np.zeros(n))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape", [(5, 7), (40, 33), (300, 130)])
+def test_branches_and_early_return(shape, threads):
+    x, y, g = ints(shape, 20), ints(shape, 21), ints(shape, 22)
+    assert "weft::kNoAdd" in adjoint_source(branches, arr(x), arr(y), arr(x))
+    out = lambda: wp.zeros(shape, dtype=f64, requires_grad=True)  # noqa: E731
+    fast = backward(branches, shape, [arr(x), arr(y)], [out()], [g], threads)
+    slow = backward(branches, shape, [arr(x, strided=True), arr(y, strided=True)], [out()], [g], threads)
+    expect = branches_reference(x, y, g)
+    for a, b, e in zip(fast, slow, expect):
+        np.testing.assert_array_equal(a, e)
+        np.testing.assert_array_equal(b, e)
+
+
+@pytest.mark.parametrize("n", [3, 64, 1000])
+def test_guarded_load(n):
+    x, g = ints(n, 23), ints(n, 24)
+    got = backward(guarded_load, n, [arr(x)], [wp.zeros(n, dtype=f64, requires_grad=True)], [g], 1)
+    expect = np.zeros(n)
+    expect[:-1] = 2.0 * g[1:]
+    np.testing.assert_array_equal(got[0], expect)
+
+
+@wp.kernel
+def forward_difference(u: wp.array2d(dtype=f64), out: wp.array2d(dtype=f64)):
+    i, j = wp.tid()
+    out[i, j] = u[i, j + 1] * 3.0 - u[i, j]
+
+
+def test_array_larger_than_grid_on_two_threads():
+    """u has one column more than the launch: its gradient is not laid out like the grid, so two threads privatise
+    it (per-thread copies) instead of owning the elements of their grid points."""
+    shape = (300, 129)
+    u, g = ints((shape[0], shape[1] + 1), 25), ints(shape, 26)
+    got = backward(forward_difference, shape, [arr(u)], [wp.zeros(shape, dtype=f64, requires_grad=True)], [g], 2)
+    expect = np.zeros_like(u)
+    expect[:, 1:] += 3.0 * g
+    expect[:, :-1] -= g
+    np.testing.assert_array_equal(got[0], expect)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_same_array_twice(threads):
+    """u passed for both u and w (as the first stage of an RK step passes the same field twice): one gradient
+    receives both parameters' adds."""
+    shape = (300, 200)
+    c = 2.0
+    u, g = ints(shape, 27), ints(shape, 28)
+    a = arr(u)
+    wp.config.num_threads, wp.config.deterministic = threads, False
+    out = wp.zeros(shape, dtype=f64, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(stencil5, dim=shape, inputs=[c, a, a], outputs=[out])
+    tape.backward(grads={out: wp.array(g, dtype=f64)})
+    gu, gw = stencil5_reference(c, u, u, g)
+    np.testing.assert_array_equal(a.grad.numpy(), gu + gw)

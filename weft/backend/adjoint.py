@@ -72,13 +72,23 @@ class AdjointRenderer(Renderer):
         self.dummies = []
         body = self.render_bwd_body(deferred=True)
         sites, self._sites = self._sites, None
+        # a site under a branch (or after an early return) marks its slot empty first: every lane writes every slot
+        marks = "".join(f"    d.o{k}[lane] = weft::kNoAdd;\n" for k, st in enumerate(sites) if st.conditional)
+        replay = "    // ---- forward replay\n"
+        assert replay in body
+        body = body.replace(replay, marks + replay, 1)
         lanes = "weft::kDeferLanes"
         struct = ["struct Defer {"]
         struct += [f"    alignas(64) {st.ctype} v{k}[{lanes}];\n    alignas(64) int32_t o{k}[{lanes}];"
                    for k, st in enumerate(sites)]
         struct.append("};")
-        flush = ["static void bwd_flush(const Args& args, Defer& d, int32_t n) {"]
-        flush += [f"    weft::flush_adds(args.{st.array}, d.o{k}, d.v{k}, n);" for k, st in enumerate(sites)]
+        struct += ["struct Spill {"] + [f"    weft::SpillBuf<{st.ctype}> s{k};" for k, st in enumerate(sites)] + ["};"]
+        flush = ["static void bwd_flush(const Args& args, Defer& d, int32_t n, Spill* sp, int64_t b, int64_t e) {"]
+        flush += [f"    weft::flush_adds(args.{st.array}, d.o{k}, d.v{k}, n, sp ? &sp->s{k} : nullptr, "
+                  f"b * int64_t(sizeof({st.ctype})), e * int64_t(sizeof({st.ctype})));" for k, st in enumerate(sites)]
+        flush.append("}")
+        flush.append("static void bwd_spill(const Args& args, const Spill& sp) {")
+        flush += [f"    weft::apply_spill(args.{st.array}, sp.s{k});" for k, st in enumerate(sites)]
         flush.append("}")
         return ["\n".join(struct), body, "\n".join(flush)]
 
@@ -191,12 +201,19 @@ class AdjointRenderer(Renderer):
             stored = ", ".join(f"weft::detail::grad_bytes(args.{n})" for n in plan.stored_arrays)
             read = ", ".join(f"weft::detail::grad_bytes(args.{n})" for n in plan.site_arrays)
             conds.append(f"weft::detail::ranges_disjoint({{{stored}}}, {{{read}}})")
-        run = (f"        weft::run_grid_deferred<{self.tid_rank()}, Defer>(dims, ndim, threads, args, priv, npriv,\n"
+        owned = " && ".join(f"weft::owned_layout(args.{name}, dims, ndim)" for name in plan.site_arrays)
+        if len(plan.site_arrays) > 1:
+            same = ", ".join(f"weft::detail::grad_bytes(args.{name})" for name in plan.site_arrays)
+            owned += f" && weft::detail::disjoint_or_same({{{same}}})"
+        run = (f"        weft::run_grid_deferred<{self.tid_rank()}, Defer, Spill>(dims, ndim, threads, args, priv, npriv,"
+               f"\n            {owned},\n"
                "            [](const Args& args, Defer& d, int32_t i0, int32_t i1, int32_t i2, int32_t i3, int64_t flat,"
                " int32_t lane) WEFT_INLINE_LAMBDA {\n"
                "                bwd_body_deferred<true>(args, d, i0, i1, i2, i3, flat, lane);\n"
                "            },\n"
-               "            [](const Args& args, Defer& d, int32_t n) { bwd_flush(args, d, n); });")
+               "            [](const Args& args, Defer& d, int32_t n, Spill* sp, int64_t b, int64_t e) "
+               "{ bwd_flush(args, d, n, sp, b, e); },\n"
+               "            [](const Args& args, const Spill& sp) { bwd_spill(args, sp); });")
         # lines[k + 1]: the contiguous launch, lines[k + 2]: "else", lines[k + 3]: the general launch
         assert lines[k + 2] == "    else", "unexpected CPU entry text"
         lines[k] = "    if (" + " &&\n        ".join(conds) + ")"
@@ -342,7 +359,7 @@ class AdjointRenderer(Renderer):
             return
         if self._sites is not None:  # deferred form: record the add in this site's lane slots
             k = len(self._sites)
-            self._sites.append(DeferSite(arr.name, s.dsts[0].type.ctype))
+            self._sites.append(DeferSite(arr.name, s.dsts[0].type.ctype, self.out.depth > 1))
             self.out(f"weft::defer_add<true>(d.v{k}[lane], d.o{k}[lane], {args[0]}, {adj_out[0]}, "
                      f"{', '.join(args[1:])});")
             return
@@ -467,6 +484,7 @@ class DeferSite:
 
     array: str
     ctype: str
+    conditional: bool  # under a branch: the lane may not reach it
 
 
 @dataclass(frozen=True)
@@ -486,11 +504,11 @@ def plan_deferred(r: AdjointRenderer) -> DeferPlan | None:
     """Whether a CPU backward kernel gets a deferred form (gradient adds recorded per lane, applied after each chunk
     of grid points; see run_grid_deferred in launch.h), which vectorises where the general body cannot.
 
-    It must be a straight-line kernel whose only side effects are plain stores (the forward's dependence-free
-    condition), whose every array access is an element load or store of a dense array parameter, whose reverse sweep
-    makes each gradient add unconditionally (each lane then writes every slot of its buffers), and whose stores are
-    at the thread's own index into arrays it does not also read: their gradients are read and consumed during the
-    sweep, so they must not receive any deferred add (checked again at launch for aliasing arguments).
+    It must be a straight-line kernel (branches and early returns are fine: a gradient add the lane does not reach
+    leaves its slot marked empty) whose only side effects are plain stores (the forward's dependence-free condition),
+    whose every array access is an element load or store of an array parameter, and whose stores are at the
+    thread's own index into arrays it does not also read: their gradients are read and consumed during the sweep, so
+    they must not receive any deferred add (checked again at launch for aliasing arguments).
     """
     fn, prog = r.fn, r.prog
     if r.opts.debug or prog.uses_stack or not Renderer.threads_independent(r) or not r.straight_line():
@@ -526,12 +544,6 @@ def plan_deferred(r: AdjointRenderer) -> DeferPlan | None:
     own = grad_access(fn).own
     if any(i not in own for i in stored if T.is_differentiable_type(params[i].type.dtype)):
         return None
-    # every gradient add of the sweep at its top level (not under a branch)
-    top = {id(s) for s in prog.reverse}
-    for s in walk(prog.reverse):
-        if isinstance(s, AdjLet) and s.let.call.op.name == "load" and id(s) not in top:
-            if T.is_differentiable_type(s.let.dsts[0].type):
-                return None
     names = lambda ids: tuple(params[i].name for i in sorted(ids))  # noqa: E731
     return DeferPlan(names(loaded), names(i for i in stored if T.is_differentiable_type(params[i].type.dtype)))
 

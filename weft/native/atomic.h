@@ -9,6 +9,7 @@
 #include "array.h"
 #if !WEFT_CUDA
 #include <cstring>
+#include <cstdlib>
 #include <initializer_list>
 #include <type_traits>
 #endif
@@ -365,6 +366,9 @@ inline void private_grad(array_t<T>& a, size_t field, int sites, int64 total, in
 
 #if !WEFT_CUDA
 // ---- deferred gradient adds (the deferred-form backward, see run_grid_deferred in launch.h)
+// The offset slot of a lane that did not reach its site (a branch not taken): no add.
+constexpr int32 kNoAdd = INT32_MIN;
+
 // One lane's add into a's gradient at idx, recorded in the lane's slots of a site buffer: the value and the byte
 // offset of the element (the entry checked with grad_offsets_fit that offsets fit 32 bits).
 template <bool C = false, typename T, typename... I>
@@ -405,43 +409,135 @@ inline void add16(char* g, const T* v) {
 }
 }  // namespace detail
 
-// Applies n recorded adds of one site (offsets off[0..n), values val[0..n)) to a's gradient, in lane order: plain
-// adds when the launch owns the gradient (kGradPlain), atomics otherwise. Runs of 16 consecutive elements (a stencil
-// neighbour's lanes) become vector adds: the whole chunk is checked first, then each group of 16.
+// Adds a launch thread could not apply in place (ownership mode, see flush_adds): element offsets and values,
+// applied after every thread has finished its grid points (apply_spill).
 template <typename T>
-inline void flush_adds(const array_t<T>& a, const int32* off, const T* val, int32 n) {
+struct SpillBuf {
+    int32* off = nullptr;
+    T* val = nullptr;
+    int64 n = 0, cap = 0;
+    SpillBuf() = default;
+    SpillBuf(const SpillBuf&) = delete;
+    SpillBuf& operator=(const SpillBuf&) = delete;
+    ~SpillBuf() {
+        std::free(off);
+        std::free(val);
+    }
+    void push(int32 o, const T& v) {
+        if (n == cap && !grow()) return;
+        off[n] = o;
+        val[n] = v;
+        ++n;
+    }
+    __attribute__((noinline, cold)) bool grow() {
+        const int64 c = cap ? 2 * cap : 1024;
+        int32* o = static_cast<int32*>(std::realloc(off, size_t(c) * sizeof(int32)));
+        if (o) off = o;
+        T* v = o ? static_cast<T*>(std::realloc(val, size_t(c) * sizeof(T))) : nullptr;
+        if (v) val = v;
+        if (!o || !v) {
+            report_error(4, "out of memory for the gradient adds of a backward launch: the gradients are incomplete");
+            return false;
+        }
+        cap = c;
+        return true;
+    }
+};
+
+// The spilled adds of one site (applied by one thread while the others wait).
+template <typename T>
+inline void apply_spill(const array_t<T>& a, const SpillBuf<T>& s) {
+    if (!a.grad) return;
+    char* g = reinterpret_cast<char*>(a.grad);
+    for (int64 l = 0; l < s.n; ++l) *reinterpret_cast<T*>(g + s.off[l]) += s.val[l];
+}
+
+// Applies n recorded adds of one site (offsets off[0..n), values val[0..n)) to a's gradient, in lane order.
+// Without a spill buffer: plain adds when the launch owns the gradient (kGradPlain), atomics otherwise. With one
+// (ownership mode, several threads): the thread owns the elements [lo, hi) (byte offsets: the grid points of the
+// piece it is running, see owned_layout), adds there in place and spills the others. Runs of 16 consecutive
+// elements (a stencil neighbour's lanes) become vector adds: the whole chunk is checked first, then each group.
+template <typename T>
+inline void flush_adds(const array_t<T>& a, const int32* off, const T* val, int32 n, SpillBuf<T>* spill = nullptr,
+                       int64 lo = 0, int64 hi = 0) {
     if (!a.grad) return;
     char* g = reinterpret_cast<char*>(a.grad);
     typedef typename detail::grad_scalar<T>::type S;
-    if (!(a.flags & kGradPlain)) {
-        for (int32 l = 0; l < n; ++l) grad_add_shared(reinterpret_cast<T*>(g + off[l]), val[l]);
+    if (!spill && !(a.flags & kGradPlain)) {
+        for (int32 l = 0; l < n; ++l)
+            if (off[l] != kNoAdd) grad_add_shared(reinterpret_cast<T*>(g + off[l]), val[l]);
         return;
     }
+    if (!spill) {  // everything in place
+        lo = INT32_MIN;
+        hi = int64(INT32_MAX) + 1;
+    }
+    auto one = [&](int32 l) {
+        if (off[l] == kNoAdd) return;
+        if (off[l] >= lo && off[l] < hi)
+            *reinterpret_cast<T*>(g + off[l]) += val[l];
+        else
+            spill->push(off[l], val[l]);
+    };
     int32 l = 0;
     if constexpr (!std::is_void<S>::value && (16 * sizeof(T)) % 64 == 0) {
+        constexpr int32 size = int32(sizeof(T));
         const detail::lanes16_i32 step = detail::lanes16_i32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15} *
-                                         int32(sizeof(T));
+                                         size;
         const int32 whole = n & ~15;
         detail::lanes16_i32 off16, bad = {};
         for (int32 b = 0; b < whole; b += 16) {
             std::memcpy(&off16, off + b, 64);
-            bad |= off16 - (off[0] + b * int32(sizeof(T)) + step);
+            bad |= off16 - (off[0] + b * size + step);
         }
-        if (detail::all_zero(bad)) {
-            for (; l < whole; l += 16) detail::add16<T, S>(g + off[0] + l * int32(sizeof(T)), val + l);
+        // (a real offset exceeds kNoAdd, so no run of offsets starting at a real one contains kNoAdd)
+        if (whole > 0 && detail::all_zero(bad) && off[0] != kNoAdd && off[0] >= lo &&
+            int64(off[0]) + int64(whole) * size <= hi) {
+            for (; l < whole; l += 16) detail::add16<T, S>(g + off[0] + l * size, val + l);
         } else {
             for (; l < whole; l += 16) {
                 std::memcpy(&off16, off + l, 64);
-                if (detail::all_zero(off16 - (off[l] + step))) {
+                if (detail::all_zero(off16 - (off[l] + step)) && off[l] != kNoAdd && off[l] >= lo &&
+                    int64(off[l]) + 16 * size <= hi) {
                     detail::add16<T, S>(g + off[l], val + l);
                 } else {
-                    for (int k = 0; k < 16; ++k) *reinterpret_cast<T*>(g + off[l + k]) += val[l + k];
+                    for (int32 k = l; k < l + 16; ++k) one(k);
                 }
             }
         }
     }
-    for (; l < n; ++l) *reinterpret_cast<T*>(g + off[l]) += val[l];
+    for (; l < n; ++l) one(l);
 }
+
+// Ownership mode applies to a's gradient when element offsets are grid flat indices times the element size (a
+// dense row-major array shaped like the launch grid, or a 1-D one as long as a 1-D launch); see run_grid_deferred.
+template <typename T>
+inline bool owned_layout(const array_t<T>& a, const int64* dims, int32 ndim) {
+    if (!a.grad) return true;
+    if (a.ndim == 1 && ndim > 1) {  // a flat-index kernel (i = wp.tid()) over a multi-dimensional launch
+        int64 total = 1;
+        for (int d = 0; d < ndim; ++d) total *= dims[d];
+        return int64(a.shape[0]) == total && (a.shape[0] <= 1 || a.strides[0] == int64(sizeof(T)));
+    }
+    if (a.ndim != ndim) return false;
+    int64 stride = int64(sizeof(T));
+    for (int d = ndim - 1; d >= 0; --d) {
+        if (int64(a.shape[d]) != dims[d] || (a.shape[d] > 1 && a.strides[d] != stride)) return false;
+        stride *= a.shape[d];
+    }
+    return true;
+}
+
+namespace detail {
+// every two ranges either share no byte or are the same range
+inline bool disjoint_or_same(std::initializer_list<ByteRange> r) {
+    for (const ByteRange& x : r)
+        for (const ByteRange& y : r)
+            if (x.lo != x.hi && y.lo != y.hi && x.lo < y.hi && y.lo < x.hi && (x.lo != y.lo || x.hi != y.hi))
+                return false;
+    return true;
+}
+}  // namespace detail
 #endif
 
 template <typename T, typename... I>

@@ -397,11 +397,11 @@ inline bool deferred_launch_ok(const int64* dims, int32 ndim, int ND) {
     return ND <= 1 || ndim == ND;
 }
 
-// One piece [b, e) of a deferred-form backward launch (see run_grid_deferred). Not inlined: the serial path and the
-// threads share this one copy of the kernel body.
-template <int ND, typename Defer, typename A, typename Body, typename Flush>
-__attribute__((noinline)) void run_deferred_piece(const Grid& g, const A& args, int64 b, int64 e, Body& body,
-                                                  Flush& flush) {
+// One piece [b, e) of a deferred-form backward launch (see run_grid_deferred); sp: the thread's spill buffers in
+// ownership mode (null otherwise). Not inlined: the serial path and the threads share this one copy of the body.
+template <int ND, typename Defer, typename Spill, typename A, typename Body, typename Flush>
+__attribute__((noinline)) void run_deferred_piece(const Grid& g, const A& args, int64 b, int64 e, Spill* sp,
+                                                  Body& body, Flush& flush) {
     const A a = args;  // a copy whose address never escapes: scalars and shapes stay in registers across stores
     Defer d;
     run_range_chunked<ND>(
@@ -409,27 +409,55 @@ __attribute__((noinline)) void run_deferred_piece(const Grid& g, const A& args, 
         [&a, &d, &body](int32 i0, int32 i1, int32 i2, int32 i3, int64 flat, int32 lane) WEFT_INLINE_LAMBDA {
             body(a, d, i0, i1, i2, i3, flat, lane);
         },
-        [&a, &d, &flush](int32 n) { flush(a, d, n); });
+        [&a, &d, &flush, sp, b, e](int32 n) { flush(a, d, n, sp, b, e); });
 }
 
 // run_grid_private for a backward body in deferred form: body(args, defer, i0, i1, i2, i3, flat, lane) and
-// flush(args, defer, n), with one Defer (the kernel's lane buffers) per thread. The launch must have passed
-// deferred_launch_ok.
-template <int ND, typename Defer, typename A, typename Body, typename Flush>
+// flush(args, defer, n, spill, begin, end), with one Defer (the kernel's lane buffers) per thread. The launch must
+// have passed deferred_launch_ok.
+// Several threads, owned (every gradient the sweep adds into passed owned_layout, and gradients that share memory
+// are the same range): a thread adds in place into the gradient elements of the grid points of the piece it is
+// running (no other thread adds there meanwhile) and keeps its other adds (a stencil's neighbours across a piece
+// boundary, a gather's far sources) in its Spill buffers, applied by apply(args, spill) once every
+// thread is done (on one thread, in thread order). No per-thread gradient copies to zero and sum. Otherwise the gradients in priv[0..npriv) are
+// privatised per thread as in run_grid_private and the rest use atomics.
+template <int ND, typename Defer, typename Spill, typename A, typename Body, typename Flush, typename Apply>
 inline void run_grid_deferred(const int64* dims, int32 ndim, int32 threads, const A& args, const PrivateGrad* priv,
-                              int npriv, Body&& body, Flush&& flush) {
+                              int npriv, bool owned, Body&& body, Flush&& flush, Apply&& apply) {
     const Grid g = make_grid(dims, ndim);
     const int64 total = grid_total(dims, ndim);
     if (total <= 0) return;
     if (threads <= 1) {
         SerialScope serial;
-        run_deferred_piece<ND, Defer>(g, args, 0, total, body, flush);
+        run_deferred_piece<ND, Defer, Spill>(g, args, 0, total, nullptr, body, flush);
         return;
     }
     GridSlice slices[kMaxGridThreads];
+    if (owned) {
+        // two pieces per thread: every piece boundary spills a stencil's neighbour rows
+        make_slices(total, threads, slices, (total + 2 * threads - 1) / (2 * threads));
+        Spill* spills[kMaxGridThreads] = {};
+#pragma omp parallel num_threads(threads)
+        {
+            const int t = omp_get_thread_num();
+            Spill sp;
+            spills[t] = &sp;
+            run_slices(slices, threads, t,
+                       [&](int64 b, int64 e) { run_deferred_piece<ND, Defer, Spill>(g, args, b, e, &sp, body, flush); });
+#pragma omp barrier
+            // the spills of every thread, in thread order, on one thread with plain adds (few: piece boundaries)
+            if (t == 0) {
+                for (int k = 0; k < threads; ++k)
+                    if (spills[k]) apply(args, *spills[k]);
+            }
+#pragma omp barrier
+        }
+        return;
+    }
     make_slices(total, threads, slices);
     with_private_grads(threads, args, priv, npriv, [&](const A& mine, int t) {
-        run_slices(slices, threads, t, [&](int64 b, int64 e) { run_deferred_piece<ND, Defer>(g, mine, b, e, body, flush); });
+        run_slices(slices, threads, t,
+                   [&](int64 b, int64 e) { run_deferred_piece<ND, Defer, Spill>(g, mine, b, e, nullptr, body, flush); });
     });
 }
 #endif
