@@ -958,3 +958,57 @@ def test_53_backward_twice_through_an_inplace_update():
     tape.backward(grads={a: np.ones(2)})
     np.testing.assert_array_equal(x.grad.numpy(), first[0])
     np.testing.assert_array_equal(a0.grad.numpy(), first[1])
+
+
+# ================================================================================================ an element written
+# more than once by its thread: only the last value written there gets the element's gradient
+@wp.kernel
+def store_twice(x: wp.array(dtype=f64), out: wp.array(dtype=f64)):
+    i = wp.tid()
+    out[i] = x[i] * x[i]
+    out[i] = 2.0 * x[i]
+
+
+@wp.kernel
+def store_in_loop(x: wp.array(dtype=f64), n: int, out: wp.array(dtype=f64)):
+    i = wp.tid()
+    for k in range(n):
+        out[i] = x[i] * f64(k + 1)
+
+
+@wp.kernel
+def atomic_then_store(x: wp.array(dtype=f64), out: wp.array(dtype=f64)):
+    i = wp.tid()
+    wp.atomic_add(out, i, x[i] * 5.0)
+    out[i] = wp.sin(x[i])
+
+
+@wp.kernel
+def store_then_atomic(x: wp.array(dtype=f64), out: wp.array(dtype=f64)):
+    i = wp.tid()
+    out[i] = wp.sin(x[i])
+    wp.atomic_add(out, i, x[i] * 5.0)
+
+
+@wp.kernel
+def store_twice_other_index(x: wp.array(dtype=f64), out: wp.array(dtype=f64)):
+    i = wp.tid()
+    out[2 * i] = x[i] * x[i]
+    out[2 * i + 1] = 3.0 * x[i]
+
+
+def test_54_element_stored_twice():
+    check(store_twice, 3, [arr([0.5, -1.2, 2.0])], [zeros(3)])
+
+
+def test_55_element_stored_in_a_dynamic_loop():
+    check(store_in_loop, 3, [arr([0.5, -1.2, 2.0]), 4], [zeros(3)])
+
+
+def test_56_atomic_add_then_store_and_store_then_atomic_add():
+    check(atomic_then_store, 3, [arr([0.5, -1.2, 2.0])], [zeros(3)])
+    check(store_then_atomic, 3, [arr([0.5, -1.2, 2.0])], [zeros(3)])
+
+
+def test_57_two_stores_to_different_elements():
+    check(store_twice_other_index, 3, [arr([0.5, -1.2, 2.0])], [zeros(6)])

@@ -30,6 +30,7 @@ from ..ir.nodes import (
     VarKind,
     walk,
 )
+from ..ir.access import rewritten_arrays
 from ..ops.registry import Adjoint, OpKind
 from .renderer import Emitter, Renderer, RenderOptions, _defined_vars, _is_plain_array
 
@@ -54,6 +55,7 @@ class AdjointRenderer(Renderer):
         self._repeat_depth = 0
         self.deferred: DeferPlan | None = None  # set by render_module when the kernel takes the deferred form
         self._sites: list[DeferSite] | None = None  # while rendering the deferred body: its gradient add sites
+        self._rewritten: frozenset[int] | None = None  # arrays whose store adjoints consume (see rewritten_arrays)
 
     def render_module(self) -> str:
         self.deferred = plan_deferred(self)
@@ -373,7 +375,10 @@ class AdjointRenderer(Renderer):
         if arr.type.kind is T.ArrayKind.FIXED:
             self.out(f"weft::adj_store_fixed({args[0]}, {adj_args[0]}, {adj_args[-1]}, {', '.join(args[1:-1])});")
             return
-        self.out(f"weft::adj_store{self.array_tparam(arr)}({args[0]}, {adj_args[-1]}, {', '.join(args[1:-1])});")
+        if self._rewritten is None:
+            self._rewritten = rewritten_arrays(self.fn)
+        fn = "adj_store_consume" if isinstance(arr, Var) and arr.id in self._rewritten else "adj_store"
+        self.out(f"weft::{fn}{self.array_tparam(arr)}({args[0]}, {adj_args[-1]}, {', '.join(args[1:-1])});")
 
     def adj_atomic_add(self, s, args, adj_args, adj_out):
         if T.is_differentiable_type(s.args[-1].type):

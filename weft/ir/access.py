@@ -51,3 +51,39 @@ def snapshot_params(fn: Function) -> tuple[int, ...]:
             if isinstance(arr, Var) and arr.id in origin:
                 atomic_results.add(origin[arr.id])
     return tuple(sorted((set(written) & set(read_)) | atomic_results))
+
+
+def rewritten_arrays(fn: Function) -> frozenset[int]:
+    """Ids of the array variables (parameters and their views) of array parameters a thread may write more than once: a store plus any other store or atomic into the
+    same array (through views), or a store inside a loop. The adjoint of each of their stores consumes the gradient
+    it reads, so the gradient of an element reaches only the last value written there."""
+    from .nodes import For, While
+
+    origin: dict[int, int] = {p.id: p.id for p in fn.params if isinstance(p.type, T.ArrayType)}
+    writes: dict[int, int] = {}
+    stores: set[int] = set()
+
+    def visit(block, in_loop: bool) -> None:
+        for s in block:
+            if isinstance(s, (For, While)):
+                visit(getattr(s, "cond_body", []), True)
+                visit(s.body, True)
+                continue
+            for sub in ("then", "orelse", "primal"):
+                if hasattr(s, sub):
+                    visit(getattr(s, sub), in_loop)
+            if not isinstance(s, Let) or not s.args or not isinstance(s.args[0], Var) or s.args[0].id not in origin:
+                continue
+            root = origin[s.args[0].id]
+            name = s.call.name
+            if name == "view":
+                origin[s.dsts[0].id] = root
+            elif name == "store":
+                stores.add(root)
+                writes[root] = writes.get(root, 0) + (2 if in_loop else 1)
+            elif name.startswith("atomic_"):
+                writes[root] = writes.get(root, 0) + 1
+
+    visit(fn.body, False)
+    roots = {i for i in stores if writes.get(i, 0) >= 2}
+    return frozenset(v for v, root in origin.items() if root in roots)

@@ -563,6 +563,15 @@ WEFT_FN void adj_store(const array_t<T>& a, T& adj_value, I... idx) {
     adj_value += *g;
     if (a.flags & 2) *g = T();
 }
+// a[i] = v in a kernel that writes a's elements more than once per thread (several stores, or one in a loop): the
+// value's gradient is consumed, so an earlier write of the same element (reversed later) gets none of it.
+template <bool C = false, typename T, typename... I>
+WEFT_FN void adj_store_consume(const array_t<T>& a, T& adj_value, I... idx) {
+    if (!a.grad) return;
+    T* g = detail::at(a.grad, detail::offset<C>(a, int64(idx)...));
+    adj_value += *g;
+    *g = T();
+}
 template <bool C = false, typename T, typename... I>
 WEFT_FN void adj_store(const indexedarray_t<T>& a, T& adj_value, I... idx) {
     if (!a.arr.grad) return;
