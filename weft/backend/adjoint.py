@@ -86,7 +86,8 @@ class AdjointRenderer(Renderer):
         struct.append("};")
         struct += ["struct Spill {"] + [f"    weft::SpillBuf<{st.ctype}> s{k};" for k, st in enumerate(sites)] + ["};"]
         flush = ["static void bwd_flush(const Args& args, Defer& d, int32_t n, Spill* sp, int64_t b, int64_t e) {"]
-        flush += [f"    weft::flush_adds(args.{st.array}, d.o{k}, d.v{k}, n, sp ? &sp->s{k} : nullptr, "
+        flush += [f"    weft::flush_adds<{'true' if st.conditional else 'false'}>(args.{st.array}, d.o{k}, d.v{k}, n, "
+                  f"sp ? &sp->s{k} : nullptr, "
                   f"b * int64_t(sizeof({st.ctype})), e * int64_t(sizeof({st.ctype})));" for k, st in enumerate(sites)]
         flush.append("}")
         flush.append("static void bwd_spill(const Args& args, const Spill& sp) {")

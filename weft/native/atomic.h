@@ -457,7 +457,8 @@ inline void apply_spill(const array_t<T>& a, const SpillBuf<T>& s) {
 // (ownership mode, several threads): the thread owns the elements [lo, hi) (byte offsets: the grid points of the
 // piece it is running, see owned_layout), adds there in place and spills the others. Runs of 16 consecutive
 // elements (a stencil neighbour's lanes) become vector adds: the whole chunk is checked first, then each group.
-template <typename T>
+// MaybeEmpty: the site is under a branch, so some slots may hold kNoAdd.
+template <bool MaybeEmpty = false, typename T>
 inline void flush_adds(const array_t<T>& a, const int32* off, const T* val, int32 n, SpillBuf<T>* spill = nullptr,
                        int64 lo = 0, int64 hi = 0) {
     if (!a.grad) return;
@@ -465,7 +466,7 @@ inline void flush_adds(const array_t<T>& a, const int32* off, const T* val, int3
     typedef typename detail::grad_scalar<T>::type S;
     if (!spill && !(a.flags & kGradPlain)) {
         for (int32 l = 0; l < n; ++l)
-            if (off[l] != kNoAdd) grad_add_shared(reinterpret_cast<T*>(g + off[l]), val[l]);
+            if (!MaybeEmpty || off[l] != kNoAdd) grad_add_shared(reinterpret_cast<T*>(g + off[l]), val[l]);
         return;
     }
     if (!spill) {  // everything in place
@@ -473,7 +474,7 @@ inline void flush_adds(const array_t<T>& a, const int32* off, const T* val, int3
         hi = int64(INT32_MAX) + 1;
     }
     auto one = [&](int32 l) {
-        if (off[l] == kNoAdd) return;
+        if (MaybeEmpty && off[l] == kNoAdd) return;
         if (off[l] >= lo && off[l] < hi)
             *reinterpret_cast<T*>(g + off[l]) += val[l];
         else
@@ -491,13 +492,13 @@ inline void flush_adds(const array_t<T>& a, const int32* off, const T* val, int3
             bad |= off16 - (off[0] + b * size + step);
         }
         // (a real offset exceeds kNoAdd, so no run of offsets starting at a real one contains kNoAdd)
-        if (whole > 0 && detail::all_zero(bad) && off[0] != kNoAdd && off[0] >= lo &&
+        if (whole > 0 && detail::all_zero(bad) && (!MaybeEmpty || off[0] != kNoAdd) && off[0] >= lo &&
             int64(off[0]) + int64(whole) * size <= hi) {
             for (; l < whole; l += 16) detail::add16<T, S>(g + off[0] + l * size, val + l);
         } else {
             for (; l < whole; l += 16) {
                 std::memcpy(&off16, off + l, 64);
-                if (detail::all_zero(off16 - (off[l] + step)) && off[l] != kNoAdd && off[l] >= lo &&
+                if (detail::all_zero(off16 - (off[l] + step)) && (!MaybeEmpty || off[l] != kNoAdd) && off[l] >= lo &&
                     int64(off[l]) + 16 * size <= hi) {
                     detail::add16<T, S>(g + off[l], val + l);
                 } else {
