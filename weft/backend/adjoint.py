@@ -86,9 +86,10 @@ class AdjointRenderer(Renderer):
         struct.append("};")
         struct += ["struct Spill {"] + [f"    weft::SpillBuf<{st.ctype}> s{k};" for k, st in enumerate(sites)] + ["};"]
         flush = ["static void bwd_flush(const Args& args, Defer& d, int32_t n, Spill* sp, int64_t b, int64_t e) {"]
+        order = _round_robin(sites)
         flush += [f"    weft::flush_adds<{'true' if st.conditional else 'false'}>(args.{st.array}, d.o{k}, d.v{k}, n, "
                   f"sp ? &sp->s{k} : nullptr, "
-                  f"b * int64_t(sizeof({st.ctype})), e * int64_t(sizeof({st.ctype})));" for k, st in enumerate(sites)]
+                  f"b * int64_t(sizeof({st.ctype})), e * int64_t(sizeof({st.ctype})));" for k, st in order]
         flush.append("}")
         flush.append("static void bwd_spill(const Args& args, const Spill& sp) {")
         flush += [f"    weft::apply_spill(args.{st.array}, sp.s{k});" for k, st in enumerate(sites)]
@@ -552,6 +553,22 @@ def plan_deferred(r: AdjointRenderer) -> DeferPlan | None:
         return None
     names = lambda ids: tuple(params[i].name for i in sorted(ids))  # noqa: E731
     return DeferPlan(names(loaded), names(i for i in stored if T.is_differentiable_type(params[i].type.dtype)))
+
+
+def _round_robin(sites: list[DeferSite]) -> list[tuple[int, DeferSite]]:
+    """The order of a chunk's flushes: one site of each array in turn, so that two flushes of the same gradient
+    (a stencil's neighbours: the same elements shifted by one) are apart and the second does not load vectors the
+    first has just stored (a store-forwarding stall)."""
+    per_array: dict[str, list[tuple[int, DeferSite]]] = {}
+    for k, st in enumerate(sites):
+        per_array.setdefault(st.array, []).append((k, st))
+    queues = list(per_array.values())
+    out = []
+    while any(queues):
+        for q in queues:
+            if q:
+                out.append(q.pop(0))
+    return out
 
 
 def _float32_or_64(t: T.Type) -> bool:
