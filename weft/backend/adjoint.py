@@ -518,7 +518,7 @@ def plan_deferred(r: AdjointRenderer) -> DeferPlan | None:
     they must not receive any deferred add (checked again at launch for aliasing arguments).
     """
     fn, prog = r.fn, r.prog
-    if r.opts.debug or prog.uses_stack or not Renderer.threads_independent(r) or not r.straight_line():
+    if fn.tile_dim or r.opts.debug or prog.uses_stack or not Renderer.threads_independent(r) or not r.straight_line():
         return None
     sizes = 0
     stored: set[int] = set()
