@@ -221,6 +221,8 @@ def _has_adjoint_effect(s: Let) -> bool:
 
 
 def build_adjoint(fn: Function) -> AdjointProgram:
+    from .prune import prune_replay
+
     builder = AdjointBuilder(fn)
     builder._loop_meta = {}
-    return builder.build()
+    return prune_replay(builder.build())

@@ -99,16 +99,14 @@ def _vars_of(s) -> list:
 def _all_vars(stmts: list, locals_: list) -> list:
     out = list(locals_)
     for s in walk(stmts):
-        if isinstance(s, Let):
-            out += list(s.dsts)
+        let = s if isinstance(s, Let) else getattr(s, "let", None)
+        if let is not None:
+            # operands too: a value whose replay was pruned (weft.autodiff.prune) still has an adjoint slot
+            out += list(let.dsts) + [a for a in let.args if isinstance(a, Var) and a.kind is not VarKind.PARAM]
         elif isinstance(s, For):
             out.append(s.var)
         elif isinstance(s, Assign):
             out.append(s.dst)
-        else:
-            let = getattr(s, "let", None)
-            if let is not None:
-                out += list(let.dsts)
     unique: dict[int, Var] = {}
     for v in out + _popped(stmts):
         unique.setdefault(v.id, v)
