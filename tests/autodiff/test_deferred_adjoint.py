@@ -14,18 +14,17 @@ import weft as wp
 from weft import pipeline
 from weft.backend.adjoint import render_adjoint
 
+from .test_parallel_accumulation import backward, ints
+
 f64 = wp.float64
 
 
 @pytest.fixture(autouse=True)
 def restore_threads():
     old = (wp.config.num_threads, wp.config.deterministic)
+    wp.config.deterministic = False  # backward() sets the thread count
     yield
     wp.config.num_threads, wp.config.deterministic = old
-
-
-def ints(shape, seed, lo=-4, hi=5):
-    return np.random.default_rng(seed).integers(lo, hi, size=shape).astype(np.float64)
 
 
 def adjoint_source(kernel, *args) -> str:
@@ -170,17 +169,6 @@ def store_then_load(y: wp.array(dtype=f64), x: wp.array(dtype=f64), out: wp.arra
 
 
 # ---------------------------------------------------------------------------------------------------- helpers
-def backward(kernel, dim, inputs, outputs, seeds, threads):
-    """Gradients of the array inputs after a backward pass on `threads` threads (gradients zeroed first)."""
-    wp.config.num_threads, wp.config.deterministic = threads, False
-    tape = wp.Tape()
-    with tape:
-        wp.launch(kernel, dim=dim, inputs=inputs, outputs=outputs)
-    tape.zero()
-    tape.backward(grads={o: wp.array(s, dtype=o.dtype) for o, s in zip(outputs, seeds)})
-    return [a.grad.numpy().copy() for a in inputs if getattr(a, "grad", None) is not None]
-
-
 def arr(values, dtype=f64, strided=False):
     """A differentiable scalar array of `values`; strided: a view of every other element along the innermost axis
     of a wider array (its rows are not contiguous, so the backward launch runs the general body)."""
@@ -421,7 +409,7 @@ def test_same_array_twice(threads):
     c = 2.0
     u, g = ints(shape, 27), ints(shape, 28)
     a = arr(u)
-    wp.config.num_threads, wp.config.deterministic = threads, False
+    wp.config.num_threads = threads
     out = wp.zeros(shape, dtype=f64, requires_grad=True)
     tape = wp.Tape()
     with tape:
