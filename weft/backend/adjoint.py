@@ -71,7 +71,7 @@ class AdjointRenderer(Renderer):
         """The deferred-form backward (see run_grid_deferred in launch.h): the body with every gradient add recorded
         in a lane buffer instead of applied, the buffers (struct Defer), and the flush that applies them."""
         self._sites = []
-        self.dummies = []
+        self.dummies = []  # the second body declares its own scratch slots
         body = self.render_bwd_body(deferred=True)
         sites, self._sites = self._sites, None
         # a site under a branch (or after an early return) marks its slot empty first: every lane writes every slot
@@ -529,7 +529,7 @@ def plan_deferred(r: AdjointRenderer) -> DeferPlan | None:
             continue
         arrays = [a for a in s.args if isinstance(a, Var) and isinstance(a.type, T.ArrayType)]
         name = s.call.op.name
-        for k, a in enumerate(arrays):
+        for a in arrays:
             if a.type.kind is T.ArrayKind.FIXED:
                 continue
             if a.id not in params or a.type.kind is not T.ArrayKind.ARRAY:
@@ -541,7 +541,7 @@ def plan_deferred(r: AdjointRenderer) -> DeferPlan | None:
                     if not _float32_or_64(s.dsts[0].type):
                         return None
                     loaded.add(a.id)
-                    sizes += _DEFER_LANES * (_type_bytes(s.dsts[0].type) + 4)
+                    sizes += _DEFER_LANES * (s.dsts[0].type.size + 4)
             elif name == "store" and s.args[0] is a:
                 stored.add(a.id)
             else:
@@ -574,10 +574,6 @@ def _round_robin(sites: list[DeferSite]) -> list[tuple[int, DeferSite]]:
 def _float32_or_64(t: T.Type) -> bool:
     s = T.scalar_of(t)
     return s is not None and s.is_float and s.bits in (32, 64)
-
-
-def _type_bytes(t: T.Type) -> int:
-    return t.size
 
 
 def render_adjoint(prog: AdjointProgram, name: str, debug: bool) -> str:
