@@ -20,6 +20,7 @@ from ..ir.nodes import (
     Const,
     CustomCall,
     Function,
+    If,
     Let,
     Pop,
     Push,
@@ -56,6 +57,7 @@ class AdjointRenderer(Renderer):
         self.deferred: DeferPlan | None = None  # set by render_module when the kernel takes the deferred form
         self._sites: list[DeferSite] | None = None  # while rendering the deferred body: its gradient add sites
         self._rewritten: frozenset[int] | None = None  # arrays whose store adjoints consume (see rewritten_arrays)
+        self._once: set[int] | None = None  # see _run_once
 
     def render_module(self) -> str:
         self.deferred = plan_deferred(self)
@@ -315,8 +317,28 @@ class AdjointRenderer(Renderer):
                 pass  # constants such as identity(): nothing to propagate
             else:  # pragma: no cover - AdjointBuilder checks rules exist first
                 raise NotImplementedError(f"no adjoint rule for {op.name}")
-        for d in adj_out:
-            self.out(f"{d} = {{}};")
+        once = self._run_once()
+        for d, v in zip(adj_out, s.dsts):
+            # a tile's adjoint is read for the last time here unless a loop repeats this statement: resetting it (a
+            # block-wide memset) is dead work
+            if not (isinstance(v.type, T.TileType) and id(s) in once):
+                self.out(f"{d} = {{}};")
+
+    def _run_once(self) -> set[int]:
+        """Ids of the Lets whose adjoint statements the reverse sweep runs at most once (outside every loop)."""
+        if self._once is None:
+            self._once = set()
+
+            def visit(block) -> None:
+                for x in block:
+                    if isinstance(x, AdjLet):
+                        self._once.add(id(x.let))
+                    elif isinstance(x, If):
+                        visit(x.then)
+                        visit(x.orelse)
+
+            visit(self.prog.reverse)
+        return self._once
 
     def adj_copy(self, s, args, adj_args, adj_out):
         self.out(f"{adj_args[0]} += {adj_out[0]};")
