@@ -3,6 +3,8 @@ sweep reads, and the gradients stay exact (float64 finite differences)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 import weft as wp
 from weft import pipeline
 
@@ -66,3 +68,29 @@ def test_gradients_through_a_pruned_replay():
     fd_check(spectral_solve, {"x": arr((2, 8), 13, V2), "k": arr((2, 8), 15)}, {"y": wp.zeros((2, 8), dtype=V2)}, 2, block_dim=8,
              tol=1e-5)
     fd_check(fft_only, {"x": arr((2, 8), 14, V2)}, {"y": wp.zeros((2, 8), dtype=V2)}, 2, block_dim=8, tol=1e-5)
+
+
+@wp.kernel
+def neighbour_rows(x: wp.array2d(dtype=wp.float64), y: wp.array2d(dtype=wp.float64)):
+    i = wp.tid()
+    n = x.shape[0]
+    a = wp.tile_load(x, shape=(1, 16), offset=(i, 0))
+    b = wp.tile_load(x, shape=(1, 16), offset=((i + 1) % n, 0))
+    wp.tile_store(y, a * 2.0 + b, offset=(i, 0))
+
+
+def test_tile_load_gradients_on_several_threads(monkeypatch):
+    """Blocks that load overlapping rows add into the same gradient elements: on one thread plain adds, on two a
+    per-thread copy (or atomics); the sums are exact integers, so all must agree bitwise with NumPy."""
+    n = 300
+    rng = np.random.default_rng(16)
+    x0, g = rng.integers(-4, 5, size=(n, 16)).astype(np.float64), rng.integers(-4, 5, size=(n, 16)).astype(np.float64)
+    for threads in (1, 2):
+        monkeypatch.setattr(wp.config, "num_threads", threads)
+        x = wp.array(x0, dtype=wp.float64, requires_grad=True)
+        y = wp.zeros((n, 16), dtype=wp.float64, requires_grad=True)
+        tape = wp.Tape()
+        with tape:
+            wp.launch_tiled(neighbour_rows, dim=n, inputs=[x], outputs=[y], block_dim=8)
+        tape.backward(grads={y: wp.array(g, dtype=wp.float64)})
+        np.testing.assert_array_equal(x.grad.numpy(), 2.0 * g + np.roll(g, 1, axis=0))

@@ -94,7 +94,9 @@ WEFT_FN void tile_load(tile_t<T, D...>& t, const array_t<T>& a, I... offset) {
         }
     }
 }
-// The gradient of every loaded in-bounds element is scatter-added into the array's gradient.
+// The gradient of every loaded in-bounds element is scatter-added into the array's gradient: plain adds when the
+// backward entry gave this launch the gradient to itself (kGradPlain: one thread, or a per-thread copy), atomics
+// otherwise.
 template <typename T, int... D, typename... I>
 WEFT_FN void adj_tile_load(const array_t<T>& a, const tile_t<T, D...>& adj_t, I... offset) {
     typedef tiles::dims<D...> S;
@@ -105,12 +107,24 @@ WEFT_FN void adj_tile_load(const array_t<T>& a, const tile_t<T, D...>& adj_t, I.
     const int64 st = a.strides[S::n - 1];
     array_t<T> g = a;
     g.data = a.grad;
+    const bool plain = a.flags & kGradPlain;
     for (int r = 0; r < S::outer; ++r) {
         int64 byte;
         if (!tiles::row_offset<D...>(g, off, r, byte)) continue;
+        const T* src = adj_t.data + r * S::inner;
+        if (plain && j0 >= 0 && j0 + S::inner <= n && st == int64(sizeof(T))) {
+            T* dst = detail::at(a.grad, byte + j0 * st);
+            for (int j = 0; j < S::inner; ++j) dst[j] += src[j];
+            continue;
+        }
         for (int j = 0; j < S::inner; ++j) {
             const int64 jj = j0 + j;
-            if (jj >= 0 && jj < n) atom::fetch_add(detail::at(a.grad, byte + jj * st), adj_t.data[r * S::inner + j]);
+            if (jj < 0 || jj >= n) continue;
+            T* dst = detail::at(a.grad, byte + jj * st);
+            if (plain)
+                *dst += src[j];
+            else
+                atom::fetch_add(dst, src[j]);
         }
     }
 }
@@ -713,41 +727,51 @@ WEFT_FN bool any_lane(const bool* alive, int n) {
 }
 
 #if !WEFT_CUDA
-// Runs body(block) for every block of ``block_dim`` consecutive threads; one block runs on one CPU thread. Blocks
-// are split as the grid is (launch.h): each thread owns a contiguous slice of blocks, cut into pieces, and takes
-// the pieces other threads have not started once its own are done, so a busy core does not hold up the launch.
-template <typename Body>
-inline void run_blocks(const Grid& g, int32 block_dim, int32 nthreads, Body&& body) {
+// The number of blocks of ``block_dim`` consecutive threads in a launch grid.
+inline int64 block_count(const Grid& g, int32 block_dim) {
     int64 total = 1;
     for (int d = 0; d < (g.ndim < 1 ? 1 : g.ndim); ++d) total *= g.dim[d];
-    const int64 nblocks = (total + block_dim - 1) / block_dim;
-    if (nblocks <= 0) return;
+    return (total + block_dim - 1) / block_dim;
+}
+
+// The number of threads run_blocks uses (a backward entry asks first, to choose how each gradient is accumulated).
+inline int32 block_threads(const Grid& g, int32 block_dim, int32 nthreads) {
+    const int64 nblocks = block_count(g, block_dim);
     int threads = nthreads > 0 ? nthreads : omp_get_max_threads();
     if (threads > kMaxGridThreads) threads = kMaxGridThreads;
     if (int64(threads) > nblocks) threads = int(nblocks);
+    return threads < 1 ? 1 : threads;
+}
+
+// Runs body(args, block) for every block of ``block_dim`` consecutive threads on ``threads`` threads (from
+// block_threads); one block runs on one CPU thread. Blocks are split as the grid is (launch.h): each thread owns a
+// contiguous slice of blocks, cut into pieces, and takes the pieces other threads have not started once its own
+// are done, so a busy core does not hold up the launch. The gradients in priv[0..npriv) are privatised per thread
+// (see with_private_grads in launch.h).
+template <typename A, typename Body>
+inline void run_blocks_private(const Grid& g, int32 block_dim, int32 threads, const A& args, const PrivateGrad* priv,
+                               int npriv, Body&& body) {
+    const int64 nblocks = block_count(g, block_dim);
+    if (nblocks <= 0) return;
     if (threads <= 1) {
-        for (int64 b = 0; b < nblocks; ++b) body(b);
+        for (int64 b = 0; b < nblocks; ++b) body(args, b);
         return;
     }
     GridSlice slices[kMaxGridThreads];
     make_slices(nblocks, threads, slices, 1);  // a block is worth a piece of its own
-    auto run = [&](GridSlice& sl) {
-        const int32 k = __atomic_fetch_add(&sl.next, 1, __ATOMIC_RELAXED);
-        if (k >= sl.count) return false;
-        const int64 b0 = sl.begin + int64(k) * sl.piece;
-        const int64 b1 = b0 + sl.piece < sl.end ? b0 + sl.piece : sl.end;
-        for (int64 b = b0; b < b1; ++b) body(b);
-        return true;
-    };
-#pragma omp parallel num_threads(threads)
-    {
-        const int t = omp_get_thread_num();
-        while (run(slices[t])) {
-        }
-        for (int k = 1; k < threads; ++k)
-            while (run(slices[(t + k) % threads])) {
-            }
-    }
+    with_private_grads(threads, args, priv, npriv, [&](const A& mine, int t) {
+        run_slices(slices, threads, t, [&](int64 b0, int64 b1) {
+            for (int64 b = b0; b < b1; ++b) body(mine, b);
+        });
+    });
+}
+
+// run_blocks_private without gradients: body(block).
+template <typename Body>
+inline void run_blocks(const Grid& g, int32 block_dim, int32 nthreads, Body&& body) {
+    const int dummy = 0;
+    run_blocks_private(g, block_dim, block_threads(g, block_dim, nthreads), dummy, nullptr, 0,
+                       [&](const int&, int64 b) { body(b); });
 }
 #endif
 }  // namespace weft

@@ -46,7 +46,38 @@ class TileAdjointRenderer(BlockRendering, AdjointRenderer):
         return sig + " {\n" + "\n".join(decls.lines + body.lines) + "\n}"
 
     def render_bwd_entry(self) -> str:
-        return self.block_entry("weft_bwd", "bwd_body")
+        """The CPU backward entry: the forward's block walk, after choosing how the gradients of arrays the kernel
+        only reads through ``tile_load`` are accumulated: plain adds on one thread; on several, a per-thread copy
+        (summed after the blocks) where that costs less than atomics (``private_grad``), atomics otherwise."""
+        text = self.block_entry("weft_bwd", "bwd_body")
+        arrays = [p for p in self.fn.params if isinstance(p.type, T.ArrayType) and p.type.kind is not T.ArrayKind.FIXED]
+        loads = tile_loaded_only(self.fn)
+        private = [p for p in arrays if p.id in loads]
+        if not private:
+            return text
+        bd = self.block_dim
+        ranges = ", ".join(f"weft::detail::grad_bytes(args.{p.name})" for p in arrays)
+        lines = ["    const int32_t threads = weft::block_threads(grid, {bd}, nthreads);".format(bd=bd),
+                 "    weft::PrivateGrad priv[weft::kMaxPrivateGrads];", "    int npriv = 0;",
+                 "    if (threads <= 1) {"]
+        lines += [f"        args.{p.name}.flags |= weft::kGradPlain;" for p in private]
+        lines += ["    } else {", f"        const weft::detail::ByteRange grads[] = {{{ranges}}};",
+                  f"        const int64_t blocks = weft::block_count(grid, {bd});"]
+        for p in private:
+            field_ = f"size_t(reinterpret_cast<char*>(&args.{p.name}.grad) - reinterpret_cast<char*>(&args))"
+            lines.append(f"        weft::private_grad(args.{p.name}, {field_}, {loads[p.id]}, blocks, threads, grads, "
+                         f"{len(arrays)}, {arrays.index(p)}, priv, npriv);")
+        lines.append("    }")
+        head = "    const Args args = *static_cast<const Args*>(argbuf);\n    const weft::Grid grid = weft::make_grid(dims, ndim);\n"
+        assert head in text, "unexpected CPU block entry text"
+        text = text.replace(head, head.replace("const Args args", "Args args", 1) + "\n".join(lines) + "\n", 1)
+        for c in ("true", "false"):
+            old = f"weft::run_blocks(grid, {bd}, nthreads, [&](int64_t b) {{ bwd_body<{c}>(args, grid, b); }});"
+            new = (f"weft::run_blocks_private(grid, {bd}, threads, args, priv, npriv, "
+                   f"[&](const Args& a, int64_t b) {{ bwd_body<{c}>(a, grid, b); }});")
+            assert old in text, "unexpected CPU block entry text"
+            text = text.replace(old, new)
+        return text
 
     # ------------------------------------------------------------------ element functions
     def nested_program(self, body) -> AdjointProgram:
@@ -88,6 +119,28 @@ class TileAdjointRenderer(BlockRendering, AdjointRenderer):
         for p, dst in zip(body.params, adj_inputs):
             if dst is not None and T.is_differentiable_type(p.type):
                 self.out(f"{dst} += adj_{self.names.raw(p)};")
+
+
+def tile_loaded_only(fn: Function) -> dict[int, int]:
+    """Differentiable array parameters used only as the source of ``tile_load`` (and for their shape): parameter id
+    -> elements their loads read per block (the atomic adds a per-thread gradient copy would replace)."""
+    from .model import walk as walk_all
+
+    counts: dict[int, int] = {}
+    excluded: set[int] = set()
+    candidates = {p.id for p in fn.params if isinstance(p.type, T.ArrayType) and p.type.kind is T.ArrayKind.ARRAY
+                  and T.is_differentiable_type(p.type.dtype)}
+    for s in walk_all(fn.body):
+        for k, a in enumerate(getattr(s, "args", ()) or ()):
+            if not isinstance(a, Var) or a.id not in candidates:
+                continue
+            if isinstance(s, Let) and k == 0 and s.call.name == "tile_load":
+                counts[a.id] = counts.get(a.id, 0) + s.dsts[0].type.size
+            elif not (isinstance(s, Let) and k == 0 and s.call.name == "array_shape"):
+                excluded.add(a.id)
+        if isinstance(s, Assign) and isinstance(s.src, Var) and s.src.id in candidates:
+            excluded.add(s.src.id)
+    return {i: n for i, n in counts.items() if i not in excluded}
 
 
 def _vars_of(s) -> list:
