@@ -56,10 +56,12 @@ def literal(value, t: T.Type) -> str:
                 return f"weft::half({text}f)"
             return f"double({text})" if not text[-1].isdigit() else text
         v = int(value)
-        suffix = {("i", 64): "ll", ("u", 64): "ull", ("u", 32): "u"}.get((t.kind, t.bits), "")
         if t.bits < 32:
             return f"{t.ctype}({v})"
         if t == T.INT32 and v == -(2**31):
             return "(-2147483647 - 1)"
-        return f"{v}{suffix}"
+        if t.bits == 64:  # int64_t is `long` on LP64 hosts but `long long` in CUDA: a literal of the exact type
+            text = "(-9223372036854775807ll - 1)" if v == -(2**63) else f"{v}{'ll' if t.kind == 'i' else 'ull'}"
+            return f"{t.ctype}({text})"
+        return f"{v}u" if t.kind == "u" else str(v)
     raise ValueError(f"no literal form for {t}")
