@@ -53,12 +53,15 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
                           f"got {len(args)}")
     dev = D.get_device(device) if device is not None else _infer_device(args)
     dims = normalize_dim(dim)
+    types = kernel.infer_types(args)
+    read_only = adopt_foreign(kernel, types, args)
     if adjoint:
         from ..autodiff.launch import launch_adjoint
 
         return launch_adjoint(kernel, dims, args, list(adj_inputs) + list(adj_outputs), dev, len(inputs))
-    types = kernel.infer_types(args)
     spec = kernel.specialize(types, block_dim)
+    if read_only:
+        _check_read_only(kernel, spec, read_only)
     _check_devices(kernel, spec, args, dev)
     if spec.tile_dim:  # blocks of block_dim threads; wp.tid() gives leading launch coordinates (as Warp)
         from ..tiles.api import check_tiled_launch
@@ -201,6 +204,44 @@ def verify_fp(spec, args) -> None:
                                 "(wp.config.verify_fp is set)")
 
 
+def adopt_foreign(kernel, types, args: list) -> list[int]:
+    """Replace foreign array arguments (NumPy, torch, DLPack, array interfaces) in ``args`` by weft arrays over them.
+
+    The launch holds ``args`` until its kernel has run (and a recorded launch, tape or capture keeps it), so memory a
+    conversion made (a read-only NumPy array is copied) lives as long as the kernel can read it. Returns the
+    indices of read-only foreign arrays.
+    """
+    from ..ir import types as T
+    from .array import array
+    from .packing import wrap_foreign
+
+    read_only = []
+    for i, (t, v) in enumerate(zip(types, args)):
+        if v is None or isinstance(v, array) or not isinstance(t, T.ArrayType) or t.kind is not T.ArrayKind.ARRAY:
+            continue
+        if _is_read_only(v):
+            read_only.append(i)
+        args[i] = wrap_foreign(v, t, lambda i=i: f"kernel '{kernel.__name__}' argument '{kernel._param_names[i]}'")
+    return read_only
+
+
+def _is_read_only(v) -> bool:
+    if isinstance(v, np.ndarray):
+        return not v.flags.writeable
+    for attr in ("__array_interface__", "__cuda_array_interface__"):
+        iface = getattr(v, attr, None)
+        if isinstance(iface, dict) and isinstance(iface.get("data"), tuple) and len(iface["data"]) == 2:
+            return bool(iface["data"][1])
+    return False
+
+
+def _check_read_only(kernel, spec, read_only: list[int]) -> None:
+    for i in read_only:
+        if i in spec.written:
+            raise LaunchError(f"kernel '{kernel.__name__}' argument '{kernel._param_names[i]}' is a read-only array "
+                              "but the kernel writes it; pass a writable array (e.g. np.array(x) makes a copy)")
+
+
 def _infer_device(args):
     for a in args:
         dev = getattr(a, "device", None)
@@ -247,16 +288,20 @@ class Launch:
         self._ndim = len(self.dim)
 
     def set_param_at_index(self, index: int, value) -> None:
-        self.args[index] = value
-        self._packed = self.spec.pack(self.args)
-        self._prepare()
+        args = list(self.args)
+        args[index] = value
+        self.set_params(args)
 
     def set_param_by_name(self, name: str, value) -> None:
         self.set_param_at_index(self.kernel._param_names.index(name), value)
 
     def set_params(self, values) -> None:
-        self.args = list(values)
-        self._packed = self.spec.pack(self.args)
+        args = list(values)
+        read_only = adopt_foreign(self.kernel, self.spec.types, args)
+        if read_only:
+            _check_read_only(self.kernel, self.spec, read_only)
+        self._packed = self.spec.pack(args)
+        self.args = args
         self._prepare()
 
     def launch(self, stream=None) -> None:

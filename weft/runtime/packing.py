@@ -83,7 +83,7 @@ def _array_packer(t: T.ArrayType, where, device_of: Callable) -> Callable:
         if v is None:
             return bytes(layout(t).size)  # a null array: accesses fail (bounds-checked in debug mode)
         if not isinstance(v, array):
-            v = _wrap_foreign(v, t, where)
+            v = wrap_foreign(v, t, where)
         if v._annotation:
             raise LaunchError(f"{where()}: got an array annotation, not an array with data")
         if v._ir != dtype:
@@ -111,7 +111,7 @@ def _indexed_packer(t: T.ArrayType, where) -> Callable:
     return pack
 
 
-def _wrap_foreign(v, t: T.ArrayType, where):
+def wrap_foreign(v, t: T.ArrayType, where):
     """Zero-copy view of a NumPy / torch / DLPack / array-interface object as a weft array."""
     from ..interop.foreign import as_weft_array
 
