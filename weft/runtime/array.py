@@ -12,6 +12,7 @@ import typing
 
 import numpy as np
 
+from ..errors import LaunchError
 from ..ir import types as T
 from ..types import composite as C
 from ..types.mapping import scalar_class
@@ -284,6 +285,7 @@ class array:
         """The packed ``array_t`` descriptor passed to kernels."""
         d = self._desc
         if d is None:
+            _check_kernel_shape(self.shape)
             shape = list(self.shape) + [0] * (4 - self.ndim)
             strides = list(self.strides) + [0] * (4 - self.ndim)
             gptr = self._grad._ptr if self._grad is not None else 0
@@ -292,6 +294,7 @@ class array:
 
     def desc_with(self, grad_ptr: int | None = None, flags: int = 0, data_ptr: int | None = None) -> bytes:
         """The descriptor with a different gradient pointer, flags or data pointer (used by backward passes)."""
+        _check_kernel_shape(self.shape)
         shape = list(self.shape) + [0] * (4 - self.ndim)
         strides = list(self.strides) + [0] * (4 - self.ndim)
         if grad_ptr is None:
@@ -631,6 +634,15 @@ def _structs_to_np(data, ir: T.StructType) -> np.ndarray:
     for i, s in enumerate(items):
         out[i] = np.frombuffer(s._pack(), dtype=dt)[0]
     return out
+
+
+def _check_kernel_shape(shape) -> None:
+    """Kernels see an array's shape as int32s (as in Warp; strides and offsets are 64-bit)."""
+    for d, n in enumerate(shape):
+        if n > 2**31 - 1:
+            raise LaunchError(f"an array of shape {tuple(shape)} cannot be passed to a kernel: dimension {d} has {n} "
+                              "elements, more than 2^31 - 1 (kernels index arrays with 32-bit extents); reshape it "
+                              "into more dimensions")
 
 
 def _from_foreign(data):

@@ -8,7 +8,7 @@ import struct
 import numpy as np
 
 from .. import config
-from ..errors import LaunchError, RuntimeError_
+from ..errors import Error, LaunchError, RuntimeError_
 from . import device as D
 from .sync import _capture, active_capture
 from .tape import active_tape
@@ -16,19 +16,69 @@ from .tape import active_tape
 _DIMS = {n: struct.Struct(f"<{n}q") for n in range(1, 5)}
 
 
+_INT32_MAX = 2**31 - 1
+_INT64_MAX = 2**63 - 1
+
+
+def _is_index(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
 def normalize_dim(dim) -> tuple[int, ...]:
-    if isinstance(dim, (int, np.integer)):
+    """``dim`` of a launch as a tuple of 1-4 non-negative ints (Python or NumPy ints; no floats, strings, bools)."""
+    if _is_index(dim):
         dims = (int(dim),)
     else:
-        try:
-            dims = tuple(int(d) for d in dim)
-        except TypeError:
+        items = tuple(dim) if isinstance(dim, (tuple, list, np.ndarray)) else None
+        if items is None or not all(_is_index(d) for d in items):
             raise LaunchError(f"dim must be an int or a tuple of 1-4 ints, got {dim!r}") from None
+        dims = tuple(int(d) for d in items)
     if not 1 <= len(dims) <= 4:
         raise LaunchError(f"dim must have 1 to 4 dimensions, got {dims}")
     if any(d < 0 for d in dims):
         raise LaunchError(f"dim must not be negative, got {dims}")
+    total = 1
+    for d in dims:
+        total *= d
+    if total > _INT64_MAX:
+        raise LaunchError(f"dim {dims} has {total} points, more than a launch can index (2^63 - 1)")
     return dims
+
+
+def check_grid(kernel, arity: int, dims: tuple[int, ...]) -> None:
+    """Thread indices are 32-bit (as in Warp): every extent of the grid, and the flat index a kernel reads through
+    ``i = wp.tid()``, must fit an int32; a kernel that unpacks ``wp.tid()`` needs a grid of that rank."""
+    name = kernel.__name__
+    if arity > 1 and arity != len(dims):
+        raise LaunchError(f"kernel '{name}' unpacks wp.tid() into {arity} indices but was launched with a "
+                          f"{len(dims)}-D dim {dims}\n{_tid_where(kernel)}")
+    for d, n in enumerate(dims):
+        if n > _INT32_MAX:
+            raise LaunchError(f"kernel '{name}': dim {dims} has {n} points along dimension {d}; thread indices are "
+                              "32-bit, so each extent is at most 2^31 - 1")
+    if arity <= 1 and len(dims) > 1:
+        total = 1
+        for n in dims:
+            total *= n
+        if total > _INT32_MAX:
+            raise LaunchError(f"kernel '{name}' reads its flat thread index (i = wp.tid()), which is 32-bit, but dim "
+                              f"{dims} has {total} points; unpack wp.tid() into one index per dimension instead")
+
+
+def _tid_where(kernel) -> str:
+    """The user's line calling wp.tid() in ``kernel`` (the kernel's first line if there is none)."""
+    import ast
+
+    try:
+        src = kernel.source
+    except Exception:  # noqa: BLE001 - no source: the message stands without a location
+        return ""
+    for node in ast.walk(src.tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            if (isinstance(f, ast.Attribute) and f.attr == "tid") or (isinstance(f, ast.Name) and f.id == "tid"):
+                return src.loc(node).render()
+    return src.loc(None).render()
 
 
 def _threads() -> int:
@@ -67,9 +117,8 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
         from ..tiles.api import check_tiled_launch
 
         check_tiled_launch(kernel, spec, dims)
-    elif spec.tid_arity > 1 and spec.tid_arity != len(dims):
-        raise LaunchError(f"kernel '{kernel.__name__}' unpacks wp.tid() into {spec.tid_arity} indices but was "
-                          f"launched with a {len(dims)}-D dim {dims}")
+    else:
+        check_grid(kernel, spec.tid_arity, dims)
     packed = spec.pack(args)
     if record_cmd:
         return Launch(kernel, spec, dims, args, dev, packed)
@@ -133,19 +182,21 @@ def _launch_fast(fast: _Fast, dim, inputs, outputs, device, record_tape) -> bool
     if len(args) != fast.nargs:
         return False
     if type(dim) is int:
-        if dim < 0 or fast.arity > 1:
+        if dim < 0 or dim > _INT32_MAX or fast.arity > 1:
             return False
         dims, ndim = _DIMS[1].pack(dim), 1
     else:
         try:
             shape = normalize_dim(dim)
+            check_grid(fast.spec.kernel, fast.arity, shape)
         except LaunchError:
             return False
         ndim = len(shape)
-        if fast.arity > 1 and fast.arity != ndim:
-            return False
         dims = _DIMS[ndim].pack(*shape)
-    packed = fast.pack(args)
+    try:
+        packed = fast.pack(args)
+    except Error:
+        return False  # the general path reports it, naming the argument
     if packed is None:
         return False
     fast.fwd(packed, dims, ndim, 1 if config.deterministic else config.num_threads)
@@ -283,7 +334,10 @@ class Launch:
             self._fast_fwd = None
 
     def set_dim(self, dim) -> None:
-        self.dim = normalize_dim(dim)
+        dims = normalize_dim(dim)
+        if not self.spec.tile_dim:
+            check_grid(self.kernel, self.spec.tid_arity, dims)
+        self.dim = dims
         self._dims = _DIMS[len(self.dim)].pack(*self.dim)
         self._ndim = len(self.dim)
 

@@ -76,8 +76,14 @@ def _array_packer(t: T.ArrayType, where, device_of: Callable) -> Callable:
     def pack(v):
         if type(v) is array and v._ir == dtype and v.ndim == ndim:
             d = v._desc
-            return d if d is not None else v.desc
+            return d if d is not None else _desc(v)
         return _slow(v)
+
+    def _desc(v):
+        try:
+            return v.desc
+        except LaunchError as exc:
+            raise LaunchError(f"{where()}: {exc}") from None
 
     def _slow(v):
         if v is None:
@@ -90,7 +96,7 @@ def _array_packer(t: T.ArrayType, where, device_of: Callable) -> Callable:
             raise LaunchError(f"{where()}: expected an array of dtype {dtype}, got dtype {v._ir}")
         if v.ndim != ndim:
             raise LaunchError(f"{where()}: expected a {ndim}-D array, got a {v.ndim}-D array of shape {v.shape}")
-        return v.desc
+        return _desc(v)
     return pack
 
 
