@@ -57,3 +57,21 @@ def cache_dir() -> Path:
         return Path(kernel_cache_dir).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "weft"
+
+
+class _Options(type(os)):
+    """Options annotated ``int`` or ``bool`` take NumPy integers and booleans too (stored as Python values, since
+    some are passed straight to native code): ``wp.config.num_threads = np.int64(4)`` works as with Warp's numbers."""
+
+    def __setattr__(self, name, value):
+        kind = self.__annotations__.get(name)
+        if kind == "int" and not isinstance(value, int) and hasattr(value, "__index__"):
+            value = value.__index__()
+        elif kind == "bool" and type(value).__module__ == "numpy" and hasattr(value, "__bool__"):
+            value = bool(value)
+        super().__setattr__(name, value)
+
+
+import sys as _sys
+
+_sys.modules[__name__].__class__ = _Options

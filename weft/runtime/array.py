@@ -687,6 +687,7 @@ def full(shape=None, value=0, dtype=typing.Any, device=None, requires_grad=False
          **kwargs) -> array:
     if dtype is typing.Any:
         dtype = type(value) if isinstance(value, (C.VectorBase, C.MatrixBase)) else (
+            _infer_dtype(value) if isinstance(value, np.generic) else  # NumPy scalars keep their own type
             np.int32 if isinstance(value, int) and not isinstance(value, bool) else
             (bool if isinstance(value, bool) else float))
     a = zeros(shape, dtype, device, requires_grad, pinned, length)
