@@ -81,3 +81,7 @@ class RuntimeError_(Error):
 
 class DeviceError(Error):
     """A device was requested that does not exist or cannot be used."""
+
+
+class GeometryError(Error, ValueError):
+    """Bad input to a geometry object (Mesh, Bvh, HashGrid, MarchingCubes): names the argument and what is wrong."""

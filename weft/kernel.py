@@ -55,6 +55,7 @@ class Spec:
     snapshot: tuple[int, ...] = ()  # arrays a recorded launch must copy first (in-place updates)
     adjoint: object = None  # autodiff.compiled.AdjointSpec, built on first backward
     errors: object = None
+    checks_errors: bool = False  # the module reports runtime errors in release mode too (exports weft_release_checks)
     tile_dim: int = 0  # block size of tile kernels (0: no tiles)
     _relower: object = None  # lowers the IR again when a warm start skipped it
 
@@ -287,6 +288,7 @@ class Kernel:
         errors = lib.weft_errors
         errors.restype = ctypes.c_void_p
         spec.errors = errors()
+        spec.checks_errors = hasattr(lib, "weft_release_checks")
         spec.lib = lib
         spec.fwd = fwd
         # the same entry point without ctypes argument conversion (half the call cost), for the launch fast paths

@@ -57,6 +57,13 @@ def binding_analysis(tree: ast.FunctionDef) -> tuple[set[str], set[str]]:
                 for n in targets(s.target):
                     nested.add(n)
             elif isinstance(s, ast.While):
+                # ``while wp.hash_grid_query_next(q, i)``: the test runs every iteration, so what it updates in place
+                # is rebound inside the loop
+                for call in ast.walk(s.test):
+                    if isinstance(call, ast.Call):
+                        for n in _in_place_targets(call, targets):
+                            counts[n] = counts.get(n, 0) + 1
+                            nested.add(n)
                 visit(s.body, depth + 1)
                 visit(s.orelse, depth + 1)
             elif isinstance(s, ast.If):
@@ -66,6 +73,12 @@ def binding_analysis(tree: ast.FunctionDef) -> tuple[set[str], set[str]]:
                 visit(s.body, depth)
             elif isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and depth > 0:
                 names += _in_place_targets(s.value, targets)  # at top level the rebinding stays SSA
+            if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.If, ast.Expr)) and depth > 0:
+                # in-place calls inside expressions (``ok = wp.mesh_query_aabb_next(q, i)`` in a loop)
+                expr = s.test if isinstance(s, ast.If) else s.value
+                for call in ast.walk(expr) if expr is not None else ():
+                    if isinstance(call, ast.Call) and not (isinstance(s, ast.Expr) and call is s.value):
+                        names += _in_place_targets(call, targets)
             for n in names:
                 counts[n] = counts.get(n, 0) + 1
                 if depth > 0:

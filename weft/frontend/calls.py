@@ -13,6 +13,7 @@ from ..types.mapping import to_ir
 from ..typing.resolve import Weak
 from .analysis import binding_analysis, only_tail_return
 from .func import Func
+from .queries import SPECIAL_NEXT
 
 
 def lower_call(lw, node: ast.Call):
@@ -457,6 +458,7 @@ def _typed_identity(opname):
     return handler
 
 
+SPECIAL.update(SPECIAL_NEXT)
 SPECIAL.update({
     "randi": _random("randi"),
     "randf": _random("randf"),

@@ -422,6 +422,11 @@ class Lowerer:
         if isinstance(it, ast.Call) and _is_static_call(it):
             seq = self.eval_static(it.args[0])
             return self._unrolled(node, list(seq))
+        from .queries import iterator_of, lower_query_for
+
+        query = iterator_of(self, it)
+        if query is not None:
+            return lower_query_for(self, node, query)
         if not (isinstance(it, ast.Call) and self.eval_static_or_none(it.func) is builtins.range):
             raise self.error("only 'for i in range(...)' loops are supported", it,
                              hint="iterate over indices: for i in range(n)")

@@ -200,6 +200,21 @@ class StructType(Type):
 
 
 @dataclass(frozen=True, slots=True)
+class OpaqueType(Type):
+    """A native value kernels hold but never look inside (a geometry query's traversal state)."""
+
+    name: str
+    native: str  # the C++ type, in namespace weft
+
+    @property
+    def ctype(self) -> str:
+        return f"weft::{self.native}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
 class TupleType(Type):
     elems: tuple[Type, ...]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-DOMAINS = ("scalar", "vector", "matrix", "quat", "spatial", "construct", "array", "atomic", "random", "misc", "tile")
+DOMAINS = ("scalar", "vector", "matrix", "quat", "spatial", "construct", "array", "atomic", "random", "misc", "tile", "geometry")
 
 
 def load_all() -> None:

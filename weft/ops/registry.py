@@ -42,6 +42,7 @@ class Op:
     doc: str = ""
     domain: str = ""
     host: Optional[Callable] = field(default=None, compare=False)  # NumPy implementation for host calls
+    header: str = ""  # native header (under weft/native) a module using this op includes beyond weft.h
 
     @property
     def differentiable(self) -> bool:

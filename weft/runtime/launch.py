@@ -132,7 +132,8 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
     if tape is not None:
         tape._record_launch(kernel, spec, dims, args, dev, len(inputs), block_dim, snapshots)
     elif dev.is_cpu and not spec.debug and types is kernel._fixed_types and "_launch_fast" not in kernel.__dict__ \
-            and not spec.tile_dim:  # tile kernels depend on block_dim, which the fast path does not check
+            and not spec.tile_dim and not spec.checks_errors:  # tile kernels depend on block_dim, which the fast
+        # path does not check; kernels that report errors in release mode need the general path's check
         _enable_fast(kernel, spec)
     return None
 
@@ -216,7 +217,7 @@ def _run(spec, packed: bytes, dims: tuple[int, ...], dev, args, block_dim=256, s
         a = args[i]
         if hasattr(a, "_mark_written"):
             a._mark_written()
-    if spec.debug:
+    if spec.debug or (spec.checks_errors and dev.is_cpu):
         check_errors(spec)
     if config.verify_fp:
         verify_fp(spec, args)
@@ -327,7 +328,8 @@ class Launch:
         """What launch() needs, resolved once: the raw entry point and the version counters of written arrays."""
         spec = self.spec
         fwd = getattr(spec, "fwd_fast", None)
-        self._fast_fwd = fwd if fwd is not None and self.device.is_cpu and not spec.debug else None
+        self._fast_fwd = fwd if fwd is not None and self.device.is_cpu and not spec.debug \
+            and not spec.checks_errors else None
         try:
             self._written = tuple(self.args[i]._shared for i in spec.written)
         except AttributeError:  # a foreign array argument: take the general path

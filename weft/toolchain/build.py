@@ -20,6 +20,17 @@ from .options import CpuOptions
 _loaded: dict[str, ctypes.CDLL] = {}
 _lock = threading.Lock()
 
+#: Called with every newly loaded CPU module (e.g. weft.geometry attaches its object registry to modules that export
+#: ``weft_geometry_attach``). Runtime packages register here; the toolchain knows nothing of them.
+LOAD_HOOKS: list = []
+
+
+def _loaded_module(path) -> ctypes.CDLL:
+    lib = ctypes.CDLL(str(path))
+    for hook in LOAD_HOOKS:
+        hook(lib)
+    return lib
+
 
 def cpu_key(source: str, options: CpuOptions) -> str:
     cc = find_compiler()
@@ -36,7 +47,7 @@ def load_cpu(key: str) -> ctypes.CDLL | None:
     path = cache.lookup("cpu", key, "so")
     if path is None:
         return None
-    lib = ctypes.CDLL(str(path))
+    lib = _loaded_module(path)
     with _lock:
         _loaded[key] = lib
     return lib
@@ -58,7 +69,7 @@ def build_cpu(source: str, options: CpuOptions, name: str) -> ctypes.CDLL:
             print(f"weft: compiled {name} in {time.perf_counter() - t0:.3f} s -> {path}")
     elif config.verbose:
         print(f"weft: loaded {name} from cache {path}")
-    lib = ctypes.CDLL(str(path))
+    lib = _loaded_module(path)
     with _lock:
         _loaded[key] = lib
     return lib

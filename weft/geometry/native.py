@@ -1,0 +1,69 @@
+"""The geometry library (``weft/native/geometry/library.cpp``): compiled once per cache, loaded on first use.
+
+Kernel modules that use geometry ops export ``weft_geometry_attach``; a toolchain load hook hands them the
+library's object registry, through which they resolve Mesh / Bvh / HashGrid ids.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+
+from ..toolchain import build as _build
+from ..toolchain.cache import native_dir
+from ..toolchain.options import CpuOptions
+
+_lib: ctypes.CDLL | None = None
+_lock = threading.Lock()
+
+u64, i32, f32, vp = ctypes.c_uint64, ctypes.c_int32, ctypes.c_float, ctypes.c_void_p
+
+#: name -> (restype, argtypes) of every entry point the Python side calls.
+_SIGNATURES = {
+    "geo_registry": (vp, []),
+    "geo_hash_grid_create": (u64, [i32, i32, i32]),
+    "geo_hash_grid_reserve": (ctypes.c_int, [u64, i32]),
+    "geo_hash_grid_build": (ctypes.c_int, [u64, vp, i32, f32]),
+    "geo_hash_grid_destroy": (ctypes.c_int, [u64]),
+    "geo_hash_grid_sorted_ids": (i32, [u64, vp, i32]),
+    "geo_bvh_create": (u64, [vp, vp, i32, vp, ctypes.c_int]),
+    "geo_bvh_refit": (ctypes.c_int, [u64]),
+    "geo_bvh_destroy": (ctypes.c_int, [u64]),
+    "geo_bvh_info": (ctypes.c_int, [u64, vp]),
+    "geo_mesh_create": (u64, [vp, vp, vp, i32, i32, ctypes.c_int]),
+    "geo_mesh_refit": (ctypes.c_int, [u64]),
+    "geo_mesh_set_points": (ctypes.c_int, [u64, vp, vp]),
+    "geo_mesh_destroy": (ctypes.c_int, [u64]),
+    "geo_mesh_bvh_id": (u64, [u64]),
+}
+
+
+def lib() -> ctypes.CDLL:
+    """The loaded geometry library (compiled on first call, then served from the kernel cache)."""
+    global _lib
+    if _lib is not None:
+        return _lib
+    with _lock:
+        if _lib is None:
+            source = (native_dir() / "geometry" / "library.cpp").read_text()
+            loaded = _build.build_cpu(source, CpuOptions(), "weft_geometry")
+            for name, (restype, argtypes) in _SIGNATURES.items():
+                fn = getattr(loaded, name, None)
+                if fn is None:
+                    continue
+                fn.restype = restype
+                fn.argtypes = argtypes
+            _lib = loaded
+    return _lib
+
+
+def _attach(module: ctypes.CDLL) -> None:
+    attach = getattr(module, "weft_geometry_attach", None)
+    if attach is None:
+        return
+    attach.restype = None
+    attach.argtypes = [vp]
+    attach(lib().geo_registry())
+
+
+_build.LOAD_HOOKS.append(_attach)

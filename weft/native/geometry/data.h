@@ -1,0 +1,67 @@
+// weft native geometry: the layouts of the objects the geometry library builds and kernels query. Plain structs of
+// pointers into arrays the Python objects own (points, indices, velocities) or the library allocates (tree nodes,
+// sorted ids). Shared by the library and the kernel modules; keep both compiled from this one definition.
+#pragma once
+#include "../core.h"
+
+namespace weft {
+namespace geo {
+
+struct HashGridData {
+    int32 dim[3];          // number of hashed cells along x, y, z (space wraps around modulo these)
+    float cell_width;      // edge of a cell, set by build(points, radius)
+    float inv_cell_width;
+    int32 num_points;      // points of the last build
+    int32 capacity;        // allocated length of sorted_ids
+    int32* sorted_ids;     // original point ids ordered by hashed cell (stable: by id within a cell)
+    int32* cell_starts;    // per hashed cell, [start, end) into sorted_ids
+    int32* cell_ends;
+};
+
+// An internal BVH node holds the boxes of both children, so a traversal step tests two boxes at once.
+// child >= 0: internal node index; child < 0: a leaf, ~child = position in the sorted primitive order.
+struct BvhNode {
+    float lo[2][3];
+    float hi[2][3];
+    int32 child[2];
+};
+
+struct BvhData {
+    int32 num_prims;
+    int32 root;            // internal node 0, or ~0 when there is one primitive, or -1... see has_root
+    int32 has_root;        // 0 for an empty tree
+    float root_lo[3];
+    float root_hi[3];
+    BvhNode* nodes;        // num_prims - 1 internal nodes
+    int32* parents;        // parent of each internal node (-1 for the root)
+    int32* leaf_parents;   // parent of each leaf (by sorted position)
+    int32* prim_ids;       // sorted position -> primitive id
+    const float* lowers;   // user BVH: primitive boxes (3 floats each); null for a mesh BVH
+    const float* uppers;
+    const int32* groups;   // optional group of each primitive (grouped BVHs)
+    int32 num_groups;
+    int32* group_roots;    // per group id in [0, num_groups): root node (internal >= 0, leaf < 0) or INT32_MIN
+};
+
+// Per-child data of the fast winding number (Barill et al. 2018, first order): the area-weighted normal sum, its
+// area-weighted centre and a radius bounding the child's triangles around that centre.
+struct WindingNode {
+    float n[2][3];
+    float c[2][3];
+    float r[2];
+};
+
+struct MeshData {
+    const float* points;      // num_points x 3, owned by the Python Mesh
+    const int32* indices;     // num_tris x 3
+    const float* velocities;  // num_points x 3 or null
+    int32 num_points;
+    int32 num_tris;
+    BvhData bvh;
+    WindingNode* winding;     // num_prims - 1 entries when support_winding_number, else null
+};
+
+WEFT_FN const float* point3(const float* base, int32 i) { return base + 3 * int64(i); }
+
+}  // namespace geo
+}  // namespace weft

@@ -1,0 +1,32 @@
+// weft native geometry: included by kernel modules that use a geometry op (and by the geometry library, which
+// defines WEFT_GEOMETRY_LIBRARY). A kernel module finds the registry through a pointer the host sets after loading
+// it (weft_geometry_attach on the CPU; the __device__ variable weft_geo_registry_ptr under CUDA).
+#pragma once
+#include "registry.h"
+
+#ifndef WEFT_GEOMETRY_LIBRARY
+#if WEFT_CUDA
+__device__ const weft::geo::Registry* weft_geo_registry_ptr;
+#else
+static const weft::geo::Registry* weft_geo_registry_ptr = nullptr;
+extern "C" __attribute__((visibility("default"))) void weft_geometry_attach(const void* registry) {
+    weft_geo_registry_ptr = static_cast<const weft::geo::Registry*>(registry);
+}
+// queries report invalid ids through the error state: the launch reads it in release mode too
+extern "C" __attribute__((visibility("default"))) int weft_release_checks() { return 1; }
+#endif
+namespace weft {
+namespace geo {
+WEFT_FN const Registry* registry() { return weft_geo_registry_ptr; }
+}  // namespace geo
+}  // namespace weft
+#else
+namespace weft {
+namespace geo {
+const Registry* registry();
+}  // namespace geo
+}  // namespace weft
+#endif
+
+#include "data.h"
+#include "hashgrid.h"

@@ -1,0 +1,100 @@
+// weft native geometry: hash-grid neighbour queries in kernels. A query visits every point stored in the hashed
+// cells overlapped by [p - r, p + r] (each hashed cell at most once), yielding original point ids.
+#pragma once
+#include "registry.h"
+#include "data.h"
+#include "../vec.h"
+#include "../error.h"
+
+namespace weft {
+
+struct hash_grid_query_t {
+    const geo::HashGridData* grid;
+    int32 lo[3];     // first cell along each axis
+    int32 n[3];      // number of cells along each axis (at most the grid dimension)
+    int32 cell;      // linear counter over the n[0] * n[1] * n[2] cells
+    int32 cur;       // position in sorted_ids
+    int32 end;
+};
+
+namespace geo {
+WEFT_FN int32 wrap(int32 i, int32 n) {
+    int32 r = i % n;
+    return r < 0 ? r + n : r;
+}
+
+WEFT_FN int32 hashed_cell(const HashGridData* g, int32 x, int32 y, int32 z) {
+    return (wrap(z, g->dim[2]) * g->dim[1] + wrap(y, g->dim[1])) * g->dim[0] + wrap(x, g->dim[0]);
+}
+
+WEFT_FN int32 cell_coord(float x, float inv_w) {
+    const float c = floorf(x * inv_w);
+    // clamp far-away (or non-finite) coordinates into int range; they still hash to a valid cell
+    if (!(c > -1.0e9f)) return -1000000000;
+    if (c > 1.0e9f) return 1000000000;
+    return int32(c);
+}
+
+WEFT_FN const HashGridData* hash_grid(uint64 id, const char* what) {
+    const HashGridData* g = static_cast<const HashGridData*>(lookup(registry(), id, KIND_HASHGRID));
+    if (g == nullptr) report_error(4, what);
+    return g;
+}
+}  // namespace geo
+
+WEFT_FN hash_grid_query_t hash_grid_query(uint64 id, const vec_t<3, float32>& p, float32 radius) {
+    hash_grid_query_t q = {};
+    q.grid = geo::hash_grid(id, "hash_grid_query: argument 'id' is not a live HashGrid (never created, destroyed, or another kind of object)");
+    q.cur = 0;
+    q.end = 0;
+    q.cell = 0;
+    if (q.grid == nullptr || q.grid->sorted_ids == nullptr || q.grid->num_points == 0) {
+        q.n[0] = q.n[1] = q.n[2] = 0;
+        return q;
+    }
+    const float inv = q.grid->inv_cell_width;
+    const float r = radius > 0.0f ? radius : 0.0f;
+    for (int k = 0; k < 3; ++k) {
+        const int32 a = geo::cell_coord(p.c[k] - r, inv);
+        const int32 b = geo::cell_coord(p.c[k] + r, inv);
+        q.lo[k] = a;
+        const int64 count = int64(b) - int64(a) + 1;
+        q.n[k] = count > q.grid->dim[k] ? q.grid->dim[k] : int32(count < 1 ? 1 : count);
+    }
+    return q;
+}
+
+WEFT_FN bool hash_grid_query_next(hash_grid_query_t& q, int32& index) {
+    const geo::HashGridData* g = q.grid;
+    if (g == nullptr) return false;
+    const int32 total = q.n[0] * q.n[1] * q.n[2];
+    while (q.cur >= q.end) {
+        if (q.cell >= total) return false;
+        const int32 c = q.cell++;
+        const int32 x = q.lo[0] + c % q.n[0];
+        const int32 y = q.lo[1] + (c / q.n[0]) % q.n[1];
+        const int32 z = q.lo[2] + c / (q.n[0] * q.n[1]);
+        const int32 h = geo::hashed_cell(g, x, y, z);
+        q.cur = g->cell_starts[h];
+        q.end = g->cell_ends[h];
+    }
+    index = g->sorted_ids[q.cur++];
+    return true;
+}
+
+// The functional form the IR uses: returns whether a point was found; writes the advanced query and the index.
+// ``index`` keeps its previous value when the query is exhausted, as the in-place form leaves it.
+WEFT_FN void hash_grid_query_step(const hash_grid_query_t& q, int32 index_in, bool& ok, hash_grid_query_t& q_next,
+                                  int32& index) {
+    q_next = q;
+    index = index_in;
+    ok = hash_grid_query_next(q_next, index);
+}
+
+WEFT_FN int32 hash_grid_point_id(uint64 id, int32 index) {
+    const geo::HashGridData* g = geo::hash_grid(id, "hash_grid_point_id: argument 'id' is not a live HashGrid");
+    if (g == nullptr || g->sorted_ids == nullptr || index < 0 || index >= g->num_points) return -1;
+    return g->sorted_ids[index];
+}
+
+}  // namespace weft
