@@ -45,7 +45,7 @@ QUICK_START = textwrap.dedent("""
 
 
 def _run(cmd, **kw) -> subprocess.CompletedProcess:
-    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=600, **kw)
+    proc = subprocess.run([str(c) for c in cmd], check=False, capture_output=True, text=True, timeout=600, **kw)
     assert proc.returncode == 0, f"{' '.join(map(str, cmd))}\n{proc.stdout}\n{proc.stderr}"
     return proc
 
