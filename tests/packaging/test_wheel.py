@@ -21,7 +21,12 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-HEADERS = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "weft" / "native").rglob("*.h"))
+NATIVE_SUFFIXES = (".h", ".cpp")  # headers and the native sources weft compiles at run time (geometry library)
+HEADERS = sorted(
+    p.relative_to(ROOT).as_posix()
+    for p in (ROOT / "weft" / "native").rglob("*")
+    if p.suffix in NATIVE_SUFFIXES and "tests" not in p.relative_to(ROOT / "weft" / "native").parts
+)
 
 QUICK_START = textwrap.dedent("""
     import sys
@@ -89,7 +94,11 @@ def _run_quick_start(py: Path, venv: Path, tmp_path: Path) -> None:
     out = _run([py, "quick_start.py"], cwd=work, env=env).stdout
     where = Path(out.split("weft from", 1)[1].strip())
     assert where.is_relative_to(venv.resolve()), f"weft was imported from {where}, not from the fresh venv {venv}"
-    installed = sorted(p.relative_to(where.parent).as_posix() for p in (where / "native").rglob("*.h"))
+    installed = sorted(
+        p.relative_to(where.parent).as_posix()
+        for p in (where / "native").rglob("*")
+        if p.suffix in NATIVE_SUFFIXES and "tests" not in p.relative_to(where / "native").parts
+    )
     assert installed == HEADERS
 
 
