@@ -264,7 +264,7 @@ class Kernel:
             return
         speccache.save(key, {"deps": deps, "cpp_key": cpp_key, "tid_arity": spec.tid_arity,
                              "written": list(spec.written), "read": list(spec.read), "snapshot": list(spec.snapshot),
-                             "tile_dim": spec.tile_dim})
+                             "tile_dim": spec.tile_dim}, self, spec.source)
 
     def _load(self, spec: Spec) -> None:
         lib = None

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from . import __version__ as WEFT_VERSION
 from . import config
-from .frontend.deps import scope_key, source_text, verify
+from .frontend.deps import scope_key, source_text, verified_scopes
 from .toolchain import cache
 from .toolchain.compiler import find_compiler, host_target
 
@@ -60,12 +60,27 @@ def load(kernel, key: str) -> dict | None:
         record = json.loads(_path(key).read_text())
     except (OSError, ValueError):
         return None
-    if not isinstance(record, dict) or not verify(kernel.func, [tuple(d) for d in record.get("deps", ())]):
+    if not isinstance(record, dict):
         return None
+    scopes = verified_scopes(kernel.func, [tuple(d) for d in record.get("deps", ())])
+    if scopes is None:
+        return None
+    # generated code that shows a file path (assert and expect_* messages) is only right for the files it was made from
+    for scope, file in record.get("paths", {}).items():
+        fn = scopes.get(scope)
+        if fn is None or fn.__code__.co_filename != file:
+            return None
     return record
 
 
-def save(key: str, record: dict) -> None:
+def save(key: str, record: dict, kernel=None, source: str = "") -> None:
+    """Store ``record``; ``source`` (the generated code) tells which of the scopes' file paths it shows."""
+    if kernel is not None:
+        scopes = verified_scopes(kernel.func, [tuple(d) for d in record.get("deps", ())])
+        if scopes is None:
+            return
+        paths = {scope: fn.__code__.co_filename for scope, fn in scopes.items()}
+        record = {**record, "paths": {s: f for s, f in paths.items() if f in source}}
     path = _path(key)
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

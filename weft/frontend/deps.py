@@ -37,8 +37,10 @@ def source_text(fn) -> str | None:
 
 
 def scope_key(fn) -> str:
+    """Names a function across processes. Not its file: the same code in a copied script or a re-run notebook cell
+    (a new file name) is the same scope; generated code that shows a file path is checked by the caller."""
     code = fn.__code__
-    return f"{fn.__module__}:{fn.__qualname__}:{code.co_filename}:{code.co_firstlineno}"
+    return f"{fn.__module__}:{fn.__qualname__}:{code.co_firstlineno}"
 
 
 def _func_fingerprint(f) -> str | None:
@@ -160,22 +162,28 @@ def _resolve(fn, kind: str, key: str):
 
 def verify(kernel_fn, deps) -> bool:
     """Whether every recorded resolution gives a value with the same fingerprint in this process."""
+    return verified_scopes(kernel_fn, deps) is not None
+
+
+def verified_scopes(kernel_fn, deps) -> dict | None:
+    """The functions (scope key -> function) the recorded resolutions walk through, if every one of them gives a value
+    with the same fingerprint in this process; None otherwise."""
     from .func import Func
 
     scopes = {scope_key(kernel_fn): kernel_fn}
     for scope, kind, key, fp in deps:
         fn = scopes.get(scope)
         if fn is None:
-            return False
+            return None
         try:
             value = _resolve(fn, kind, key)
         except Exception:  # the expression or attribute no longer evaluates: lower afresh
-            return False
+            return None
         if value is _MISSING or fingerprint(value) != fp:
-            return False
+            return None
         if isinstance(value, Func):
             for ov in value.overloads:
                 for g in (ov, ov.custom_grad, ov.custom_replay):
                     if g is not None:
                         scopes[scope_key(g.func)] = g.func
-    return True
+    return scopes

@@ -34,8 +34,8 @@ def _loaded_module(path) -> ctypes.CDLL:
 
 def cpu_key(source: str, options: CpuOptions) -> str:
     cc = find_compiler()
-    return cache.make_key("cpu", WEFT_VERSION, source, cache.headers_digest(), cc.path, cc.version,
-                          " ".join(options.flags(cc.is_clang)), host_target())
+    return cache.make_key("cpu", WEFT_VERSION, cache.source_identity(source), cache.headers_digest(), cc.path,
+                          cc.version, " ".join(options.flags(cc.is_clang)), host_target())
 
 
 def load_cpu(key: str) -> ctypes.CDLL | None:

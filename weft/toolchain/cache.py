@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -55,6 +56,17 @@ def headers_digest() -> str:
     except OSError:
         pass
     return digest
+
+
+_LINE_FILE = re.compile(r'^([ \t]*#[ \t]*line[ \t]+\d+)[ \t]+"[^"\n]*"[ \t]*$', re.MULTILINE)
+
+
+def source_identity(source: str) -> str:
+    """What of a generated source the cache key covers: the text with the file names of ``#line`` directives
+    removed. Those name the user's Python file (for debuggers); they do not change the code, and keying on them
+    would make a copied script or a re-run notebook cell (new file name) compile again. The source that is compiled
+    keeps them, so the first build's debug information names its own file."""
+    return _LINE_FILE.sub(r"\1", source) if "#line" in source else source
 
 
 def make_key(*parts: str) -> str:

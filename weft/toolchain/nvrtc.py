@@ -98,7 +98,7 @@ def target_arch(device_arch: int) -> int:
 
 def cuda_key(source: str, options: NvrtcOptions) -> str:
     major, minor = version()
-    return cache.make_key("cuda", WEFT_VERSION, source, cache.headers_digest(), f"nvrtc-{major}.{minor}",
+    return cache.make_key("cuda", WEFT_VERSION, cache.source_identity(source), cache.headers_digest(), f"nvrtc-{major}.{minor}",
                           " ".join(options.flags()), f"sm_{options.arch}", options.output)
 
 
