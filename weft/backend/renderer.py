@@ -176,7 +176,8 @@ class Renderer:
         lam = "[args](int32_t i0, int32_t i1, int32_t i2, int32_t i3, int64_t flat)"
         forced = lam + (" WEFT_INLINE_LAMBDA" if self.straight_line() else "")
         independent = "true" if self.threads_independent() else "false"
-        grid = f"weft::run_grid<{independent}, {self.tid_rank()}>"
+        debug = ", true" if self.opts.debug else ""  # debug: stop soon after the first error (launch.h)
+        grid = f"weft::run_grid<{independent}, {self.tid_rank()}{debug}>"
         return (
             'extern "C" WEFT_EXPORT int32_t weft_args_size() { return int32_t(sizeof(Args)); }\n'
             'extern "C" WEFT_EXPORT void weft_fwd(const void* argbuf, const int64_t* dims, int32_t ndim, '
@@ -274,7 +275,11 @@ class Renderer:
             self.out(f"{n(s.dsts[0])} = ({op.operator}{args[0]});")
         elif op.kind is OpKind.CALL:
             call = f"weft::{op.native}({', '.join(args)})"
-            self.out(f"{n(s.dsts[0])} = {call};" if s.dsts else f"{call};")
+            stmt = f"{n(s.dsts[0])} = {call};" if s.dsts else f"{call};"
+            if self.opts.debug and op.name in ("extract", "insert"):
+                self.component_checked(s, args, stmt)
+            else:
+                self.out(stmt)
         elif op.kind is OpKind.OUT_CALL:
             outs = ", ".join(n(d) for d in s.dsts)
             self.out(f"weft::{op.native}({', '.join(args + [outs])});")
@@ -302,6 +307,23 @@ class Renderer:
         check = (f'weft::check({a}, "{what}", "{self.opts.kernel_name}", "{self.array_label(arr)}", '
                  f'{", ".join(idx)})')
         self.out(f"if ({check}) {{ {stmt} }}" + (f" else {{ {on_fail} }}" if on_fail else ""))
+
+    def component_checked(self, s: Let, args: list[str], stmt: str) -> None:
+        """Debug mode: a vector / matrix component index computed at run time is checked against the type's extent
+        (constant indices are checked when the kernel compiles); out of range reports an error and yields zero
+        (extract) or the unchanged value (insert)."""
+        t = s.args[0].type
+        idx = s.args[1:] if s.call.op.name == "extract" else s.args[1:-1]
+        extents = [t.length] if isinstance(t, T.VectorType) else [t.rows, t.cols][:len(idx)]
+        where = f"{s.loc.file}:{s.loc.line}" if s.loc is not None else ""
+        conds = [f'weft::check_component({self.names(i)}, {n}, "{self.opts.kernel_name}", "{t}", {_c_string(where)})'
+                 for i, n in zip(idx, extents) if not isinstance(i, Const)]
+        if not conds:
+            self.out(stmt)
+            return
+        d = self.names(s.dsts[0])
+        fallback = f"{d} = {{}};" if s.call.op.name == "extract" else f"{d} = {args[0]};"
+        self.out(f"if ({' && '.join(conds)}) {{ {stmt} }} else {{ {fallback} }}")
 
     def op_copy(self, s: Let, args) -> None:
         self.out(f"{self.names(s.dsts[0])} = {args[0]};")

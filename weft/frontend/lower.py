@@ -361,6 +361,7 @@ class Lowerer:
                 want = base.type.scalar if len(idx) == 2 or isinstance(base.type, T.VectorType) else None
                 if want is not None:
                     value = self.operand(value, target, want=want)
+                self.check_components(base.type, idx, target)
             new = self.op("insert", [base, *idx, value], node=target)
             self.store(target.value, new)
         elif isinstance(target, ast.Attribute):
@@ -617,7 +618,20 @@ class Lowerer:
             if len(idx) < t.ndim:
                 return self.op("view", [base, *idx], node=node)
             return self.op("load", [base, *idx], node=node)
+        self.check_components(t, idx, node)
         return self.op("extract", [base, *idx], node=node)
+
+    def check_components(self, t: T.Type, idx: list, node) -> None:
+        """Constant component indices of a vector / matrix are checked here (run-time ones in debug mode)."""
+        if isinstance(t, T.VectorType):
+            extents = [t.length]
+        elif isinstance(t, T.MatrixType):
+            extents = [t.rows, t.cols]
+        else:
+            return
+        for i, n in zip(idx, extents):
+            if isinstance(i, Const) and isinstance(i.value, int) and not 0 <= i.value < n:
+                raise self.error(f"index {i.value} is out of range for a {t} (valid 0..{n - 1})", node)
 
     def indices(self, slice_node) -> list:
         if isinstance(slice_node, ast.Slice):

@@ -87,6 +87,30 @@ WEFT_FN void format_index(char* buf, int cap, const char* what, const char* kern
 }
 }  // namespace detail
 
+// Debug mode: a vector / matrix component index computed at run time, checked against the type's extent n.
+// where: "file:line" of the access in the user's source.
+WEFT_FN bool check_component(int64 i, int64 n, const char* kernel, const char* type, const char* where) {
+    if (i >= 0 && i < n) return true;
+    char buf[400];
+    int p = 0;
+    const int cap = int(sizeof(buf));
+    auto put = [&](const char* s) { while (*s && p < cap - 1) buf[p++] = *s++; };
+    auto put_int = [&](int64 v) {
+        char tmp[24];
+        int k = 0;
+        unsigned long long u = v < 0 ? (unsigned long long)(-v) : (unsigned long long)v;
+        do { tmp[k++] = char('0' + u % 10); u /= 10; } while (u && k < 22);
+        if (v < 0 && p < cap - 1) buf[p++] = '-';
+        while (k && p < cap - 1) buf[p++] = tmp[--k];
+    };
+    put("component index out of range in kernel '"); put(kernel); put("': index "); put_int(i);
+    put(" of a "); put(type); put(" (valid 0.."); put_int(n - 1); put(")");
+    if (*where) { put(" at "); put(where); }
+    buf[p] = 0;
+    report_error(1, buf);
+    return false;
+}
+
 // ---- element access (release: no checks; debug: checked variants below)
 template <bool C = false, typename T, typename... I>
 WEFT_FN T& address(const array_t<T>& a, I... idx) {

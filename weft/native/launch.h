@@ -239,12 +239,37 @@ inline int32 grid_threads(const int64* dims, int32 ndim, int32 nthreads) {
     return threads < 1 ? 1 : threads;
 }
 
-template <bool Independent = false, int ND = 0, typename Body>
+// Debug launches stop soon after the first out-of-bounds access or failed assert (expect_* failures only print):
+// the grid runs in pieces of at most kDebugPiece points and no piece starts once an error was reported.
+constexpr int64 kDebugPiece = int64(1) << 20;
+inline bool debug_stopped() {
+    const int32 code = __atomic_load_n(&error_state()->code, __ATOMIC_RELAXED);
+    return code == 1 || code == 2;
+}
+
+template <bool Independent = false, int ND = 0, bool Debug = false, typename Body>
 inline void run_grid(const int64* dims, int32 ndim, int32 nthreads, Body&& body) {
     const Grid g = make_grid(dims, ndim);
     const int64 total = grid_total(dims, ndim);
     if (total <= 0) return;
     const int threads = grid_threads(dims, ndim, nthreads);
+    if constexpr (Debug) {
+        if (threads <= 1) {
+            SerialScope serial;
+            for (int64 b = 0; b < total && !debug_stopped(); b += kDebugPiece)
+                run_range<Independent, ND>(g, b, total - b < kDebugPiece ? total : b + kDebugPiece, body);
+            return;
+        }
+        int64 next = 0;  // the next unclaimed piece's first point
+#pragma omp parallel num_threads(threads)
+        for (;;) {
+            if (debug_stopped()) break;
+            const int64 b = __atomic_fetch_add(&next, kDebugPiece, __ATOMIC_RELAXED);
+            if (b >= total) break;
+            run_range<Independent, ND>(g, b, total - b < kDebugPiece ? total : b + kDebugPiece, body);
+        }
+        return;
+    }
     if (threads <= 1) {
         SerialScope serial;  // one thread: gradient accumulation needs no atomics
         run_range<Independent, ND>(g, 0, total, body);

@@ -285,6 +285,8 @@ class array:
         """The packed ``array_t`` descriptor passed to kernels."""
         d = self._desc
         if d is None:
+            if self._annotation:
+                raise LaunchError(f"{self!r} is an array annotation (a type), not an array with data")
             _check_kernel_shape(self.shape)
             shape = list(self.shape) + [0] * (4 - self.ndim)
             strides = list(self.strides) + [0] * (4 - self.ndim)
@@ -294,6 +296,8 @@ class array:
 
     def desc_with(self, grad_ptr: int | None = None, flags: int = 0, data_ptr: int | None = None) -> bytes:
         """The descriptor with a different gradient pointer, flags or data pointer (used by backward passes)."""
+        if self._annotation:
+            raise LaunchError(f"{self!r} is an array annotation (a type), not an array with data")
         _check_kernel_shape(self.shape)
         shape = list(self.shape) + [0] * (4 - self.ndim)
         strides = list(self.strides) + [0] * (4 - self.ndim)
