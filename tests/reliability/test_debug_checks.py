@@ -52,9 +52,9 @@ def write_matrix(m: wp.array(dtype=wp.mat22), r: int, c: int):
 
 @wp.kernel
 def huge_grid(a: wp.array(dtype=float), hits: wp.array(dtype=int)):
-    i, j, k, l = wp.tid()
+    i, j, k, m = wp.tid()
     wp.atomic_add(hits, 0, 1)
-    a[i + j + k + l + 10] = 1.0
+    a[i + j + k + m + 10] = 1.0
 
 
 @wp.kernel
