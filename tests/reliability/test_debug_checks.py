@@ -103,7 +103,7 @@ def test_runtime_component_index_debug(debug_mode, case):
         "matrix_write": (write_matrix, [m, 2, 0], "index 2 of a mat22f"),
     }[case]
     kernel, args, text = launch
-    with pytest.raises(wp.RuntimeError_, match=f"kernel '{kernel.__name__}'.*{text}.*test_debug_checks.py:\\d+"):
+    with pytest.raises(wp.RuntimeError_, match=f"kernel '{kernel.__name__}'.*{text}.* at line \\d+"):
         wp.launch(kernel, dim=4, inputs=args)
     if case == "write":  # a failed write leaves the vector unchanged
         np.testing.assert_array_equal(v.numpy(), np.arange(12).reshape(4, 3))

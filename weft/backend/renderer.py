@@ -315,7 +315,7 @@ class Renderer:
         t = s.args[0].type
         idx = s.args[1:] if s.call.op.name == "extract" else s.args[1:-1]
         extents = [t.length] if isinstance(t, T.VectorType) else [t.rows, t.cols][:len(idx)]
-        where = f"{s.loc.file}:{s.loc.line}" if s.loc is not None else ""
+        where = f"line {s.loc.line}" if s.loc is not None else ""  # no file name: the code stays content-keyed
         conds = [f'weft::check_component({self.names(i)}, {n}, "{self.opts.kernel_name}", "{t}", {_c_string(where)})'
                  for i, n in zip(idx, extents) if not isinstance(i, Const)]
         if not conds:

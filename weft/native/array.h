@@ -88,7 +88,7 @@ WEFT_FN void format_index(char* buf, int cap, const char* what, const char* kern
 }  // namespace detail
 
 // Debug mode: a vector / matrix component index computed at run time, checked against the type's extent n.
-// where: "file:line" of the access in the user's source.
+// where: "line N" of the access in the user's source.
 WEFT_FN bool check_component(int64 i, int64 n, const char* kernel, const char* type, const char* where) {
     if (i >= 0 && i < n) return true;
     char buf[400];
