@@ -63,7 +63,19 @@ def constant(x):
 
 
 def init() -> None:
-    """Initialise weft (nothing to do: devices and the toolchain are set up lazily)."""
+    """Initialise weft. Devices and the toolchain are set up lazily, so this does nothing unless
+    ``wp.config.verbose`` is set; then it prints the diagnostics report (see :func:`print_diagnostics`)."""
+    if config.verbose:
+        print_diagnostics()
+
+
+def print_diagnostics() -> None:
+    """Print weft's version, the C++ compiler and its version, OpenMP, the SIMD level of ``-march=native``, the
+    kernel cache directory and its size, and the CUDA driver / NVRTC status (why not, when unavailable). Also
+    ``python -m weft``."""
+    from .diagnostics import print_diagnostics as _print
+
+    _print()
 
 
 def clear_kernel_cache() -> None:
