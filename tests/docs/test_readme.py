@@ -20,6 +20,7 @@ def test_kernel_language_example_runs(tmp_path):
     script = tmp_path / "readme_example.py"
     script.write_text(block)
     env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(README.parent), env.get("PYTHONPATH")]))  # not installed
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
     assert out.returncode == 0, out.stderr
     rows = [line for line in out.stdout.splitlines() if line.strip()]
