@@ -13,6 +13,9 @@ import pytest
 
 import weft as wp
 
+# every program the pipeline produces (forward and adjoint) goes through the IR verifier in the test suite
+wp.config.verify_ir = True
+
 
 @pytest.fixture(scope="session", autouse=True)
 def weft_cache_dir(tmp_path_factory):

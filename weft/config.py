@@ -42,6 +42,8 @@ spec_cache: bool = _env_bool("WEFT_SPEC_CACHE", True)
 max_unroll: int = 16
 #: Show weft-internal stack frames in errors.
 debug_internal: bool = _env_bool("WEFT_DEBUG_INTERNAL", False)
+#: Run the IR verifier on every program the pipeline produces, forward and adjoint (the test suite turns it on).
+verify_ir: bool = _env_bool("WEFT_VERIFY_IR", False)
 #: Ignored; kept for Warp compatibility.
 quiet: bool = True
 print_launches: bool = False

@@ -11,7 +11,7 @@ from .frontend.source import FunctionSource
 from .ir import types as T
 from .ir.cse import cse
 from .ir.nodes import Function
-from .ir.verify import verify
+from .ir.verify import verify, verify_adjoint
 from .toolchain.build import build_cpu
 from .toolchain.options import CpuOptions
 
@@ -26,7 +26,7 @@ class Lowered:
 def lower(src: FunctionSource, param_types: dict[str, T.Type], name: str, options: dict) -> Lowered:
     lw = Lowerer(src, param_types, name, options)
     fn = cse(lw.lower_kernel())
-    if config.debug_internal:
+    if config.verify_ir or config.debug_internal:
         verify(fn)
     from .tiles.model import uses_tiles
 
@@ -40,8 +40,8 @@ def differentiate(fn: Function):
     from .autodiff.reverse import build_adjoint
 
     prog = build_adjoint(fn)
-    if config.debug_internal:
-        verify(fn)
+    if config.verify_ir or config.debug_internal:
+        verify_adjoint(prog)
     return prog
 
 
