@@ -11,12 +11,6 @@ import numpy as np
 from .errors import Error
 from .ops import registry
 
-_PRIVATE = {
-    "copy", "tid", "getfield", "setfield", "load", "store", "view", "array_shape", "fixed_zeros", "construct",
-    "cast", "to_bool", "logical_not", "bit_and_bool", "eq", "ne", "lt", "le", "gt", "ge", "print", "printf",
-    "assert", "insert", "expect_eq", "expect_neq", "expect_near",
-}
-
 
 class Builtin:
     """A weft builtin function; callable in kernels and (where a host implementation exists) in Python."""
@@ -120,5 +114,5 @@ _HOST_FACTORIES = {
 
 
 def public_builtins() -> dict[str, Builtin]:
-    names = {op.name for op in registry.all_ops()} - _PRIVATE
+    names = {op.name for op in registry.all_ops() if op.public}
     return {name: Builtin(name) for name in sorted(names)}

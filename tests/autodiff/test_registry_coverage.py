@@ -37,11 +37,17 @@ def test_exclusions_stay_small():
     assert EXCLUDED_DOMAINS <= {"tile"}
 
 
+def _adjoint_rule_ops() -> set:
+    """Op records with a derivative rule in an adjoint renderer's table (CPU, CPU tile blocks)."""
+    from weft.backend.adjoint import AdjointRenderer
+    from weft.tiles.adjoint import TileAdjointRenderer
+
+    return set(AdjointRenderer.adjoint_rules.ops()) | set(TileAdjointRenderer.adjoint_rules.ops())
+
+
 def test_every_differentiable_native_op_has_an_adjoint_rule():
     """A NATIVE op needs weft::adj_<native> in the headers; a SPECIAL op a rule in the adjoint renderer."""
     import pathlib
-
-    from weft.backend.adjoint import has_adjoint_rule
 
     headers = "".join(p.read_text() for p in pathlib.Path(registry.__file__).parent.parent.joinpath("native").glob(
         "*.h"))
@@ -50,8 +56,57 @@ def test_every_differentiable_native_op_has_an_adjoint_rule():
         if op.domain in EXCLUDED_DOMAINS or op.adjoint is Adjoint.NONE:
             continue
         if op.adjoint is Adjoint.SPECIAL:
-            if not has_adjoint_rule(op.name):
+            if op not in _adjoint_rule_ops():
                 missing.append(f"{op.domain}.{op.name} (SPECIAL, no rule in backend/adjoint.py)")
-        elif op.native and f"adj_{op.native}(" not in headers and op.name not in ("cast", "construct"):
+        elif op.native and f"adj_{op.native}(" not in headers:
             missing.append(f"{op.domain}.{op.name} (no weft::adj_{op.native} in weft/native)")
     assert not missing, "differentiable ops without a derivative rule: " + ", ".join(missing)
+
+
+def test_rule_tables_cover_the_registry():
+    """Every SPECIAL-kind op renders on every target (CPU, CUDA, CPU and CUDA tile blocks), every Adjoint.SPECIAL op
+    has a derivative rule for its renderers (tile ops: CPU and cooperative blocks), and no table lists an op that
+    does not need it: "has an adjoint" is a registry query that the backends honour."""
+    from weft.backend import rules
+    from weft.backend.adjoint import AdjointRenderer
+    from weft.backend.cuda import _adjoint_renderer_class, _tile_renderer_classes
+    from weft.backend.renderer import Renderer
+    from weft.ops.registry import OpKind
+    from weft.tiles.adjoint import TileAdjointRenderer
+    from weft.tiles.render import TileRenderer
+
+    cuda_tile, cuda_tile_adj = _tile_renderer_classes()
+    missing = []
+    for op in registry.all_ops():
+        tile = op.domain == "tile"
+        fwd = (TileRenderer, cuda_tile) if tile else (Renderer, TileRenderer, cuda_tile)
+        adj = (TileAdjointRenderer, cuda_tile_adj) if tile else (AdjointRenderer, _adjoint_renderer_class(),
+                                                                 TileAdjointRenderer, cuda_tile_adj)
+        if op.kind is OpKind.SPECIAL and op.name not in ("adj_value", "adj_accum", "adj_reset"):
+            missing += [f"{op.domain}.{op.name}: forward on {cls.__name__}" for cls in fwd
+                        if rules.lookup(cls, "forward_rules", op) is None]
+        if op.adjoint is Adjoint.SPECIAL:
+            missing += [f"{op.domain}.{op.name}: adjoint on {cls.__name__}" for cls in adj
+                        if rules.lookup(cls, "adjoint_rules", op) is None]
+        elif op not in _adjoint_rule_ops():
+            continue
+        else:
+            missing.append(f"{op.domain}.{op.name}: an adjoint rule for an op registered with adjoint={op.adjoint}")
+    assert not missing, "\n".join(missing)
+
+
+def test_op_facts_are_consistent():
+    """Facts the IR passes read from the records: only ops with a derivative rule can read no primal values, only
+    block-wide (collective) tile ops take scratch memory, in-place positions exist."""
+    from weft.ops.registry import InPlace
+
+    for op in registry.all_ops():
+        if not op.adjoint_reads_primal:
+            assert op.adjoint is Adjoint.SPECIAL, op
+        if op.scratch or op.adjoint_scratch:
+            assert op.domain == "tile", op
+        assert isinstance(op.in_place, InPlace)
+    assert InPlace.ACCUMULATOR.positions(5) == {2} and InPlace.ACCUMULATOR.positions(2) == frozenset()
+    assert InPlace.FIRST.positions(1) == {0} and InPlace.ALL.positions(3) == {0, 1, 2}
+    public = {op.name for op in registry.all_ops() if op.public}
+    assert "sin" in public and "tile_fft" in public and not public & {"load", "store", "copy", "lt", "construct"}

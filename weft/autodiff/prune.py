@@ -20,11 +20,6 @@ from ..ir import types as T
 from ..ir.nodes import AdjLet, AdjointProgram, Let, ReplayLet, Var, VarKind, walk
 from ..ops.registry import OpKind
 
-#: Tile ops whose derivative rule (weft/tiles/adjoint.py RULES) reads no primal tile value: only the adjoint of
-#: the result, array arguments and offsets.
-PRIMAL_FREE = frozenset({"tile_load", "tile_store", "tile_atomic_add", "tile_view", "tile_transpose", "tile_broadcast",
-                         "neg", "tile_sum", "tile_fft", "tile_ifft"})
-
 
 def prune_replay(prog: AdjointProgram) -> AdjointProgram:
     if not prog.fn.tile_dim:
@@ -38,7 +33,8 @@ def prune_replay(prog: AdjointProgram) -> AdjointProgram:
         needed.update(v.id for v in operands if isinstance(v, Var))
 
     for s in walk(prog.reverse):
-        if isinstance(s, AdjLet) and s.let.call.name in PRIMAL_FREE:
+        if isinstance(s, AdjLet) and not s.let.call.op.adjoint_reads_primal:
+            # the rule reads only the result's adjoint, arrays and offsets (Op.adjoint_reads_primal)
             need(a for a in s.let.args if not isinstance(a.type, T.TileType))
         elif isinstance(s, AdjLet) and s.let.call.op.kind is not OpKind.OUT_CALL:
             need(s.let.args)  # rules get the operands, not the result (out-parameter calls get both)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..errors import CompileError
 from ..ir import types as T
+from ..ir.access import snapshot_params
 from ..ir.nodes import (
     AdjAssign,
     AdjLet,
@@ -35,7 +36,6 @@ from ..ir.nodes import (
 )
 from ..ops.registry import Adjoint
 from .jumps import lower_jumps
-from ..ir.access import snapshot_params
 from .util import assign, op, read
 
 
@@ -57,12 +57,9 @@ class AdjointBuilder:
     def check_differentiable(self, block: list[Stmt]) -> None:
         check_loop_array_updates(block)
         for s in walk(block):
-            if isinstance(s, Let) and s.call.op.adjoint is Adjoint.SPECIAL:
-                from ..backend.adjoint import has_adjoint_rule
-
-                if not has_adjoint_rule(s.call.op.name):
-                    raise CompileError(f"'{s.call.op.name}' has no derivative rule yet", s.loc,
-                                       hint="launch with enable_backward=False or avoid it on the tape")
+            if isinstance(s, Let) and not s.call.op.has_adjoint:
+                raise CompileError(f"'{s.call.op.name}' has no derivative rule yet", s.loc,
+                                   hint="launch with enable_backward=False or avoid it on the tape")
 
     # ------------------------------------------------------------------ forward replay
     def record(self, block: list[Stmt]) -> list[Stmt]:

@@ -1,9 +1,10 @@
 """Renders an :class:`AdjointProgram` (replay + reverse sweep) as the ``weft_bwd`` entry of a native module.
 
 Derivative rules come from the op registry: ops with ``Adjoint.NATIVE`` call ``weft::adj_<native>`` with the
-convention of ``weft/native`` (inputs, adjoints of inputs, adjoint of the result), SPECIAL ops have a method
-here or a rule registered in ``ADJOINT_RENDERERS`` by their domain package (tiles ...), with the signature
-``fn(renderer, let, args, adj_args, adj_results)`` where each list holds C++ expressions.
+convention of ``weft/native`` (inputs, adjoints of inputs, adjoint of the result); ops with ``Adjoint.SPECIAL`` have
+a rule in the ``adjoint_rules`` table of this renderer or of a subclass (tiles ...), keyed by the op record, with
+the signature ``fn(renderer, let, args, adj_args, adj_results)`` where each list holds C++ expressions (see
+``weft.backend.rules``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..ir import types as T
+from ..ir.access import rewritten_arrays
 from ..ir.nodes import (
     AdjAssign,
     AdjLet,
@@ -31,24 +33,20 @@ from ..ir.nodes import (
     VarKind,
     walk,
 )
-from ..ir.access import rewritten_arrays
 from ..ops.registry import Adjoint, OpKind
+from . import rules
 from .renderer import Emitter, Renderer, RenderOptions, _defined_vars, _is_plain_array
-
-#: Reverse-mode rules of SPECIAL ops defined in domain packages: name -> fn(renderer, let, args, adj_args, adj_out).
-ADJOINT_RENDERERS: dict = {}
-#: Backward-replay renderers of side-effecting SPECIAL ops from domain packages (default: skipped in replay).
-REPLAY_RENDERERS: dict = {}
-
-_BUILTIN_SPECIAL_ADJOINTS = {"copy", "getfield", "setfield", "construct", "cast", "load", "store", "atomic_add",
-                             "atomic_sub", "atomic_min", "atomic_max"}
-
-
-def has_adjoint_rule(name: str) -> bool:
-    return name in _BUILTIN_SPECIAL_ADJOINTS or name in ADJOINT_RENDERERS
+from .rules import RuleTable
 
 
 class AdjointRenderer(Renderer):
+    #: the custom-gradient ops (wp.adjoint[x] in a func_grad), which only the backward pass renders
+    forward_rules = RuleTable("forward (backward pass only)")
+    #: derivative rules of the Adjoint.SPECIAL ops (filled below the class)
+    adjoint_rules = RuleTable("adjoint")
+    #: how the backward replay re-runs side-effecting ops (ops without a rule are skipped: prints, asserts, ...)
+    replay_rules = RuleTable("replay")
+
     def __init__(self, prog: AdjointProgram, options: RenderOptions):
         super().__init__(prog.fn, options)
         self.prog = prog
@@ -268,22 +266,25 @@ class AdjointRenderer(Renderer):
             super().stmt(s)
 
     def replay_let(self, s: Let) -> None:
-        name = s.call.op.name
-        args = [self.names(a) for a in s.args]
-        if name == "store":
-            arr = s.args[0]
-            if isinstance(arr.type, T.ArrayType) and arr.type.kind is T.ArrayKind.FIXED:
-                self.let(s)  # kernel-local arrays are plain values: replay them exactly
-                return
-            self.out(f"weft::replay_store{self.array_tparam(arr)}({args[0]}, {args[-1]}, {', '.join(args[1:-1])});")
-        elif name.startswith("atomic_"):
-            n_val = 2 if name == "atomic_cas" else 1
-            idx = args[1:len(args) - n_val]
-            call = f"weft::replay_{name}({args[0]}, {', '.join(args[-n_val:])}, {', '.join(idx)})"
-            self.out(f"{self.names(s.dsts[0])} = {call};" if s.dsts else f"{call};")
-        elif name in REPLAY_RENDERERS:
-            REPLAY_RENDERERS[name](self, s, args)
-        # prints, asserts and expects are not repeated in the backward pass
+        rule = rules.lookup(type(self), "replay_rules", s.call.op)
+        if rule is not None:
+            rule(self, s, [self.names(a) for a in s.args])
+        # ops without a replay rule (prints, asserts and expects) are not repeated in the backward pass
+
+    def replay_store(self, s: Let, args) -> None:
+        arr = s.args[0]
+        if isinstance(arr.type, T.ArrayType) and arr.type.kind is T.ArrayKind.FIXED:
+            self.let(s)  # kernel-local arrays are plain values: replay them exactly
+            return
+        self.out(f"weft::replay_store{self.array_tparam(arr)}({args[0]}, {args[-1]}, {', '.join(args[1:-1])});")
+
+    def replay_atomic(self, s: Let, args, values: int = 1) -> None:
+        idx = args[1:len(args) - values]
+        call = f"weft::replay_{s.call.op.native}({args[0]}, {', '.join(args[-values:])}, {', '.join(idx)})"
+        self.out(f"{self.names(s.dsts[0])} = {call};" if s.dsts else f"{call};")
+
+    def replay_atomic_cas(self, s: Let, args) -> None:
+        self.replay_atomic(s, args, values=2)
 
     # ------------------------------------------------------------------ custom gradient funcs
     def op_adj_value(self, s: Let, args) -> None:
@@ -308,15 +309,13 @@ class AdjointRenderer(Renderer):
             outs = [n(d) for d in s.dsts]
             self.out(f"weft::adj_{op.native}({', '.join(args + outs + adj_args + adj_out)});")
         else:
-            method = getattr(self, f"adj_{op.name}", None)
-            if method is not None:
-                method(s, args, adj_args, adj_out)
-            elif op.name in ADJOINT_RENDERERS:
-                ADJOINT_RENDERERS[op.name](self, s, args, adj_args, adj_out)
+            rule = rules.lookup(type(self), "adjoint_rules", op)
+            if rule is not None:
+                rule(self, s, args, adj_args, adj_out)
             elif not s.args:
                 pass  # constants such as identity(): nothing to propagate
-            else:  # pragma: no cover - AdjointBuilder checks rules exist first
-                raise NotImplementedError(f"no adjoint rule for {op.name}")
+            else:  # pragma: no cover - tests/autodiff/test_registry_coverage.py checks every SPECIAL op has a rule
+                raise NotImplementedError(f"no adjoint rule for {op.name} ({op.domain})")
         once = self._run_once()
         for d, v in zip(adj_out, s.dsts):
             # a tile's adjoint is read for the last time here unless a loop repeats this statement: resetting it (a
@@ -404,19 +403,34 @@ class AdjointRenderer(Renderer):
         fn = "adj_store_consume" if isinstance(arr, Var) and arr.id in self._rewritten else "adj_store"
         self.out(f"weft::{fn}{self.array_tparam(arr)}({args[0]}, {adj_args[-1]}, {', '.join(args[1:-1])});")
 
-    def adj_atomic_add(self, s, args, adj_args, adj_out):
+    def adj_atomic_add_sub(self, s, args, adj_args, adj_out):
         if T.is_differentiable_type(s.args[-1].type):
-            self.out(f"weft::adj_atomic_add({args[0]}, {adj_args[-1]}, {', '.join(args[1:-1])});")
+            self.out(f"weft::adj_{s.call.op.native}({args[0]}, {adj_args[-1]}, {', '.join(args[1:-1])});")
 
-    def adj_atomic_sub(self, s, args, adj_args, adj_out):
-        if T.is_differentiable_type(s.args[-1].type):
-            self.out(f"weft::adj_atomic_sub({args[0]}, {adj_args[-1]}, {', '.join(args[1:-1])});")
-
-    def adj_atomic_min(self, s, args, adj_args, adj_out):
+    def adj_atomic_minmax(self, s, args, adj_args, adj_out):
         if T.is_differentiable_type(s.args[-1].type):
             self.out(f"weft::adj_atomic_minmax({args[0]}, {args[-1]}, {adj_args[-1]}, {', '.join(args[1:-1])});")
 
-    adj_atomic_max = adj_atomic_min
+
+def _special(name: str) -> list:
+    return [op for op in rules.ops(name) if op.kind is OpKind.SPECIAL]
+
+
+for _name, _rule in (("adj_value", AdjointRenderer.op_adj_value), ("adj_accum", AdjointRenderer.op_adj_accum),
+                     ("adj_reset", AdjointRenderer.op_adj_reset)):
+    AdjointRenderer.forward_rules.add(_special(_name), _rule)
+for _name, _rule in (("copy", AdjointRenderer.adj_copy), ("getfield", AdjointRenderer.adj_getfield),
+                     ("setfield", AdjointRenderer.adj_setfield), ("cast", AdjointRenderer.adj_cast),
+                     ("construct", AdjointRenderer.adj_construct), ("load", AdjointRenderer.adj_load),
+                     ("store", AdjointRenderer.adj_store), ("atomic_add", AdjointRenderer.adj_atomic_add_sub),
+                     ("atomic_sub", AdjointRenderer.adj_atomic_add_sub), ("atomic_min", AdjointRenderer.adj_atomic_minmax),
+                     ("atomic_max", AdjointRenderer.adj_atomic_minmax)):
+    AdjointRenderer.adjoint_rules.add(_special(_name), _rule)
+for _name, _rule in (("store", AdjointRenderer.replay_store), ("atomic_add", AdjointRenderer.replay_atomic),
+                     ("atomic_sub", AdjointRenderer.replay_atomic), ("atomic_min", AdjointRenderer.replay_atomic),
+                     ("atomic_max", AdjointRenderer.replay_atomic), ("atomic_exch", AdjointRenderer.replay_atomic),
+                     ("atomic_cas", AdjointRenderer.replay_atomic_cas)):
+    AdjointRenderer.replay_rules.add(_special(_name), _rule)
 
 
 @dataclass
@@ -573,7 +587,7 @@ def plan_deferred(r: AdjointRenderer) -> DeferPlan | None:
     own = grad_access(fn).own
     if any(i not in own for i in stored if T.is_differentiable_type(params[i].type.dtype)):
         return None
-    names = lambda ids: tuple(params[i].name for i in sorted(ids))  # noqa: E731
+    names = lambda ids: tuple(params[i].name for i in sorted(ids))
     return DeferPlan(names(loaded), names(i for i in stored if T.is_differentiable_type(params[i].type.dtype)))
 
 

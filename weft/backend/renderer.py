@@ -29,11 +29,9 @@ from ..ir.nodes import (
     walk,
 )
 from ..ops.registry import OpKind
+from . import rules
 from .names import Names
-
-#: Forward renderers of SPECIAL ops defined outside this module: name -> fn(renderer, let, arg_strings).
-#: Domain packages (tiles, ...) register here so this file needs no knowledge of them.
-SPECIAL_RENDERERS: dict = {}
+from .rules import RuleTable
 
 
 @dataclass
@@ -55,6 +53,8 @@ class Renderer:
     """Renders one kernel specialisation (and, through the adjoint module, its backward function)."""
 
     body_qualifiers = "static inline"
+    #: forward rules of SPECIAL ops (see weft.backend.rules; filled below the class)
+    forward_rules = RuleTable("forward")
 
     def __init__(self, fn: Function, options: RenderOptions):
         self.fn = fn
@@ -87,9 +87,7 @@ class Renderer:
                     visit(ft)
                 if t not in order:
                     order.append(t)
-            elif isinstance(t, T.ArrayType):
-                visit(t.dtype)
-            elif isinstance(t, T.TileType):
+            elif isinstance(t, T.ArrayType) or isinstance(t, T.TileType):
                 visit(t.dtype)
 
         for p in params:
@@ -284,14 +282,10 @@ class Renderer:
             outs = ", ".join(n(d) for d in s.dsts)
             self.out(f"weft::{op.native}({', '.join(args + [outs])});")
         else:
-            method = getattr(self, f"op_{op.name}", None)
-            if method is not None:
-                method(s, args)
-                return
-            hook = SPECIAL_RENDERERS.get(op.name)
-            if hook is None:
-                raise NotImplementedError(f"no renderer for op '{op.name}'")
-            hook(self, s, args)
+            rule = rules.lookup(type(self), "forward_rules", op)
+            if rule is None:
+                raise NotImplementedError(f"no renderer for op '{op.name}' ({op.domain})")
+            rule(self, s, args)
 
     def array_tparam(self, arr) -> str:
         return "<C>" if isinstance(arr, Var) and arr.id in self.contig else "<false>"
@@ -386,31 +380,17 @@ class Renderer:
         shape = ", ".join(str(x) for x in t.shape)
         self.out(f"{self.names(s.dsts[0])} = weft::make_fixed<{t.dtype.ctype}, {_prod(t.shape)}, {t.ndim}>({shape});")
 
-    def _atomic(self, s: Let, args, fn: str) -> None:
+    def op_atomic(self, s: Let, args, values: int = 1) -> None:
+        """``weft::<native>(array, value(s)..., indices...)``; ``values``: 2 for compare-and-swap."""
         arr = s.args[0]
-        value_args = args[-2:] if fn == "atomic_cas" else args[-1:]
+        value_args = args[-values:]
         idx = args[1:len(args) - len(value_args)]
-        call = f"weft::{fn}({args[0]}, {', '.join(value_args)}, {', '.join(idx)})"
+        call = f"weft::{s.call.op.native}({args[0]}, {', '.join(value_args)}, {', '.join(idx)})"
         stmt = f"{self.names(s.dsts[0])} = {call};" if s.dsts else f"{call};"
         self.checked(s, "atomic", arr, idx, stmt)
 
-    def op_atomic_add(self, s, args):
-        self._atomic(s, args, "atomic_add")
-
-    def op_atomic_sub(self, s, args):
-        self._atomic(s, args, "atomic_sub")
-
-    def op_atomic_min(self, s, args):
-        self._atomic(s, args, "atomic_min")
-
-    def op_atomic_max(self, s, args):
-        self._atomic(s, args, "atomic_max")
-
-    def op_atomic_exch(self, s, args):
-        self._atomic(s, args, "atomic_exch")
-
-    def op_atomic_cas(self, s, args):
-        self._atomic(s, args, "atomic_cas")
+    def op_atomic_cas(self, s: Let, args) -> None:
+        self.op_atomic(s, args, values=2)
 
     def op_printf(self, s: Let, args) -> None:
         fmt = _c_string(s.call.attrs[0])
@@ -454,18 +434,26 @@ class Renderer:
     def op_transform_identity(self, s: Let, args) -> None:
         self.out(f"{self.names(s.dsts[0])} = weft::transform_identity<{s.call.attrs[0].ctype}>();")
 
-    def _random(self, s: Let, args, fn: str) -> None:
+    def op_random(self, s: Let, args) -> None:
+        """A stateful generator: the new state, then ``weft::<native>(state, ...)``."""
         state, value = (self.names(d) for d in s.dsts)
-        self.out(f"{state} = {args[0]}; {value} = weft::{fn}({', '.join([state] + args[1:])});")
+        self.out(f"{state} = {args[0]}; {value} = weft::{s.call.op.native}({', '.join([state] + args[1:])});")
 
-    def op_randi(self, s, args):
-        self._random(s, args, "randi")
 
-    def op_randf(self, s, args):
-        self._random(s, args, "randf")
-
-    def op_randn(self, s, args):
-        self._random(s, args, "randn")
+for _name, _rule in (
+    ("copy", Renderer.op_copy), ("tid", Renderer.op_tid), ("to_bool", Renderer.op_to_bool), ("cast", Renderer.op_cast),
+    ("construct", Renderer.op_construct), ("getfield", Renderer.op_getfield), ("setfield", Renderer.op_setfield),
+    ("load", Renderer.op_load), ("store", Renderer.op_store), ("view", Renderer.op_view),
+    ("array_shape", Renderer.op_array_shape), ("fixed_zeros", Renderer.op_fixed_zeros),
+    ("atomic_add", Renderer.op_atomic), ("atomic_sub", Renderer.op_atomic), ("atomic_min", Renderer.op_atomic),
+    ("atomic_max", Renderer.op_atomic), ("atomic_exch", Renderer.op_atomic), ("atomic_cas", Renderer.op_atomic_cas),
+    ("printf", Renderer.op_printf), ("print", Renderer.op_print), ("assert", Renderer.op_assert),
+    ("expect_eq", Renderer.op_expect_eq), ("expect_neq", Renderer.op_expect_neq),
+    ("expect_near", Renderer.op_expect_near), ("identity", Renderer.op_identity),
+    ("quat_identity", Renderer.op_quat_identity), ("transform_identity", Renderer.op_transform_identity),
+    ("randi", Renderer.op_random), ("randf", Renderer.op_random), ("randn", Renderer.op_random),
+):
+    Renderer.forward_rules.add([op for op in rules.ops(_name) if op.kind is OpKind.SPECIAL], _rule)
 
 
 def _c_string(text: str) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..ir import types as T
-from .registry import Op, OpKind, register
+from .registry import Adjoint, Op, OpKind, register
 
 D = "construct"
 
@@ -23,7 +23,7 @@ def _cast(args, attrs):
     return None
 
 
-register(Op("cast", _cast, native="cast", kind=OpKind.SPECIAL, domain=D,
+register(Op("cast", _cast, native="cast", kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, public=False, domain=D,
             doc="Explicit conversion between scalar types (or vectors/matrices of the same shape)."))
 
 
@@ -61,5 +61,6 @@ def _construct(args, attrs):
     return None
 
 
-register(Op("construct", _construct, native="make", kind=OpKind.SPECIAL, domain=D,
+register(Op("construct", _construct, native="make", kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, public=False,
+            domain=D,
             doc="Build a vector, matrix, quaternion, transform or struct value."))

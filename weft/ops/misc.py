@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..ir import types as T
-from .registry import Adjoint, Op, OpKind, register
+from .registry import Adjoint, InPlace, Op, OpKind, register
 
 D = "misc"
 
@@ -12,10 +12,10 @@ def _copy(args, attrs):
     return args[0] if len(args) == 1 else None
 
 
-register(Op("copy", _copy, kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, domain=D,
+register(Op("copy", _copy, kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, in_place=InPlace.ALL, public=False, domain=D,
             doc="Read a mutable local into an SSA value."))
 register(Op("tid", lambda a, at: tuple(T.INT32 for _ in range(at[0])) if not a else None, kind=OpKind.SPECIAL,
-            adjoint=Adjoint.NONE, domain=D, doc="Thread index in the launch grid (1-4 components)."))
+            adjoint=Adjoint.NONE, public=False, domain=D, doc="Thread index in the launch grid (1-4 components)."))
 
 
 def _getfield(args, attrs):
@@ -30,16 +30,16 @@ def _setfield(args, attrs):
     return None
 
 
-register(Op("getfield", _getfield, kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, domain=D, doc="s.field"))
-register(Op("setfield", _setfield, kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, domain=D,
+register(Op("getfield", _getfield, kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, public=False, domain=D, doc="s.field"))
+register(Op("setfield", _setfield, kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, public=False, domain=D,
             doc="A copy of struct s with one field replaced."))
 
 register(Op("print", lambda a, at: T.VOID, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, side_effect=True, domain=D,
-            doc="print(...) inside a kernel."))
+            public=False, doc="print(...) inside a kernel."))
 register(Op("printf", lambda a, at: T.VOID, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, side_effect=True, domain=D,
-            doc="C printf."))
+            public=False, doc="C printf."))
 register(Op("assert", lambda a, at: T.VOID if a == (T.BOOL,) else None, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE,
-            side_effect=True, domain=D, doc="assert in kernel code (checked in debug mode)."))
+            side_effect=True, public=False, domain=D, doc="assert in kernel code (checked in debug mode)."))
 
 
 def _expect2(args, attrs):
@@ -57,13 +57,14 @@ def _expect_near(args, attrs):
 
 
 register(Op("expect_eq", _expect2, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, side_effect=True, domain=D,
-            doc="Report (and count) a failure when a != b."))
+            public=False, doc="Report (and count) a failure when a != b."))
 register(Op("expect_neq", _expect2, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, side_effect=True, domain=D,
-            doc="Report a failure when a == b."))
+            public=False, doc="Report a failure when a == b."))
 register(Op("expect_near", _expect_near, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, side_effect=True, domain=D,
-            doc="Report a failure when |a - b| > tol."))
+            public=False, doc="Report a failure when |a - b| > tol."))
 register(Op("bit_and_bool", lambda a, at: T.BOOL if a == (T.BOOL, T.BOOL) else None, kind=OpKind.INFIX,
-            operator="&&", adjoint=Adjoint.NONE, domain=D, doc="Both of two booleans (chained comparisons)."))
+            operator="&&", adjoint=Adjoint.NONE, public=False, domain=D,
+            doc="Both of two booleans (chained comparisons)."))
 
 
 # Only inside @wp.func_grad bodies (rendered by the adjoint backend).

@@ -1,14 +1,20 @@
 """The op registry: one typed record per op overload group, registered from the domain files in this package.
 
 A record says how to type a call (``rule``), which native symbol implements it, how the backend renders it
-(``kind``) and how it is differentiated (``adjoint``). Autodiff and the backends find everything through here.
+(``kind``), how it is differentiated (``adjoint``) and the facts the IR passes need (whether its derivative rule
+reads primal values, which operands its result may overwrite, whether its cooperative form needs scratch memory,
+whether it is public). Autodiff finds everything through here; the backends keep their rendering rules for SPECIAL
+ops in tables keyed by these records (``weft.backend.rules``).
+
+A plain native op needs one line: ``register(Op("my_fn", rule, native="my_fn"))`` renders as
+``weft::my_fn(args...)`` and differentiates through ``weft::adj_my_fn(args..., adj_args..., adj_ret)``.
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
 
 from ..ir import types as T
 
@@ -24,10 +30,29 @@ class OpKind(enum.Enum):
 class Adjoint(enum.Enum):
     NATIVE = "native"  # weft::adj_<native>(args..., adj_args..., adj_ret)
     NONE = "none"  # not differentiable: contributes no gradient (comparisons, floor, random ...)
-    SPECIAL = "special"  # the autodiff module has a rule for it (array access, control, ...)
+    SPECIAL = "special"  # a rule in the backend's adjoint table for this record (array access, tiles, ...)
+    UNSUPPORTED = "unsupported"  # no derivative rule yet: differentiating a kernel that calls it is an error
 
 
-Rule = Callable[[tuple[T.Type, ...], tuple], Optional[object]]
+class InPlace(enum.Enum):
+    """Which operands' storage the result may overwrite (the tile alias analysis shares storage through this)."""
+
+    NONE = "none"
+    ALL = "all"  # element-wise: every operand
+    FIRST = "first"  # the first operand (in-place transforms such as FFTs)
+    ACCUMULATOR = "accumulator"  # the accumulator of tile_matmul(a, b, acc, alpha, beta) (operand 2 of 5)
+
+    def positions(self, nargs: int) -> frozenset[int]:
+        if self is InPlace.ALL:
+            return frozenset(range(nargs))
+        if self is InPlace.FIRST:
+            return frozenset({0})
+        if self is InPlace.ACCUMULATOR and nargs == 5:
+            return frozenset({2})
+        return frozenset()
+
+
+Rule = Callable[[tuple[T.Type, ...], tuple], object | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,12 +66,30 @@ class Op:
     operator: str = ""
     doc: str = ""
     domain: str = ""
-    host: Optional[Callable] = field(default=None, compare=False)  # NumPy implementation for host calls
+    host: Callable | None = field(default=None, compare=False)  # NumPy implementation for host calls
     header: str = ""  # native header (under weft/native) a module using this op includes beyond weft.h
+    #: the derivative rule reads primal tile values (False: only result adjoints, arrays and offsets; replay
+    #: pruning then skips replaying the tile operands)
+    adjoint_reads_primal: bool = True
+    in_place: InPlace = InPlace.NONE
+    #: the cooperative (CUDA block) form of the forward / of the derivative rule takes the block's scratch memory
+    scratch: bool = False
+    adjoint_scratch: bool = False
+    #: acts on the whole block (tile ops): rendered once per block, never per lane
+    collective: bool = False
+    #: computed by each lane on per-lane values (tile ops): no cooperative form, every target uses the CPU rule
+    lane_level: bool = False
+    #: callable as ``wp.<name>`` (False: an internal op the frontend emits, such as load, store, copy, comparisons)
+    public: bool = True
 
     @property
     def differentiable(self) -> bool:
         return self.adjoint is not Adjoint.NONE
+
+    @property
+    def has_adjoint(self) -> bool:
+        """Whether the reverse sweep can differentiate a call (NONE ops contribute no gradient, which is a rule)."""
+        return self.adjoint is not Adjoint.UNSUPPORTED
 
 
 _REGISTRY: dict[str, list[Op]] = {}
@@ -70,6 +113,14 @@ def overloads(name: str) -> list[Op]:
 def all_ops() -> list[Op]:
     _ensure_loaded()
     return [op for group in _REGISTRY.values() for op in group]
+
+
+def records(name: str, domain: str | None = None) -> list[Op]:
+    """The records of ``name`` (only those of ``domain`` if given), for rule tables keyed by record."""
+    found = [op for op in overloads(name) if domain is None or op.domain == domain]
+    if not found:
+        raise KeyError(f"no op '{name}'" + (f" in domain '{domain}'" if domain else ""))
+    return found
 
 
 def resolve(name: str, arg_types: tuple[T.Type, ...], attrs: tuple = ()) -> tuple[Op, tuple[T.Type, ...]] | None:

@@ -33,19 +33,19 @@ register(Op("invert", lambda a, at: a[0] if len(a) == 1 and R.is_scalar(a[0], in
             kind=OpKind.PREFIX, operator="~", adjoint=Adjoint.NONE, domain=D, doc="Integer ``~a``."))
 
 for _name, _sym in (("lt", "<"), ("le", "<="), ("gt", ">"), ("ge", ">=")):
-    register(Op(_name, R.comparison, kind=OpKind.INFIX, operator=_sym, adjoint=Adjoint.NONE, domain=D,
+    register(Op(_name, R.comparison, kind=OpKind.INFIX, operator=_sym, adjoint=Adjoint.NONE, public=False, domain=D,
                 doc=f"``a {_sym} b``."))
 for _name, _sym in (("eq", "=="), ("ne", "!=")):
-    register(Op(_name, R.equality, kind=OpKind.INFIX, operator=_sym, adjoint=Adjoint.NONE, domain=D,
+    register(Op(_name, R.equality, kind=OpKind.INFIX, operator=_sym, adjoint=Adjoint.NONE, public=False, domain=D,
                 doc=f"``a {_sym} b``."))
 register(Op("eq", lambda a, at: T.BOOL if len(a) == 2 and a[0] == a[1] == T.BOOL else None, kind=OpKind.INFIX,
-            operator="==", adjoint=Adjoint.NONE, domain=D))
+            operator="==", adjoint=Adjoint.NONE, public=False, domain=D))
 register(Op("ne", lambda a, at: T.BOOL if len(a) == 2 and a[0] == a[1] == T.BOOL else None, kind=OpKind.INFIX,
-            operator="!=", adjoint=Adjoint.NONE, domain=D))
+            operator="!=", adjoint=Adjoint.NONE, public=False, domain=D))
 register(Op("logical_not", lambda a, at: T.BOOL if len(a) == 1 and isinstance(a[0], T.ScalarType) else None,
-            kind=OpKind.PREFIX, operator="!", adjoint=Adjoint.NONE, domain=D, doc="``not a``."))
+            kind=OpKind.PREFIX, operator="!", adjoint=Adjoint.NONE, public=False, domain=D, doc="``not a``."))
 register(Op("to_bool", lambda a, at: T.BOOL if len(a) == 1 and isinstance(a[0], T.ScalarType) else None,
-            native="to_bool", kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, domain=D,
+            native="to_bool", kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, public=False, domain=D,
             doc="Truth value of a scalar (``if x:``)."))
 
 

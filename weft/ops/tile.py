@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..ir import types as T
 from . import rules as R
-from .registry import Adjoint, Op, OpKind, register
+from .registry import Adjoint, InPlace, Op, OpKind, register
 
 D = "tile"
 
@@ -26,9 +26,14 @@ def _array(t) -> bool:
     return isinstance(t, T.ArrayType) and t.kind is T.ArrayKind.ARRAY
 
 
-def _reg(name, rule, doc, adjoint=Adjoint.SPECIAL, side_effect=False):
+def _reg(name, rule, doc, adjoint=Adjoint.SPECIAL, side_effect=False, **facts):
     register(Op(name, rule, native=name, kind=OpKind.SPECIAL, adjoint=adjoint, side_effect=side_effect, domain=D,
-                doc=doc))
+                doc=doc, **facts))
+
+
+# facts for the IR passes (see Op): derivative rules that read no primal tile value, cooperative forms that take the
+# block's scratch memory, results that may overwrite an operand
+_PRIMAL_FREE = {"adjoint_reads_primal": False}
 
 
 # ---------------------------------------------------------------------------------------------- memory
@@ -53,11 +58,11 @@ def _atomic_add(args, attrs):
 
 
 _reg("tile_load", _load, "tile_load(a, shape, offset=(0, ...)): a tile read from an array; elements outside the "
-     "array read as zero.")
+     "array read as zero.", **_PRIMAL_FREE, collective=True)
 _reg("tile_store", _store, "tile_store(a, t, offset=(0, ...)): write a tile into an array; elements outside the "
-     "array are skipped.", side_effect=True)
+     "array are skipped.", side_effect=True, **_PRIMAL_FREE, collective=True)
 _reg("tile_atomic_add", _atomic_add, "tile_atomic_add(a, t, offset=(0, ...)): atomically add a tile into an array; "
-     "returns the previous values (zero outside the array).", side_effect=True)
+     "returns the previous values (zero outside the array).", side_effect=True, **_PRIMAL_FREE, collective=True)
 
 
 # ---------------------------------------------------------------------------------------------- construction
@@ -77,11 +82,12 @@ def _fill(args, attrs):
     return None
 
 
-_reg("tile_zeros", _made(0), "tile_zeros(shape, dtype=float): a tile of zeros.", adjoint=Adjoint.NONE)
-_reg("tile_ones", _made(0), "tile_ones(shape, dtype=float): a tile of ones.", adjoint=Adjoint.NONE)
-_reg("tile_full", _fill, "tile_full(shape, value, dtype=float): a tile filled with value.")
+_reg("tile_zeros", _made(0), "tile_zeros(shape, dtype=float): a tile of zeros.", adjoint=Adjoint.NONE, collective=True)
+_reg("tile_ones", _made(0), "tile_ones(shape, dtype=float): a tile of ones.", adjoint=Adjoint.NONE, collective=True)
+_reg("tile_full", _fill, "tile_full(shape, value, dtype=float): a tile filled with value.", adjoint_scratch=True,
+     collective=True)
 _reg("tile_arange", _made(2), "tile_arange(stop) / tile_arange(start, stop, step, dtype): an evenly spaced 1-D tile.",
-     adjoint=Adjoint.NONE)
+     adjoint=Adjoint.NONE, collective=True)
 
 
 def _tile_of(args, attrs):
@@ -113,10 +119,12 @@ def _extract(args, attrs):
 
 
 _reg("tile", _tile_of, "tile(x, preserve_type=False): a tile of the per-lane values x (trailing dimension "
-     "block_dim; vectors and matrices spread over leading dimensions unless preserve_type).")
-_reg("untile", _untile, "untile(t): each lane's element of a tile whose trailing dimension is block_dim.")
-_reg("tile_extract", _extract, "tile_extract(t, i, ...) or t[i, ...]: one element of a tile.")
+     "block_dim; vectors and matrices spread over leading dimensions unless preserve_type).", collective=True)
+_reg("untile", _untile, "untile(t): each lane's element of a tile whose trailing dimension is block_dim.",
+     lane_level=True)
+_reg("tile_extract", _extract, "tile_extract(t, i, ...) or t[i, ...]: one element of a tile.", lane_level=True)
 register(Op("extract", _extract, native="tile_extract", kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, domain=D,
+            lane_level=True,
             doc="t[i, ...]: one element of a tile."))
 
 
@@ -143,9 +151,10 @@ def _broadcast(args, attrs):
 
 
 _reg("tile_view", _view, "tile_view(t, offset, shape=None): a copy of the sub-tile at offset (integer offsets "
-     "without shape drop the leading dimensions they index).")
-_reg("tile_transpose", _transpose, "tile_transpose(t): the transpose of a 2-D tile.")
-_reg("tile_broadcast", _broadcast, "tile_broadcast(t, shape): t broadcast to shape (NumPy rules).")
+     "without shape drop the leading dimensions they index).", **_PRIMAL_FREE, collective=True)
+_reg("tile_transpose", _transpose, "tile_transpose(t): the transpose of a 2-D tile.", **_PRIMAL_FREE, collective=True)
+_reg("tile_broadcast", _broadcast, "tile_broadcast(t, shape): t broadcast to shape (NumPy rules).",
+     **_PRIMAL_FREE, collective=True)
 
 
 # ---------------------------------------------------------------------------------------------- element-wise
@@ -179,9 +188,11 @@ def _element_rule(name, a, b):
 
 for _name in ("add", "sub", "mul", "div"):
     register(Op(_name, _elementwise(_name), native="tile_" + _name, kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL,
+                in_place=InPlace.ALL, adjoint_scratch=True,
                 domain=D, doc=f"Element-wise {_name} of tiles (or a tile and a value broadcast to every element)."))
 register(Op("neg", lambda a, at: a[0] if len(a) == 1 and is_tile(a[0]) else None, native="tile_neg",
-            kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, domain=D, doc="-t element-wise."))
+            kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, in_place=InPlace.ALL, adjoint_reads_primal=False, domain=D,
+            doc="-t element-wise."))
 
 
 def _map(args, attrs):
@@ -198,8 +209,10 @@ def _reduce(args, attrs):
     return None
 
 
-_reg("tile_map", _map, "tile_map(f, a, b, ...): f applied to every element (f a builtin or @wp.func).")
-_reg("tile_reduce", _reduce, "tile_reduce(f, t): t reduced with the binary function f to a one-element tile.")
+_reg("tile_map", _map, "tile_map(f, a, b, ...): f applied to every element (f a builtin or @wp.func).",
+     in_place=InPlace.ALL, collective=True)
+_reg("tile_reduce", _reduce, "tile_reduce(f, t): t reduced with the binary function f to a one-element tile.",
+     collective=True)
 
 
 def _reduction(result_dtype=None, ordered=False):
@@ -215,13 +228,16 @@ def _reduction(result_dtype=None, ordered=False):
     return rule
 
 
-_reg("tile_sum", _reduction(), "tile_sum(t): the sum of all elements, as a one-element tile.")
-_reg("tile_min", _reduction(ordered=True), "tile_min(t): the smallest element, as a one-element tile.")
-_reg("tile_max", _reduction(ordered=True), "tile_max(t): the largest element, as a one-element tile.")
+_reg("tile_sum", _reduction(), "tile_sum(t): the sum of all elements, as a one-element tile.", **_PRIMAL_FREE,
+     scratch=True, collective=True)
+_reg("tile_min", _reduction(ordered=True), "tile_min(t): the smallest element, as a one-element tile.", scratch=True,
+     adjoint_scratch=True, collective=True)
+_reg("tile_max", _reduction(ordered=True), "tile_max(t): the largest element, as a one-element tile.", scratch=True,
+     adjoint_scratch=True, collective=True)
 _reg("tile_argmin", _reduction(T.INT32, ordered=True), "tile_argmin(t): flat index of the smallest element.",
-     adjoint=Adjoint.NONE)
+     adjoint=Adjoint.NONE, scratch=True, collective=True)
 _reg("tile_argmax", _reduction(T.INT32, ordered=True), "tile_argmax(t): flat index of the largest element.",
-     adjoint=Adjoint.NONE)
+     adjoint=Adjoint.NONE, scratch=True, collective=True)
 
 
 # ---------------------------------------------------------------------------------------------- linear algebra
@@ -257,9 +273,10 @@ def _cholesky_solve(args, attrs):
 
 
 _reg("tile_matmul", _matmul, "tile_matmul(a, b) or a @ b: the matrix product; tile_matmul(a, b, out, alpha=1.0, "
-     "beta=1.0) updates out = alpha * a @ b + beta * out.")
-_reg("tile_cholesky", _cholesky, "tile_cholesky(A): lower-triangular L with A = L L^T (reads A's lower triangle).")
-_reg("tile_cholesky_solve", _cholesky_solve, "tile_cholesky_solve(L, b): x with (L L^T) x = b.")
+     "beta=1.0) updates out = alpha * a @ b + beta * out.", in_place=InPlace.ACCUMULATOR, collective=True)
+_reg("tile_cholesky", _cholesky, "tile_cholesky(A): lower-triangular L with A = L L^T (reads A's lower triangle).",
+     collective=True)
+_reg("tile_cholesky_solve", _cholesky_solve, "tile_cholesky_solve(L, b): x with (L L^T) x = b.", collective=True)
 
 
 def _fft(args, attrs):
@@ -270,16 +287,12 @@ def _fft(args, attrs):
 
 
 _reg("tile_fft", _fft, "tile_fft(t): in-place forward FFT along the last dimension of a vec2f / vec2d tile "
-     "(x = real, y = imaginary); leading dimensions are batched; not normalised.")
+     "(x = real, y = imaginary); leading dimensions are batched; not normalised.", **_PRIMAL_FREE,
+     in_place=InPlace.FIRST, adjoint_scratch=True, collective=True)
 _reg("tile_ifft", _fft, "tile_ifft(t): in-place inverse FFT along the last dimension; not normalised (a forward "
-     "and inverse round trip scales by the length).")
+     "and inverse round trip scales by the length).", **_PRIMAL_FREE, in_place=InPlace.FIRST,
+     adjoint_scratch=True, collective=True)
 
 register(Op("block_dim", lambda a, at: T.INT32 if not a else None, native="block_dim", kind=OpKind.SPECIAL,
-            adjoint=Adjoint.NONE, domain=D, doc="block_dim(): the number of lanes in a block of the launch."))
-
-#: Ops that act on the whole block (rendered once per block, never per lane).
-COLLECTIVE = frozenset({
-    "tile_load", "tile_store", "tile_atomic_add", "tile_zeros", "tile_ones", "tile_full", "tile_arange", "tile",
-    "tile_view", "tile_transpose", "tile_broadcast", "tile_map", "tile_reduce", "tile_sum", "tile_min", "tile_max",
-    "tile_argmin", "tile_argmax", "tile_matmul", "tile_cholesky", "tile_cholesky_solve", "tile_fft", "tile_ifft",
-})
+            adjoint=Adjoint.NONE, lane_level=True, domain=D,
+            doc="block_dim(): the number of lanes in a block of the launch."))

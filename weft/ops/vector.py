@@ -167,4 +167,5 @@ def _insert(args, attrs):
 
 
 register(Op("extract", _extract, native="extract", domain=D, doc="v[i], m[i], m[i, j]."))
-register(Op("insert", _insert, native="insert", domain=D, doc="A copy of v/m with one component (or row) replaced."))
+register(Op("insert", _insert, native="insert", public=False, domain=D,
+            doc="A copy of v/m with one component (or row) replaced."))

@@ -8,8 +8,10 @@ are differentiated by the same IR transform as kernels, applied to the function 
 
 from __future__ import annotations
 
-from ..backend.adjoint import ADJOINT_RENDERERS, REPLAY_RENDERERS, AdjointRenderer, _popped
+from ..backend import rules
+from ..backend.adjoint import AdjointRenderer, _popped
 from ..backend.renderer import Emitter, RenderOptions
+from ..backend.rules import RuleTable
 from ..ir import types as T
 from ..ir.nodes import AdjointProgram, Assign, For, Function, Let, Var, VarKind
 from .model import walk
@@ -17,6 +19,10 @@ from .render import BlockRendering
 
 
 class TileAdjointRenderer(BlockRendering, AdjointRenderer):
+    #: derivative and replay rules of tile ops (filled at the end of this module)
+    adjoint_rules = RuleTable("tile adjoint")
+    replay_rules = RuleTable("tile replay")
+
     def __init__(self, prog: AdjointProgram, options: RenderOptions, block_dim: int):
         super().__init__(prog, options)
         self.replay_plan, self.reverse_plan = self.setup_blocks([prog.replay, prog.reverse], prog.locals, block_dim)
@@ -57,7 +63,7 @@ class TileAdjointRenderer(BlockRendering, AdjointRenderer):
             return text
         bd = self.block_dim
         ranges = ", ".join(f"weft::detail::grad_bytes(args.{p.name})" for p in arrays)
-        lines = ["    const int32_t threads = weft::block_threads(grid, {bd}, nthreads);".format(bd=bd),
+        lines = [f"    const int32_t threads = weft::block_threads(grid, {bd}, nthreads);",
                  "    weft::PrivateGrad priv[weft::kMaxPrivateGrads];", "    int npriv = 0;",
                  "    if (threads <= 1) {"]
         lines += [f"        args.{p.name}.flags |= weft::kGradPlain;" for p in private]
@@ -240,36 +246,37 @@ def _reduce(r, s, args, adj_args, adj_out):
     r.out(f"{adj_args[0]}.data[0] += adj_acc_; }}")
 
 
-RULES = {
-    "tile_load": _rule(lambda a, g, o: f"weft::adj_tile_load({a[0]}, {o[0]}{_offsets(a, 1)})"),
-    "tile_store": _rule(lambda a, g, o: f"weft::adj_tile_store({a[0]}, {g[1]}{_offsets(a, 2)})"),
-    "tile_atomic_add": _rule(lambda a, g, o: f"weft::adj_tile_atomic_add({a[0]}, {g[1]}{_offsets(a, 2)})"),
-    "tile_full": _rule(lambda a, g, o: f"weft::adj_tile_fill({a[0]}, {g[0]}, {o[0]})"),
-    "tile": _tile_of,
-    "untile": lambda r, s, a, g, o: r.out(f"weft::adj_untile({a[0]}, {r.lane_index()}, {g[0]}, {o[0]});"),
-    "tile_extract": _rule(lambda a, g, o: f"weft::adj_tile_extract({a[0]}, {g[0]}, {o[0]}{_offsets(a, 1)})"),
-    "extract": _rule(lambda a, g, o: f"weft::adj_tile_extract({a[0]}, {g[0]}, {o[0]}{_offsets(a, 1)})"),
-    "tile_view": _rule(lambda a, g, o: f"weft::adj_tile_view({g[0]}, {o[0]}{_offsets(a, 1)})"),
-    "tile_transpose": _rule(lambda a, g, o: f"weft::adj_tile_transpose({g[0]}, {o[0]})"),
-    "tile_broadcast": _rule(lambda a, g, o: f"weft::adj_tile_broadcast({g[0]}, {o[0]})"),
-    "add": _binary("add"),
-    "sub": _binary("sub"),
-    "mul": _binary("mul"),
-    "div": _binary("div"),
-    "neg": _rule(lambda a, g, o: f"weft::adj_tile_neg({g[0]}, {o[0]})"),
-    "tile_map": _map,
-    "tile_reduce": _reduce,
-    "tile_sum": _rule(lambda a, g, o: f"weft::adj_tile_sum({g[0]}, {o[0]})"),
-    "tile_min": _rule(lambda a, g, o: f"weft::adj_tile_min({a[0]}, {g[0]}, {o[0]})"),
-    "tile_max": _rule(lambda a, g, o: f"weft::adj_tile_max({a[0]}, {g[0]}, {o[0]})"),
-    "tile_matmul": _matmul,
-    "tile_cholesky": _rule(lambda a, g, o: f"weft::adj_tile_cholesky({a[0]}, {g[0]}, {o[0]})"),
-    "tile_cholesky_solve": _rule(lambda a, g, o: f"weft::adj_tile_cholesky_solve({a[0]}, {a[1]}, {g[0]}, {g[1]}, "
-                                                 f"{o[0]})"),
-    "tile_fft": _rule(lambda a, g, o: f"weft::adj_tile_fft({g[0]}, {o[0]})"),
-    "tile_ifft": _rule(lambda a, g, o: f"weft::adj_tile_ifft({g[0]}, {o[0]})"),
-}
-ADJOINT_RENDERERS.update(RULES)
+_RULES = (
+    ("tile_load", _rule(lambda a, g, o: f"weft::adj_tile_load({a[0]}, {o[0]}{_offsets(a, 1)})")),
+    ("tile_store", _rule(lambda a, g, o: f"weft::adj_tile_store({a[0]}, {g[1]}{_offsets(a, 2)})")),
+    ("tile_atomic_add", _rule(lambda a, g, o: f"weft::adj_tile_atomic_add({a[0]}, {g[1]}{_offsets(a, 2)})")),
+    ("tile_full", _rule(lambda a, g, o: f"weft::adj_tile_fill({a[0]}, {g[0]}, {o[0]})")),
+    ("tile", _tile_of),
+    ("untile", lambda r, s, a, g, o: r.out(f"weft::adj_untile({a[0]}, {r.lane_index()}, {g[0]}, {o[0]});")),
+    ("tile_extract", _rule(lambda a, g, o: f"weft::adj_tile_extract({a[0]}, {g[0]}, {o[0]}{_offsets(a, 1)})")),
+    ("extract", _rule(lambda a, g, o: f"weft::adj_tile_extract({a[0]}, {g[0]}, {o[0]}{_offsets(a, 1)})")),
+    ("tile_view", _rule(lambda a, g, o: f"weft::adj_tile_view({g[0]}, {o[0]}{_offsets(a, 1)})")),
+    ("tile_transpose", _rule(lambda a, g, o: f"weft::adj_tile_transpose({g[0]}, {o[0]})")),
+    ("tile_broadcast", _rule(lambda a, g, o: f"weft::adj_tile_broadcast({g[0]}, {o[0]})")),
+    ("add", _binary("add")),
+    ("sub", _binary("sub")),
+    ("mul", _binary("mul")),
+    ("div", _binary("div")),
+    ("neg", _rule(lambda a, g, o: f"weft::adj_tile_neg({g[0]}, {o[0]})")),
+    ("tile_map", _map),
+    ("tile_reduce", _reduce),
+    ("tile_sum", _rule(lambda a, g, o: f"weft::adj_tile_sum({g[0]}, {o[0]})")),
+    ("tile_min", _rule(lambda a, g, o: f"weft::adj_tile_min({a[0]}, {g[0]}, {o[0]})")),
+    ("tile_max", _rule(lambda a, g, o: f"weft::adj_tile_max({a[0]}, {g[0]}, {o[0]})")),
+    ("tile_matmul", _matmul),
+    ("tile_cholesky", _rule(lambda a, g, o: f"weft::adj_tile_cholesky({a[0]}, {g[0]}, {o[0]})")),
+    ("tile_cholesky_solve", _rule(lambda a, g, o: f"weft::adj_tile_cholesky_solve({a[0]}, {a[1]}, {g[0]}, {g[1]}, "
+                                                 f"{o[0]})")),
+    ("tile_fft", _rule(lambda a, g, o: f"weft::adj_tile_fft({g[0]}, {o[0]})")),
+    ("tile_ifft", _rule(lambda a, g, o: f"weft::adj_tile_ifft({g[0]}, {o[0]})")),
+)
+for _rule_name, _rule_fn in _RULES:
+    TileAdjointRenderer.adjoint_rules.add(rules.ops(_rule_name, "tile"), _rule_fn)
 
 
 def _replay_store(r, s, args):
@@ -280,5 +287,6 @@ def _replay_atomic(r, s, args):
     r.out(f"weft::replay_tile_atomic_add({r.names(s.dsts[0])}, {', '.join(args)});")
 
 
-REPLAY_RENDERERS.update({"tile_store": _replay_store, "tile_atomic_add": _replay_atomic})
+TileAdjointRenderer.replay_rules.add(rules.ops("tile_store", "tile"), _replay_store)
+TileAdjointRenderer.replay_rules.add(rules.ops("tile_atomic_add", "tile"), _replay_atomic)
 

@@ -20,16 +20,9 @@ from ..ir.nodes import Assign, For, If, Let, Stmt, Var, VarKind, While
 from .model import stmt_vars, walk
 
 
-def _in_place_positions(s: Let) -> set[int]:
-    """Operand positions whose storage the result of ``s`` may overwrite."""
-    name = s.call.op.name
-    if name in ("add", "sub", "mul", "div", "neg", "tile_map", "copy"):
-        return set(range(len(s.args)))
-    if name in ("tile_fft", "tile_ifft"):
-        return {0}
-    if name == "tile_matmul" and len(s.args) == 5:
-        return {2}
-    return set()
+def _in_place_positions(s: Let) -> frozenset[int]:
+    """Operand positions whose storage the result of ``s`` may overwrite (the op record's ``in_place``)."""
+    return s.call.op.in_place.positions(len(s.args))
 
 
 def _is_tile(v) -> bool:

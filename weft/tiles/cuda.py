@@ -20,24 +20,23 @@ from __future__ import annotations
 
 import re
 
+from ..backend import rules
 from ..backend.names import Names
+from ..backend.rules import RuleTable
 from ..ir import types as T
 from ..ir.nodes import If, Pop, Return, While
 from . import adjoint as tile_adjoint
 from . import render as tile_render
-from .render import LaneNames, walk_all
+from .adjoint import TileAdjointRenderer
+from .render import BlockRendering, LaneNames, walk_all
 
 #: Prefix of the module line that states the dynamic shared memory one block needs (read by the launcher).
 SHARED_MARKER = "// weft: dynamic shared memory bytes = "
 
 _CTA_CALL = re.compile(r"weft::((?:adj_|replay_)?tile_\w+)\(")
-_LANE_LEVEL = {"tile_extract", "tile_flat_index"}
+#: native helpers that run per lane (their calls are not retargeted to weft::cta)
+_LANE_LEVEL_NATIVE = {"tile_extract", "tile_flat_index"}
 _ASSIGN = re.compile(r"^(\s*)([A-Za-z_]\w*) (=|\+=) (.+);$")
-
-# forward ops whose cooperative version takes the scratch pointer
-_SCRATCH_FWD = {"tile_sum", "tile_min", "tile_max", "tile_argmin", "tile_argmax"}
-# adjoint rules whose cooperative version takes the scratch pointer
-_SCRATCH_ADJ = {"tile_full", "add", "sub", "mul", "div", "tile_min", "tile_max", "tile_fft", "tile_ifft"}
 
 
 def shared_bytes(source: str) -> int:
@@ -245,7 +244,7 @@ class CudaBlockRendering:
         """Point the tile calls emitted since ``mark`` at their cooperative versions (``weft::cta``)."""
         lines = self.out.lines
         for k in range(mark, len(lines)):
-            line = _CTA_CALL.sub(lambda m: m.group(0) if m.group(1) in _LANE_LEVEL else f"weft::cta::{m.group(1)}(",
+            line = _CTA_CALL.sub(lambda m: m.group(0) if m.group(1) in _LANE_LEVEL_NATIVE else f"weft::cta::{m.group(1)}(",
                                  lines[k])
             if scratch and line.rstrip().endswith(");"):
                 line = line.rstrip()[:-2] + ", weft_scratch_);"
@@ -270,31 +269,28 @@ class CudaBlockRendering:
             "}"
         )
 
-    # ------------------------------------------------------------------ op rules
-    def __getattr__(self, name: str):
-        if name.startswith("op_") and name[3:] in _FORWARD:
-            rule = _FORWARD[name[3:]]
-            return lambda s, args: rule(self, s, args)
-        if name.startswith("adj_") and name[4:] in _ADJOINT:
-            rule = _ADJOINT[name[4:]]
-            return lambda s, args, adj_args, adj_out: rule(self, s, args, adj_args, adj_out)
-        raise AttributeError(name)
-
-    def replay_let(self, s) -> None:
-        mark = len(self.out.lines)
-        super().replay_let(s)
-        if s.call.op.name in ("tile_store", "tile_atomic_add"):
-            self.retarget(mark, False)
+    # ------------------------------------------------------------------ op rules (filled at the end of this module)
+    forward_rules = RuleTable("cooperative tile forward")
+    adjoint_rules = RuleTable("cooperative tile adjoint")
+    replay_rules = RuleTable("cooperative tile replay")
 
 
 # ---------------------------------------------------------------------------------------------- forward rules
-def _retargeted(cpu_rule, name: str):
+def _retargeted(cpu_rule):
     def rule(r, s, args) -> None:
         mark = len(r.out.lines)
         cpu_rule(r, s, args)
-        if name in _SCRATCH_FWD:
+        if s.call.op.scratch:
             r.reduction_scratch()
-        r.retarget(mark, name in _SCRATCH_FWD)
+        r.retarget(mark, s.call.op.scratch)
+    return rule
+
+
+def _replay_retargeted(cpu_rule):
+    def rule(r, s, args) -> None:
+        mark = len(r.out.lines)
+        cpu_rule(r, s, args)
+        r.retarget(mark, False)
     return rule
 
 
@@ -338,32 +334,43 @@ def _lane0(cpu_rule):
     return rule
 
 
-_FORWARD = {name: _retargeted(rule, name) for name, rule in tile_render.FORWARD.items()
-            if name not in ("block_dim", "untile", "tile_extract", "extract")}
-_FORWARD.update({
-    "tile": _tile_of,
-    "tile_fft": _fft("tile_fft"),
-    "tile_ifft": _fft("tile_ifft"),
-    "tile_map": _map,
-    "tile_reduce": _lane0(tile_render._reduce),
-})
+for _op in BlockRendering.forward_rules.ops():
+    if _op.domain == "tile" and not _op.lane_level:
+        CudaBlockRendering.forward_rules.add(_op, _retargeted(BlockRendering.forward_rules.get(_op)))
+for _rule_name, _rule_fn in (("tile", _tile_of), ("tile_fft", _fft("tile_fft")), ("tile_ifft", _fft("tile_ifft")),
+                             ("tile_map", _map), ("tile_reduce", _lane0(tile_render._reduce))):
+    CudaBlockRendering.forward_rules.add(rules.ops(_rule_name, "tile"), _rule_fn)
 
 
 # ---------------------------------------------------------------------------------------------- adjoint rules
-def _adj_retargeted(cpu_rule, name: str):
+def _adj_retargeted(cpu_rule, scratch_bytes=None):
+    """The CPU derivative rule retargeted to weft::cta, with the scratch pointer where the record says the cooperative
+    form takes one; ``scratch_bytes(let)`` sizes the scratch (default: a reduction's)."""
     def rule(r, s, args, adj_args, adj_out) -> None:
         mark = len(r.out.lines)
         cpu_rule(r, s, args, adj_args, adj_out)
-        scratch = name in _SCRATCH_ADJ
-        if name in ("tile_matmul",) and len(args) > 2:
-            scratch = True
-        if name in ("tile_fft", "tile_ifft"):
-            t = s.args[0].type
-            r.need_scratch((fft_scratch(t.shape[-1], t.size // t.shape[-1]) + t.size) * t.dtype.size)
+        scratch = s.call.op.adjoint_scratch
+        if scratch and scratch_bytes is not None:
+            r.need_scratch(scratch_bytes(s))
         elif scratch:
             r.reduction_scratch()
         r.retarget(mark, scratch)
     return rule
+
+
+def _adj_matmul(r, s, args, adj_args, adj_out) -> None:
+    """tile_matmul's adjoint takes the scratch pointer only in the accumulating form (a, b, out, alpha, beta)."""
+    mark = len(r.out.lines)
+    TileAdjointRenderer.adjoint_rules.get(s.call.op)(r, s, args, adj_args, adj_out)
+    scratch = len(args) > 2
+    if scratch:
+        r.reduction_scratch()
+    r.retarget(mark, scratch)
+
+
+def _fft_adjoint_scratch(s) -> int:
+    t = s.args[0].type
+    return (fft_scratch(t.shape[-1], t.size // t.shape[-1]) + t.size) * t.dtype.size
 
 
 def _adj_tile_of(r, s, args, adj_args, adj_out) -> None:
@@ -388,12 +395,17 @@ def _adj_map(r, s, args, adj_args, adj_out) -> None:
     _stride_loop(r, mark)
 
 
-_ADJOINT = {name: _adj_retargeted(rule, name) for name, rule in tile_adjoint.RULES.items()
-            if name not in ("untile",)}
-_ADJOINT.update({
-    "tile": _adj_tile_of,
-    "tile_extract": _adj_extract,
-    "extract": _adj_extract,
-    "tile_map": _adj_map,
-    "tile_reduce": _lane0(tile_adjoint._reduce),
-})
+for _op in TileAdjointRenderer.adjoint_rules.ops():
+    if _op.domain == "tile" and not _op.lane_level:
+        CudaBlockRendering.adjoint_rules.add(_op, _adj_retargeted(TileAdjointRenderer.adjoint_rules.get(_op)))
+for _rule_name, _rule_fn in (
+    ("tile", _adj_tile_of), ("tile_extract", _adj_extract), ("extract", _adj_extract), ("tile_map", _adj_map),
+    ("tile_reduce", _lane0(tile_adjoint._reduce)), ("tile_matmul", _adj_matmul),
+    ("tile_fft", _adj_retargeted(TileAdjointRenderer.adjoint_rules.get(rules.ops("tile_fft", "tile")[0]),
+                                 _fft_adjoint_scratch)),
+    ("tile_ifft", _adj_retargeted(TileAdjointRenderer.adjoint_rules.get(rules.ops("tile_ifft", "tile")[0]),
+                                  _fft_adjoint_scratch)),
+):
+    CudaBlockRendering.adjoint_rules.add(rules.ops(_rule_name, "tile"), _rule_fn)
+for _op in TileAdjointRenderer.replay_rules.ops():
+    CudaBlockRendering.replay_rules.add(_op, _replay_retargeted(TileAdjointRenderer.replay_rules.get(_op)))

@@ -40,7 +40,6 @@ from ..ir.nodes import (
     While,
     walk,
 )
-from ..ops.tile import COLLECTIVE
 
 
 @dataclass(eq=False)
@@ -71,7 +70,7 @@ def _let_of(s: Stmt) -> Let | None:
 
 
 def is_collective_let(s: Let) -> bool:
-    if s.call.op.name in COLLECTIVE:
+    if s.call.op.collective:
         return True
     return any(isinstance(d.type, T.TileType) for d in s.dsts)
 

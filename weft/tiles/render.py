@@ -2,13 +2,15 @@
 
 ``TileRenderer`` reuses the base renderer for every statement; it changes only what differs for blocks: the
 body signature and entry point, where variables live (per lane or per block), lane loops, ``wp.tid()`` and early
-returns of single lanes. Tile ops register their forward rules in ``SPECIAL_RENDERERS``.
+returns of single lanes. The forward rules of tile ops are in ``BlockRendering.forward_rules`` (keyed by op record).
 """
 
 from __future__ import annotations
 
+from ..backend import rules
 from ..backend.names import Names
-from ..backend.renderer import SPECIAL_RENDERERS, Emitter, Renderer, RenderOptions, _defined_vars, _is_plain_array
+from ..backend.renderer import Emitter, Renderer, RenderOptions, _defined_vars, _is_plain_array
+from ..backend.rules import RuleTable
 from ..ir import types as T
 from ..ir.nodes import Assign, For, Function, If, Let, Pop, Push, Repeat, Return, Stmt, Var, While
 from .alias import Aliases
@@ -49,6 +51,8 @@ class BlockRendering:
 
     block_dim: int
     model: Model
+    #: forward rules of tile ops and of the ops that differ for blocks (filled at the end of this module)
+    forward_rules = RuleTable("tile forward")
 
     def setup_blocks(self, blocks: list, locals_: list, block_dim: int) -> list:
         self.block_dim = block_dim
@@ -348,41 +352,43 @@ def _block_dim(r, s: Let, args) -> None:
     r.out(f"{_d(r, s)} = {getattr(r, 'block_dim', 1)};")
 
 
-FORWARD = {
-    "block_dim": _block_dim,
-    "tile_load": _call("tile_load"),
-    "tile_store": _call("tile_store", with_dst=False),
-    "tile_atomic_add": _call("tile_atomic_add"),
-    "tile_zeros": _fill("0"),
-    "tile_ones": _fill("1"),
-    "tile_full": _fill(None),
-    "tile_arange": _call("tile_arange"),
-    "tile": _tile_of,
-    "untile": _untile,
-    "tile_extract": _extract,
-    "extract": _extract,
-    "tile_view": _call("tile_view"),
-    "tile_transpose": _call("tile_transpose"),
-    "tile_broadcast": _call("tile_broadcast"),
-    "add": _call("tile_add"),
-    "sub": _call("tile_sub"),
-    "mul": _call("tile_mul"),
-    "div": _call("tile_div"),
-    "neg": _call("tile_neg"),
-    "tile_map": _map,
-    "tile_reduce": _reduce,
-    "tile_sum": _call("tile_sum"),
-    "tile_min": _call("tile_min"),
-    "tile_max": _call("tile_max"),
-    "tile_argmin": _call("tile_argmin"),
-    "tile_argmax": _call("tile_argmax"),
-    "tile_matmul": _matmul,
-    "tile_cholesky": _call("tile_cholesky"),
-    "tile_cholesky_solve": _call("tile_cholesky_solve"),
-    "tile_fft": _in_place("tile_fft"),
-    "tile_ifft": _in_place("tile_ifft"),
-}
-SPECIAL_RENDERERS.update(FORWARD)
+_FORWARD = (
+    ("block_dim", _block_dim),
+    ("tile_load", _call("tile_load")),
+    ("tile_store", _call("tile_store", with_dst=False)),
+    ("tile_atomic_add", _call("tile_atomic_add")),
+    ("tile_zeros", _fill("0")),
+    ("tile_ones", _fill("1")),
+    ("tile_full", _fill(None)),
+    ("tile_arange", _call("tile_arange")),
+    ("tile", _tile_of),
+    ("untile", _untile),
+    ("tile_extract", _extract),
+    ("extract", _extract),
+    ("tile_view", _call("tile_view")),
+    ("tile_transpose", _call("tile_transpose")),
+    ("tile_broadcast", _call("tile_broadcast")),
+    ("add", _call("tile_add")),
+    ("sub", _call("tile_sub")),
+    ("mul", _call("tile_mul")),
+    ("div", _call("tile_div")),
+    ("neg", _call("tile_neg")),
+    ("tile_map", _map),
+    ("tile_reduce", _reduce),
+    ("tile_sum", _call("tile_sum")),
+    ("tile_min", _call("tile_min")),
+    ("tile_max", _call("tile_max")),
+    ("tile_argmin", _call("tile_argmin")),
+    ("tile_argmax", _call("tile_argmax")),
+    ("tile_matmul", _matmul),
+    ("tile_cholesky", _call("tile_cholesky")),
+    ("tile_cholesky_solve", _call("tile_cholesky_solve")),
+    ("tile_fft", _in_place("tile_fft")),
+    ("tile_ifft", _in_place("tile_ifft")),
+)
+for _rule_name, _rule_fn in _FORWARD:
+    BlockRendering.forward_rules.add(rules.ops(_rule_name, "tile"), _rule_fn)
+BlockRendering.forward_rules.add(rules.ops("tid"), BlockRendering.op_tid)
 
 
 __all__ = ["TileRenderer", "render_tile_module"]
