@@ -56,6 +56,8 @@ def _path(key: str) -> Path:
 
 
 def load(kernel, key: str) -> dict | None:
+    if not cache.trusted_file(_path(key)):  # only records no other user could have written
+        return None
     try:
         record = json.loads(_path(key).read_text())
     except (OSError, ValueError):

@@ -90,6 +90,7 @@ tmp = tempfile.mkdtemp(prefix=".pch-", dir=os.path.dirname(final))
 try:
     out = os.path.join(tmp, "weft.h.gch")
     if subprocess.run(cmd + ["-o", out], capture_output=True).returncode == 0:
+        os.chmod(out, 0o600)  # whatever the umask: weft uses only files no other user can write
         try:
             os.rename(tmp, final)  # atomic; another process may have published first
         except OSError:
@@ -112,7 +113,7 @@ def pch_include_dir(options: CpuOptions, start: bool = True) -> Path | None:
         return None
     key = _pch_key(options)
     d = cache.root() / "pch" / key
-    if (d / "weft.h.gch").is_file():
+    if (d / "weft.h.gch").is_file() and cache.trusted_file(d / "weft.h.gch"):
         return d
     with _lock:
         if start and key not in _pch_builds:

@@ -107,6 +107,61 @@ def check_safe(path: Path) -> None:
             "with wp.config.kernel_cache_dir.")
 
 
+# ---- trust: native code is loaded only from paths no other user can write
+# The root is checked once (check_safe). Below it, every directory on the way to an entry and the entry's files must
+# be owned by the current user, must not be writable by group or others, and must not be symbolic links: a planted
+# library in a foreign-owned or world-writable subdirectory is refused (CacheError) and never loaded. An entry file
+# that fails the check in a trusted directory (e.g. group-writable from an old umask) is deleted and rebuilt.
+_trusted_dirs: set[str] = set()
+
+
+def _untrusted(path: Path, st: os.stat_result) -> str:
+    """Why ``path`` (lstat ``st``) cannot be trusted, or ''."""
+    if stat.S_ISLNK(st.st_mode):
+        return "is a symbolic link"
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return f"belongs to another user (uid {st.st_uid})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"is writable by other users (mode {stat.filemode(st.st_mode)})"
+    return ""
+
+
+def check_tree(d: Path) -> None:
+    """Raise CacheError unless every directory from the cache root down to ``d`` (inside it) is trusted."""
+    key = str(d)
+    if key in _trusted_dirs:
+        return
+    base = root()
+    cur = base
+    for part in d.relative_to(base).parts:
+        cur = cur / part
+        if str(cur) in _trusted_dirs:
+            continue
+        try:
+            st = os.lstat(cur)
+        except FileNotFoundError:
+            return  # nothing there yet: the caller creates it (mode 0700) and checks again
+        why = _untrusted(cur, st) or ("" if stat.S_ISDIR(st.st_mode) else "is not a directory")
+        if why:
+            raise CacheError(f"the kernel cache directory {cur} {why}; weft will not load native code from it. "
+                             f"Remove it (weft recreates it) or run `chmod go-w {cur}`.")
+        _trusted_dirs.add(str(cur))
+
+
+def trusted_file(path: Path) -> bool:
+    """True if ``path`` is a regular file weft may load: its directories pass check_tree (else CacheError) and the
+    file itself is owned by the current user and writable by no one else. An untrusted file is deleted."""
+    check_tree(path.parent)
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    if not _untrusted(path, st) and stat.S_ISREG(st.st_mode):
+        return True
+    _remove(path)
+    return False
+
+
 def _entry_dir(kind: str, key: str) -> Path:
     return root() / kind / key[:2]
 
@@ -115,11 +170,15 @@ def lookup(kind: str, key: str, ext: str) -> Path | None:
     """The verified binary for ``key``, or None (missing, truncated or corrupt entries count as missing)."""
     d = _entry_dir(kind, key)
     ref = d / f"{key}.ref"
+    if not trusted_file(ref):
+        return None
     try:
         name = ref.read_text().strip()
     except OSError:
         return None
     path = d / name
+    if "/" in name or not trusted_file(path):
+        return None
     expected = name[len(key) + 1:].split(".", 1)[0]
     try:
         data = path.read_bytes()
@@ -134,16 +193,19 @@ def lookup(kind: str, key: str, ext: str) -> Path | None:
 def publish(kind: str, key: str, ext: str, build: Callable[[Path], Path], keep: dict[str, str] | None = None) -> Path:
     """Build into a private temp dir with ``build(tmpdir) -> binary`` and publish atomically."""
     d = _entry_dir(kind, key)
+    check_tree(d)
     d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    check_tree(d)
     tmp = Path(tempfile.mkdtemp(prefix=f".build-{key[:8]}-", dir=root()))
     try:
         binary = build(tmp)
         data = binary.read_bytes()
         dig = digest_bytes(data)[:16]
         final = d / f"{key}-{dig}.{ext}"
-        if not final.exists() or digest_bytes(final.read_bytes())[:16] != dig:
+        if not trusted_file(final) or digest_bytes(final.read_bytes())[:16] != dig:
             staged = d / f".{key}-{dig}.{os.getpid()}.tmp"
             shutil.copyfile(binary, staged)
+            os.chmod(staged, 0o700)  # whatever the umask: a group-writable binary would not be trusted
             os.replace(staged, final)
         for name, text in (keep or {}).items():
             _atomic_write(d / f"{key}.{name}", text)
