@@ -34,6 +34,8 @@ num_threads: int = int(os.environ.get("WEFT_NUM_THREADS", "0") or 0)
 cpu_compile_flags: tuple[str, ...] = tuple(os.environ.get("WEFT_CXXFLAGS", "").split())
 #: Compile CPU kernels against a precompiled weft.h (GCC; built once per cache in the background).
 precompiled_header: bool = _env_bool("WEFT_PCH", True)
+#: When a kernel compiles cold, compile the other kernels of its Python module on background threads (weft/ahead.py).
+compile_ahead: bool = _env_bool("WEFT_COMPILE_AHEAD", True)
 #: Optimisation level for the CPU compiler.
 optimization_level: int = int(os.environ.get("WEFT_OPT_LEVEL", "3"))
 #: Reuse the lowering of kernels from earlier processes when nothing they depend on changed (warm starts).

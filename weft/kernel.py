@@ -7,7 +7,7 @@ import inspect
 import threading
 from dataclasses import dataclass, field
 
-from . import config, pipeline, speccache
+from . import ahead, config, pipeline, speccache
 from .errors import CompileError, LaunchError
 from .frontend.source import FunctionSource, capture
 from .ir import types as T
@@ -274,8 +274,12 @@ class Kernel:
             if lib is None:  # the binary was cleared: lower and compile as usual
                 spec._cpp_key = None
         if lib is None:
-            lib = pipeline.build(spec.source, self.__name__, spec.debug)
-            self._save_record(spec, pipeline.built_key(spec.source, spec.debug))
+            key = pipeline.built_key(spec.source, spec.debug)
+            lib = pipeline.load_built(key)
+            if lib is None:  # a cold compile: start the module's other kernels compiling too (weft/ahead.py)
+                ahead.module_cold(self)
+                lib = pipeline.build(spec.source, self.__name__, spec.debug)
+            self._save_record(spec, key)
         fwd = lib.weft_fwd
         fwd.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32]
         fwd.restype = None

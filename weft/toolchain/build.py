@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import shlex
 import subprocess
@@ -126,6 +127,20 @@ def pch_include_dir(options: CpuOptions, start: bool = True) -> Path | None:
     return None
 
 
+_ahead = threading.local()
+
+
+@contextlib.contextmanager
+def compiling_ahead():
+    """Compiles in this block run ahead of need (weft/ahead.py): they wait for a precompiled header being built
+    instead of parsing weft.h themselves (the foreground compile that started the build does not wait)."""
+    _ahead.on = True
+    try:
+        yield
+    finally:
+        _ahead.on = False
+
+
 def wait_for_pch(options: CpuOptions, timeout: float = 120.0) -> bool:
     """Block until the PCH build for ``options`` started by this process (if any) ends; True if a PCH is ready."""
     if pch_include_dir(options) is None:
@@ -144,6 +159,8 @@ def _compile(source: str, options: CpuOptions, tmp: Path, name: str, key: str) -
     src.write_text(source)
     out = tmp / "module.so"
     pch = pch_include_dir(options, start=False)
+    if pch is None and getattr(_ahead, "on", False) and wait_for_pch(options):
+        pch = pch_include_dir(options, start=False)
     includes = ([f"-I{pch}"] if pch is not None else []) + [f"-I{cache.native_dir()}"]
     cmd = [cc.path, *options.flags(cc.is_clang), *includes, str(src), "-o", str(out)]
     result = run(cmd)
