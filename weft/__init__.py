@@ -128,6 +128,13 @@ from .interop.api import (device_from_torch, device_to_torch, dtype_from_jax, dt
                           dtype_to_jax, dtype_to_torch, from_dlpack, from_jax, from_torch, stream_from_torch,
                           stream_to_torch, to_dlpack, to_jax, to_torch)
 from . import types_compat as types  # noqa: E402,F811
+from .types_compat import dtype_from_numpy, dtype_to_numpy  # noqa: E402
+from .config import DeterministicMode  # noqa: E402
+from .module import Module, get_module, is_cpu_available  # noqa: E402
+from . import utils  # noqa: E402
+from . import _src  # noqa: E402,F401
+
+Function = Func
 
 
 def _prefetch_identity() -> None:

@@ -5,6 +5,7 @@ Options are plain module attributes so Warp programs that write ``wp.config.mode
 
 from __future__ import annotations
 
+import enum
 import os
 from pathlib import Path
 
@@ -26,6 +27,14 @@ verbose: bool = _env_bool("WEFT_VERBOSE", False)
 enable_backward: bool = True
 #: Where compiled kernels are cached. Must not be writable by other users.
 kernel_cache_dir: str | None = os.environ.get("WEFT_CACHE_DIR") or os.environ.get("WARP_CACHE_PATH")
+class DeterministicMode(enum.IntEnum):
+    """Warp's deterministic modes; any mode other than NOT_GUARANTEED makes weft run CPU launches in order."""
+
+    NOT_GUARANTEED = 0
+    RUN_TO_RUN = 1
+    GPU_TO_GPU = 2
+
+
 #: Run CPU launches on one thread in index order (bitwise reproducible atomics and prints).
 deterministic: bool = _env_bool("WEFT_DETERMINISTIC", False)
 #: Number of CPU threads for launches (0: all cores).

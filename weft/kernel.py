@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import inspect
+import re
 import threading
 from dataclasses import dataclass, field
 
@@ -29,10 +30,13 @@ def set_module_options(options: dict, module=None) -> None:
 
 
 def get_module_options(module=None) -> dict:
+    """The options of a Python module's kernels (weft's defaults for those never set)."""
     name = module if isinstance(module, str) else getattr(module, "__name__", None)
     if name is None:
         name = inspect.currentframe().f_back.f_globals.get("__name__", "__main__")
-    return dict(_module_options.get(name, {}))
+    defaults = {"enable_backward": config.enable_backward, "max_unroll": config.max_unroll, "mode": config.mode,
+                "fast_math": False, "block_dim": 256, "lineinfo": False}
+    return {**defaults, **_module_options.get(name, {})}
 
 
 @dataclass
@@ -102,8 +106,12 @@ class Kernel:
 
     def __init__(self, func, key: str | None = None, options: dict | None = None, module=None):
         self.func = func
-        self.key = key or f"{func.__module__}.{func.__qualname__}"
-        mod_opts = _module_options.get(func.__module__, {})
+        # Warp's form: the qualified name with '.' -> '__' and other non-identifier characters dropped
+        self.key = key or re.sub("[^0-9a-zA-Z_]+", "", func.__qualname__.replace(".", "__"))
+        self._full_key = f"{func.__module__}.{func.__qualname__}"
+        mod_name = module if isinstance(module, str) and module != "unique" else getattr(module, "name", None)
+        self._module_name = mod_name or func.__module__
+        mod_opts = {**_module_options.get(func.__module__, {}), **_module_options.get(self._module_name, {})}
         self.options = {**mod_opts, **(options or {})}
         self.enable_backward = bool(self.options.get("enable_backward", config.enable_backward))
         self.__name__ = func.__name__
@@ -115,6 +123,13 @@ class Kernel:
         self._param_names: list[str] = list(inspect.signature(func).parameters)
         self._annotations: list | None = None
         self._fixed_types: tuple | None = None
+
+    @property
+    def module(self):
+        """Warp's module object of this kernel (its name, shared options and ``load``)."""
+        from .module import get_module
+
+        return get_module(self._module_name)
 
     # ------------------------------------------------------------------ signature
     @property
@@ -343,7 +358,7 @@ class Kernel:
                           "inputs=[...])")
 
     def __repr__(self) -> str:
-        return f"<weft kernel {self.key}>"
+        return f"<weft kernel {self._full_key}>"
 
 
 def _is_generic(t: T.Type) -> bool:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from .ir import types as T
 from .runtime.array import array, array1d, array2d, array3d, array4d
 from .types.aliases import NAMED_TYPES as _NAMED
 from .types.composite import MatrixBase, QuatBase, TransformBase, VectorBase, matrix, quaternion, transformation, vector
@@ -31,21 +34,15 @@ scalar_types = int_types + float_types
 vector_types = tuple(_NAMED.values())
 
 
-def type_is_vector(t) -> bool:
-    return isinstance(t, type) and issubclass(t, VectorBase)
-
-
-def type_is_matrix(t) -> bool:
-    return isinstance(t, type) and issubclass(t, MatrixBase)
-
-
 def types_equal(a, b, match_generic=False) -> bool:
+    """True when two annotations or dtypes denote the same weft type."""
     from .types.mapping import to_ir
 
     return to_ir(a) == to_ir(b)
 
 
 def type_size_in_bytes(t) -> int:
+    """Size in bytes of one value of the type."""
     from .runtime.dtypes import element_size
     from .types.mapping import to_ir
 
@@ -53,8 +50,237 @@ def type_size_in_bytes(t) -> int:
 
 
 def type_scalar_type(t):
+    """The scalar type of a composite type (the type itself for scalars)."""
     return getattr(t, "_wp_scalar_type_", t)
 
 
 def type_length(t) -> int:
+    """Number of components of a composite type (1 for scalars)."""
     return getattr(t, "_length_", 1)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Warp's ``warp.types`` introspection helpers and dtype tables.
+
+non_atomic_types = (int8, uint8, int16, uint16, int64)
+np_dtype_to_warp_type = {np.dtype(c._np_): c for c in (bool_, *scalar_types)}
+warp_type_to_np_dtype = {c: np.dtype(c._np_) for c in (bool_, *scalar_types)}
+
+
+def _ir(t):
+    from .types.mapping import to_ir
+
+    try:
+        return to_ir(t)
+    except TypeError:
+        return None
+
+
+def dtype_from_numpy(numpy_dtype):
+    """The weft scalar type of a NumPy dtype (``np.float32`` -> ``wp.float32``)."""
+    try:
+        return np_dtype_to_warp_type[np.dtype(numpy_dtype)]
+    except (KeyError, TypeError):
+        raise TypeError(f"Cannot convert {numpy_dtype} to a Warp type") from None
+
+
+def dtype_to_numpy(warp_dtype):
+    """The NumPy dtype of a weft scalar type (``wp.float32`` -> ``np.float32``)."""
+    cls = type_scalar_type(warp_dtype) if not isinstance(warp_dtype, type) or not issubclass(warp_dtype, Scalar) \
+        else warp_dtype
+    if cls is float:
+        cls = float32
+    try:
+        return warp_type_to_np_dtype[cls]
+    except (KeyError, TypeError):
+        raise TypeError(f"Cannot convert {warp_dtype} to a NumPy type") from None
+
+
+def type_is_scalar(t) -> bool:
+    """True for scalar types (``wp.float32``, ``float``, ``int`` ...)."""
+    return isinstance(_ir(t), T.ScalarType)
+
+
+def type_is_int(t) -> bool:
+    """True for integer scalar types."""
+    ir = _ir(t)
+    return isinstance(ir, T.ScalarType) and ir.is_int
+
+
+def type_is_float(t) -> bool:
+    """True for floating-point scalar types."""
+    ir = _ir(t)
+    return isinstance(ir, T.ScalarType) and ir.is_float
+
+
+def type_is_vector(t) -> bool:
+    """True for vector types (not quaternions or transforms)."""
+    ir = _ir(t)
+    return isinstance(ir, T.VectorType) and ir.flavor is T.VecFlavor.VECTOR
+
+
+def type_is_quaternion(t) -> bool:
+    """True for quaternion types."""
+    ir = _ir(t)
+    return isinstance(ir, T.VectorType) and ir.flavor is T.VecFlavor.QUAT
+
+
+def type_is_transformation(t) -> bool:
+    """True for transform types."""
+    ir = _ir(t)
+    return isinstance(ir, T.VectorType) and ir.flavor is T.VecFlavor.TRANSFORM
+
+
+def type_is_matrix(t) -> bool:
+    """True for matrix types."""
+    return isinstance(_ir(t), T.MatrixType)
+
+
+def type_is_composite(t) -> bool:
+    """True for vector, quaternion, transform and matrix types."""
+    return isinstance(_ir(t), (T.VectorType, T.MatrixType))
+
+
+def type_is_value(t) -> bool:
+    """True for scalar and composite value types."""
+    return t in (float, int, bool) or isinstance(_ir(t), (T.ScalarType, T.VectorType, T.MatrixType))
+
+
+def type_is_struct(t) -> bool:
+    """True for ``@wp.struct`` classes."""
+    return isinstance(_ir(t), T.StructType)
+
+
+def type_is_array(t) -> bool:
+    """True for array types and annotations."""
+    return isinstance(_ir(t), T.ArrayType)
+
+
+def type_is_tile(t) -> bool:
+    """True for tile types."""
+    return type(_ir(t)).__name__ == "TileType"
+
+
+def _value_type(v):
+    return v if isinstance(v, type) else type(v)
+
+
+def is_scalar(v) -> bool:
+    """True for scalar values (Python numbers, NumPy scalars)."""
+    return isinstance(v, (int, float, bool, np.number, np.bool_))
+
+
+def is_int(v) -> bool:
+    """True for integer values."""
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def is_float(v) -> bool:
+    """True for floating-point values."""
+    return isinstance(v, (float, np.floating))
+
+
+def is_vector(v) -> bool:
+    """True for vector values."""
+    return type_is_vector(type(v))
+
+
+def is_quaternion(v) -> bool:
+    """True for quaternion values."""
+    return type_is_quaternion(type(v))
+
+
+def is_transformation(v) -> bool:
+    """True for transform values."""
+    return type_is_transformation(type(v))
+
+
+def is_matrix(v) -> bool:
+    """True for matrix values."""
+    return type_is_matrix(type(v))
+
+
+def is_composite(v) -> bool:
+    """True for vector/quaternion/transform/matrix values."""
+    return type_is_composite(type(v))
+
+
+def is_value(v) -> bool:
+    """True for scalar and composite values."""
+    return is_scalar(v) or is_composite(v)
+
+
+def is_struct(v) -> bool:
+    """True for struct instances."""
+    return type_is_struct(type(v))
+
+
+def is_array(v) -> bool:
+    """True for weft arrays (``wp.array``, ``wp.indexedarray``)."""
+    from .runtime.indexed import indexedarray
+
+    return isinstance(v, (array, indexedarray)) and not getattr(v, "_annotation", False)
+
+
+def is_tile(v) -> bool:
+    """True for tile values (tiles exist only inside kernels, so never on the host)."""
+    return False
+
+
+def type_size(t) -> int:
+    """Number of scalar components of a type (1 for scalars)."""
+    ir = _ir(t)
+    if isinstance(ir, T.VectorType):
+        return ir.length
+    if isinstance(ir, T.MatrixType):
+        return ir.rows * ir.cols
+    return 1
+
+
+def type_ctype(t):
+    """The ctypes type of a scalar type (the scalar's for composites)."""
+    import ctypes
+
+    ir = _ir(type_scalar_type(t)) or _ir(t)
+    table = {"bool": ctypes.c_bool, "int8": ctypes.c_int8, "uint8": ctypes.c_uint8, "int16": ctypes.c_int16,
+             "uint16": ctypes.c_uint16, "int32": ctypes.c_int32, "uint32": ctypes.c_uint32,
+             "int64": ctypes.c_int64, "uint64": ctypes.c_uint64, "float16": ctypes.c_uint16,
+             "float32": ctypes.c_float, "float64": ctypes.c_double}
+    return table[ir.name]
+
+
+def type_repr(t) -> str:
+    """Warp's readable name of a type (``vec3f``, ``float32``, ``array(ndim=1, dtype=float32)`` ...)."""
+    if t is float:
+        return "float32"
+    if t is int:
+        return "int32"
+    if t is bool:
+        return "bool"
+    ir = _ir(t)
+    if isinstance(ir, T.ArrayType):
+        return f"array(ndim={ir.ndim}, dtype={type_repr(_host_class(ir.dtype))})"
+    if isinstance(ir, (T.ScalarType, T.VectorType, T.MatrixType)):
+        return str(ir)
+    return getattr(t, "__name__", str(t))
+
+
+def _host_class(ir):
+    from .types.composite import class_for
+
+    try:
+        return class_for(ir)
+    except TypeError:
+        return ir
+
+
+def strides_from_shape(shape, dtype) -> tuple:
+    """Contiguous (row-major) byte strides of an array of ``shape`` and ``dtype``."""
+    size = type_size_in_bytes(dtype)
+    strides = []
+    for n in reversed(tuple(shape)):
+        strides.append(size)
+        size *= int(n)
+    return tuple(reversed(strides))
+
+

@@ -80,7 +80,7 @@ def fingerprint(v) -> str | None:
     if isinstance(v, Func):
         return _func_fingerprint(v)
     if getattr(v, "_wp_is_kernel_", False):
-        return f"kernel:{v.key}"
+        return f"kernel:{getattr(v, '_full_key', v.key)}"
     if v is typing.Any:
         return "typing.Any"
     if getattr(v, "_wp_adjoint_marker_", False):

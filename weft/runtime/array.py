@@ -315,6 +315,8 @@ class array:
         return f"array({self.numpy()!r}, dtype={_dtype_name(self._ir)}, device={self.device})"
 
     def __str__(self) -> str:
+        if self._annotation:
+            return repr(self)
         return str(self.numpy())
 
     # ------------------------------------------------------------------ host access

@@ -16,6 +16,10 @@ class indexedarray:
     ``indices`` holds one int32 array (or None for "all") per dimension of ``data``.
     """
 
+    def __class_getitem__(cls, dtype):
+        """``wp.indexedarray[float]``: an annotation (one dimension)."""
+        return cls(dtype=dtype)
+
     def __init__(self, data: array | None = None, indices=None, dtype=None, ndim=None):
         if data is None:
             from ..types.mapping import to_ir
@@ -77,11 +81,26 @@ class indexedarray:
         self.data._mark_written()
 
 
-def _nd(n):
-    def make(*args, **kwargs):
-        kwargs.setdefault("ndim", n)
+class _IndexedNd:
+    """``wp.indexedarray2d(...)`` and the annotation ``wp.indexedarray2d[float]``."""
+
+    def __init__(self, ndim: int) -> None:
+        self.ndim = ndim
+        self.__name__ = f"indexedarray{ndim}d"
+
+    def __call__(self, *args, **kwargs) -> indexedarray:
+        kwargs.setdefault("ndim", self.ndim)
         return indexedarray(*args, **kwargs)
-    return make
+
+    def __getitem__(self, dtype) -> indexedarray:
+        return indexedarray(dtype=dtype, ndim=self.ndim)
+
+    def __repr__(self) -> str:
+        return f"wp.{self.__name__}"
+
+
+def _nd(n):
+    return _IndexedNd(n)
 
 
 indexedarray1d = _nd(1)

@@ -342,7 +342,7 @@ def matrix(shape: Any, dtype: Any = S.float32) -> type:
     """The matrix class of ``shape=(rows, cols)`` of scalar ``dtype``."""
     from typing import Any as _Any
 
-    if shape is _Any or dtype is _Any or dtype in (S.Scalar, S.Float, S.Int):
+    if shape is _Any or _Any in tuple(shape) or dtype is _Any or dtype in (S.Scalar, S.Float, S.Int):
         return _generic_matrix(shape, dtype)
     scls = _scalar_cls(dtype)
     r, c = (int(shape[0]), int(shape[1]))
@@ -408,7 +408,8 @@ def _generic_vector(length, dtype) -> GenericAnnotation:
 def _generic_matrix(shape, dtype) -> GenericAnnotation:
     from typing import Any as _Any
 
-    r, c = (0, 0) if shape is _Any else (int(shape[0]), int(shape[1]))
+    r, c = (0, 0) if shape is _Any else (0 if shape[0] is _Any else int(shape[0]), 0 if shape[1] is _Any else
+                                         int(shape[1]))
     template = T.MatrixType(r, c, _generic_scalar(dtype))
     return GenericAnnotation(T.GenericType(T.GenericKind.ANY, template), f"matrix(shape={shape}, dtype={dtype})")
 

@@ -1,0 +1,369 @@
+#!/usr/bin/env python3
+"""Run Warp 1.19's own unit tests against weft on the CPU, with ``warp`` aliased to weft.
+
+warp-lang is needed only as the source of the test files (``warp/tests`` of an installation: pass
+``--warp-tests DIR``, set ``WARP_TESTS_DIR``, or have ``/opt/warp119`` or an importable ``warp`` package).
+Every module runs in its own child process (``--module-timeout``), every test under a per-test timeout
+(``--timeout``); a module that does not import counts all of its tests as failed.
+
+    python tests/compat/run_warp_tests.py                      # all in-scope modules
+    python tests/compat/run_warp_tests.py test_vec matrix/     # a subset (substring match on module paths)
+    python tests/compat/run_warp_tests.py --reference /opt/warp119/bin/python --save base.json   # Warp itself
+
+The table prints per module: tests, passed, failed, skipped, and the failure classes with counts. With a
+baseline of Warp's own CPU results (``--baseline``, default ``warp119_cpu_baseline.json`` next to this file)
+the headline is the share of tests that pass on Warp's CPU backend which also pass on weft.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_BASELINE = os.path.join(HERE, "warp119_cpu_baseline.json")
+
+# Modules that test Warp's private internals, each with the reason. Everything else is in scope.
+OUT_OF_SCOPE = {
+    "test_allocation_tracker": "Warp's allocator bookkeeping (warp._src.context internals)",
+    "test_allocator": "Warp's custom CUDA/host allocator plumbing (warp._src internals)",
+    "test_apic": "APIC: Warp's CPU graph-capture serialization format (private)",
+    "test_apic_load_from_bytes": "APIC: Warp's capture serialization format (private)",
+    "test_apic_mesh": "APIC: Warp's capture serialization format (private)",
+    "test_apic_utility_algorithms": "APIC: Warp's capture serialization format (private)",
+    "test_codegen_instancing": "Warp's codegen module-instancing and hashing details",
+    "test_core_library_binary": "Warp's shared-library binary (warp.so symbols and build)",
+    "test_cpu_block_codegen": "Warp's CPU block-codegen internals (generated source text)",
+    "test_cpu_precompiled_headers": "Warp's precompiled-header build option",
+    "test_cpu_vectorization": "Warp's CPU vectorisation compiler options and generated code",
+    "test_external_build": "building Warp's native library externally",
+    "test_fast_math": "Warp's fast-math compiler option",
+    "test_kernel_cache": "Warp's own kernel-cache files and layout",
+    "test_logger": "Warp's private logger (warp._src.logger)",
+    "test_module_contamination": "Warp's module registry internals",
+    "test_module_hashing": "Warp's module content hashes",
+    "test_module_parallel_load": "Warp's module loader threading",
+    "test_module_variants": "Warp's module variant (option hash) bookkeeping",
+    "test_modules_lite": "Warp's bundled-module compilation of warp.sim/fem internals",
+    "test_options": "Warp's module/compiler option plumbing",
+    "test_reload": "Warp's module reload and hash internals",
+    "test_template_launch_bounds": "Warp's CUDA launch-bounds codegen template",
+    "test_transient_module": "Warp's module registry for transient modules",
+    "test_unique_module": "Warp's module registry naming",
+    "test_version": "the warp-lang package version string",
+    "test_examples": "runs Warp's example scripts as subprocesses (measured separately in the report)",
+    "test_builtins_resolution": "Warp's internal builtin resolution tables (warp._src.context.builtin_functions)",
+    "test_compilation": "Warp's compiler-invocation options",
+    "test_sanitize": "Warp's compute-sanitizer integration",
+    "test_diagnostics": "Warp's native diagnostic channel",
+    "test_cuda_profiler": "Warp's CUDA profiler hooks",
+    "test_block_dim_dispatch": "Warp's per-block-dim module variants",
+    "unittest_serial": "Warp's test driver",
+    "run_coverage_serial": "Warp's test driver",
+    "fem/": "warp.fem (finite elements) is not part of weft (issue 16 lists top-level, types, utils, autograd, "
+            "optim, sparse)",
+    "cuda/": "CUDA-only modules (they skip on the CPU)",
+    "aot/": "Warp's ahead-of-time module compilation",
+    "deterministic/": "Warp's deterministic-mode codegen internals",
+}
+
+
+def find_tests_dir(explicit: str | None) -> str:
+    """The ``warp/tests`` folder of a warp-lang installation."""
+    candidates = [explicit, os.environ.get("WARP_TESTS_DIR")]
+    candidates += sorted(glob.glob("/opt/warp119/lib/python3*/site-packages/warp/tests"))
+    for c in candidates:
+        if c and os.path.isfile(os.path.join(c, "unittest_utils.py")):
+            return os.path.abspath(c)
+    raise SystemExit("warp-lang's test files not found: pass --warp-tests DIR or set WARP_TESTS_DIR "
+                     "(pip install warp-lang==1.19.0 into any environment and point at its warp/tests)")
+
+
+def module_name(tests_dir: str, path: str) -> str:
+    """``matrix/test_mat.py`` -> ``matrix/test_mat``."""
+    return os.path.relpath(path, tests_dir)[:-3].replace(os.sep, "/")
+
+
+def discover(tests_dir: str) -> list[str]:
+    """Every ``test_*.py`` module under the tests folder, as relative names."""
+    paths = glob.glob(os.path.join(tests_dir, "test_*.py")) + glob.glob(os.path.join(tests_dir, "*", "test_*.py"))
+    return sorted(module_name(tests_dir, p) for p in paths)
+
+
+def scope_reason(mod: str) -> str | None:
+    """Why a module is out of scope, or None when it is in scope."""
+    base = mod.rsplit("/", 1)[-1]
+    if base in OUT_OF_SCOPE:
+        return OUT_OF_SCOPE[base]
+    for key, reason in OUT_OF_SCOPE.items():
+        if key.endswith("/") and mod.startswith(key):
+            return reason
+    return None
+
+
+def group_of(mod: str) -> str:
+    """Suite group: core, matrix, tile, interop, geometry, ..."""
+    return mod.split("/", 1)[0] if "/" in mod else "core"
+
+
+# ----------------------------------------------------------------------------------------------- worker
+
+
+def _worker(tests_dir: str, mod: str, out_path: str, timeout: float, backend: str) -> None:
+    import signal
+    import traceback
+    import unittest
+
+    def emit(**rec):
+        with open(out_path, "a") as out:
+            out.write(json.dumps(rec) + "\n")
+
+    os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+    if backend == "weft":
+        repo = os.path.dirname(os.path.dirname(HERE))
+        sys.path.insert(0, repo)
+        sys.path.insert(0, HERE)
+        import warp_shim
+
+        warp_shim.install(tests_dir)
+    else:
+        sys.path.insert(0, os.path.dirname(os.path.dirname(tests_dir)))
+    dotted = "warp.tests." + mod.replace("/", ".")
+    try:
+        import importlib
+
+        module = importlib.import_module(dotted)
+    except BaseException as e:  # noqa: BLE001 - any import failure is a result
+        emit(event="import_error", error=_classify(e), detail=traceback.format_exc()[-2000:])
+        return
+    suite = unittest.defaultTestLoader.loadTestsFromModule(module)
+    if timeout <= 0:  # --import-only
+        for t in _flatten(suite):
+            emit(test=t.id(), outcome="skip", reason="not run (--import-only)")
+        emit(event="done")
+        return
+
+    class Timeout(Exception):
+        pass
+
+    def on_alarm(signum, frame):
+        raise Timeout(f"test exceeded {timeout:.0f} s")
+
+    signal.signal(signal.SIGALRM, on_alarm)
+
+    class Result(unittest.TestResult):
+        def startTest(self, test):
+            emit(event="start", test=test.id())
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+            super().startTest(test)
+
+        def stopTest(self, test):
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            super().stopTest(test)
+
+        def addSuccess(self, test):
+            emit(test=test.id(), outcome="pass")
+
+        def addError(self, test, err):
+            emit(test=test.id(), outcome="fail", reason=_classify(err[1]),
+                 detail="".join(traceback.format_exception(*err))[-1500:])
+
+        addFailure = addError
+
+        def addSkip(self, test, reason):
+            emit(test=test.id(), outcome="skip", reason=str(reason)[:200])
+
+        def addExpectedFailure(self, test, err):
+            emit(test=test.id(), outcome="pass")
+
+        def addUnexpectedSuccess(self, test):
+            emit(test=test.id(), outcome="fail", reason="unexpected success")
+
+        def addSubTest(self, test, subtest, err):
+            if err is not None:
+                emit(test=test.id(), outcome="fail", reason=_classify(err[1]),
+                     detail="".join(traceback.format_exception(*err))[-1500:])
+
+    suite.run(Result())
+    emit(event="done")
+
+
+def _flatten(suite):
+    for t in suite:
+        if hasattr(t, "__iter__"):
+            yield from _flatten(t)
+        else:
+            yield t
+
+
+def _classify(exc) -> str:
+    """A short failure class: exception type and the first line of its message, numbers folded."""
+    msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    msg = re.sub(r"0x[0-9a-f]+", "0x?", msg)
+    msg = re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "N", msg)
+    return f"{type(exc).__name__}: {msg}"[:140]
+
+
+# ----------------------------------------------------------------------------------------------- driver
+
+
+def run_module(python: str, tests_dir: str, mod: str, timeout: float, module_timeout: float, backend: str) -> dict:
+    """Run one module in a child process; returns its per-test results."""
+    fd, out_path = tempfile.mkstemp(suffix=".jsonl")
+    os.close(fd)
+    cmd = [python, os.path.abspath(__file__), "--worker", mod, "--warp-tests", tests_dir, "--out", out_path,
+           "--timeout", str(timeout), "--backend", backend]
+    t0 = time.time()
+    note = ""
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=module_timeout, check=False)
+        if proc.returncode != 0:
+            note = f"worker exited with {proc.returncode}: {proc.stderr.strip()[-300:]}"
+    except subprocess.TimeoutExpired:
+        note = f"module exceeded {module_timeout:.0f} s"
+    with open(out_path) as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    os.unlink(out_path)
+    tests: dict[str, dict] = {}
+    import_error = None
+    started = None
+    done = False
+    for r in records:
+        if r.get("event") == "import_error":
+            import_error = r["error"]
+        elif r.get("event") == "start":
+            started = r["test"]
+        elif r.get("event") == "done":
+            done = True
+        elif "test" in r:
+            prev = tests.get(r["test"])
+            if prev is None or prev["outcome"] == "pass":
+                tests[r["test"]] = {"outcome": r["outcome"], "reason": r.get("reason", "")}
+    done = done or import_error is not None
+    if not done:
+        if started and started not in tests:
+            tests[started] = {"outcome": "fail", "reason": f"crashed or timed out ({note or 'no result'})"}
+        import_error = import_error or (note or "worker stopped early")
+    return {"module": mod, "tests": tests, "import_error": import_error, "seconds": round(time.time() - t0, 1),
+            "complete": done}
+
+
+def summarize(res: dict, baseline: dict | None) -> dict:
+    """Counts for one module's results (tests known only from the baseline count as failed)."""
+    tests = dict(res["tests"])
+    base = (baseline or {}).get(res["module"], {}).get("tests", {})
+    for name in base:
+        if name not in tests:
+            tests[name] = {"outcome": "fail", "reason": f"not run: {res['import_error'] or 'missing'}"}
+    counts = collections.Counter(t["outcome"] for t in tests.values())
+    classes = collections.Counter(t["reason"] for t in tests.values() if t["outcome"] == "fail")
+    base_pass = {n for n, b in base.items() if b["outcome"] == "pass"}
+    ok_of_base = sum(1 for n in base_pass if tests.get(n, {}).get("outcome") == "pass")
+    return {"tests": len(tests), "passed": counts["pass"], "failed": counts["fail"], "skipped": counts["skip"],
+            "classes": classes, "warp_pass": len(base_pass), "pass_of_warp_pass": ok_of_base,
+            "imports": res["import_error"] is None or res["tests"] != {}}
+
+
+_save_lock = __import__("threading").Lock()
+
+
+def _merge_save(path: str, result: dict) -> None:
+    """Merge one module's raw results into the JSON file at ``path`` (written after every module)."""
+    with _save_lock:
+        data = {}
+        if os.path.isfile(path):
+            with open(path) as f:
+                data = json.load(f)
+        data[result["module"]] = result
+        with open(path, "w") as f:
+            json.dump(data, f, indent=0, sort_keys=True)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("patterns", nargs="*", help="substrings selecting module paths (default: all in scope)")
+    ap.add_argument("--warp-tests", default=None, help="warp/tests folder of a warp-lang 1.19 installation")
+    ap.add_argument("--timeout", type=float, default=120.0, help="per-test timeout in seconds")
+    ap.add_argument("--module-timeout", type=float, default=1800.0, help="per-module timeout in seconds")
+    ap.add_argument("-j", "--jobs", type=int, default=1, help="modules run concurrently")
+    ap.add_argument("--reference", default=None, help="run Warp itself with this Python (for a baseline)")
+    ap.add_argument("--baseline", default=DEFAULT_BASELINE, help="Warp's CPU results (JSON) to compare with")
+    ap.add_argument("--save", default=None, help="write the raw results to this JSON file (merged if it exists)")
+    ap.add_argument("--classes", type=int, default=4, help="failure classes printed per module")
+    ap.add_argument("--import-only", action="store_true", help="only import the modules and count their tests")
+    ap.add_argument("--progress", action="store_true", help="print each module as it finishes (stderr)")
+    ap.add_argument("--all", action="store_true", help="include out-of-scope modules")
+    ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--out", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--backend", default="weft", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    tests_dir = find_tests_dir(args.warp_tests)
+    if args.worker:
+        _worker(tests_dir, args.worker, args.out, args.timeout, args.backend)
+        return 0
+
+    mods = discover(tests_dir)
+    if args.patterns:
+        mods = [m for m in mods if any(p in m for p in args.patterns)]
+    skipped_scope = {m: scope_reason(m) for m in mods if scope_reason(m)}
+    if not args.all:
+        mods = [m for m in mods if m not in skipped_scope]
+    python = args.reference or sys.executable
+    backend = "warp" if args.reference else "weft"
+    baseline = None
+    if not args.reference and args.baseline and os.path.isfile(args.baseline):
+        with open(args.baseline) as f:
+            baseline = json.load(f)
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    timeout = 0.0 if args.import_only else args.timeout
+
+    def one(m):
+        r = run_module(python, tests_dir, m, timeout, args.module_timeout, backend)
+        if args.save:
+            _merge_save(args.save, r)
+        if args.progress:
+            print(f"[{m}: {len(r['tests'])} tests, {r['seconds']} s]", file=sys.stderr, flush=True)
+        return r
+
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        results = list(pool.map(one, mods))
+
+    print(f"{'module':40s} {'tests':>6s} {'pass':>6s} {'fail':>6s} {'skip':>6s} {'warp-ok':>8s} {'both-ok':>8s}")
+    tot = collections.Counter()
+    for r in results:
+        s = summarize(r, baseline)
+        for k in ("tests", "passed", "failed", "skipped", "warp_pass", "pass_of_warp_pass"):
+            tot[k] += s[k]
+        tot["modules"] += 1
+        tot["imported"] += bool(s["imports"])
+        print(f"{r['module']:40s} {s['tests']:6d} {s['passed']:6d} {s['failed']:6d} {s['skipped']:6d} "
+              f"{s['warp_pass']:8d} {s['pass_of_warp_pass']:8d}" + ("" if r["complete"] else "  [incomplete]"))
+        if r["import_error"] and not r["tests"]:
+            print(f"    import: {r['import_error']}")
+        for cls, n in s["classes"].most_common(args.classes):
+            print(f"    {n:4d} x {cls}")
+    print(f"{'TOTAL':40s} {tot['tests']:6d} {tot['passed']:6d} {tot['failed']:6d} {tot['skipped']:6d} "
+          f"{tot['warp_pass']:8d} {tot['pass_of_warp_pass']:8d}")
+    print(f"modules importing: {tot['imported']}/{tot['modules']}")
+    if baseline is not None and tot["warp_pass"]:
+        print(f"tests passing on Warp's CPU backend that pass on weft: {tot['pass_of_warp_pass']}/{tot['warp_pass']}"
+              f" = {100.0 * tot['pass_of_warp_pass'] / tot['warp_pass']:.1f}%")
+    if skipped_scope and not args.all:
+        print("\nout of scope (Warp internals):")
+        for m, why in sorted(skipped_scope.items()):
+            print(f"    {m}: {why}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""``wp.utils`` and ``wp.types`` helpers against NumPy references."""
+
+import numpy as np
+
+import weft as wp
+
+
+def test_array_scan_inclusive_exclusive():
+    x = np.random.default_rng(0).integers(-5, 5, 17).astype(np.int32)
+    a = wp.array(x)
+    out = wp.zeros(17, dtype=wp.int32)
+    wp.utils.array_scan(a, out, inclusive=True)
+    np.testing.assert_array_equal(out.numpy(), np.cumsum(x))
+    wp.utils.array_scan(a, out, inclusive=False)
+    np.testing.assert_array_equal(out.numpy(), np.concatenate([[0], np.cumsum(x)[:-1]]))
+
+
+def test_radix_sort_pairs_stable():
+    rng = np.random.default_rng(1)
+    k = rng.integers(0, 4, 10).astype(np.int32)
+    v = np.arange(10, dtype=np.int32)
+    keys = wp.array(np.concatenate([k, np.zeros(10, np.int32)]))
+    vals = wp.array(np.concatenate([v, np.zeros(10, np.int32)]))
+    wp.utils.radix_sort_pairs(keys, vals, 10)
+    order = np.argsort(k, kind="stable")
+    np.testing.assert_array_equal(keys.numpy()[:10], k[order])
+    np.testing.assert_array_equal(vals.numpy()[:10], v[order])
+
+
+def test_segmented_sort_pairs():
+    k = np.array([3, 1, 2, 9, 8, 7], np.float32)
+    keys = wp.array(np.concatenate([k, k]))
+    vals = wp.array(np.arange(12, dtype=np.int32))
+    wp.utils.segmented_sort_pairs(keys, vals, 6, wp.array(np.array([0, 3], np.int32)))
+    np.testing.assert_array_equal(keys.numpy()[:6], [1, 2, 3, 7, 8, 9])
+    np.testing.assert_array_equal(vals.numpy()[:6], [1, 2, 0, 5, 4, 3])
+
+
+def test_runlength_encode():
+    x = np.array([1, 1, 2, 2, 2, 5, 1], np.int32)
+    rv = wp.zeros(7, dtype=wp.int32)
+    rl = wp.zeros(7, dtype=wp.int32)
+    assert wp.utils.runlength_encode(wp.array(x), rv, rl) == 4
+    np.testing.assert_array_equal(rv.numpy()[:4], [1, 2, 5, 1])
+    np.testing.assert_array_equal(rl.numpy()[:4], [2, 3, 1, 1])
+
+
+def test_array_sum_inner_axis():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((4, 5))
+    y = rng.standard_normal((4, 5))
+    a, b = wp.array(x, dtype=wp.float64), wp.array(y, dtype=wp.float64)
+    assert np.isclose(wp.utils.array_sum(a), x.sum())
+    assert np.isclose(wp.utils.array_inner(a, b), (x * y).sum())
+    np.testing.assert_allclose(wp.utils.array_sum(a, axis=1).numpy(), x.sum(axis=1))
+    np.testing.assert_allclose(wp.utils.array_inner(a, b, axis=0).numpy(), (x * y).sum(axis=0))
+    v = rng.standard_normal((6, 3)).astype(np.float32)
+    s = wp.utils.array_sum(wp.array(v, dtype=wp.vec3))
+    np.testing.assert_allclose(np.array(s), v.sum(axis=0), rtol=1e-5)
+
+
+def test_array_cast():
+    x = np.array([1.7, -2.2, 3.0], np.float32)
+    out = wp.zeros(3, dtype=wp.int32)
+    wp.utils.array_cast(wp.array(x), out)
+    np.testing.assert_array_equal(out.numpy(), x.astype(np.int32))
+
+
+def test_types_helpers():
+    assert wp.dtype_from_numpy(np.float16) is wp.float16
+    assert wp.dtype_to_numpy(wp.uint8) == np.uint8
+    assert wp.types.type_is_vector(wp.vec3) and not wp.types.type_is_vector(wp.quat)
+    assert wp.types.type_is_quaternion(wp.quatd) and wp.types.type_is_matrix(wp.mat22)
+    assert wp.types.type_size(wp.mat33) == 9 and wp.types.type_size_in_bytes(wp.vec3d) == 24
+    assert wp.types.strides_from_shape((2, 3), wp.vec3) == (36, 12)
+    assert wp.types.is_array(wp.zeros(2)) and not wp.types.is_array(np.zeros(2))
+    assert wp.get_module_options()["enable_backward"] is True

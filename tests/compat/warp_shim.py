@@ -1,0 +1,77 @@
+"""Make ``import warp`` (and ``import warp.<sub>``) resolve to weft, and ``warp.tests`` to Warp's test files.
+
+Used by the conformance runner (``run_warp_tests.py``): Warp's unit tests are imported from a ``warp-lang``
+installation, which serves only as the source of the test files; every ``warp`` name they use is weft's.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+import types
+
+
+class _AliasLoader(importlib.abc.Loader):
+    """Loader that hands back an already imported weft module under its ``warp.*`` name."""
+
+    def __init__(self, module):
+        self._module = module
+
+    def create_module(self, spec):
+        return self._module
+
+    def exec_module(self, module):
+        return None
+
+
+class _WarpAliasFinder(importlib.abc.MetaPathFinder):
+    """``warp.X.Y`` -> ``weft.X.Y`` for every name outside ``warp.tests`` (which Warp's files provide)."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if not fullname.startswith("warp.") or fullname.startswith("warp.tests"):
+            return None
+        rest = fullname[len("warp."):]
+        module = _resolve_weft(rest)
+        if module is None:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, _AliasLoader(module), is_package=hasattr(module, "__path__"))
+
+
+def _resolve_weft(rest: str):
+    import weft
+
+    obj = weft
+    for part in rest.split("."):
+        nxt = getattr(obj, part, None)
+        if isinstance(nxt, types.ModuleType):
+            obj = nxt
+            continue
+        try:
+            obj = importlib.import_module(f"{obj.__name__}.{part}")
+        except ImportError:
+            return None
+    return obj
+
+
+def install(tests_dir: str) -> None:
+    """Alias ``warp`` to weft and ``warp.tests`` to ``tests_dir`` (the ``warp/tests`` folder of warp-lang)."""
+    import weft
+
+    sys.modules["warp"] = weft
+    pkg = types.ModuleType("warp.tests")
+    pkg.__path__ = [tests_dir]
+    pkg.__file__ = os.path.join(tests_dir, "__init__.py")
+    pkg.__package__ = "warp.tests"
+    sys.modules["warp.tests"] = pkg
+    weft.tests = pkg  # `import warp.tests.x as m` reads the attribute
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import warp_unittest_utils
+
+    sys.modules["warp.tests.unittest_utils"] = warp_unittest_utils
+    pkg.unittest_utils = warp_unittest_utils
+    sys.meta_path.insert(0, _WarpAliasFinder())

@@ -1,0 +1,218 @@
+"""``wp.utils``: Warp's array utilities (scan, sort, run-length encoding, sums, inner products, casts).
+
+They run on the host through NumPy: on the CPU they work in place on the arrays' memory (zero-copy), on CUDA
+they copy through the host. They are not recorded on a ``wp.Tape`` and not captured in graphs (as in Warp,
+where these are plain library calls without adjoints).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import Error
+
+__all__ = [
+    "array_cast",
+    "array_inner",
+    "array_scan",
+    "array_sum",
+    "create_warp_function",
+    "radix_sort_pairs",
+    "runlength_encode",
+    "segmented_sort_pairs",
+]
+
+
+def _flat(a) -> np.ndarray:
+    """The array's elements as a NumPy array of shape (size, *component shape)."""
+    data = a.numpy()
+    comp = data.shape[a.ndim:]
+    return data.reshape((a.size,) + comp)
+
+
+def _store(dst, values: np.ndarray, count: int | None = None) -> None:
+    """Write ``values`` (leading axis = elements) into the first ``count`` elements of ``dst``."""
+    from .runtime.array import array
+    from .runtime.copy import copy
+
+    values = np.asarray(values)
+    n = values.shape[0] if count is None else count
+    if dst.device.is_cpu and dst.is_contiguous:
+        flat = dst.numpy().reshape((dst.size,) + dst.numpy().shape[dst.ndim:])
+        flat[:n] = values[:n].reshape(flat[:n].shape)
+        return
+    host = array(values[:n].reshape((n,) + dst.numpy().shape[dst.ndim:]) if dst.device.is_cpu else values[:n],
+                 dtype=dst.dtype, device=dst.device)
+    copy(dst, host, count=n)
+
+
+def _check_same_device(*arrays) -> None:
+    devs = {str(a.device) for a in arrays if a is not None}
+    if len(devs) > 1:
+        raise RuntimeError(f"array storage devices do not match ({', '.join(sorted(devs))})")
+
+
+def array_scan(in_array, out_array, inclusive: bool = True) -> None:
+    """Prefix sum of ``in_array`` into ``out_array`` (inclusive or exclusive); vectors are scanned per component."""
+    _check_same_device(in_array, out_array)
+    if in_array.size != out_array.size:
+        raise RuntimeError(f"In and out array storage sizes do not match ({in_array.size} vs {out_array.size})")
+    if in_array.size == 0:
+        return
+    x = _flat(in_array)
+    s = np.cumsum(x, axis=0, dtype=x.dtype)
+    if not inclusive:
+        s = np.concatenate([np.zeros_like(s[:1]), s[:-1]], axis=0)
+    _store(out_array, s)
+
+
+def radix_sort_pairs(keys, values, count: int, begin_bit: int = 0, end_bit: int | None = None) -> None:
+    """Stable sort of the first ``count`` (key, value) pairs by key (arrays hold at least ``2 * count``)."""
+    _check_same_device(keys, values)
+    if count == 0:
+        return
+    if keys.size < 2 * count or values.size < 2 * count:
+        raise RuntimeError("Keys and values array storage must be large enough to contain 2*count elements")
+    k = _flat(keys)[:count].copy()
+    v = _flat(values)[:count].copy()
+    sort_key = k
+    if (begin_bit, end_bit) != (0, None) and np.issubdtype(k.dtype, np.integer):
+        width = k.dtype.itemsize * 8
+        end = width if end_bit is None else end_bit
+        u = k.view(np.dtype(f"u{k.dtype.itemsize}"))
+        mask = (np.uint64(1) << np.uint64(end - begin_bit)) - np.uint64(1) if end - begin_bit < 64 else ~np.uint64(0)
+        sort_key = (u.astype(np.uint64) >> np.uint64(begin_bit)) & mask
+    order = np.argsort(sort_key, kind="stable")
+    _store(keys, k[order], count)
+    _store(values, v[order], count)
+
+
+def segmented_sort_pairs(keys, values, count: int, segment_start_indices, segment_end_indices=None) -> None:
+    """Stable sort of (key, value) pairs within each segment ``[start[i], end[i])`` (end defaults to the next start
+    or ``count``); elements outside the segments are left alone."""
+    _check_same_device(keys, values, segment_start_indices, segment_end_indices)
+    if keys.size < 2 * count or values.size < 2 * count:
+        raise RuntimeError("Keys and values array storage must be large enough to contain 2*count elements")
+    starts = segment_start_indices.numpy().astype(np.int64)
+    if segment_end_indices is not None:
+        ends = segment_end_indices.numpy().astype(np.int64)
+    else:
+        ends = np.append(starts[1:], count) if starts.size else starts
+    k = _flat(keys)[:count].copy()
+    v = _flat(values)[:count].copy()
+    for s, e in zip(starts.tolist(), ends.tolist()):
+        if not 0 <= s <= e <= count:
+            raise ValueError(f"invalid segment [{s}, {e}) for count {count}")
+        order = np.argsort(k[s:e], kind="stable")
+        k[s:e] = k[s:e][order]
+        v[s:e] = v[s:e][order]
+    _store(keys, k, count)
+    _store(values, v, count)
+
+
+def runlength_encode(values, run_values, run_lengths, run_count=None, value_count: int | None = None):
+    """Run-length encode ``values``: unique consecutive values and their counts. Returns the number of runs (or
+    ``run_count`` when given, which receives it)."""
+    _check_same_device(values, run_values, run_lengths, run_count)
+    if value_count is None:
+        value_count = values.size
+    elif value_count < 0:
+        raise RuntimeError(f"value_count must be non-negative, got {value_count}")
+    if run_values.size < value_count or run_lengths.size < value_count:
+        raise RuntimeError(f"Output array storage sizes must be at least equal to value_count ({value_count})")
+    x = _flat(values)[:value_count]
+    if value_count == 0:
+        n = 0
+    else:
+        change = np.ones(value_count, dtype=bool)
+        change[1:] = np.any((x[1:] != x[:-1]).reshape(value_count - 1, -1), axis=1)
+        starts = np.flatnonzero(change)
+        lengths = np.diff(np.append(starts, value_count))
+        n = int(starts.size)
+        _store(run_values, x[starts], n)
+        _store(run_lengths, lengths.astype(_flat(run_lengths).dtype), n)
+    if run_count is not None:
+        _store(run_count, np.array([n], dtype=_flat(run_count).dtype), 1)
+        return run_count
+    return n
+
+
+def _reduce(name, a, b, out, count, axis):
+    if axis is not None:
+        if not -a.ndim <= axis < a.ndim:
+            raise IndexError(f"{name}: axis {axis} is out of range for an array of {a.ndim} dimensions")
+        axis = axis % a.ndim
+    data = a.numpy()
+    comp_axes = tuple(range(a.ndim, data.ndim))
+    if axis is None:
+        x = _flat(a)
+        y = _flat(b) if b is not None else None
+        n = a.size if count is None else count
+        x = x[:n]
+        term = x if y is None else x * y[:n]
+        if y is not None and comp_axes:
+            term = term.reshape(n, -1).sum(axis=1)
+        result = term.sum(axis=0, dtype=np.float64 if data.dtype == np.float64 else data.dtype)
+        if out is None:
+            return result.item() if np.ndim(result) == 0 else _as_value(a, result)
+        _store(out, np.asarray(result).reshape((1,) + np.shape(result)), 1)
+        return out
+    x = data if count is None else np.take(data, range(count), axis=axis)
+    if b is not None:
+        y = b.numpy() if count is None else np.take(b.numpy(), range(count), axis=axis)
+        x = x * y
+        if comp_axes:
+            x = x.sum(axis=comp_axes)
+    result = x.sum(axis=axis)
+    if out is None:
+        from .runtime.array import array
+
+        out_dtype = a.dtype if b is None else _scalar_dtype(a)
+        return array(np.ascontiguousarray(result), dtype=out_dtype, device=a.device)
+    _store(out, np.asarray(result).reshape((-1,) + np.shape(result)[a.ndim - 1:]))
+    return out
+
+
+def _scalar_dtype(a):
+    from .types_compat import type_scalar_type
+
+    return type_scalar_type(a.dtype)
+
+
+def _as_value(a, result):
+    return a.dtype(*np.asarray(result).reshape(-1)) if hasattr(a.dtype, "_length_") else result
+
+
+def array_sum(values, out=None, value_count: int | None = None, axis: int | None = None):
+    """Sum of the array's elements (a Python number or composite value), or along ``axis`` into an array."""
+    return _reduce("array_sum", values, None, out, value_count, axis)
+
+
+def array_inner(a, b, out=None, count: int | None = None, axis: int | None = None):
+    """Inner product of two arrays of the same shape (vectors contribute their dot products)."""
+    if a.shape != b.shape:
+        raise RuntimeError(f"array shapes do not match ({a.shape} vs {b.shape})")
+    return _reduce("array_inner", a, b, out, count, axis)
+
+
+def array_cast(in_array, out_array, count: int | None = None) -> None:
+    """Element-wise conversion of ``in_array`` into ``out_array`` (of another dtype)."""
+    _check_same_device(in_array, out_array)
+    if count is not None and in_array.ndim > 1:
+        raise RuntimeError("partial cast of multi-dimensional arrays is not supported")
+    x = in_array.numpy().reshape(-1)
+    dst_flat = out_array.numpy().reshape(-1) if out_array.device.is_cpu else None
+    n = x.size if count is None else count * (x.size // max(in_array.size, 1))
+    if dst_flat is not None and out_array.is_contiguous:
+        dst_flat[:n] = x[:n].astype(dst_flat.dtype)
+        return
+    raise Error("array_cast into a non-contiguous or CUDA array is not supported by weft")
+
+
+def create_warp_function(func):
+    """Turn a Python function into a ``wp.func`` (returns it with its module, as Warp does)."""
+    from .frontend.func import make_func
+    from .module import get_module
+
+    f = make_func(func)
+    return f, get_module(func.__module__)
