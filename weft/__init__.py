@@ -154,3 +154,12 @@ if config.spec_cache:
     import threading as _threading
 
     _threading.Thread(target=_prefetch_identity, name="weft-prefetch", daemon=True).start()
+
+
+def __getattr__(name: str):
+    # weft.sim is imported on first use (``wp.sim``): most programs never need it
+    if name == "sim":
+        import importlib
+
+        return importlib.import_module(".sim", __name__)
+    raise AttributeError(f"module 'weft' has no attribute '{name}'")

@@ -378,7 +378,7 @@ WEFT_FN WEFT_FV(T) adj_tan(T x, T& adj_x, const T& adj_ret) {
 }
 
 template <typename T>
-WEFT_FN WEFT_F(T) asin(T x) { return detail::m_asin(x); }
+WEFT_FN WEFT_F(T) asin(T x) { return detail::m_asin(x < T(-1) ? T(-1) : (x > T(1) ? T(1) : x)); }  // clamped, as Warp
 template <typename T>
 WEFT_FN WEFT_FV(T) adj_asin(T x, T& adj_x, const T& adj_ret) {
     T d = T(1) - x * x;
@@ -386,7 +386,7 @@ WEFT_FN WEFT_FV(T) adj_asin(T x, T& adj_x, const T& adj_ret) {
 }
 
 template <typename T>
-WEFT_FN WEFT_F(T) acos(T x) { return detail::m_acos(x); }
+WEFT_FN WEFT_F(T) acos(T x) { return detail::m_acos(x < T(-1) ? T(-1) : (x > T(1) ? T(1) : x)); }  // clamped, as Warp
 template <typename T>
 WEFT_FN WEFT_FV(T) adj_acos(T x, T& adj_x, const T& adj_ret) {
     T d = T(1) - x * x;

@@ -165,7 +165,7 @@ def make_fast_packer(types: tuple[T.Type, ...]) -> Callable | None:
     Returns ``fast(args) -> bytes | None``: the whole ``Args`` struct from one ``struct.pack`` call, or None as soon
     as anything is unusual (another device, a foreign array, a wrong dtype, a value struct cannot pack), in which
     case the launch takes the general path, which gives the detailed error. None (no fast packer) when the kernel
-    has parameters of other types (vectors, structs, indexed arrays).
+    has parameters of other types (indexed arrays, generic arrays).
     """
     from . import device as D
     from .array import array
@@ -190,6 +190,28 @@ def make_fast_packer(types: tuple[T.Type, ...]) -> Callable | None:
                 f"        d{k} = a{k}.desc",
             ]
             names.append(f"d{k}")
+        elif isinstance(t, (T.VectorType, T.MatrixType, T.StructType)):
+            # host vectors/matrices of exactly the parameter's class, structs of exactly its type: their bytes
+            # (anything else, e.g. a tuple for a vec3, takes the general path)
+            lay = layout(t)
+            if isinstance(t, T.StructType):
+                env[f"C{k}"] = t.pyclass
+                get = f"a{k}._pack()"
+            else:
+                from ..types.composite import class_for
+
+                env[f"C{k}"] = class_for(t)
+                get = f"a{k}._a.tobytes()"
+            lines += [f"    if type(a{k}) is not C{k}:", "        return None", f"    d{k} = {get}",
+                      f"    if len(d{k}) != {lay.size}:", "        return None"]
+            names.append(f"d{k}")
+            pad = (-offset) % lay.align
+            if pad:
+                fmt.append(f"{pad}x")
+            fmt.append(f"{lay.size}s")
+            offset += pad + lay.size
+            align = max(align, lay.align)
+            continue
         else:
             return None
         lay = layout(t)

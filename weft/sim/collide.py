@@ -1,0 +1,250 @@
+"""Collision detection: soft contacts between particles and shapes (signed distance functions of spheres, boxes,
+capsules, cylinders, cones, finite planes and triangle meshes), used by the Euler integrators' contact forces.
+
+``collide(model, state)`` fills ``model.soft_contact_*``; the ground plane (``model.ground``) is handled by the
+integrators directly. Rigid shape-shape contacts belong to the rigid-body part of weft.sim.
+"""
+
+import weft as wp
+
+from .model import (
+    GEO_BOX,
+    GEO_CAPSULE,
+    GEO_CONE,
+    GEO_CYLINDER,
+    GEO_MESH,
+    GEO_PLANE,
+    GEO_SDF,
+    GEO_SPHERE,
+    PARTICLE_FLAG_ACTIVE,
+    ModelShapeGeometry,
+    SimError,
+)
+
+
+@wp.func
+def sphere_sdf(center: wp.vec3, radius: float, p: wp.vec3):
+    """Signed distance from ``p`` to a sphere."""
+    return wp.length(p - center) - radius
+
+
+@wp.func
+def sphere_sdf_grad(center: wp.vec3, radius: float, p: wp.vec3):
+    """Outward normal of a sphere at ``p``."""
+    return wp.normalize(p - center)
+
+
+@wp.func
+def box_sdf(upper: wp.vec3, p: wp.vec3):
+    """Signed distance from ``p`` to a box of half extents ``upper``."""
+    qx = wp.abs(p[0]) - upper[0]
+    qy = wp.abs(p[1]) - upper[1]
+    qz = wp.abs(p[2]) - upper[2]
+    e = wp.vec3(wp.max(qx, 0.0), wp.max(qy, 0.0), wp.max(qz, 0.0))
+    return wp.length(e) + wp.min(wp.max(qx, wp.max(qy, qz)), 0.0)
+
+
+@wp.func
+def box_sdf_grad(upper: wp.vec3, p: wp.vec3):
+    """Outward normal of a box at ``p`` (the nearest face's normal inside)."""
+    qx = wp.abs(p[0]) - upper[0]
+    qy = wp.abs(p[1]) - upper[1]
+    qz = wp.abs(p[2]) - upper[2]
+    if qx > 0.0 or qy > 0.0 or qz > 0.0:
+        x = wp.clamp(p[0], -upper[0], upper[0])
+        y = wp.clamp(p[1], -upper[1], upper[1])
+        z = wp.clamp(p[2], -upper[2], upper[2])
+        return wp.normalize(p - wp.vec3(x, y, z))
+    sx = wp.sign(p[0])
+    sy = wp.sign(p[1])
+    sz = wp.sign(p[2])
+    if (qx > qy and qx > qz) or (qy == 0.0 and qz == 0.0):
+        return wp.vec3(sx, 0.0, 0.0)
+    if (qy > qx and qy > qz) or (qx == 0.0 and qz == 0.0):
+        return wp.vec3(0.0, sy, 0.0)
+    return wp.vec3(0.0, 0.0, sz)
+
+
+@wp.func
+def capsule_sdf(radius: float, half_height: float, p: wp.vec3):
+    """Signed distance from ``p`` to a capsule along Y."""
+    if p[1] > half_height:
+        return wp.length(wp.vec3(p[0], p[1] - half_height, p[2])) - radius
+    if p[1] < -half_height:
+        return wp.length(wp.vec3(p[0], p[1] + half_height, p[2])) - radius
+    return wp.length(wp.vec3(p[0], 0.0, p[2])) - radius
+
+
+@wp.func
+def capsule_sdf_grad(radius: float, half_height: float, p: wp.vec3):
+    """Outward normal of a capsule along Y."""
+    if p[1] > half_height:
+        return wp.normalize(wp.vec3(p[0], p[1] - half_height, p[2]))
+    if p[1] < -half_height:
+        return wp.normalize(wp.vec3(p[0], p[1] + half_height, p[2]))
+    return wp.normalize(wp.vec3(p[0], 0.0, p[2]))
+
+
+@wp.func
+def cylinder_sdf(radius: float, half_height: float, p: wp.vec3):
+    """Signed distance from ``p`` to a cylinder along Y."""
+    dx = wp.length(wp.vec3(p[0], 0.0, p[2])) - radius
+    dy = wp.abs(p[1]) - half_height
+    return wp.min(wp.max(dx, dy), 0.0) + wp.length(wp.vec2(wp.max(dx, 0.0), wp.max(dy, 0.0)))
+
+
+@wp.func
+def cylinder_sdf_grad(radius: float, half_height: float, p: wp.vec3):
+    """Outward normal of a cylinder along Y."""
+    dx = wp.length(wp.vec3(p[0], 0.0, p[2])) - radius
+    dy = wp.abs(p[1]) - half_height
+    if dx > dy:
+        return wp.normalize(wp.vec3(p[0], 0.0, p[2]))
+    return wp.vec3(0.0, wp.sign(p[1]), 0.0)
+
+
+@wp.func
+def cone_sdf(radius: float, half_height: float, p: wp.vec3):
+    """Signed distance (approximate, as warp.sim's) from ``p`` to a cone along Y."""
+    dx = wp.length(wp.vec3(p[0], 0.0, p[2])) - radius * (p[1] + half_height) / (2.0 * half_height)
+    dy = wp.abs(p[1]) - half_height
+    return wp.min(wp.max(dx, dy), 0.0) + wp.length(wp.vec2(wp.max(dx, 0.0), wp.max(dy, 0.0)))
+
+
+@wp.func
+def cone_sdf_grad(radius: float, half_height: float, p: wp.vec3):
+    """Normal of :func:`cone_sdf`."""
+    dx = wp.length(wp.vec3(p[0], 0.0, p[2])) - radius * (p[1] + half_height) / (2.0 * half_height)
+    dy = wp.abs(p[1]) - half_height
+    if dy < 0.0 or dx == 0.0:
+        return wp.vec3(0.0, wp.sign(p[1]), 0.0)
+    return wp.normalize(wp.vec3(p[0], 0.0, p[2])) + wp.vec3(0.0, radius / (2.0 * half_height), 0.0)
+
+
+@wp.func
+def plane_sdf(width: float, length: float, p: wp.vec3):
+    """Signed distance to the XZ plane, or to the finite quad of half extents ``width`` x ``length``."""
+    if width > 0.0 and length > 0.0:
+        d = wp.max(wp.abs(p[0]) - width, wp.abs(p[2]) - length)
+        return wp.max(d, wp.abs(p[1]))
+    return p[1]
+
+
+@wp.func
+def counter_increment(counter: wp.array(dtype=int), counter_index: int, tids: wp.array(dtype=int), tid: int):
+    """Take the next slot of ``counter`` and remember it for thread ``tid`` (so the adjoint replay reuses it)."""
+    count = wp.atomic_add(counter, counter_index, 1)
+    tids[tid] = count
+    return count
+
+
+@wp.func_replay(counter_increment)
+def replay_counter_increment(counter: wp.array(dtype=int), counter_index: int, tids: wp.array(dtype=int), tid: int):
+    return tids[tid]
+
+
+@wp.func
+def _shape_sdf(geo_type: int, scale: wp.vec3, x: wp.vec3):
+    d = float(1.0e6)  # noqa: UP018 - a mutable float local, as in Warp
+    n = wp.vec3()
+    if geo_type == GEO_SPHERE:
+        d = sphere_sdf(wp.vec3(), scale[0], x)
+        n = sphere_sdf_grad(wp.vec3(), scale[0], x)
+    elif geo_type == GEO_BOX:
+        d = box_sdf(scale, x)
+        n = box_sdf_grad(scale, x)
+    elif geo_type == GEO_CAPSULE:
+        d = capsule_sdf(scale[0], scale[1], x)
+        n = capsule_sdf_grad(scale[0], scale[1], x)
+    elif geo_type == GEO_CYLINDER:
+        d = cylinder_sdf(scale[0], scale[1], x)
+        n = cylinder_sdf_grad(scale[0], scale[1], x)
+    elif geo_type == GEO_CONE:
+        d = cone_sdf(scale[0], scale[1], x)
+        n = cone_sdf_grad(scale[0], scale[1], x)
+    elif geo_type == GEO_PLANE:
+        d = plane_sdf(scale[0], scale[1], x)
+        n = wp.vec3(0.0, 1.0, 0.0)
+    return d, n
+
+
+@wp.kernel
+def create_soft_contacts(particle_x: wp.array(dtype=wp.vec3), particle_radius: wp.array(dtype=float),
+                         particle_flags: wp.array(dtype=wp.uint32), body_X_wb: wp.array(dtype=wp.transform),
+                         shape_X_bs: wp.array(dtype=wp.transform), shape_body: wp.array(dtype=int),
+                         geo: ModelShapeGeometry, margin: float, soft_contact_max: int, shape_count: int,
+                         soft_contact_count: wp.array(dtype=int), soft_contact_particle: wp.array(dtype=int),
+                         soft_contact_shape: wp.array(dtype=int), soft_contact_body_pos: wp.array(dtype=wp.vec3),
+                         soft_contact_body_vel: wp.array(dtype=wp.vec3), soft_contact_normal: wp.array(dtype=wp.vec3),
+                         soft_contact_tids: wp.array(dtype=int)):
+    tid = wp.tid()
+    particle_index = tid // shape_count
+    shape_index = tid % shape_count
+    if (particle_flags[particle_index] & PARTICLE_FLAG_ACTIVE) == wp.uint32(0):
+        return
+    rigid_index = shape_body[shape_index]
+    px = particle_x[particle_index]
+    radius = particle_radius[particle_index]
+    X_wb = wp.transform_identity()
+    if rigid_index >= 0:
+        X_wb = body_X_wb[rigid_index]
+    X_bs = shape_X_bs[shape_index]
+    X_ws = wp.transform_multiply(X_wb, X_bs)
+    x_local = wp.transform_point(wp.transform_inverse(X_ws), px)
+    geo_type = geo.type[shape_index]
+    d, n = _shape_sdf(geo_type, geo.scale[shape_index], x_local)
+    v = wp.vec3()
+    if d < margin + radius:
+        index = counter_increment(soft_contact_count, 0, soft_contact_tids, tid)
+        if index < soft_contact_max:
+            soft_contact_shape[index] = shape_index
+            soft_contact_body_pos[index] = wp.transform_point(X_bs, x_local - n * d)
+            soft_contact_body_vel[index] = wp.transform_vector(X_bs, v)
+            soft_contact_particle[index] = particle_index
+            soft_contact_normal[index] = wp.transform_vector(X_ws, n)
+
+
+_UNSUPPORTED = {int(GEO_MESH): "mesh (needs wp.Mesh)", int(GEO_SDF): "SDF (wp.Volume shapes)"}
+
+
+def collide(model, state, edge_sdf_iter: int = 10, iterate_mesh_vertices: bool = True, requires_grad=None) -> None:
+    """Find soft contacts between the particles of ``state`` and the model's shapes (all but the ground plane,
+    which the integrators handle) within ``model.soft_contact_margin`` plus the particle radius.
+
+    With gradients (``requires_grad``, default the model's) the contact arrays are allocated afresh on each call,
+    so a ``wp.Tape`` over many steps keeps each step's contacts.
+    """
+    if requires_grad is None:
+        requires_grad = model.requires_grad
+    model.check_state(state, "state")
+    if not (model.particle_count and model.shape_count > 1):
+        return
+    types = getattr(model, "_shape_types_host", None)
+    if types is None:
+        types = model._shape_types_host = model.shape_geo.type.numpy()[:-1].tolist()
+    for t in set(types):
+        if t in _UNSUPPORTED:
+            raise SimError(f"collide: particle contacts with {_UNSUPPORTED[t]} shapes are not supported yet")
+    if state.body_q is None:
+        body_q = getattr(model, "_empty_body_q", None)
+        if body_q is None:
+            body_q = model._empty_body_q = wp.zeros(0, dtype=wp.transform, device=model.device)
+    else:
+        body_q = state.body_q
+    if requires_grad:
+        model.soft_contact_body_pos = wp.empty_like(model.soft_contact_body_pos)
+        model.soft_contact_body_vel = wp.empty_like(model.soft_contact_body_vel)
+        model.soft_contact_normal = wp.empty_like(model.soft_contact_normal)
+        model.soft_contact_count = wp.zeros_like(model.soft_contact_count)
+        model.soft_contact_particle = wp.empty_like(model.soft_contact_particle)
+        model.soft_contact_shape = wp.empty_like(model.soft_contact_shape)
+        model.soft_contact_tids = wp.empty_like(model.soft_contact_tids)
+    else:
+        model.soft_contact_count.zero_()
+    wp.launch(create_soft_contacts, dim=model.particle_count * (model.shape_count - 1),
+              inputs=[state.particle_q, model.particle_radius, model.particle_flags, body_q, model.shape_transform,
+                      model.shape_body, model.shape_geo, model.soft_contact_margin, model.soft_contact_max,
+                      model.shape_count - 1],
+              outputs=[model.soft_contact_count, model.soft_contact_particle, model.soft_contact_shape,
+                       model.soft_contact_body_pos, model.soft_contact_body_vel, model.soft_contact_normal,
+                       model.soft_contact_tids], device=model.device)

@@ -1,0 +1,1 @@
+"""Force models of the Euler integrators, one module per kind."""

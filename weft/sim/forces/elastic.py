@@ -1,0 +1,276 @@
+"""Elastic element forces: damped springs, membrane FEM triangles, dihedral bending, Neo-Hookean tetrahedra.
+
+Each kernel stores the force on every corner of its element in a scratch array (``f[element * corners + corner]``)
+and ``gather.gather_forces`` sums them per particle (no atomics); the formulas are warp.sim 1.7's Euler integrator
+models (triangles and tets: Neo-Hookean with rest stability, Smith et al. 2018; bending: Bridson et al. 2003).
+"""
+
+from dataclasses import dataclass
+
+import weft as wp
+
+from .gather import gather_list, launch_gather, scratch
+
+
+@wp.kernel
+def eval_springs(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), spring_indices: wp.array(dtype=int),
+                 spring_rest_lengths: wp.array(dtype=float), spring_stiffness: wp.array(dtype=float),
+                 spring_damping: wp.array(dtype=float), base: int, f: wp.array(dtype=wp.vec3)):
+    tid = wp.tid()
+    i = spring_indices[tid * 2 + 0]
+    j = spring_indices[tid * 2 + 1]
+    if i == -1 or j == -1:
+        f[base + tid * 2 + 0] = wp.vec3()
+        f[base + tid * 2 + 1] = wp.vec3()
+        return
+    ke = spring_stiffness[tid]
+    kd = spring_damping[tid]
+    rest = spring_rest_lengths[tid]
+    xij = x[i] - x[j]
+    vij = v[i] - v[j]
+    length = wp.length(xij)
+    direction = xij / length
+    c = length - rest
+    dcdt = wp.dot(direction, vij)
+    fs = direction * (ke * c + kd * dcdt)
+    f[base + tid * 2 + 0] = -fs
+    f[base + tid * 2 + 1] = fs
+
+
+@wp.kernel
+def eval_triangles(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), indices: wp.array2d(dtype=int),
+                   pose: wp.array(dtype=wp.mat22), activation: wp.array(dtype=float),
+                   materials: wp.array2d(dtype=float), base: int, f: wp.array(dtype=wp.vec3)):
+    tid = wp.tid()
+    k_mu = materials[tid, 0]
+    k_lambda = materials[tid, 1]
+    k_damp = materials[tid, 2]
+    k_drag = materials[tid, 3]
+    k_lift = materials[tid, 4]
+    i = indices[tid, 0]
+    j = indices[tid, 1]
+    k = indices[tid, 2]
+    x0 = x[i]
+    v0 = v[i]
+    x10 = x[j] - x0
+    x20 = x[k] - x0
+    v1 = v[j]
+    v2 = v[k]
+    v10 = v1 - v0
+    v20 = v2 - v0
+    Dm = pose[tid]
+    inv_rest_area = wp.determinant(Dm) * 2.0
+    rest_area = 1.0 / inv_rest_area
+    # stiffnesses are per unit rest area
+    k_mu = k_mu * rest_area
+    k_lambda = k_lambda * rest_area
+    k_damp = k_damp * rest_area
+    # deformation gradient columns F = Xs Dm and its rate
+    F1 = x10 * Dm[0, 0] + x20 * Dm[1, 0]
+    F2 = x10 * Dm[0, 1] + x20 * Dm[1, 1]
+    dFdt1 = v10 * Dm[0, 0] + v20 * Dm[1, 0]
+    dFdt2 = v10 * Dm[0, 1] + v20 * Dm[1, 1]
+    P1 = F1 * k_mu + dFdt1 * k_damp
+    P2 = F2 * k_mu + dFdt2 * k_damp
+    f1 = P1 * Dm[0, 0] + P2 * Dm[0, 1]
+    f2 = P1 * Dm[1, 0] + P2 * Dm[1, 1]
+    alpha = 1.0 + k_mu / k_lambda
+    # area preservation and its damping
+    n = wp.cross(x10, x20)
+    area = wp.length(n) * 0.5
+    c = area * inv_rest_area - alpha + activation[tid]
+    n = wp.normalize(n)
+    dcdq = wp.cross(x20, n) * inv_rest_area * 0.5
+    dcdr = wp.cross(n, x10) * inv_rest_area * 0.5
+    f_area = k_lambda * c
+    dcdt = wp.dot(dcdq, v1) + wp.dot(dcdr, v2) - wp.dot(dcdq + dcdr, v0)
+    f_damp = k_damp * dcdt
+    f1 = f1 + dcdq * (f_area + f_damp)
+    f2 = f2 + dcdr * (f_area + f_damp)
+    f0 = f1 + f2
+    # aerodynamic lift and drag
+    vmid = (v0 + v1 + v2) * 0.3333
+    vdir = wp.normalize(vmid)
+    f_drag = vmid * (k_drag * area * wp.abs(wp.dot(n, vmid)))
+    f_lift = n * (k_lift * area * (1.5707963267948966 - wp.acos(wp.dot(n, vdir)))) * wp.dot(vmid, vmid)
+    f0 = f0 - f_drag - f_lift
+    f1 = f1 + f_drag + f_lift
+    f2 = f2 + f_drag + f_lift
+    f[base + tid * 3 + 0] = f0
+    f[base + tid * 3 + 1] = -f1
+    f[base + tid * 3 + 2] = -f2
+
+
+@wp.kernel
+def eval_bending(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), indices: wp.array2d(dtype=int),
+                 rest: wp.array(dtype=float), bending_properties: wp.array2d(dtype=float),
+                 base: int, f: wp.array(dtype=wp.vec3)):
+    tid = wp.tid()
+    ke = bending_properties[tid, 0]
+    kd = bending_properties[tid, 1]
+    i = indices[tid, 0]
+    j = indices[tid, 1]
+    k = indices[tid, 2]
+    l = indices[tid, 3]
+    f[base + tid * 4 + 0] = wp.vec3()
+    f[base + tid * 4 + 1] = wp.vec3()
+    f[base + tid * 4 + 2] = wp.vec3()
+    f[base + tid * 4 + 3] = wp.vec3()
+    if i == -1 or j == -1 or k == -1 or l == -1:
+        return
+    x1 = x[i]
+    x2 = x[j]
+    x3 = x[k]
+    x4 = x[l]
+    n1 = wp.cross(x3 - x1, x4 - x1)
+    n2 = wp.cross(x4 - x2, x3 - x2)
+    n1_length = wp.length(n1)
+    n2_length = wp.length(n2)
+    if n1_length < 1.0e-6 or n2_length < 1.0e-6:
+        return
+    rcp_n1 = 1.0 / n1_length
+    rcp_n2 = 1.0 / n2_length
+    cos_theta = wp.dot(n1, n2) * rcp_n1 * rcp_n2
+    n1 = n1 * rcp_n1 * rcp_n1
+    n2 = n2 * rcp_n2 * rcp_n2
+    e = x4 - x3
+    e_hat = wp.normalize(e)
+    e_length = wp.length(e)
+    s = wp.sign(wp.dot(wp.cross(n2, n1), e_hat))
+    angle = wp.acos(cos_theta) * s
+    d1 = n1 * e_length
+    d2 = n2 * e_length
+    d3 = n1 * wp.dot(x1 - x4, e_hat) + n2 * wp.dot(x2 - x4, e_hat)
+    d4 = n1 * wp.dot(x3 - x1, e_hat) + n2 * wp.dot(x3 - x2, e_hat)
+    f_elastic = ke * (angle - rest[tid])
+    f_damp = kd * (wp.dot(d1, v[i]) + wp.dot(d2, v[j]) + wp.dot(d3, v[k]) + wp.dot(d4, v[l]))
+    f_total = -e_length * (f_elastic + f_damp)
+    f[base + tid * 4 + 0] = d1 * f_total
+    f[base + tid * 4 + 1] = d2 * f_total
+    f[base + tid * 4 + 2] = d3 * f_total
+    f[base + tid * 4 + 3] = d4 * f_total
+
+
+@wp.func
+def _cols(a: wp.vec3, b: wp.vec3, c: wp.vec3):
+    return wp.mat33(a[0], b[0], c[0], a[1], b[1], c[1], a[2], b[2], c[2])
+
+
+@wp.kernel
+def eval_tetrahedra(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), indices: wp.array2d(dtype=int),
+                    pose: wp.array(dtype=wp.mat33), activation: wp.array(dtype=float),
+                    materials: wp.array2d(dtype=float), base: int, f: wp.array(dtype=wp.vec3)):
+    tid = wp.tid()
+    i = indices[tid, 0]
+    j = indices[tid, 1]
+    k = indices[tid, 2]
+    l = indices[tid, 3]
+    act = activation[tid]
+    k_mu = materials[tid, 0]
+    k_lambda = materials[tid, 1]
+    k_damp = materials[tid, 2]
+    x0 = x[i]
+    v0 = v[i]
+    x10 = x[j] - x0
+    x20 = x[k] - x0
+    x30 = x[l] - x0
+    v1 = v[j]
+    v2 = v[k]
+    v3 = v[l]
+    Dm = pose[tid]
+    inv_rest_volume = wp.determinant(Dm) * 6.0
+    rest_volume = 1.0 / inv_rest_volume
+    alpha = 1.0 + k_mu / k_lambda - k_mu / (4.0 * k_lambda)
+    k_mu = k_mu * rest_volume
+    k_lambda = k_lambda * rest_volume
+    k_damp = k_damp * rest_volume
+    F = _cols(x10, x20, x30) * Dm
+    dFdt = _cols(v1 - v0, v2 - v0, v3 - v0) * Dm
+    # deviatoric part, Ic = tr(F^T F)
+    Ic = wp.ddot(F, F)
+    P = F * k_mu * (1.0 - 1.0 / (Ic + 1.0)) + dFdt * k_damp
+    H = P * wp.transpose(Dm)
+    f1 = wp.vec3(H[0, 0], H[1, 0], H[2, 0])
+    f2 = wp.vec3(H[0, 1], H[1, 1], H[2, 1])
+    f3 = wp.vec3(H[0, 2], H[1, 2], H[2, 2])
+    # hydrostatic part: J = det F and its gradient with respect to the three edge vectors
+    J = wp.determinant(F)
+    s = inv_rest_volume / 6.0
+    dJdx1 = wp.cross(x20, x30) * s
+    dJdx2 = wp.cross(x30, x10) * s
+    dJdx3 = wp.cross(x10, x20) * s
+    f_volume = (J - alpha + act) * k_lambda
+    f_damp = (wp.dot(dJdx1, v1) + wp.dot(dJdx2, v2) + wp.dot(dJdx3, v3)) * k_damp
+    f_total = f_volume + f_damp
+    f1 = f1 + dJdx1 * f_total
+    f2 = f2 + dJdx2 * f_total
+    f3 = f3 + dJdx3 * f_total
+    f0 = -(f1 + f2 + f3)
+    f[base + tid * 4 + 0] = -f0
+    f[base + tid * 4 + 1] = -f1
+    f[base + tid * 4 + 2] = -f2
+    f[base + tid * 4 + 3] = -f3
+
+
+@dataclass(frozen=True)
+class _Segment:
+    kernel: object
+    key: str
+    count: int
+    corners: int
+    indices: object
+    inputs: tuple
+
+
+def _segments(model, control, kinds) -> list:
+    table = {
+        "spring": lambda: _Segment(eval_springs, "spring", model.spring_count, 2, model.spring_indices,
+                                   (model.spring_rest_length, model.spring_stiffness, model.spring_damping)),
+        "tri": lambda: _Segment(eval_triangles, "tri", model.tri_count, 3, model.tri_indices,
+                                (model.tri_poses, control.tri_activations, model.tri_materials)),
+        "edge": lambda: _Segment(eval_bending, "edge", model.edge_count, 4, model.edge_indices,
+                                 (model.edge_rest_angle, model.edge_bending_properties)),
+        "tet": lambda: _Segment(eval_tetrahedra, "tet", model.tet_count, 4, model.tet_indices,
+                                (model.tet_poses, control.tet_activations, model.tet_materials)),
+    }
+    counts = {"spring": model.spring_count, "tri": model.tri_count, "edge": model.edge_count,
+              "tet": model.tet_count}
+    return [table[k]() for k in kinds if counts[k]]
+
+
+def eval_elastic_forces(model, state, control, particle_f, kinds=("spring", "tri", "edge", "tet")) -> None:
+    """Add the forces of the given element kinds to ``particle_f``: one kernel per kind writes corner forces into
+    one scratch array, one gather sums them per particle."""
+    segs = _segments(model, control, kinds)
+    if not segs:
+        return
+    key = "+".join(sg.key for sg in segs)
+    total = sum(sg.count * sg.corners for sg in segs)
+    elem_f = scratch(model, state, key, total)
+    base = 0
+    for sg in segs:
+        wp.launch(sg.kernel, dim=sg.count, inputs=[state.particle_q, state.particle_qd, sg.indices, *sg.inputs, base],
+                  outputs=[elem_f], device=model.device)
+        base += sg.count * sg.corners
+    glist = gather_list(model, key, [sg.indices for sg in segs], [sg.corners for sg in segs])
+    launch_gather(model, glist, elem_f, particle_f)
+
+
+def eval_spring_forces(model, state, particle_f) -> None:
+    """Add the forces of all springs to ``particle_f``."""
+    eval_elastic_forces(model, state, None, particle_f, ("spring",))
+
+
+def eval_triangle_forces(model, state, control, particle_f) -> None:
+    """Add the membrane, area, damping, lift and drag forces of all FEM triangles to ``particle_f``."""
+    eval_elastic_forces(model, state, control, particle_f, ("tri",))
+
+
+def eval_bending_forces(model, state, particle_f) -> None:
+    """Add the bending forces of all interior edges to ``particle_f``."""
+    eval_elastic_forces(model, state, None, particle_f, ("edge",))
+
+
+def eval_tetrahedral_forces(model, state, control, particle_f) -> None:
+    """Add the Neo-Hookean forces of all tetrahedra to ``particle_f``."""
+    eval_elastic_forces(model, state, control, particle_f, ("tet",))

@@ -1,0 +1,48 @@
+"""``SemiImplicitIntegrator``: symplectic Euler over every force model of warp.sim's Euler integrator."""
+
+from ..forces.bodies import eval_muscle_forces
+from ..forces.contacts import eval_particle_body_contact_forces, eval_particle_ground_contact_forces
+from ..forces.elastic import eval_elastic_forces
+from ..forces.particles import eval_particle_forces
+from ..forces.self_contact import eval_triangle_contact_forces
+from .base import Integrator
+
+
+def compute_forces(model, state, control, particle_f, body_f, dt: float) -> None:
+    """Accumulate every particle and body force of ``state`` into ``particle_f`` / ``body_f``."""
+    # springs, triangles, bending edges, tetrahedra: one scratch array, one gather
+    eval_elastic_forces(model, state, control, particle_f)
+    eval_triangle_contact_forces(model, state, particle_f)
+    eval_particle_forces(model, state, particle_f)
+    eval_particle_ground_contact_forces(model, state, particle_f)
+    eval_particle_body_contact_forces(model, state, particle_f, body_f, body_f_in_world_frame=False)
+    eval_muscle_forces(model, state, control, body_f)
+
+
+class SemiImplicitIntegrator(Integrator):
+    """Semi-implicit (symplectic) Euler: forces from ``state_in``, then v += a dt, x += v dt.
+
+    Explicit, so only conditionally stable: the time step must resolve the stiffest spring or contact,
+    roughly ``dt < 2 sqrt(m / k)`` (see docs/sim.md).
+
+    Args:
+        angular_damping: angular velocity damping of rigid bodies (per second).
+        friction_smoothing: Huber delta of rigid-contact friction (kept for API compatibility).
+    """
+
+    def __init__(self, angular_damping: float = 0.05, friction_smoothing: float = 1.0):
+        self.angular_damping = angular_damping
+        self.friction_smoothing = friction_smoothing
+
+    def simulate(self, model, state_in, state_out, dt: float, control=None):
+        """Advance ``model`` by ``dt`` from ``state_in`` to ``state_out``; forces accumulate into
+        ``state_in``'s force arrays (clear them first when reusing a state). Returns ``state_out``."""
+        self._check(model, state_in, state_out, dt)
+        if control is None:
+            control = model.control(clone_variables=False)
+        particle_f = state_in.particle_f if state_in.particle_count else None
+        body_f = state_in.body_f if state_in.body_count else None
+        compute_forces(model, state_in, control, particle_f, body_f, dt)
+        self.integrate_bodies(model, state_in, state_out, dt, self.angular_damping)
+        self.integrate_particles(model, state_in, state_out, dt)
+        return state_out
