@@ -56,6 +56,12 @@ log10e = _math.log10(_math.e)
 ln2 = _math.log(2.0)
 ln10 = _math.log(10.0)
 
+#: What each numeric constant is (the API reference and the docstring test read this).
+_CONSTANT_DOCS = {
+    "pi": "π", "tau": "2π", "e": "Euler's number", "inf": "positive infinity", "nan": "a quiet NaN",
+    "half_pi": "π / 2", "log2e": "log2(e)", "log10e": "log10(e)", "ln2": "ln(2)", "ln10": "ln(10)",
+}
+
 
 def constant(x):
     """Mark a module-level value as a compile-time constant (kernels capture globals anyway)."""
@@ -163,3 +169,12 @@ def __getattr__(name: str):
 
         return importlib.import_module(".sim", __name__)
     raise AttributeError(f"module 'weft' has no attribute '{name}'")
+
+
+# Every public name: what ``from weft import *`` gives and what the API reference documents. Computed here, after
+# the last import, from the module's public non-module attributes plus the public submodules; a name added to this
+# file after this point would be missing (tests/docs/test_api_docs.py checks).
+_PUBLIC_MODULES = ("autograd", "config", "optim", "types")
+__all__ = sorted({n for n, v in globals().items() if not n.startswith("_") and n != "annotations"  # noqa: PLE0605
+                  and not isinstance(v, type(_math))} | set(_PUBLIC_MODULES))
+

@@ -75,6 +75,7 @@ expect_eq._wp_kernel_builtin_ = "expect_eq"
 
 
 def expect_neq(a, b):
+    """In kernels: print a failure when ``a == b``. On the host: assert."""
     if np.array_equal(np.asarray(a), np.asarray(b)):
         raise AssertionError(f"expect_neq failed: {a!r} == {b!r}")
 
@@ -83,6 +84,7 @@ expect_neq._wp_kernel_builtin_ = "expect_neq"
 
 
 def expect_near(a, b, tolerance=1e-6):
+    """In kernels: print a failure when ``|a - b| > tolerance`` (per component). On the host: assert."""
     if not np.all(np.abs(np.asarray(a, dtype=float) - np.asarray(b, dtype=float)) <= tolerance):
         raise AssertionError(f"expect_near failed: {a!r} vs {b!r}")
 

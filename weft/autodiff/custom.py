@@ -67,6 +67,7 @@ def func_replay(forward):
 
 
 def func_native(*args, **kwargs):
+    """Not supported: Warp's inline C++/CUDA snippets. Raises CompileError; write the function with ``@wp.func``."""
     raise CompileError("wp.func_native (inline C++/CUDA snippets) is not supported by weft: write the function "
                        "in Python with @wp.func")
 

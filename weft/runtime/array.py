@@ -686,11 +686,14 @@ def empty(shape=None, dtype=float, device=None, requires_grad=False, pinned=Fals
 
 
 def ones(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, length=None, **kwargs) -> array:
+    """An array filled with ones."""
     return full(shape, 1, dtype, device, requires_grad, pinned, length)
 
 
 def full(shape=None, value=0, dtype=typing.Any, device=None, requires_grad=False, pinned=False, length=None,
          **kwargs) -> array:
+    """An array filled with ``value``; without ``dtype`` it follows the value (int -> int32, float -> float32, a
+    NumPy scalar keeps its type, a vector/matrix value its type)."""
     if dtype is typing.Any:
         dtype = type(value) if isinstance(value, (C.VectorBase, C.MatrixBase)) else (
             _infer_dtype(value) if isinstance(value, np.generic) else  # NumPy scalars keep their own type
@@ -702,18 +705,22 @@ def full(shape=None, value=0, dtype=typing.Any, device=None, requires_grad=False
 
 
 def zeros_like(src: array, device=None, requires_grad=None, pinned=None) -> array:
+    """A zero-filled array with the shape and dtype of ``src``."""
     return zeros(src.shape, src.dtype, device or src.device, src.requires_grad if requires_grad is None else requires_grad)
 
 
 def empty_like(src: array, device=None, requires_grad=None, pinned=None) -> array:
+    """An array with the shape and dtype of ``src`` (zero-filled on the CPU)."""
     return zeros_like(src, device, requires_grad)
 
 
 def ones_like(src: array, device=None, requires_grad=None, pinned=None) -> array:
+    """An array of ones with the shape and dtype of ``src``."""
     return full_like(src, 1, device, requires_grad)
 
 
 def full_like(src: array, value, device=None, requires_grad=None, pinned=None) -> array:
+    """An array with the shape and dtype of ``src`` filled with ``value``."""
     a = zeros_like(src, device, requires_grad)
     a.fill_(value)
     return a

@@ -71,19 +71,23 @@ def _probe_cuda() -> None:
 
 
 def get_devices() -> list[Device]:
+    """Every device weft can use: the CPU, then each CUDA device found."""
     _probe_cuda()
     return list(_devices.values())
 
 
 def get_cuda_devices() -> list[Device]:
+    """The CUDA devices found (empty without the NVIDIA driver, a GPU or the ``cuda`` extra)."""
     return [d for d in get_devices() if d.is_cuda]
 
 
 def is_cuda_available() -> bool:
+    """Whether at least one CUDA device can be used."""
     return bool(get_cuda_devices())
 
 
 def get_cuda_device_count() -> int:
+    """The number of CUDA devices found."""
     return len(get_cuda_devices())
 
 
@@ -125,11 +129,13 @@ def _default_device() -> Device:
 
 
 def set_device(ident) -> None:
+    """Make ``ident`` (``"cpu"``, ``"cuda"``, ``"cuda:N"`` or a Device) the default device."""
     global _default_alias
     _default_alias = get_device(ident).alias
 
 
 def get_preferred_device() -> Device:
+    """The first CUDA device if there is one, else the CPU."""
     cudas = get_cuda_devices()
     return cudas[0] if cudas else CPU
 

@@ -87,6 +87,8 @@ _current_stream: contextvars.ContextVar = contextvars.ContextVar("weft_stream", 
 
 
 def get_stream(device=None) -> Stream:
+    """The current stream of ``device`` (default: the current device): the one a ``ScopedStream`` set, else the
+    device's default stream."""
     cur = _current_stream.get()
     dev = D.get_device(device)
     if cur is not None and cur.device == dev:
@@ -97,6 +99,9 @@ def get_stream(device=None) -> Stream:
 
 
 class ScopedStream:
+    """``with wp.ScopedStream(stream):`` makes ``stream`` the current stream of its device inside the block
+    (``None``: no change)."""
+
     def __init__(self, stream: Stream | None, sync_enter: bool = True, sync_exit: bool = False):
         self.stream = stream
         self._token = None
@@ -113,14 +118,17 @@ class ScopedStream:
 
 
 def record_event(event: Event | None = None) -> Event:
+    """Record ``event`` (a new :class:`Event` if None) on the current stream and return it."""
     return get_stream().record_event(event)
 
 
 def wait_event(event: Event) -> None:
+    """Make the current stream wait until ``event`` has completed (no host blocking)."""
     get_stream().wait_event(event)
 
 
 def wait_stream(other: Stream, event: Event | None = None) -> None:
+    """Make the current stream of ``other``'s device wait for all work queued so far on ``other``."""
     get_stream(other.device).wait_stream(other)
 
 
@@ -134,6 +142,7 @@ def synchronize() -> None:
 
 
 def synchronize_device(device=None) -> None:
+    """Wait for all work queued on ``device`` (default: the current device); a no-op on the CPU."""
     dev = D.get_device(device)
     if dev.is_cuda:
         from ..cuda import streams
@@ -142,14 +151,17 @@ def synchronize_device(device=None) -> None:
 
 
 def synchronize_stream(stream: Stream) -> None:
+    """Wait until all work queued on ``stream`` has finished."""
     stream.synchronize()
 
 
 def synchronize_event(event: Event) -> None:
+    """Wait until ``event`` has completed."""
     event.synchronize()
 
 
 def get_mempool_used_mem_current(device=None) -> int:
+    """Bytes currently allocated from ``device``'s stream-ordered memory pool (0 on the CPU)."""
     dev = D.get_device(device)
     if dev.is_cuda:
         from ..cuda import memory
@@ -159,6 +171,7 @@ def get_mempool_used_mem_current(device=None) -> int:
 
 
 def get_mempool_used_mem_high(device=None) -> int:
+    """The high-water mark of ``device``'s memory pool in bytes (0 on the CPU)."""
     dev = D.get_device(device)
     if dev.is_cuda:
         from ..cuda import memory
@@ -182,6 +195,7 @@ class Graph:
 
 
 def capture_begin(device=None, stream=None, force_module_load=True, external=False):
+    """Start recording launches into a graph on ``device`` (CUDA graph capture on a GPU; a replay list on the CPU)."""
     dev = D.get_device(device)
     graph = Graph(dev)
     if dev.is_cuda:
@@ -193,6 +207,7 @@ def capture_begin(device=None, stream=None, force_module_load=True, external=Fal
 
 
 def capture_end(device=None, stream=None, graph=None) -> Graph:
+    """Stop the capture started by :func:`capture_begin` and return the recorded graph."""
     graph = _capture.get()
     if graph is None:
         raise RuntimeError("wp.capture_end() without wp.capture_begin()")
@@ -205,6 +220,7 @@ def capture_end(device=None, stream=None, graph=None) -> Graph:
 
 
 def capture_launch(graph: Graph, stream=None) -> None:
+    """Replay a graph returned by :func:`capture_end` (or held by ``wp.ScopedCapture().graph``)."""
     if graph.device.is_cuda and graph.native is not None:
         from ..cuda import graphs
 

@@ -334,6 +334,7 @@ def vector(length: Any, dtype: Any = S.float32) -> type:
         _CACHE[key] = type(name, (VectorBase,), {
             "__slots__": (), "_ir_": ir, "_length_": int(length), "_wp_scalar_type_": scls, "_np_": scls._np_,
             "_shape_": (int(length),),
+            "__doc__": f"A {int(length)}-component vector of {scls._ir_} (``{name}(x, y, ...)``, ``{name}()`` is zero).",
         })
     return _CACHE[key]
 
@@ -352,28 +353,33 @@ def matrix(shape: Any, dtype: Any = S.float32) -> type:
         _CACHE[key] = type(str(ir), (MatrixBase,), {
             "__slots__": (), "_ir_": ir, "_shape_": (r, c), "_length_": r * c, "_wp_scalar_type_": scls,
             "_np_": scls._np_,
+            "__doc__": f"A {r}x{c} matrix of {scls._ir_}, row-major (from {r * c} scalars, {r} row vectors, or zero).",
         })
     return _CACHE[key]
 
 
 def quaternion(dtype: Any = S.float32) -> type:
+    """The quaternion type with scalar ``dtype`` (``wp.quaternion(dtype=wp.float64)`` is ``wp.quatd``)."""
     scls = _scalar_cls(dtype)
     key = ("quat", scls)
     if key not in _CACHE:
         ir = T.VectorType(4, scls._ir_, T.VecFlavor.QUAT)
         _CACHE[key] = type(str(ir), (QuatBase,), {
             "__slots__": (), "_ir_": ir, "_length_": 4, "_wp_scalar_type_": scls, "_np_": scls._np_, "_shape_": (4,),
+            "__doc__": f"A quaternion of {scls._ir_}, stored (x, y, z, w) with w the real part.",
         })
     return _CACHE[key]
 
 
 def transformation(dtype: Any = S.float32) -> type:
+    """The rigid transform type (position, rotation quaternion) with scalar ``dtype``."""
     scls = _scalar_cls(dtype)
     key = ("transform", scls)
     if key not in _CACHE:
         ir = T.VectorType(7, scls._ir_, T.VecFlavor.TRANSFORM)
         _CACHE[key] = type(str(ir), (TransformBase,), {
             "__slots__": (), "_ir_": ir, "_length_": 7, "_wp_scalar_type_": scls, "_np_": scls._np_, "_shape_": (7,),
+            "__doc__": f"A rigid transform of {scls._ir_}: position vec3 p and rotation quaternion q (p, q).",
         })
     return _CACHE[key]
 
