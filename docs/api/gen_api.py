@@ -81,6 +81,19 @@ def builtins_page() -> str:
     return "\n".join(out) + "\n"
 
 
+_DIFF_NOTE = {"yes": "", "no": "    # not differentiable", "unsupported": "    # no derivative rule yet"}
+_DIFF_TEXT = {"yes": "yes", "no": "no (contributes no gradient)",
+              "unsupported": "not yet (differentiating a kernel that calls it is an error)"}
+
+
+def _diff(op) -> str:
+    if op.adjoint is registry.Adjoint.NONE:
+        return "no"
+    if op.adjoint.name == "UNSUPPORTED":
+        return "unsupported"
+    return "yes"
+
+
 def _builtin_entry(name: str) -> list[str]:
     groups = signatures(name)
     ops = [op for op, _ in groups]
@@ -94,14 +107,14 @@ def _builtin_entry(name: str) -> list[str]:
             text = s.render(name)
             if text not in seen:
                 seen.add(text)
-                sig_lines.append(text + ("" if op.differentiable else "    # not differentiable"))
+                sig_lines.append(text + _DIFF_NOTE[_diff(op)])
     if sig_lines:
         lines += ["::", ""] + ["   " + s for s in sig_lines] + [""]
     else:
         lines += ["*Signature: takes compile-time arguments (shapes, dtypes, functions); see the description.*", ""]
-    diff = {op.differentiable for op in ops}
-    lines += ["**Differentiable:** " + ("yes" if diff == {True} else "no" if diff == {False} else
-                                         "some overloads (marked above)"), ""]
+    diff = {_diff(op) for op in ops}
+    lines += ["**Differentiable:** " + (_DIFF_TEXT[diff.pop()] if len(diff) == 1 else "depends on the overload "
+                                         "(marked above)"), ""]
     docs = []
     for op in ops:
         if op.doc and op.doc not in docs:
