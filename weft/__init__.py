@@ -8,7 +8,8 @@ import typing as _typing
 from typing import Any  # noqa: F401  (wp.Any is used in generic annotations)
 
 from . import config
-from .errors import (CacheError, CompileError, DeviceError, Error, LaunchError, RuntimeError_, ToolchainError)
+from .errors import (CacheError, CompileError, DeviceError, Error, LaunchError, RuntimeError_, StructFieldError,
+                     ToolchainError)
 from .types.scalars import (Float, Int, Scalar, bool_ as bool, float16, float32, float64, int8, int16, int32,  # noqa: A004
                             int64, uint8, uint16, uint32, uint64)
 from .types.composite import matrix, quaternion, transformation, vector

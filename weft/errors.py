@@ -67,6 +67,10 @@ class LaunchError(Error):
     """A launch was given arguments that do not match the kernel signature."""
 
 
+class StructFieldError(Error, TypeError):
+    """A value assigned to a ``@wp.struct`` field does not fit the field's type (also a ``TypeError``)."""
+
+
 class ToolchainError(Error):
     """The native toolchain is missing or failed (the latter is a weft bug)."""
 

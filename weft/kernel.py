@@ -9,7 +9,7 @@ import threading
 from dataclasses import dataclass, field
 
 from . import ahead, config, pipeline, speccache
-from .errors import CompileError, LaunchError
+from .errors import CacheError, CompileError, LaunchError
 from .frontend.source import FunctionSource, capture
 from .ir import types as T
 from .ir.access import array_access as _array_access
@@ -263,13 +263,18 @@ class Kernel:
         record = speccache.load(self, key) if key else None
         if record is None:
             return None
-        spec = Spec(self, types, None, int(record["tid_arity"]), None, debug)
-        spec.written = tuple(record["written"])
-        spec.read = tuple(record["read"])
-        spec.snapshot = tuple(record["snapshot"])
-        spec.tile_dim = int(record["tile_dim"])
+        try:  # a record with missing or ill-typed fields (another weft version, a damaged file) is ignored
+            tid_arity, tile_dim = int(record["tid_arity"]), int(record["tile_dim"])
+            written, read, snapshot = (tuple(int(i) for i in record[f]) for f in ("written", "read", "snapshot"))
+            cpp_key = record["cpp_key"]
+        except (KeyError, TypeError, ValueError):
+            return None
+        if not isinstance(cpp_key, str) or not all(0 <= i < len(types) for i in written + read + snapshot):
+            return None
+        spec = Spec(self, types, None, tid_arity, None, debug)
+        spec.written, spec.read, spec.snapshot, spec.tile_dim = written, read, snapshot, tile_dim
         spec._relower = relower
-        spec._cpp_key = record["cpp_key"]
+        spec._cpp_key = cpp_key
         return spec
 
     def _save_record(self, spec: Spec, cpp_key: str) -> None:
@@ -295,10 +300,13 @@ class Kernel:
                 ahead.module_cold(self)
                 lib = pipeline.build(spec.source, self.__name__, spec.debug)
             self._save_record(spec, key)
-        fwd = lib.weft_fwd
+        try:
+            fwd, size_fn = lib.weft_fwd, lib.weft_args_size
+        except AttributeError:
+            raise CacheError(f"the compiled module of kernel '{self.__name__}' ({lib._name}) lacks weft's entry "
+                             "points; clear the kernel cache with wp.clear_kernel_cache()") from None
         fwd.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32]
         fwd.restype = None
-        size_fn = lib.weft_args_size
         size_fn.restype = ctypes.c_int32
         _, _, total = padding_plan(spec.types)
         if size_fn() != total:

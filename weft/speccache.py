@@ -64,14 +64,18 @@ def load(kernel, key: str) -> dict | None:
         return None
     if not isinstance(record, dict):
         return None
-    scopes = verified_scopes(kernel.func, [tuple(d) for d in record.get("deps", ())])
-    if scopes is None:
-        return None
-    # generated code that shows a file path (assert and expect_* messages) is only right for the files it was made from
-    for scope, file in record.get("paths", {}).items():
-        fn = scopes.get(scope)
-        if fn is None or fn.__code__.co_filename != file:
+    try:  # a damaged record (wrong field types) counts as missing
+        scopes = verified_scopes(kernel.func, [tuple(d) for d in record.get("deps", ())])
+        if scopes is None:
             return None
+        # generated code that shows a file path (assert and expect_* messages) is only right for the files it was
+        # made from
+        for scope, file in record.get("paths", {}).items():
+            fn = scopes.get(scope)
+            if fn is None or fn.__code__.co_filename != file:
+                return None
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None
     return record
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import LaunchError
 from ..ir import types as T
+from ..types.scalars import check_host_scalar
 from .layout import args_layout, layout
 
 
@@ -16,29 +17,28 @@ def _scalar_packer(t: T.ScalarType, where: Callable[[], str]) -> Callable:
     code = layout(t).fmt
     st = struct.Struct("<" + code)
     pack = st.pack
+
+    def checked(v):
+        try:
+            return pack(check_host_scalar(t, v))
+        except (TypeError, ValueError) as exc:
+            raise LaunchError(f"{where()}: {exc}") from None
+
     if t.is_float:
         def pack_float(v):
-            try:
-                return pack(v)
-            except struct.error:
+            if type(v) is float:
                 try:
-                    return pack(float(v))
-                except (TypeError, ValueError):
-                    raise LaunchError(f"{where()}: expected {t}, got {type(v).__name__} {v!r}") from None
+                    return pack(v)
+                except OverflowError:
+                    pass  # out of range: reported by checked()
+            return checked(v)  # strings, None, out-of-range values are errors; other numbers convert
         return pack_float
     if t.is_bool:
-        return lambda v: pack(bool(v))
+        return lambda v: pack(v) if type(v) is bool else checked(v)
 
     def pack_int(v):
-        if isinstance(v, (float, np.floating)):
-            raise LaunchError(f"{where()}: expected {t}, got the float {v!r} (convert explicitly with int())")
-        try:
-            return pack(v)
-        except struct.error:
-            try:
-                return pack(int(v))
-            except (TypeError, ValueError, struct.error) as exc:
-                raise LaunchError(f"{where()}: expected {t}, got {type(v).__name__} {v!r} ({exc})") from None
+        return pack(v) if type(v) is int and -0x80000000 <= v <= 0x7FFFFFFF and t.bits == 32 and t.kind == "i" \
+            else checked(v)
     return pack_int
 
 
@@ -178,6 +178,8 @@ def make_fast_packer(types: tuple[T.Type, ...]) -> Callable | None:
     env = {"array": array, "CPU": D.CPU, "error": struct.error}
     for k, t in enumerate(types):
         if isinstance(t, T.ScalarType):
+            if t.is_bool:  # struct's '?' takes any object (by truth value): only real bools on this path
+                lines += [f"    if type(a{k}) is not bool:", "        return None"]
             names.append(f"a{k}")
         elif isinstance(t, T.ArrayType) and t.kind is T.ArrayKind.ARRAY and not t.is_generic:
             env[f"D{k}"] = t.dtype

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .. import __version__ as WEFT_VERSION
 from .. import config
-from ..errors import ToolchainError
+from ..errors import CacheError, ToolchainError
 from . import cache
 from .compiler import find_compiler, host_target, run
 from .options import CpuOptions
@@ -27,10 +27,22 @@ LOAD_HOOKS: list = []
 
 
 def _loaded_module(path) -> ctypes.CDLL:
-    lib = ctypes.CDLL(str(path))
+    try:
+        lib = ctypes.CDLL(str(path))
+    except OSError as exc:
+        raise CacheError(f"cannot load the compiled kernel module {path}: {exc}") from None
     for hook in LOAD_HOOKS:
         hook(lib)
     return lib
+
+
+def _load_cached(key: str, path) -> ctypes.CDLL | None:
+    """A cache hit loaded; a binary the dynamic loader rejects (garbage that matches its digest) is evicted: None."""
+    try:
+        return _loaded_module(path)
+    except CacheError:
+        cache.evict("cpu", key)
+        return None
 
 
 def cpu_key(source: str, options: CpuOptions) -> str:
@@ -46,9 +58,9 @@ def load_cpu(key: str) -> ctypes.CDLL | None:
     if lib is not None:
         return lib
     path = cache.lookup("cpu", key, "so")
-    if path is None:
+    lib = _load_cached(key, path) if path is not None else None
+    if lib is None:
         return None
-    lib = _loaded_module(path)
     with _lock:
         _loaded[key] = lib
     return lib
@@ -62,15 +74,16 @@ def build_cpu(source: str, options: CpuOptions, name: str) -> ctypes.CDLL:
     if lib is not None:
         return lib
     path = cache.lookup("cpu", key, "so")
-    if path is None:
+    lib = _load_cached(key, path) if path is not None else None
+    if lib is None:
         t0 = time.perf_counter()
         path = cache.publish("cpu", key, "so", lambda tmp: _compile(source, options, tmp, name, key),
                              keep={"cpp": source})
         if config.verbose:
             print(f"weft: compiled {name} in {time.perf_counter() - t0:.3f} s -> {path}")
+        lib = _loaded_module(path)
     elif config.verbose:
         print(f"weft: loaded {name} from cache {path}")
-    lib = _loaded_module(path)
     with _lock:
         _loaded[key] = lib
     return lib
@@ -166,6 +179,9 @@ def _compile(source: str, options: CpuOptions, tmp: Path, name: str, key: str) -
     result = run(cmd)
     if pch is None:
         pch_include_dir(options)  # build the precompiled header now, in the background, for the next kernels
+    if result.returncode != 0 and "No space left on device" in (result.stderr or ""):
+        raise CacheError(f"no space left on the device of the kernel cache {cache.root()} while compiling '{name}'; "
+                         "free space or choose another directory with wp.config.kernel_cache_dir")
     if result.returncode != 0:
         failed = cache.root() / "failed"
         failed.mkdir(exist_ok=True, mode=0o700)

@@ -190,8 +190,24 @@ def lookup(kind: str, key: str, ext: str) -> Path | None:
     return path
 
 
+def evict(kind: str, key: str) -> None:
+    """Forget the entry for ``key`` (its binary could not be loaded): the next lookup misses and it is rebuilt."""
+    _remove(_entry_dir(kind, key) / f"{key}.ref")
+
+
 def publish(kind: str, key: str, ext: str, build: Callable[[Path], Path], keep: dict[str, str] | None = None) -> Path:
-    """Build into a private temp dir with ``build(tmpdir) -> binary`` and publish atomically."""
+    """Build into a private temp dir with ``build(tmpdir) -> binary`` and publish atomically.
+
+    Raises CacheError when the cache cannot be written (read-only directory, full disk, ...)."""
+    try:
+        return _publish(kind, key, ext, build, keep)
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise CacheError(f"cannot write the kernel cache {root()}: {exc.strerror or exc}{where}; free space, fix "
+                         "its permissions or choose another directory with wp.config.kernel_cache_dir") from None
+
+
+def _publish(kind: str, key: str, ext: str, build: Callable[[Path], Path], keep: dict[str, str] | None) -> Path:
     d = _entry_dir(kind, key)
     check_tree(d)
     d.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -75,3 +75,40 @@ PY_ALIASES: dict[object, type] = {
     np.uint64: uint64,
     np.bool_: bool_,
 }
+
+
+def check_host_scalar(t: T.ScalarType, v):
+    """``v`` as a Python value of scalar type ``t`` (a launch argument or a struct field), or TypeError / ValueError.
+
+    Numbers only (no strings, no None); no float for an integer type (5.7 is not silently 5); integers within the
+    type's range; finite floats within the type's range (inf and nan pass: they are values of every float type).
+    """
+    if v is None or isinstance(v, (str, bytes)):
+        raise TypeError(f"expected {t}, got {type(v).__name__} {v!r}")
+    if hasattr(v, "_wp_scalar_value_"):
+        v = v._wp_scalar_value_()
+    if t.is_bool:
+        if not isinstance(v, (bool, np.bool_, int, np.integer)):
+            raise TypeError(f"expected {t}, got {type(v).__name__} {v!r}")
+        return bool(v)
+    if t.is_int:
+        if isinstance(v, (float, np.floating)):
+            raise TypeError(f"expected {t}, got the float {v!r} (convert explicitly with int())")
+        try:
+            n = int(v.__index__()) if hasattr(v, "__index__") else None
+        except TypeError:
+            n = None
+        if n is None:
+            raise TypeError(f"expected {t}, got {type(v).__name__} {v!r}")
+        info = np.iinfo(t.np_dtype)
+        if not info.min <= n <= info.max:
+            raise ValueError(f"{n} is out of range for {t} ({info.min}..{info.max})")
+        return n
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        raise TypeError(f"expected {t}, got {type(v).__name__} {v!r}") from None
+    limit = float(np.finfo(t.np_dtype).max)
+    if abs(x) > limit and abs(x) != float("inf"):
+        raise ValueError(f"{v!r} is out of range for {t} (largest finite value {limit:.7g})")
+    return x

@@ -9,8 +9,10 @@ import typing
 
 import numpy as np
 
+from ..errors import StructFieldError
 from ..ir import types as T
 from .mapping import to_ir
+from .scalars import check_host_scalar
 
 
 class StructInstance:
@@ -87,20 +89,29 @@ def _default(ftype: T.Type):
 
 def _convert(ftype: T.Type, value, name: str):
     if isinstance(ftype, T.ScalarType):
-        return ftype.np_dtype.type(value).item()
+        try:
+            return ftype.np_dtype.type(check_host_scalar(ftype, value)).item()
+        except (TypeError, ValueError) as exc:
+            raise StructFieldError(f"field '{name}': {exc}") from None
     if isinstance(ftype, (T.VectorType, T.MatrixType)):
         from .composite import class_for
 
-        return class_for(ftype)(value)
+        if value is None or isinstance(value, (str, bytes)):
+            raise StructFieldError(f"field '{name}' expects {ftype}, got {type(value).__name__} {value!r}")
+        try:
+            return class_for(ftype)(value)
+        except (TypeError, ValueError) as exc:
+            raise StructFieldError(f"field '{name}' expects {ftype}: {exc}") from None
     if isinstance(ftype, T.ArrayType):
         if value is None:
             return None
         if getattr(value, "_ir", None) != ftype.dtype or value.ndim != ftype.ndim:
-            raise TypeError(f"field '{name}' expects {ftype}, got {getattr(value, '_ir', type(value).__name__)}")
+            raise StructFieldError(f"field '{name}' expects {ftype}, got "
+                                   f"{getattr(value, '_ir', type(value).__name__)}")
         return value
     if isinstance(ftype, T.StructType):
         if getattr(type(value), "_ir_", None) != ftype:
-            raise TypeError(f"field '{name}' expects struct {ftype.name}")
+            raise StructFieldError(f"field '{name}' expects struct {ftype.name}")
         return value
     return value
 
