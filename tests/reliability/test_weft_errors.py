@@ -143,7 +143,8 @@ def test_full_disk_when_publishing(private_cache, monkeypatch):
 
 def test_full_disk_while_compiling(private_cache, monkeypatch):
     def compiler_out_of_space(cmd, *args, **kwargs):
-        return subprocess.CompletedProcess(cmd, 1, "", "fatal error: error writing to /tmp/x.s: No space left on device")
+        msg = "fatal error: error writing to /tmp/x.s: No space left on device"
+        return subprocess.CompletedProcess(cmd, 1, "", msg)
 
     monkeypatch.setattr(build, "run", compiler_out_of_space)
     with pytest.raises(wp.CacheError, match="no space left"):
