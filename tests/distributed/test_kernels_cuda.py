@@ -1,0 +1,85 @@
+"""The kernels weft.distributed launches, rendered as CUDA and compiled by NVRTC (no GPU, no MPI needed), and the
+transport choice for CUDA arrays (CUDA-aware MPI -> device pointers, otherwise staged through pinned memory)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import weft as wp
+from weft.distributed import kernels as K
+from weft.toolchain import nvrtc
+
+
+def _lowered_kernels():
+    """(kernel, arguments) of every kernel family, with the dtypes the tests and examples use."""
+    cases = []
+    for dtype, dims in ((float, (1, 2, 3)), (wp.vec3, (2,)), (wp.float64, (3,))):
+        for nd in dims:
+            a = wp.zeros((3,) * nd, dtype=dtype)
+            b = wp.zeros((1,) + (3,) * (nd - 1), dtype=dtype)
+            offs = [0] * nd
+            cases += [(K.PACK[nd], [a, *offs, b]), (K.UNPACK[nd], [b, *offs, a]),
+                      (K.TAKE[nd], [a, *offs, b, b]), (K.ACCUMULATE[nd], [b, *offs, a])]
+    cases.append((K.SUM[2], [wp.zeros((2, 2), dtype=float), wp.zeros(1, dtype=float)]))
+    x, s = wp.zeros((4, 8), dtype=wp.vec2f), wp.zeros((2, 4, 4), dtype=wp.vec2f)
+    cases += [(K.transpose_pack, [x, s]), (K.transpose_unpack, [s, x])]
+    fwd, inv = K.row_fft_kernels(8, 4, wp.vec2f)
+    cases += [(fwd, [x, x]), (inv, [x, x])]
+    return cases
+
+
+@pytest.mark.skipif(not nvrtc.is_available(), reason="NVRTC not installed (pip install -e '.[cuda]')")
+def test_distributed_kernels_compile_for_cuda():
+    from weft import pipeline
+    from weft.backend.cuda import render_cuda, render_cuda_adjoint
+
+    for kernel, args in _lowered_kernels():
+        block_dim = 64
+        spec = kernel.specialize(kernel.infer_types(args), block_dim)
+        source = render_cuda(spec.fn, kernel.__name__, False)
+        image = nvrtc.build_cuda(source, nvrtc.NvrtcOptions(arch=80), kernel.__name__)
+        assert image[:4] == b"\x7fELF", kernel.__name__
+        if kernel in (K.transpose_pack, K.transpose_unpack) or kernel.__name__.startswith("rows_"):
+            adjoint = render_cuda_adjoint(pipeline.differentiate(spec.fn), kernel.__name__, False)
+            assert nvrtc.build_cuda(adjoint, nvrtc.NvrtcOptions(arch=80), kernel.__name__)[:4] == b"\x7fELF"
+
+
+class _FakeCudaDevice:
+    is_cpu = False
+
+
+def test_transport_choice(monkeypatch):
+    pytest.importorskip("mpi4py")
+    from weft.distributed import Transport, transport_for
+
+    cpu = wp.get_device("cpu")
+    monkeypatch.delenv("WEFT_MPI_TRANSPORT", raising=False)
+    assert transport_for(cpu) is Transport.HOST
+    monkeypatch.setenv("WEFT_MPI_CUDA_AWARE", "1")
+    assert transport_for(_FakeCudaDevice()) is Transport.DEVICE
+    monkeypatch.setenv("WEFT_MPI_CUDA_AWARE", "0")
+    assert transport_for(_FakeCudaDevice()) is Transport.STAGED
+    monkeypatch.setenv("WEFT_MPI_TRANSPORT", "staged")
+    assert transport_for(cpu) is Transport.STAGED
+    monkeypatch.setenv("WEFT_MPI_TRANSPORT", "bogus")
+    with pytest.raises(wp.Error, match="WEFT_MPI_TRANSPORT"):
+        transport_for(cpu)
+
+
+def test_staged_channel_round_trip(monkeypatch):
+    """The staging path (device array -> pinned host copy -> MPI -> host copy -> device array), on CPU arrays."""
+    pytest.importorskip("mpi4py")
+    from weft.distributed import Transport
+    from weft.distributed.channel import Channel
+
+    a = wp.array(np.arange(6, dtype=np.float32).reshape(2, 3), dtype=float)
+    ch = Channel(a, Transport.STAGED)
+    ch.before_send()
+    view = ch.mpi_buffer()[0]
+    assert view.nbytes == 24 and np.shares_memory(view, np.asarray(ch.host))
+    np.asarray(ch.host)[...] = 7.0
+    ch.after_recv()
+    assert (a.numpy() == 7.0).all()
+    direct = Channel(a, Transport.HOST)
+    assert np.shares_memory(direct.mpi_buffer()[0], a.numpy())  # no copy on the host path
