@@ -26,7 +26,7 @@ import weft.distributed as wd
 
 FLUIDS = Path(__file__).resolve().parents[1] / "fluids"
 sys.path.insert(0, str(FLUIDS))
-from ns_reference import DOMAIN, RK3_COEFFS, initial_vorticity, stable_dt  # noqa: E402
+from ns_reference import DOMAIN, RK3_COEFFS, initial_vorticity, stable_dt
 
 
 @wp.kernel

@@ -6,7 +6,6 @@ import sys
 
 import numpy as np
 import pytest
-
 from mpi_harness import ROOT, mpirun, requires_mpi
 
 pytestmark = requires_mpi
