@@ -87,3 +87,29 @@ def rewritten_arrays(fn: Function) -> frozenset[int]:
     visit(fn.body, False)
     roots = {i for i in stores if writes.get(i, 0) >= 2}
     return frozenset(v for v, root in origin.items() if root in roots)
+
+
+def struct_arrays_written(fn: Function) -> tuple[tuple[int, tuple[str, ...]], ...]:
+    """Arrays held in struct parameters that the kernel writes, as (parameter index, field path) pairs: what
+    ``wp.config.verify_fp`` checks besides the array parameters."""
+    from .nodes import Assign
+
+    origin: dict[int, tuple[int, tuple[str, ...]]] = {
+        p.id: (i, ()) for i, p in enumerate(fn.params) if isinstance(p.type, T.StructType)}
+    written = set()
+    for s in walk(fn.body):
+        if isinstance(s, Assign):
+            if isinstance(s.src, Var) and s.src.id in origin:
+                origin[s.dst.id] = origin[s.src.id]
+            continue
+        if not isinstance(s, Let) or not s.args or not isinstance(s.args[0], Var) or s.args[0].id not in origin:
+            continue
+        src = origin[s.args[0].id]
+        name = s.call.name
+        if name == "getfield" and s.dsts:
+            origin[s.dsts[0].id] = (src[0], (*src[1], s.call.attrs[0]))
+        elif name in ("view", "copy") and s.dsts:
+            origin[s.dsts[0].id] = src
+        elif src[1] and (name == "store" or name.startswith(("atomic_", "tile_store", "tile_atomic"))):
+            written.add(src)
+    return tuple(sorted(written))

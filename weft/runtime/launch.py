@@ -244,16 +244,38 @@ def check_errors(spec) -> None:
 
 
 def verify_fp(spec, args) -> None:
-    for i in spec.written:
-        a = args[i]
+    """wp.config.verify_fp: raise if the launch left NaN/Inf in an array it writes (parameters, and arrays held in
+    struct parameters)."""
+    name = spec.kernel.__name__
+    targets = [(f"argument '{spec.kernel._param_names[i]}'", args[i]) for i in spec.written]
+    for i, path in _struct_arrays_written(spec):
+        obj = args[i]
+        for field in path:
+            obj = getattr(obj, field, None)
+        targets.append((f"argument '{spec.kernel._param_names[i]}.{'.'.join(path)}'", obj))
+    for label, a in targets:
         if not hasattr(a, "numpy"):
             continue
         data = a.numpy()
         if data.dtype.kind == "f" and not np.isfinite(data).all():
             bad = np.argwhere(~np.isfinite(data))[0]
-            raise RuntimeError_(f"kernel '{spec.kernel.__name__}' wrote a non-finite value into argument "
-                                f"'{spec.kernel._param_names[i]}' at index {tuple(int(x) for x in bad)} "
-                                "(wp.config.verify_fp is set)")
+            raise RuntimeError_(f"kernel '{name}' wrote a non-finite value into {label} at index "
+                                f"{tuple(int(x) for x in bad)} (wp.config.verify_fp is set)")
+
+
+def _struct_arrays_written(spec) -> tuple:
+    found = getattr(spec, "_struct_written", None)
+    if found is None:
+        from ..ir import types as T
+        from ..ir.access import struct_arrays_written
+
+        if not any(isinstance(t, T.StructType) for t in spec.types):
+            found = ()
+        else:
+            fn = spec.fn if spec.fn is not None else spec._relower()  # a spec restored from its record: lower now
+            found = struct_arrays_written(fn)
+        spec._struct_written = found
+    return found
 
 
 def adopt_foreign(kernel, types, args: list) -> list[int]:

@@ -190,6 +190,57 @@ def lookup(kind: str, key: str, ext: str) -> Path | None:
     return path
 
 
+# ---- orphaned build directories
+# A build works in <root>/.build-<key8>-<host>-<pid>-<random>; a killed process leaves it behind. The first build of
+# a process removes those whose process is gone (same host, pid not running) or that have not changed for an hour
+# (compiles time out after 10 minutes, so no build still uses them); never a live build's.
+_HOST = hashlib.sha256(os.uname().nodename.encode() if hasattr(os, "uname") else b"").hexdigest()[:8]
+_ORPHAN_AGE_S = 3600.0
+_swept: set[str] = set()
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def sweep_orphans(now: float | None = None) -> list[Path]:
+    """Remove orphaned ``.build-*`` directories from the cache root (once per process); returns those removed."""
+    import time
+
+    base = root()
+    if str(base) in _swept and now is None:
+        return []
+    _swept.add(str(base))
+    now = time.time() if now is None else now
+    removed = []
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return removed
+    for e in entries:
+        if not e.name.startswith(".build-"):
+            continue
+        try:
+            st = e.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
+            continue
+        parts = e.name.split("-")  # ['.build', key8, host, pid, random] (older weft: no host/pid)
+        mine = len(parts) >= 5 and parts[2] == _HOST and parts[3].isdigit()
+        dead = mine and int(parts[3]) != os.getpid() and not _pid_alive(int(parts[3]))
+        if dead or now - st.st_mtime > _ORPHAN_AGE_S:
+            shutil.rmtree(e.path, ignore_errors=True)
+            removed.append(Path(e.path))
+    return removed
+
+
 def evict(kind: str, key: str) -> None:
     """Forget the entry for ``key`` (its binary could not be loaded): the next lookup misses and it is rebuilt."""
     _remove(_entry_dir(kind, key) / f"{key}.ref")
@@ -212,7 +263,8 @@ def _publish(kind: str, key: str, ext: str, build: Callable[[Path], Path], keep:
     check_tree(d)
     d.mkdir(parents=True, exist_ok=True, mode=0o700)
     check_tree(d)
-    tmp = Path(tempfile.mkdtemp(prefix=f".build-{key[:8]}-", dir=root()))
+    sweep_orphans()
+    tmp = Path(tempfile.mkdtemp(prefix=f".build-{key[:8]}-{_HOST}-{os.getpid()}-", dir=root()))
     try:
         binary = build(tmp)
         data = binary.read_bytes()
