@@ -231,6 +231,10 @@ def collide(model, state, edge_sdf_iter: int = 10, iterate_mesh_vertices: bool =
             body_q = model._empty_body_q = wp.zeros(0, dtype=wp.transform, device=model.device)
     else:
         body_q = state.body_q
+    from ._compile import prepare
+    from .integrators.euler import euler_kernels
+
+    prepare(model, euler_kernels(model))
     if requires_grad:
         model.soft_contact_body_pos = wp.empty_like(model.soft_contact_body_pos)
         model.soft_contact_body_vel = wp.empty_like(model.soft_contact_body_vel)

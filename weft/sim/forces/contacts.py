@@ -115,7 +115,7 @@ def eval_particle_body_contact_forces(model, state, particle_f, body_f, body_f_i
         if body_f is None:
             body_f = _dummy_body_f(model)
         body_q = state.body_q if state.body_q is not None else _dummy_body_q(model)
-        body_qd = state.body_qd if state.body_qd is not None else body_f
+        body_qd = state.body_qd if state.body_qd is not None else _dummy_body_qd(model)
         wp.launch(eval_particle_contacts, dim=_contact_dim(model),
                   inputs=[state.particle_q, state.particle_qd, body_q, body_qd, model.particle_radius,
                           model.particle_flags, model.body_com, model.shape_body, model.shape_materials,
@@ -141,6 +141,13 @@ def _dummy_body_f(model):
     a = getattr(model, "_empty_body_f", None)
     if a is None:
         a = model._empty_body_f = wp.zeros(0, dtype=wp.spatial_vector, device=model.device)
+    return a
+
+
+def _dummy_body_qd(model):
+    a = getattr(model, "_empty_body_qd", None)
+    if a is None:
+        a = model._empty_body_qd = wp.zeros(0, dtype=wp.spatial_vector, device=model.device)
     return a
 
 

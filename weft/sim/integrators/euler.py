@@ -5,6 +5,7 @@ from ..forces.contacts import eval_particle_body_contact_forces, eval_particle_g
 from ..forces.elastic import eval_elastic_forces
 from ..forces.particles import eval_particle_forces
 from ..forces.self_contact import eval_triangle_contact_forces
+from .._compile import prepare
 from .base import Integrator
 
 
@@ -17,6 +18,24 @@ def compute_forces(model, state, control, particle_f, body_f, dt: float) -> None
     eval_particle_ground_contact_forces(model, state, particle_f)
     eval_particle_body_contact_forces(model, state, particle_f, body_f, body_f_in_world_frame=False)
     eval_muscle_forces(model, state, control, body_f)
+
+
+def euler_kernels(model) -> list:
+    """The kernels a SemiImplicitIntegrator step (and collide) launches for ``model``."""
+    from ..collide import create_soft_contacts
+    from ..forces import bodies, contacts, elastic, gather, self_contact
+    from . import base
+
+    pairs = [(model.spring_count, elastic.eval_springs), (model.tri_count, elastic.eval_triangles),
+             (model.edge_count, elastic.eval_bending), (model.tet_count, elastic.eval_tetrahedra),
+             (model.spring_count + model.tri_count + model.edge_count + model.tet_count, gather.gather_forces),
+             (model.enable_tri_collisions and model.tri_count, self_contact.eval_triangles_contact),
+             (model.ground and model.particle_count, contacts.eval_particle_ground_contacts),
+             (model.particle_count and model.shape_count > 1, contacts.eval_particle_contacts),
+             (model.particle_count and model.shape_count > 1, create_soft_contacts),
+             (model.muscle_count and model.body_count, bodies.eval_muscles),
+             (model.particle_count, base.integrate_particles), (model.body_count, base.integrate_bodies)]
+    return [k for present, k in pairs if present]
 
 
 class SemiImplicitIntegrator(Integrator):
@@ -38,6 +57,7 @@ class SemiImplicitIntegrator(Integrator):
         """Advance ``model`` by ``dt`` from ``state_in`` to ``state_out``; forces accumulate into
         ``state_in``'s force arrays (clear them first when reusing a state). Returns ``state_out``."""
         self._check(model, state_in, state_out, dt)
+        prepare(model, euler_kernels(model))
         if control is None:
             control = model.control(clone_variables=False)
         particle_f = state_in.particle_f if state_in.particle_count else None
