@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import weft as wp
-import weft.sim as sim
+from weft import sim
 
 STEPS, DT = 40, 2e-3
 

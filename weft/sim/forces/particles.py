@@ -7,7 +7,6 @@ from .contacts import particle_force
 
 
 def _kernel():
-    # built on first use: the hash-grid builtins exist only in weft builds that have wp.HashGrid
     @wp.kernel
     def eval_particle_forces_kernel(grid: wp.uint64, particle_x: wp.array(dtype=wp.vec3),
                                     particle_v: wp.array(dtype=wp.vec3), particle_radius: wp.array(dtype=float),
@@ -42,19 +41,22 @@ _KERNEL = []
 
 
 def eval_particle_forces(model, state, forces) -> None:
-    """Add particle-particle contact forces, for models whose ``particle_grid`` has been built
-    (``model.particle_grid.build(state.particle_q, radius)``), to ``forces``."""
+    """Add particle-particle contact forces to ``forces`` once ``model.particle_grid`` has been built over the
+    particles (``model.particle_grid.build(state.particle_q, radius)``, as warp.sim's examples do each frame)."""
     grid = model.particle_grid
-    if model.particle_count > 1 and model.particle_max_radius > 0.0 and grid is not None and \
-            getattr(grid, "reserved", True) and _grid_built(grid):
-        if not _KERNEL:
-            _KERNEL.append(_kernel())
-        wp.launch(_KERNEL[0], dim=model.particle_count,
-                  inputs=[grid.id, state.particle_q, state.particle_qd, model.particle_radius, model.particle_flags,
-                          model.particle_ke, model.particle_kd, model.particle_kf, model.particle_mu,
-                          model.particle_cohesion, model.particle_max_radius], outputs=[forces], device=model.device)
+    if not (model.particle_count > 1 and model.particle_max_radius > 0.0 and grid is not None and grid.reserved):
+        return
+    count = min(grid.num_points, model.particle_count)
+    if count == 0:
+        return
+    wp.launch(particle_forces_kernel(), dim=count,
+              inputs=[grid.id, state.particle_q, state.particle_qd, model.particle_radius, model.particle_flags,
+                      model.particle_ke, model.particle_kd, model.particle_kf, model.particle_mu,
+                      model.particle_cohesion, model.particle_max_radius], outputs=[forces], device=model.device)
 
 
-def _grid_built(grid) -> bool:
-    # warp's kernel returns early on an unbuilt grid (point ids are -1); skipping the launch is the same
-    return bool(getattr(grid, "_built", True))
+def particle_forces_kernel():
+    """The particle-particle contact kernel (built on first use)."""
+    if not _KERNEL:
+        _KERNEL.append(_kernel())
+    return _KERNEL[0]

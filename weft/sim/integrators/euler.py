@@ -1,11 +1,11 @@
 """``SemiImplicitIntegrator``: symplectic Euler over every force model of warp.sim's Euler integrator."""
 
+from .._compile import prepare
 from ..forces.bodies import eval_muscle_forces
 from ..forces.contacts import eval_particle_body_contact_forces, eval_particle_ground_contact_forces
 from ..forces.elastic import eval_elastic_forces
 from ..forces.particles import eval_particle_forces
 from ..forces.self_contact import eval_triangle_contact_forces
-from .._compile import prepare
 from .base import Integrator
 
 
