@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -13,6 +12,7 @@ FLUIDS = Path(__file__).resolve().parents[2] / "examples" / "fluids"
 sys.path.insert(0, str(FLUIDS))
 
 import navier_stokes as ns
+from sizes import size
 import ns_reference as ref
 
 
@@ -75,8 +75,8 @@ def test_graph_replay_equals_eager_steps():
 
 
 @pytest.mark.slow
-def test_matches_float64_reference_128_100_steps():
-    n = int(os.environ.get("WEFT_TEST_SIZE", "128"))
+def test_matches_float64_reference_100_steps():
+    n = size(small=64, full=128)  # WEFT_TEST_SIZE (tests/sizes.py)
     assert _compare(n=n, steps=100) < 1e-4
 
 

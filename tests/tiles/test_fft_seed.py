@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import weft as wp
+from sizes import sizes
 
 from ._helpers import as_complex, complex_array, rel_err
 
@@ -97,7 +98,7 @@ def test_seed_fft2(n):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("n", [128, 256, 512, 1024, 384, 1000])
+@pytest.mark.parametrize("n", sizes(small=[128, 384, 1000], full=[128, 256, 512, 1024, 384, 1000]))
 def test_seed_fft2_large(n):
     check_size(n)
 
