@@ -25,7 +25,7 @@ from .pool import active_pool, grads_off
 class _Shared:
     """State shared by an array and all views of it: the write version counter (for Tape overwrite checks)."""
 
-    __slots__ = ("version", "__weakref__")
+    __slots__ = ("__weakref__", "version")
 
     def __init__(self) -> None:
         self.version = 0
@@ -186,7 +186,7 @@ class array:
         return memory
 
     @classmethod
-    def _view_of(cls, parent: "array", np_view: np.ndarray | None, ptr: int, shape, strides) -> "array":
+    def _view_of(cls, parent: array, np_view: np.ndarray | None, ptr: int, shape, strides) -> array:
         out = cls.__new__(cls)
         out._annotation = False
         out._desc = None
@@ -263,7 +263,7 @@ class array:
             self._grad = None
             self._desc = None
 
-    def _new_like_layout(self) -> "array":
+    def _new_like_layout(self) -> array:
         """A zeroed array with exactly this array's strides (so gradients index like the data)."""
         if self.is_contiguous:
             return array(dtype=self.dtype, shape=self.shape, device=self.device)
@@ -274,7 +274,7 @@ class array:
             return _strided_view(g, offset, self.shape, self.strides)
         return array(dtype=self.dtype, shape=self.shape, device=self.device)
 
-    def _root(self) -> "array":
+    def _root(self) -> array:
         node = self
         while getattr(node, "_parent", None) is not None:
             node = node._parent
@@ -368,23 +368,34 @@ class array:
         return self._shared.version
 
     # ------------------------------------------------------------------ mutation
-    def fill_(self, value) -> "array":
+    def fill_(self, value) -> array:
         if self.device.is_cpu:
-            base, trailing = np_layout(self._ir)
-            if isinstance(self._ir, T.StructType):
-                self._np[...] = _structs_to_np([value], self._ir)[0]
-            else:
-                v = np.asarray(value, dtype=base)
-                self._np[...] = v.reshape(trailing) if trailing and v.ndim else v  # a scalar fills every component
-        else:
-            self._device_backend().fill(self, value)
+            from .sync import active_capture
+
+            graph = active_capture()
+            if graph is not None and graph.device == self.device:
+                # inside wp.ScopedCapture the fill is part of the graph: it runs at every replay, in order
+                graph.launches.append(lambda: self._fill_cpu(value))
+                return self
+            return self._fill_cpu(value)
+        self._device_backend().fill(self, value)
         self._mark_written()
         return self
 
-    def zero_(self) -> "array":
+    def _fill_cpu(self, value) -> array:
+        base, trailing = np_layout(self._ir)
+        if isinstance(self._ir, T.StructType):
+            self._np[...] = _structs_to_np([value], self._ir)[0]
+        else:
+            v = np.asarray(value, dtype=base)
+            self._np[...] = v.reshape(trailing) if trailing and v.ndim else v  # a scalar fills every component
+        self._mark_written()
+        return self
+
+    def zero_(self) -> array:
         return self.fill_(0)
 
-    def assign(self, src) -> "array":
+    def assign(self, src) -> array:
         from .copy import copy as _copy
 
         if isinstance(src, array):
@@ -451,7 +462,7 @@ class array:
         else:
             raise NotImplementedError("item assignment on device arrays: use a kernel, fill_ or assign")
 
-    def reshape(self, shape) -> "array":
+    def reshape(self, shape) -> array:
         shape = _norm_shape(shape, allow_neg=True, total=self.size)
         if not self.is_contiguous:
             raise ValueError("reshape needs a contiguous array; call .contiguous() first")
@@ -460,10 +471,10 @@ class array:
             out._grad = self._grad.reshape(shape)
         return out
 
-    def flatten(self) -> "array":
+    def flatten(self) -> array:
         return self.reshape((self.size,))
 
-    def view(self, dtype) -> "array":
+    def view(self, dtype) -> array:
         new_ir = resolve_dtype(dtype)
         if element_size(new_ir) != element_size(self._ir):
             raise ValueError(f"view: {new_ir} and {self._ir} differ in size")
@@ -475,7 +486,7 @@ class array:
             out._np = np_from_ptr(out._ptr, out.shape, out.strides, base, trailing, self._np)
         return out
 
-    def transpose(self, axes=None) -> "array":
+    def transpose(self, axes=None) -> array:
         axes = tuple(reversed(range(self.ndim))) if axes is None else tuple(axes)
         out = _strided_view(self, 0, tuple(self.shape[a] for a in axes), tuple(self.strides[a] for a in axes))
         if self._grad is not None:
@@ -483,22 +494,22 @@ class array:
         return out
 
     @property
-    def T(self) -> "array":
+    def T(self) -> array:
         return self.transpose()
 
-    def contiguous(self) -> "array":
+    def contiguous(self) -> array:
         if self.is_contiguous:
             return self
         return clone(self)
 
-    def to(self, device, requires_grad=None) -> "array":
+    def to(self, device, requires_grad=None) -> array:
         dev = D.get_device(device)
         if dev == self.device:
             return self
         out = clone(self, device=dev)
         return out
 
-    def cpu(self) -> "array":
+    def cpu(self) -> array:
         return self.to("cpu")
 
     def __iter__(self):
