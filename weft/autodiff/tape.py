@@ -1,8 +1,9 @@
 """``wp.Tape``: records launches and copies, then runs their adjoints in reverse.
 
 Beyond Warp: every array a recorded launch reads carries a write-version; if a later write changed it before
-``backward``, the replay would read the wrong values, so ``backward`` raises an error naming both kernels and
-the array instead of returning a wrong gradient (``tape.allow_overwrite(a)`` opts an array out). Kernels that
+``backward`` and the launch's backward reads its values (``value_reads.adjoint_value_reads``: arrays only indexed for
+their gradients, such as a transpose's input, do not count), the replay would read the wrong values, so
+``backward`` raises an error naming both kernels and the array instead of returning a wrong gradient (``tape.allow_overwrite(a)`` opts an array out). Kernels that
 update an array in place get a private copy of its old contents for their replay, and stores that overwrite
 values written earlier on the tape consume the gradient of the overwritten value.
 """
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-
 
 from ..errors import Error
 from ..runtime.tape import active_tape
@@ -67,7 +67,7 @@ class Tape:
         self._token = None
 
     # ------------------------------------------------------------------ recording
-    def __enter__(self) -> "Tape":
+    def __enter__(self) -> Tape:
         if self._token is not None:
             raise Error("this Tape is already active")
         self._token = active_tape.set(self)
@@ -167,7 +167,7 @@ class Tape:
         for index, rec in enumerate(self.launches):
             if not isinstance(rec, LaunchRecord):
                 continue
-            reads = set(rec.spec.read) | set(rec.spec.snapshot)
+            reads = (set(rec.spec.read) | set(rec.spec.snapshot)) & _adjoint_reads(rec)
             for i in sorted(reads):
                 a = rec.args[i]
                 if not hasattr(a, "_shared") or id(a._shared) in self._allowed:
@@ -215,6 +215,17 @@ class Tape:
         self._arrays = {}
         self._weak = weakref.WeakValueDictionary()
         self.loss = None
+
+
+def _adjoint_reads(rec: LaunchRecord) -> set[int]:
+    """Parameter indices whose values the launch's backward reads (all its reads if that cannot be decided)."""
+    from .value_reads import adjoint_value_reads
+
+    try:
+        grads = {i for i, a in enumerate(rec.args) if getattr(a, "grad", None) is not None or _is_struct(a)}
+        return set(adjoint_value_reads(rec.kernel.adjoint_of(rec.spec).prog, grads))
+    except Error:
+        return set(range(len(rec.args)))
 
 
 def _is_struct(value) -> bool:
