@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import config
 from .errors import Error
 from .ir import types as T
 from .ir.builder import Builder
 from .ir.nodes import Call, Const, Function, Var, VarKind
+from .ir.verify import verify
 from .types.mapping import type_of_value
 from .typing.resolve import Weak, resolve
 
@@ -64,11 +66,9 @@ class _HostKernel:
 def _make_kernel(op, arg_types, result_type):
     import ctypes
 
-    from .backend.renderer import Renderer, RenderOptions
+    from . import pipeline
     from .kernel import Spec
     from .runtime.packing import make_packer, padding_plan
-    from .toolchain.build import build_cpu
-    from .toolchain.options import CpuOptions
 
     b = Builder()
     params = [Var(t, f"a{i}", VarKind.PARAM) for i, t in enumerate(arg_types)]
@@ -80,8 +80,11 @@ def _make_kernel(op, arg_types, result_type):
     store = registry.resolve("store", (out_t, T.INT32, result_type))[0]
     b.let(Call(store), (out, Const(0, T.INT32), res), ())
     fn = Function(f"host_{op.name}", params + [out], b.blocks[0], b.locals)
-    source = Renderer(fn, RenderOptions(kernel_name=fn.name)).render_module()
-    lib = build_cpu(source, CpuOptions(), fn.name)
+    if config.verify_ir:
+        verify(fn)
+    # the same stages and compile options (config.cpu_compile_flags, optimisation level) as kernels
+    source = pipeline.compile(fn, fn.name, False, pipeline.Target.CPU, pipeline.Direction.FORWARD).source
+    lib = pipeline.build(source, fn.name, False)
     types = tuple(arg_types) + (out_t,)
     spec = Spec(kernel=None, types=types, _fn=fn, tid_arity=1, _source=source, debug=False)
     spec.packers = [make_packer(t, lambda i=i: f"wp.{op.name}() argument {i}") for i, t in enumerate(types)]

@@ -15,6 +15,7 @@ from .ir import types as T
 from .ir.access import array_access as _array_access
 from .ir.access import snapshot_params
 from .ir.nodes import Function
+from .pipeline import Direction, Target
 from .runtime.packing import make_packer, padding_plan
 from .types.mapping import to_ir, type_of_value
 
@@ -62,6 +63,11 @@ class Spec:
     checks_errors: bool = False  # the module reports runtime errors in release mode too (exports weft_release_checks)
     tile_dim: int = 0  # block size of tile kernels (0: no tiles)
     _relower: object = None  # lowers the IR again when a warm start skipped it
+    programs: dict = field(default_factory=dict)  # pipeline.Target -> pipeline.Program rendered for another target
+    fwd_fast: object = None  # the forward entry without ctypes argument conversion (launch fast paths)
+    deps: object = None  # what the lowering resolved statically (a warm-start record is saved when known)
+    record_block_dim: int | None = None  # the block_dim the record key of this spec was made with
+    cpp_key: str | None = None  # kernel-cache key of the CPU binary, from a warm-start record
 
     @property
     def fn(self) -> Function:
@@ -72,7 +78,8 @@ class Spec:
     @property
     def source(self) -> str:
         if self._source is None:
-            self._source = pipeline.render_cpu(self.fn, self.kernel.__name__, self.debug)
+            program = pipeline.compile(self.fn, self.kernel.__name__, self.debug, Target.CPU, Direction.FORWARD)
+            self._source = program.source
         return self._source
 
     def pack(self, args, overrides: dict | None = None) -> bytes:
@@ -93,6 +100,7 @@ class AdjointSpec:
     lib: object
     bwd: object
     errors: object
+    programs: dict = field(default_factory=dict)  # pipeline.Target -> pipeline.Program rendered for another target
 
     @property
     def snapshot_params(self) -> tuple[int, ...]:
@@ -123,6 +131,7 @@ class Kernel:
         self._param_names: list[str] = list(inspect.signature(func).parameters)
         self._annotations: list | None = None
         self._fixed_types: tuple | None = None
+        self._overloads: list[tuple[T.Type, ...]] = []  # declared with wp.overload, compiled by compile()
 
     @property
     def module(self):
@@ -231,15 +240,15 @@ class Kernel:
         spec = self._from_record(types, debug, block_dim, relower)
         if spec is None:
             lowered = pipeline.lower(self.source, param_types, name, options)
-            source = pipeline.render_cpu(lowered.fn, self.__name__, debug)
+            source = pipeline.compile(lowered.fn, self.__name__, debug, Target.CPU, Direction.FORWARD).source
             spec = Spec(self, types, lowered.fn, lowered.tid_arity, source, debug)
             spec.written, spec.read = _array_access(lowered.fn)
             spec.snapshot = snapshot_params(lowered.fn)
             spec.tile_dim = int(lowered.fn.tile_dim or 0)
             spec._relower = relower
             if lowered.deps.ok:
-                spec._deps = lowered.deps.deps
-                spec._record_block_dim = block_dim
+                spec.deps = lowered.deps.deps
+                spec.record_block_dim = block_dim
 
         def where_for(i):
             return lambda: f"kernel '{self.__name__}' argument '{self._param_names[i]}'"
@@ -274,12 +283,12 @@ class Kernel:
         spec = Spec(self, types, None, tid_arity, None, debug)
         spec.written, spec.read, spec.snapshot, spec.tile_dim = written, read, snapshot, tile_dim
         spec._relower = relower
-        spec._cpp_key = cpp_key
+        spec.cpp_key = cpp_key
         return spec
 
     def _save_record(self, spec: Spec, cpp_key: str) -> None:
-        deps = getattr(spec, "_deps", None)
-        key = self._record_key(spec.types, spec.debug, spec._record_block_dim) if deps is not None else None
+        deps = spec.deps
+        key = self._record_key(spec.types, spec.debug, spec.record_block_dim) if deps is not None else None
         if key is None:
             return
         speccache.save(key, {"deps": deps, "cpp_key": cpp_key, "tid_arity": spec.tid_arity,
@@ -288,11 +297,11 @@ class Kernel:
 
     def _load(self, spec: Spec) -> None:
         lib = None
-        cpp_key = getattr(spec, "_cpp_key", None)
+        cpp_key = spec.cpp_key
         if cpp_key is not None:
             lib = pipeline.load_built(cpp_key)
             if lib is None:  # the binary was cleared: lower and compile as usual
-                spec._cpp_key = None
+                spec.cpp_key = None
         if lib is None:
             key = pipeline.built_key(spec.source, spec.debug)
             lib = pipeline.load_built(key)
@@ -333,7 +342,7 @@ class Kernel:
         with self._lock:
             if spec.adjoint is None:
                 prog = pipeline.differentiate(spec.fn)
-                source = pipeline.render_cpu_adjoint(prog, self.__name__, spec.debug)
+                source = pipeline.compile(prog, self.__name__, spec.debug, Target.CPU, Direction.ADJOINT).source
                 lib = pipeline.build(source, self.__name__ + "_adj", spec.debug)
                 bwd = lib.weft_bwd
                 bwd.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32]
@@ -344,21 +353,41 @@ class Kernel:
         return spec.adjoint
 
     def compile(self, types: tuple | None = None) -> Spec:
-        """Compile ahead of the first launch (for non-generic kernels types may be omitted)."""
+        """Compile ahead of the first launch. Without ``types``: a non-generic kernel's one specialisation, or every
+        overload a generic kernel declared with ``wp.overload`` (the first is returned)."""
         if types is None:
             self.annotations()
             if self._fixed_types is None:
-                raise CompileError(f"kernel {self.__name__} is generic; use wp.overload() to pick types")
+                if not self._overloads:
+                    raise CompileError(f"kernel {self.__name__} is generic; use wp.overload() to pick types")
+                specs = [self.specialize(t) for t in self._overloads]
+                return specs[0]
             types = self._fixed_types
         return self.specialize(tuple(types))
 
     def add_overload(self, arg_types) -> "Kernel":
+        """Declare a specialisation of a generic kernel (``wp.overload``): checked against the annotations now,
+        compiled by :meth:`compile` (or on the first launch with matching arguments), as in Warp."""
         anns = self.annotations()
         if isinstance(arg_types, dict):
+            unknown = sorted(set(arg_types) - set(self._param_names))
+            if unknown:
+                raise CompileError(f"wp.overload({self.__name__}): no parameter named {', '.join(unknown)}")
             types = tuple(to_ir(arg_types[n]) if n in arg_types else a for n, a in zip(self._param_names, anns))
         else:
+            arg_types = list(arg_types)
+            if len(arg_types) != len(anns):
+                raise CompileError(f"wp.overload({self.__name__}): the kernel takes {len(anns)} arguments, "
+                                   f"{len(arg_types)} types given")
             types = tuple(to_ir(a) for a in arg_types)
-        self._overload_types = getattr(self, "_overload_types", []) + [types]
+        for name, ann, t in zip(self._param_names, anns, types):
+            if _is_generic(t):
+                raise CompileError(f"wp.overload({self.__name__}): argument '{name}' must have a concrete type, "
+                                   f"got {t}")
+            if not _annotation_accepts(ann, t):
+                raise CompileError(f"wp.overload({self.__name__}): argument '{name}' is annotated {ann}, got {t}")
+        if types not in self._overloads:
+            self._overloads.append(types)
         return self
 
     def __call__(self, *args, **kwargs):
@@ -371,6 +400,17 @@ class Kernel:
 
 def _is_generic(t: T.Type) -> bool:
     return t.is_generic or isinstance(t, T.GenericType)
+
+
+def _annotation_accepts(ann: T.Type, t: T.Type) -> bool:
+    if not _is_generic(ann):
+        return ann == t
+    if isinstance(ann, T.GenericType):
+        return ann.accepts(t)
+    if isinstance(ann, T.ArrayType):
+        return isinstance(t, T.ArrayType) and t.ndim == ann.ndim and (
+            ann.dtype.is_generic or isinstance(ann.dtype, T.GenericType) or ann.dtype == t.dtype)
+    return True  # other generic forms are checked when the specialisation is lowered
 
 
 def _param_node(src: FunctionSource, name: str):

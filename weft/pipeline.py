@@ -1,7 +1,14 @@
-"""The one place that knows the stage order: source -> untyped AST -> typed IR -> (adjoint IR) -> C++ -> binary."""
+"""The one place that knows the stage order: source -> untyped AST -> typed IR -> (adjoint IR) -> C++ -> binary.
+
+Both targets go through here: :func:`compile` renders a kernel specialisation for a :class:`Target` in a
+:class:`Direction` and returns a :class:`Program`, the module source with the launch facts the renderer decided
+(entry name, dynamic shared memory, block size). The CPU binary is built by :func:`build` (the kernel cache, with
+``config.cpu_compile_flags``); CUDA modules are built per GPU architecture by ``weft.cuda.launch`` through NVRTC.
+"""
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 from . import config
@@ -63,9 +70,50 @@ def render_cpu(fn: Function, name: str, debug: bool) -> str:
     return Renderer(fn, RenderOptions(debug=debug, kernel_name=name)).render_module()
 
 
+class Target(enum.Enum):
+    CPU = "cpu"
+    CUDA = "cuda"
+
+
+class Direction(enum.Enum):
+    FORWARD = "forward"
+    ADJOINT = "adjoint"
+
+
+#: the entry point each direction's module exports (both targets)
+ENTRIES = {Direction.FORWARD: "weft_fwd", Direction.ADJOINT: "weft_bwd"}
+
+
+@dataclass(frozen=True)
+class Program:
+    """One rendered module of a kernel specialisation and what launching it needs to know."""
+
+    source: str
+    target: Target
+    direction: Direction
+    entry: str  # the exported entry point (weft_fwd / weft_bwd)
+    shared_bytes: int = 0  # CUDA: dynamic shared memory per block (cooperative tile modules)
+    block_dim: int = 0  # tile modules: the threads per block they are rendered for (0: any)
+
+
+def compile(code, name: str, debug: bool, target: Target, direction: Direction) -> Program:
+    """Render a kernel specialisation: ``code`` is its typed IR (forward) or its adjoint program (see
+    :func:`differentiate`)."""
+    fn = code if direction is Direction.FORWARD else code.fn
+    block_dim = int(fn.tile_dim or 0)
+    if target is Target.CPU:
+        source = render_cpu(code, name, debug) if direction is Direction.FORWARD else \
+            render_cpu_adjoint(code, name, debug)
+        return Program(source, target, direction, ENTRIES[direction], 0, block_dim)
+    from .backend.cuda import render_cuda_module
+
+    module = render_cuda_module(code, name, debug, adjoint=direction is Direction.ADJOINT)
+    assert module.entry == ENTRIES[direction]
+    return Program(module.source, target, direction, module.entry, module.shared_bytes, block_dim)
+
+
 def cpu_options(debug: bool) -> CpuOptions:
-    return CpuOptions(opt_level=0 if debug and config.optimization_level == 3 and False else config.optimization_level,
-                      debug=debug, extra=tuple(config.cpu_compile_flags))
+    return CpuOptions(opt_level=config.optimization_level, debug=debug, extra=tuple(config.cpu_compile_flags))
 
 
 def build(source: str, name: str, debug: bool):

@@ -129,4 +129,6 @@ class NvrtcCheckPlugin:
 
 def _is_cuda_only(spec) -> bool:
     # specs launched only on a GPU never build the CPU module; they were lowered fine all the same
-    return "_cuda_source" in spec.__dict__
+    from weft.pipeline import Target
+
+    return Target.CUDA in spec.programs

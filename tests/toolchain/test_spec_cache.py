@@ -29,7 +29,7 @@ a = wp.array(np.arange(4, dtype=np.float32), dtype=float)
 out = wp.zeros(4, dtype=float)
 wp.launch(scale, dim=4, inputs=[a, out])
 spec = next(iter(scale._specs.values()))
-print(__import__("json").dumps({{"out": out.numpy().tolist(), "from_record": getattr(spec, "_cpp_key", None) is not None,
+print(__import__("json").dumps({{"out": out.numpy().tolist(), "from_record": spec.cpp_key is not None,
                                  "ir_lowered": spec._fn is not None}}))
 """
 

@@ -6,7 +6,8 @@ from ..errors import LaunchError
 from ..runtime.launch import _DIMS, _threads, check_errors
 
 
-def _run_bwd(kernel, spec, dims, args, device, overrides: dict) -> None:
+def _run_bwd(kernel, spec, dims, args, device, overrides: dict, block_dim: int = 256, stream=None,
+             max_blocks: int = 0) -> None:
     adj = kernel.adjoint_of(spec)
     packed = spec.pack(args, overrides)
     if device.is_cpu:
@@ -14,7 +15,7 @@ def _run_bwd(kernel, spec, dims, args, device, overrides: dict) -> None:
     else:
         from ..cuda import launch as cuda_launch
 
-        cuda_launch.run_backward(spec, adj, packed, dims, device)
+        cuda_launch.run_backward(spec, adj, packed, dims, device, block_dim, stream, max_blocks)
     # debug-mode bounds checks, and the (release) report of a backward launch that ran out of memory for its adds
     check_errors(type("E", (), {"errors": adj.errors})())
 
@@ -37,16 +38,18 @@ def run_record_adjoint(rec) -> None:
             overrides[i] = a.desc_with(flags=flags | 1, data_ptr=buf.ptr)
         elif flags:
             overrides[i] = a.desc_with(flags=flags)
-    _run_bwd(rec.kernel, rec.spec, rec.dims, list(rec.args), rec.device, overrides)
+    _run_bwd(rec.kernel, rec.spec, rec.dims, list(rec.args), rec.device, overrides, rec.block_dim, rec.stream,
+             rec.max_blocks)
 
 
-def launch_adjoint(kernel, dims, args, adj_args, device, n_inputs) -> None:
+def launch_adjoint(kernel, dims, args, adj_args, device, n_inputs, block_dim: int = 256, stream=None,
+                   max_blocks: int = 0) -> None:
     """Warp's explicit form: ``adj_inputs + adj_outputs`` give the adjoint arrays of the array arguments."""
     if len(adj_args) not in (0, len(args)):
         raise LaunchError(f"kernel '{kernel.__name__}': adj_inputs + adj_outputs must have one entry per argument "
                           f"({len(args)}), got {len(adj_args)}")
     types = kernel.infer_types(args)
-    spec = kernel.specialize(types)
+    spec = kernel.specialize(types, block_dim)
     overrides = {}
     for i, (a, g) in enumerate(zip(args, adj_args or [None] * len(args))):
         if hasattr(a, "desc_with"):
@@ -57,4 +60,4 @@ def launch_adjoint(kernel, dims, args, adj_args, device, n_inputs) -> None:
                     raise LaunchError(f"kernel '{kernel.__name__}': adjoint of argument "
                                       f"'{kernel._param_names[i]}' has shape {g.shape}, expected {a.shape}")
                 overrides[i] = a.desc_with(grad_ptr=g.ptr)
-    _run_bwd(kernel, spec, dims, args, device, overrides)
+    _run_bwd(kernel, spec, dims, args, device, overrides, block_dim, stream, max_blocks)

@@ -29,6 +29,8 @@ class LaunchRecord:
     versions_after: dict  # param index -> version of the array right after the launch
     snapshots: dict  # param index -> copy of the array taken before the launch
     consume: frozenset  # param indices whose gradients a store consumes
+    stream: object = None  # the launch's stream (None: the device's current stream); the backward runs there too
+    max_blocks: int = 0  # CUDA block cap of the launch, kept for the backward
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,8 @@ class Tape:
                 snaps[i] = copy_
         return snaps
 
-    def _record_launch(self, kernel, spec, dims, args, device, n_inputs, block_dim, snapshots) -> None:
+    def _record_launch(self, kernel, spec, dims, args, device, n_inputs, block_dim, snapshots, stream=None,
+                       max_blocks=0) -> None:
         index = len(self.launches)
         versions = {}
         consume = set()
@@ -110,7 +113,7 @@ class Tape:
                 consume.add(i)
             self._written.setdefault(key, []).append(index)
         self.launches.append(LaunchRecord(kernel, spec, tuple(dims), tuple(args), device, n_inputs, block_dim,
-                                          versions, snapshots, frozenset(consume)))
+                                          versions, snapshots, frozenset(consume), stream, max_blocks))
 
     def _record_copy(self, dest, src, dest_offset, src_offset, count) -> None:
         key = id(dest._shared)

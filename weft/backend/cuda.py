@@ -13,6 +13,7 @@ Module interface (read by ``weft.cuda.launch``):
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 from ..ir import types as T
 from .renderer import Renderer, RenderOptions, _is_plain_array
@@ -155,12 +156,31 @@ def _device_body(text: str) -> str:
     return head + sep + rest.replace("static inline", CudaMixin.body_qualifiers, 1)
 
 
+@dataclass(frozen=True)
+class CudaModule:
+    """A rendered CUDA module and the launch facts the renderer decided."""
+
+    source: str
+    entry: str
+    shared_bytes: int = 0  # dynamic shared memory per block (cooperative tile modules)
+
+
+def render_cuda_module(code, name: str, debug: bool, adjoint: bool) -> CudaModule:
+    """The CUDA module of a kernel specialisation: ``code`` is its typed IR (forward) or adjoint program."""
+    options = RenderOptions(debug=debug, kernel_name=name)
+    fn = code.fn if adjoint else code
+    entry = BWD_ENTRY if adjoint else FWD_ENTRY
+    if getattr(fn, "tile_dim", 0):
+        renderer = _tile_renderer_classes()[1 if adjoint else 0](code, options, fn.tile_dim)
+        source = renderer.render_module()
+        return CudaModule(source, entry, renderer.shared_total())
+    renderer = _adjoint_renderer_class()(code, options) if adjoint else CudaRenderer(code, options)
+    return CudaModule(renderer.render_module(), entry)
+
+
 def render_cuda_adjoint(prog, name: str, debug: bool) -> str:
     """The CUDA module source of one kernel specialisation's backward pass (the ``weft_bwd`` entry)."""
-    options = RenderOptions(debug=debug, kernel_name=name)
-    if getattr(prog.fn, "tile_dim", 0):
-        return _tile_renderer_classes()[1](prog, options, prog.fn.tile_dim).render_module()
-    return _adjoint_renderer_class()(prog, options).render_module()
+    return render_cuda_module(prog, name, debug, adjoint=True).source
 
 
 @functools.cache
@@ -189,7 +209,4 @@ def _tile_renderer_classes():
 
 def render_cuda(fn, name: str, debug: bool) -> str:
     """The CUDA module source of one kernel specialisation (the forward entry)."""
-    options = RenderOptions(debug=debug, kernel_name=name)
-    if getattr(fn, "tile_dim", 0):
-        return _tile_renderer_classes()[0](fn, options, fn.tile_dim).render_module()
-    return CudaRenderer(fn, options).render_module()
+    return render_cuda_module(fn, name, debug, adjoint=False).source

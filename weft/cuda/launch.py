@@ -8,12 +8,15 @@ and a ``weft::Grid``; the kernel walks the flattened grid with a grid-stride loo
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import struct
 import threading
 from dataclasses import dataclass
 
+from .. import pipeline
 from ..backend import cuda as cuda_backend
 from ..errors import RuntimeError_
+from ..pipeline import Direction, Target
 from ..toolchain import nvrtc
 from . import graphs
 from .driver import api, check
@@ -26,7 +29,7 @@ _STATIC_SHARED_LIMIT = 48 * 1024  # dynamic shared memory beyond this needs an o
 
 
 @dataclass
-class Program:
+class LoadedModule:
     """A loaded module's entry point on one GPU."""
 
     module: object
@@ -36,11 +39,11 @@ class Program:
     shared_optin: bool = False  # cuFuncSetAttribute raised its dynamic shared memory limit
 
 
-_programs: dict[tuple, Program] = {}
+_programs: dict[tuple, LoadedModule] = {}
 _lock = threading.Lock()
 
 
-def load_program(source: str, name: str, debug: bool, entry: str, device) -> Program:
+def load_program(source: str, name: str, debug: bool, entry: str, device) -> LoadedModule:
     """Compile ``source`` for ``device``'s architecture (cached on disk) and load it into its context once."""
     ctx = device.backend
     key = (source, ctx.ordinal, entry, debug)
@@ -59,7 +62,7 @@ def load_program(source: str, name: str, debug: bool, entry: str, device) -> Pro
         function = check(drv.cuModuleGetFunction(module, entry.encode()), f"finding {entry} in '{name}'")
         err, ptr, size = drv.cuModuleGetGlobal(module, cuda_backend.ERROR_SYMBOL.encode())
         errors, errors_size = (int(ptr), int(size)) if int(err) == 0 else (0, 0)
-        prog = Program(module, function, errors, errors_size)
+        prog = LoadedModule(module, function, errors, errors_size)
         _programs[key] = prog
     return prog
 
@@ -73,60 +76,58 @@ def layout_assert(spec) -> str:
             f'({total} bytes) and the device");\n')
 
 
+def cuda_program(spec, direction: Direction, adj=None) -> pipeline.Program:
+    """The CUDA module of a kernel specialisation in ``direction`` (rendered once per spec; ``adj``: the kernel's
+    AdjointSpec, holding the adjoint IR), with the layout check appended."""
+    owner = spec if direction is Direction.FORWARD else adj
+    program = owner.programs.get(Target.CUDA)
+    if program is None:
+        code = spec.fn if direction is Direction.FORWARD else adj.prog
+        program = pipeline.compile(code, spec.kernel.__name__, spec.debug, Target.CUDA, direction)
+        program = dataclasses.replace(program, source=program.source + layout_assert(spec))
+        owner.programs[Target.CUDA] = program
+    return program
+
+
 def forward_source(spec) -> str:
     """The CUDA source of a kernel specialisation's forward pass (rendered once per spec)."""
-    source = spec.__dict__.get("_cuda_source")
-    if source is None:
-        source = cuda_backend.render_cuda(spec.fn, spec.kernel.__name__, spec.debug) + layout_assert(spec)
-        spec.__dict__["_cuda_source"] = source
-    return source
+    return cuda_program(spec, Direction.FORWARD).source
 
 
-def run_forward(spec, packed: bytes, dims: tuple[int, ...], device, block_dim: int = 256, stream=None) -> None:
+def run_forward(spec, packed: bytes, dims: tuple[int, ...], device, block_dim: int = 256, stream=None,
+                max_blocks: int = 0) -> None:
     """Launch a kernel specialisation's forward pass over ``dims`` on ``device``."""
-    prog = load_program(forward_source(spec), spec.kernel.__name__, spec.debug, cuda_backend.FWD_ENTRY, device)
-    tile_dim = getattr(spec.fn, "tile_dim", 0)
-    if tile_dim:
-        launch_blocks(prog, forward_source(spec), packed, dims, device, tile_dim, stream, spec.debug,
-                      spec.kernel.__name__)
-        return
-    launch(prog, packed, dims, device, block_dim, stream, spec.debug, spec.kernel.__name__)
+    run_program(cuda_program(spec, Direction.FORWARD), spec.kernel.__name__, spec.debug, packed, dims, device,
+                block_dim, stream, max_blocks)
 
 
-def run_backward(spec, adj, packed: bytes, dims: tuple[int, ...], device, block_dim: int = 256, stream=None) -> None:
+def run_backward(spec, adj, packed: bytes, dims: tuple[int, ...], device, block_dim: int = 256, stream=None,
+                 max_blocks: int = 0) -> None:
     """Launch a kernel specialisation's backward pass (``adj``: the kernel's AdjointSpec, holding the adjoint IR)."""
-    source = adj.__dict__.get("_cuda_source")
-    if source is None:
-        source = cuda_backend.render_cuda_adjoint(adj.prog, spec.kernel.__name__, spec.debug) + layout_assert(spec)
-        adj.__dict__["_cuda_source"] = source
-    name = spec.kernel.__name__ + "_adj"
-    tile_dim = getattr(spec.fn, "tile_dim", 0)
-    if tile_dim:
-        prog = load_program(source, name, spec.debug, cuda_backend.BWD_ENTRY, device)
-        launch_blocks(prog, source, packed, dims, device, tile_dim, stream, spec.debug, name)
+    run_program(cuda_program(spec, Direction.ADJOINT, adj), spec.kernel.__name__ + "_adj", spec.debug, packed, dims,
+                device, block_dim, stream, max_blocks)
+
+
+def run_program(program: pipeline.Program, name: str, debug: bool, packed: bytes, dims: tuple[int, ...], device,
+                block_dim: int, stream, max_blocks: int = 0) -> None:
+    prog = load_program(program.source, name, debug, program.entry, device)
+    if program.block_dim:
+        launch_blocks(prog, program, packed, dims, device, stream, debug, name, max_blocks)
         return
-    run_source(source, name, spec.debug, cuda_backend.BWD_ENTRY, packed, dims, device, block_dim, stream)
+    launch(prog, packed, dims, device, block_dim, stream, debug, name, max_blocks=max_blocks)
 
 
-def run_source(source: str, name: str, debug: bool, entry: str, packed: bytes, dims: tuple[int, ...], device,
-               block_dim: int = 256, stream=None) -> None:
-    """Launch ``entry`` of an arbitrary rendered module (the adjoint's ``weft_bwd``, for example)."""
-    prog = load_program(source, name, debug, entry, device)
-    launch(prog, packed, dims, device, block_dim, stream, debug, name)
-
-
-def launch_blocks(prog: Program, source: str, packed: bytes, dims: tuple[int, ...], device, tile_dim: int, stream,
-                  debug: bool, name: str) -> None:
-    """Launch a tile module (``weft.tiles.cuda``): CUDA blocks of exactly ``tile_dim`` threads, one per weft block
-    (the entry strides over blocks when there are more than the grid limit), with the module's dynamic shared
-    memory."""
-    from ..tiles.cuda import shared_bytes
-
+def launch_blocks(prog: LoadedModule, program: pipeline.Program, packed: bytes, dims: tuple[int, ...], device, stream,
+                  debug: bool, name: str, max_blocks: int = 0) -> None:
+    """Launch a tile module (``weft.tiles.cuda``): CUDA blocks of exactly ``program.block_dim`` threads, one per weft
+    block (the entry strides over blocks when there are more than the grid limit), with the module's dynamic shared
+    memory (``program.shared_bytes``, decided by the renderer)."""
+    tile_dim = program.block_dim
     total = 1
     for d in dims:
         total *= d
     nblocks = (total + tile_dim - 1) // tile_dim
-    shared = shared_bytes(source)
+    shared = program.shared_bytes
     if shared > _STATIC_SHARED_LIMIT and not prog.shared_optin:
         drv = api()
         limit = device.backend._attr(drv.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
@@ -137,12 +138,17 @@ def launch_blocks(prog: Program, source: str, packed: bytes, dims: tuple[int, ..
         check(drv.cuFuncSetAttribute(prog.function, attr, shared),
               f"allowing {shared} bytes of shared memory for '{name}'")
         prog.shared_optin = True
-    launch(prog, packed, dims, device, tile_dim, stream, debug, name, work=nblocks * tile_dim, shared=shared)
+    launch(prog, packed, dims, device, tile_dim, stream, debug, name, work=nblocks * tile_dim, shared=shared,
+           max_blocks=max_blocks)
 
 
-def launch(prog: Program, packed: bytes, dims: tuple[int, ...], device, block_dim: int = 256, stream=None,
-           debug: bool = False, name: str = "kernel", work: int | None = None, shared: int = 0) -> None:
-    """Launch ``prog`` over ``dims``; ``work`` (default: every grid point) is how many GPU threads to start."""
+def launch(prog: LoadedModule, packed: bytes, dims: tuple[int, ...], device, block_dim: int = 256, stream=None,
+           debug: bool = False, name: str = "kernel", work: int | None = None, shared: int = 0,
+           max_blocks: int = 0) -> None:
+    """Launch ``prog`` over ``dims``; ``work`` (default: every grid point) is how many GPU threads to start.
+
+    ``max_blocks`` > 0 caps the CUDA blocks (as Warp's ``wp.launch(max_blocks=)``): the entries stride over the grid,
+    so every point still runs."""
     total = 1
     for d in dims:
         total *= d
@@ -154,6 +160,8 @@ def launch(prog: Program, packed: bytes, dims: tuple[int, ...], device, block_di
     grid = _GRID.pack(*padded, len(dims))
     block_dim = max(1, min(int(block_dim) or 256, 1024))
     blocks = min((total + block_dim - 1) // block_dim, _MAX_BLOCKS)
+    if max_blocks and max_blocks > 0:
+        blocks = min(blocks, int(max_blocks))
     # kernelParams: an array of pointers to each parameter's bytes (the driver copies them at launch)
     arg_ptr = ctypes.c_char_p(packed)
     grid_ptr = ctypes.c_char_p(grid)
@@ -172,7 +180,7 @@ def launch(prog: Program, packed: bytes, dims: tuple[int, ...], device, block_di
         check_errors(prog, device, handle, name)
 
 
-def check_errors(prog: Program, device, handle, name: str) -> None:
+def check_errors(prog: LoadedModule, device, handle, name: str) -> None:
     """Read the module's error state after a debug launch; raise (and reset it) when a check failed."""
     drv = api()
     check(drv.cuStreamSynchronize(handle), f"kernel '{name}' on {device}")

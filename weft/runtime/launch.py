@@ -108,7 +108,8 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
     if adjoint:
         from ..autodiff.launch import launch_adjoint
 
-        return launch_adjoint(kernel, dims, args, list(adj_inputs) + list(adj_outputs), dev, len(inputs))
+        return launch_adjoint(kernel, dims, args, list(adj_inputs) + list(adj_outputs), dev, len(inputs),
+                              block_dim=block_dim, stream=stream, max_blocks=max_blocks)
     spec = kernel.specialize(types, block_dim)
     if read_only:
         _check_read_only(kernel, spec, read_only)
@@ -128,9 +129,10 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
     if graph is not None and graph.device == dev and dev.is_cpu:
         graph.launches.append(lambda: _run(spec, packed, dims, dev, args, block_dim))
     else:
-        _run(spec, packed, dims, dev, args, block_dim, stream)
+        _run(spec, packed, dims, dev, args, block_dim, stream, max_blocks)
     if tape is not None:
-        tape._record_launch(kernel, spec, dims, args, dev, len(inputs), block_dim, snapshots)
+        tape._record_launch(kernel, spec, dims, args, dev, len(inputs), block_dim, snapshots, stream=stream,
+                            max_blocks=max_blocks)
     elif dev.is_cpu and not spec.debug and types is kernel._fixed_types and "_launch_fast" not in kernel.__dict__ \
             and not spec.tile_dim and not spec.checks_errors:  # tile kernels depend on block_dim, which the fast
         # path does not check; kernels that report errors in release mode need the general path's check
@@ -160,7 +162,7 @@ def _enable_fast(kernel, spec) -> None:
     from ..ir import types as T
     from .packing import make_fast_packer
 
-    pack = make_fast_packer(spec.types) if getattr(spec, "fwd_fast", None) is not None else None
+    pack = make_fast_packer(spec.types) if spec.fwd_fast is not None else None
     has_arrays = any(isinstance(t, T.ArrayType) for t in spec.types)
     kernel._launch_fast = _Fast(spec, pack, has_arrays) if pack is not None else None
 
@@ -206,13 +208,13 @@ def _launch_fast(fast: _Fast, dim, inputs, outputs, device, record_tape) -> bool
     return True
 
 
-def _run(spec, packed: bytes, dims: tuple[int, ...], dev, args, block_dim=256, stream=None) -> None:
-    if dev.is_cpu:
+def _run(spec, packed: bytes, dims: tuple[int, ...], dev, args, block_dim=256, stream=None, max_blocks=0) -> None:
+    if dev.is_cpu:  # max_blocks limits CUDA blocks only (as in Warp); the CPU grid is split over threads
         spec.fwd(packed, _DIMS[len(dims)].pack(*dims), len(dims), _threads())
     else:
         from ..cuda import launch as cuda_launch
 
-        cuda_launch.run_forward(spec, packed, dims, dev, block_dim, stream=stream)
+        cuda_launch.run_forward(spec, packed, dims, dev, block_dim, stream=stream, max_blocks=max_blocks)
     for i in spec.written:
         a = args[i]
         if hasattr(a, "_mark_written"):
@@ -349,7 +351,7 @@ class Launch:
     def _prepare(self) -> None:
         """What launch() needs, resolved once: the raw entry point and the version counters of written arrays."""
         spec = self.spec
-        fwd = getattr(spec, "fwd_fast", None)
+        fwd = spec.fwd_fast
         self._fast_fwd = fwd if fwd is not None and self.device.is_cpu and not spec.debug \
             and not spec.checks_errors else None
         try:
@@ -389,4 +391,4 @@ class Launch:
             for shared in self._written:
                 shared.version += 1
             return
-        _run(self.spec, self._packed, self.dim, self.device, self.args)
+        _run(self.spec, self._packed, self.dim, self.device, self.args, stream=stream)
