@@ -12,6 +12,9 @@ import enum
 from dataclasses import dataclass
 
 from . import config
+from .autodiff.reverse import build_adjoint
+from .backend.adjoint import render_adjoint
+from .backend.cuda import render_cuda_module
 from .backend.renderer import Renderer, RenderOptions
 from .frontend.lower import Lowerer
 from .frontend.source import FunctionSource
@@ -19,7 +22,10 @@ from .ir import types as T
 from .ir.cse import cse
 from .ir.nodes import Function
 from .ir.verify import verify, verify_adjoint
-from .toolchain.build import build_cpu
+from .tiles.adjoint import render_tile_adjoint
+from .tiles.model import uses_tiles
+from .tiles.render import render_tile_module
+from .toolchain.build import build_cpu, cpu_key, load_cpu
 from .toolchain.options import CpuOptions
 
 
@@ -35,8 +41,6 @@ def lower(src: FunctionSource, param_types: dict[str, T.Type], name: str, option
     fn = cse(lw.lower_kernel())
     if config.verify_ir or config.debug_internal:
         verify(fn)
-    from .tiles.model import uses_tiles
-
     if uses_tiles(fn):
         fn.tile_dim = int(options.get("block_dim") or 256)  # tile kernels: the block size they are compiled for
     return Lowered(fn, lw.tid_arity, lw.deps)
@@ -44,8 +48,6 @@ def lower(src: FunctionSource, param_types: dict[str, T.Type], name: str, option
 
 def differentiate(fn: Function):
     """The backward program of a kernel (IR -> IR)."""
-    from .autodiff.reverse import build_adjoint
-
     prog = build_adjoint(fn)
     if config.verify_ir or config.debug_internal:
         verify_adjoint(prog)
@@ -54,18 +56,12 @@ def differentiate(fn: Function):
 
 def render_cpu_adjoint(prog, name: str, debug: bool) -> str:
     if prog.fn.tile_dim:
-        from .tiles.adjoint import render_tile_adjoint
-
         return render_tile_adjoint(prog, name, debug, prog.fn.tile_dim)
-    from .backend.adjoint import render_adjoint
-
     return render_adjoint(prog, name, debug)
 
 
 def render_cpu(fn: Function, name: str, debug: bool) -> str:
     if fn.tile_dim:
-        from .tiles.render import render_tile_module
-
         return render_tile_module(fn, name, debug, fn.tile_dim)
     return Renderer(fn, RenderOptions(debug=debug, kernel_name=name)).render_module()
 
@@ -105,8 +101,6 @@ def compile(code, name: str, debug: bool, target: Target, direction: Direction) 
         source = render_cpu(code, name, debug) if direction is Direction.FORWARD else \
             render_cpu_adjoint(code, name, debug)
         return Program(source, target, direction, ENTRIES[direction], 0, block_dim)
-    from .backend.cuda import render_cuda_module
-
     module = render_cuda_module(code, name, debug, adjoint=direction is Direction.ADJOINT)
     assert module.entry == ENTRIES[direction]
     return Program(module.source, target, direction, module.entry, module.shared_bytes, block_dim)
@@ -122,13 +116,9 @@ def build(source: str, name: str, debug: bool):
 
 def built_key(source: str, debug: bool) -> str:
     """The kernel-cache key of a CPU module's source (what a warm start records)."""
-    from .toolchain.build import cpu_key
-
     return cpu_key(source, cpu_options(debug))
 
 
 def load_built(key: str):
     """Load an already-compiled CPU module by its kernel-cache key (None if it is not in the cache)."""
-    from .toolchain.build import load_cpu
-
     return load_cpu(key)

@@ -9,7 +9,6 @@ the signature ``fn(renderer, let, args, adj_args, adj_results)`` where each list
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from ..ir import types as T
@@ -56,6 +55,7 @@ class AdjointRenderer(Renderer):
         self._sites: list[DeferSite] | None = None  # while rendering the deferred body: its gradient add sites
         self._rewritten: frozenset[int] | None = None  # arrays whose store adjoints consume (see rewritten_arrays)
         self._once: set[int] | None = None  # see _run_once
+        self._grad_plan: GradPlan | None = None
 
     def render_module(self) -> str:
         self.deferred = plan_deferred(self)
@@ -74,11 +74,6 @@ class AdjointRenderer(Renderer):
         self.dummies = []  # the second body declares its own scratch slots
         body = self.render_bwd_body(deferred=True)
         sites, self._sites = self._sites, None
-        # a site under a branch (or after an early return) marks its slot empty first: every lane writes every slot
-        marks = "".join(f"    d.o{k}[lane] = weft::kNoAdd;\n" for k, st in enumerate(sites) if st.conditional)
-        replay = "    // ---- forward replay\n"
-        assert replay in body
-        body = body.replace(replay, marks + replay, 1)
         lanes = "weft::kDeferLanes"
         struct = ["struct Defer {"]
         struct += [f"    alignas(64) {st.ctype} v{k}[{lanes}];\n    alignas(64) int32_t o{k}[{lanes}];"
@@ -102,11 +97,17 @@ class AdjointRenderer(Renderer):
         self.out = body
         if self.prog.uses_stack:
             self.out("weft::LoopStack stack;")
+        replay_at = len(body.lines)
         self.out("// ---- forward replay")
         self.block(self.prog.replay)
         self.out("// ---- reverse sweep")
         self._last_line = None
         self.block(self.prog.reverse)
+        if deferred:
+            # a site under a branch (or after an early return) marks its slot empty first, before the replay: every
+            # lane writes every slot
+            body.lines[replay_at:replay_at] = [f"    d.o{k}[lane] = weft::kNoAdd;" for k, st in enumerate(self._sites)
+                                               if st.conditional]
         decls = Emitter()
         seen: set[int] = set()
         everything = self.prog.replay + self.prog.reverse
@@ -121,8 +122,8 @@ class AdjointRenderer(Renderer):
             sig = ("template <bool C>\nstatic inline WEFT_INLINE_BODY void bwd_body_deferred(const Args& args, Defer& d, "
                    "int32_t i0, int32_t i1, int32_t i2, int32_t i3, int64_t flat, int32_t lane)")
         else:
-            sig = ("template <bool C>\nstatic inline void bwd_body(const Args& args, int32_t i0, int32_t i1, int32_t i2, "
-                   "int32_t i3, int64_t flat)")
+            sig = (f"template <bool C>\n{self.body_qualifiers} void bwd_body(const Args& args, int32_t i0, int32_t i1, "
+                   "int32_t i2, int32_t i3, int64_t flat)")
         return sig + " {\n" + "\n".join(decls.lines + body.lines) + "\n}"
 
     def declare_adjoint_scratch(self, decls: Emitter) -> None:
@@ -137,68 +138,60 @@ class AdjointRenderer(Renderer):
         return False  # the reverse sweep accumulates gradients into slots that threads share
 
     def render_bwd_entry(self) -> str:
-        return self.render_entry().replace("weft_fwd", "weft_bwd").replace("fwd_body", "bwd_body")
+        return self.render_entry("weft_bwd", "bwd_body")
 
-    def render_entry(self, *args, **kwargs) -> str:
-        """The CPU backward entry: the forward's, after choosing how each gradient argument is accumulated.
+    # ------------------------------------------------------------------ CPU entry from the accumulation plan
+    # The CPU backward entry is the forward's, with the hooks of Renderer.render_entry filled from grad_plan: how
+    # each gradient argument is accumulated (see GradPlan). The CUDA renderer overrides render_entry.
+    @property
+    def grad_plan(self) -> GradPlan:
+        if self._grad_plan is None:
+            self._grad_plan = plan_grad_accumulation(self.fn)
+        return self._grad_plan
 
-        One thread: plain adds everywhere. Several: plain adds into the gradient of an array each thread reads only at
-        its own launch index; a per-thread copy (summed after the grid) of the gradient of an array only read, where
-        that is cheaper than atomics; CAS atomics for the rest. Each choice is checked at run time against the
-        arguments' layouts (no gradient may share memory with another's). A kernel with a deferred form runs it
-        when the launch allows (contiguous rows, 32-bit offsets, no stored array's gradient shared with a read
-        one), the general body otherwise. The CUDA renderer overrides this method.
-        """
-        text = super().render_entry(*args, **kwargs)
-        arrays = [p for p in self.fn.params if isinstance(p.type, T.ArrayType) and p.type.kind is not T.ArrayKind.FIXED]
-        plain = [p for p in arrays if p.type.kind is T.ArrayKind.ARRAY and T.is_differentiable_type(p.type.dtype)]
-        if not plain:
-            return text
-        access = grad_access(self.fn)
-        own = [p for p in plain if p.id in access.own]
-        private = [p for p in plain if p.id in access.loads]
+    def entry_prologue(self) -> list[str] | None:
+        plan = self.grad_plan
+        if not plan.plain:
+            return None
         lines = ["    const int32_t threads = weft::grid_threads(dims, ndim, nthreads);"]
-        if private or self.deferred is not None:
+        if plan.private or self.deferred is not None:
             lines += ["    weft::PrivateGrad priv[weft::kMaxPrivateGrads];", "    int npriv = 0;"]
         lines.append("    if (threads <= 1) {")
-        lines += [f"        args.{p.name}.flags |= weft::kGradPlain;" for p in plain]
-        if own or private:
-            ranges = ", ".join(f"weft::detail::grad_bytes(args.{p.name})" for p in arrays)
+        lines += [f"        args.{name}.flags |= weft::kGradPlain;" for name in plan.plain]
+        if plan.own or plan.private:
+            ranges = ", ".join(f"weft::detail::grad_bytes(args.{name})" for name in plan.arrays)
             lines += ["    } else {", f"        const weft::detail::ByteRange grads[] = {{{ranges}}};"]
-            for p in own:
-                k = arrays.index(p)
-                lines.append(f"        if (weft::grad_exclusive(args.{p.name}, grads, {len(arrays)}, {k})) "
-                             f"args.{p.name}.flags |= weft::kGradPlain;")
-            if private:
+            for name in plan.own:
+                k = plan.arrays.index(name)
+                lines.append(f"        if (weft::grad_exclusive(args.{name}, grads, {len(plan.arrays)}, {k})) "
+                             f"args.{name}.flags |= weft::kGradPlain;")
+            if plan.private:
                 lines.append("        const int64_t total = weft::grid_total(dims, ndim);")
-            for p in private:
-                k = arrays.index(p)
-                field_ = f"size_t(reinterpret_cast<char*>(&args.{p.name}.grad) - reinterpret_cast<char*>(&args))"
-                lines.append(f"        weft::private_grad(args.{p.name}, {field_}, {access.loads[p.id]}, total, threads, "
-                             f"grads, {len(arrays)}, {k}, priv, npriv);")
+            for name, sites in plan.private:
+                k = plan.arrays.index(name)
+                field_ = f"size_t(reinterpret_cast<char*>(&args.{name}.grad) - reinterpret_cast<char*>(&args))"
+                lines.append(f"        weft::private_grad(args.{name}, {field_}, {sites}, total, threads, "
+                             f"grads, {len(plan.arrays)}, {k}, priv, npriv);")
         lines.append("    }")
-        head = "    const Args args = *static_cast<const Args*>(argbuf);\n"
-        assert head in text
-        text = text.replace(head, head.replace("const Args args", "Args args", 1) + "\n".join(lines) + "\n", 1)
-        if private:
-            # the body takes the arguments from the runner, which hands each thread its own gradient copies
-            call = "weft::run_grid_private(dims, ndim, threads, args, priv, npriv, [](const Args& args, int32_t i0,"
-            text, n = re.subn(r"weft::run_grid(<[^>]*>)?\(dims, ndim, nthreads, \[[^\]]*\]\(int32_t i0,", call, text)
-        else:
-            text, n = re.subn(r"(weft::run_grid(<[^>]*>)?)\(dims, ndim, nthreads,", r"\1(dims, ndim, threads,", text)
-        assert n == 2, "unexpected CPU entry text"
-        if self.deferred is not None:
-            text = self._deferred_dispatch(text)
-        return text
+        return lines
 
-    def _deferred_dispatch(self, text: str) -> str:
-        """Route launches that allow it to the deferred form; the general body (non-contiguous instantiation, which
-        is correct for every layout) takes the others."""
+    def grid_runner(self, grid: str) -> str:
+        plan = self.grad_plan
+        if not plan.plain:
+            return super().grid_runner(grid)
+        if plan.private:  # the runner hands each thread its own gradient copies
+            return "weft::run_grid_private(dims, ndim, threads, args, priv, npriv,"
+        return f"{grid}(dims, ndim, threads,"
+
+    def grid_lambda_head(self) -> str:
+        return "[](const Args& args, " if self.grad_plan.private else "[args]("
+
+    def contiguous_launch(self, contig: str, launch: str) -> tuple[str, str]:
+        """Launches that allow it take the deferred form; the general body (non-contiguous instantiation, which is
+        correct for every layout) takes the others."""
         plan = self.deferred
-        lines = text.split("\n")
-        k = next(i for i, line in enumerate(lines) if line.startswith("    if (") and "strides" in line or
-                 line == "    if (true)")
-        contig = lines[k][len("    if ("):-1]
+        if plan is None or not self.grad_plan.plain:
+            return contig, launch
         conds = [contig, f"weft::deferred_launch_ok(dims, ndim, {self.tid_rank()})"]
         conds += [f"weft::grad_offsets_fit(args.{name})" for name in plan.site_arrays]
         if plan.stored_arrays:
@@ -209,7 +202,7 @@ class AdjointRenderer(Renderer):
         if len(plan.site_arrays) > 1:
             same = ", ".join(f"weft::detail::grad_bytes(args.{name})" for name in plan.site_arrays)
             owned += f" && weft::detail::disjoint_or_same({{{same}}})"
-        run = (f"        weft::run_grid_deferred<{self.tid_rank()}, Defer, Spill>(dims, ndim, threads, args, priv, npriv,"
+        run = (f"weft::run_grid_deferred<{self.tid_rank()}, Defer, Spill>(dims, ndim, threads, args, priv, npriv,"
                f"\n            {owned},\n"
                "            [](const Args& args, Defer& d, int32_t i0, int32_t i1, int32_t i2, int32_t i3, int64_t flat,"
                " int32_t lane) WEFT_INLINE_LAMBDA {\n"
@@ -218,11 +211,7 @@ class AdjointRenderer(Renderer):
                "            [](const Args& args, Defer& d, int32_t n, Spill* sp, int64_t b, int64_t e) "
                "{ bwd_flush(args, d, n, sp, b, e); },\n"
                "            [](const Args& args, const Spill& sp) { bwd_spill(args, sp); });")
-        # lines[k + 1]: the contiguous launch, lines[k + 2]: "else", lines[k + 3]: the general launch
-        assert lines[k + 2] == "    else", "unexpected CPU entry text"
-        lines[k] = "    if (" + " &&\n        ".join(conds) + ")"
-        lines[k + 1] = run
-        return "\n".join(lines)
+        return " &&\n        ".join(conds), run
 
     def adj(self, x) -> str:
         """The adjoint variable of an operand (a scratch dummy for constants and non-array parameters)."""
@@ -423,7 +412,8 @@ for _name, _rule in (("copy", AdjointRenderer.adj_copy), ("getfield", AdjointRen
                      ("setfield", AdjointRenderer.adj_setfield), ("cast", AdjointRenderer.adj_cast),
                      ("construct", AdjointRenderer.adj_construct), ("load", AdjointRenderer.adj_load),
                      ("store", AdjointRenderer.adj_store), ("atomic_add", AdjointRenderer.adj_atomic_add_sub),
-                     ("atomic_sub", AdjointRenderer.adj_atomic_add_sub), ("atomic_min", AdjointRenderer.adj_atomic_minmax),
+                     ("atomic_sub", AdjointRenderer.adj_atomic_add_sub),
+                     ("atomic_min", AdjointRenderer.adj_atomic_minmax),
                      ("atomic_max", AdjointRenderer.adj_atomic_minmax)):
     AdjointRenderer.adjoint_rules.add(_special(_name), _rule)
 for _name, _rule in (("store", AdjointRenderer.replay_store), ("atomic_add", AdjointRenderer.replay_atomic),
@@ -501,6 +491,34 @@ def grad_access(fn: Function) -> GradAccess:
     out.own = candidates - not_own
     out.loads = {i: n for i, n in loads.items() if i not in not_read_only and i not in out.own}
     return out
+
+
+@dataclass(frozen=True)
+class GradPlan:
+    """How a CPU backward entry accumulates the gradients of its array parameters (a decision made on the IR).
+
+    One thread: plain adds into every differentiable plain array's gradient (``plain``). Several: plain adds into
+    the gradient of an array each thread reads only at its own launch index (``own``, checked at run time against the
+    arguments' layouts: no gradient may share memory with another's); a per-thread copy, summed after the grid, of the
+    gradient of an array only read (``private``: name and number of load sites), where that is cheaper than atomics;
+    CAS atomics for the rest.
+    """
+
+    arrays: tuple[str, ...]  # every non-fixed array parameter (their gradients' byte ranges are compared)
+    plain: tuple[str, ...]
+    own: tuple[str, ...]
+    private: tuple[tuple[str, int], ...]
+
+
+def plan_grad_accumulation(fn: Function) -> GradPlan:
+    arrays = [p for p in fn.params if isinstance(p.type, T.ArrayType) and p.type.kind is not T.ArrayKind.FIXED]
+    plain = [p for p in arrays if p.type.kind is T.ArrayKind.ARRAY and T.is_differentiable_type(p.type.dtype)]
+    if not plain:
+        return GradPlan(tuple(p.name for p in arrays), (), (), ())
+    access = grad_access(fn)
+    return GradPlan(tuple(p.name for p in arrays), tuple(p.name for p in plain),
+                    tuple(p.name for p in plain if p.id in access.own),
+                    tuple((p.name, access.loads[p.id]) for p in plain if p.id in access.loads))
 
 
 def _holds_array(t: T.Type) -> bool:

@@ -15,8 +15,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from ..ir import types as T
-from .renderer import Renderer, RenderOptions, _is_plain_array
+from .renderer import Renderer, RenderOptions
 
 #: Names the runtime looks up in a loaded module.
 FWD_ENTRY = "weft_fwd"
@@ -85,31 +84,15 @@ class CudaMixin:
     """The CUDA differences, shared by the forward renderer and the adjoint renderer."""
 
     body_qualifiers = "__device__ __forceinline__"
+    struct_fn_qualifiers = "static WEFT_FN"  # the struct operators, callable on the device
+    check_fn = "checked_access"  # debug-mode bounds checks, out of line (see _GRID_HELPERS)
+    int64 = "weft::int64"
 
-    def render_struct_ops(self, st: T.StructType) -> str:
-        # the base emits host-only `static inline`; the same operator, callable on the device
-        return super().render_struct_ops(st).replace("static inline", "static WEFT_FN", 1)
-
-    def checked(self, s, what: str, arr, idx: list[str], stmt: str, on_fail: str = "") -> None:
-        mark = len(self.out.lines)
-        super().checked(s, what, arr, idx, stmt, on_fail)
-        for k in range(mark, len(self.out.lines)):
-            self.out.lines[k] = self.out.lines[k].replace("weft::check(", "checked_access(", 1)
-
-    def contiguity_check(self) -> str:
-        checks = [f"(args.{p.name}.shape[{p.type.ndim - 1}] <= 1 || args.{p.name}.strides[{p.type.ndim - 1}] == "
-                  f"weft::int64(sizeof({p.type.dtype.ctype})))" for p in self.fn.params if _is_plain_array(p.type)]
-        return " && ".join(checks) if checks else "true"
-
-    def render_entry(self, name: str = FWD_ENTRY, body: str = "fwd_body", extra_params: str = "",
-                     extra_args: str = "") -> str:
-        """A grid-stride ``__global__`` entry calling ``body<C>`` once per grid point.
-
-        ``extra_params``/``extra_args`` let the adjoint pass its adjoint-argument struct through.
-        """
-        call = f"(args{extra_args}, ix.i0, ix.i1, ix.i2, ix.i3, flat);"
+    def render_entry(self, name: str = FWD_ENTRY, body: str = "fwd_body") -> str:
+        """A grid-stride ``__global__`` entry calling ``body<C>`` once per grid point."""
+        call = "(args, ix.i0, ix.i1, ix.i2, ix.i3, flat);"
         return (
-            f'extern "C" __global__ void {name}(const Args args{extra_params}, const weft::Grid grid) {{\n'
+            f'extern "C" __global__ void {name}(const Args args, const weft::Grid grid) {{\n'
             f"    const bool contig = {self.contiguity_check()};\n"
             "    const weft::int64 total = grid_total(grid);\n"
             "    const bool small = total <= weft::int64(0xffffffffLL);\n"
@@ -145,15 +128,7 @@ def _adjoint_renderer_class():
                      _GRID_HELPERS, self.render_bwd_body(), "}  // namespace", self.render_bwd_entry()]
             return "\n".join(p for p in parts if p) + "\n"
 
-        def render_bwd_body(self) -> str:
-            return _device_body(super().render_bwd_body())
-
     return CudaAdjointRenderer
-
-
-def _device_body(text: str) -> str:
-    head, sep, rest = text.partition("\n")
-    return head + sep + rest.replace("static inline", CudaMixin.body_qualifiers, 1)
 
 
 @dataclass(frozen=True)
@@ -202,7 +177,7 @@ def _tile_renderer_classes():
 
     class CudaTileAdjointRenderer(CudaBlockRendering, CudaMixin, TileAdjointRenderer):
         def render_module(self) -> str:
-            return module(self, _device_body(self.render_bwd_body()), BWD_ENTRY, "bwd_body")
+            return module(self, self.render_bwd_body(), BWD_ENTRY, "bwd_body")
 
     return CudaTileRenderer, CudaTileAdjointRenderer
 

@@ -53,6 +53,10 @@ class Renderer:
     """Renders one kernel specialisation (and, through the adjoint module, its backward function)."""
 
     body_qualifiers = "static inline"
+    #: target hooks: qualifiers of the struct operators, the bounds-check function, the 64-bit integer type name
+    struct_fn_qualifiers = "static inline"
+    check_fn = "weft::check"
+    int64 = "int64_t"
     #: forward rules of SPECIAL ops (see weft.backend.rules; filled below the class)
     forward_rules = RuleTable("forward")
 
@@ -109,7 +113,8 @@ class Renderer:
         body = "".join(f" a.{f} += b.{f};" for f in diff)
         # gradients of struct arrays accumulate field by field with the atomics of each field's type
         atomic = "".join(f" fetch_add(&p->{f}, v.{f});" for f in diff)
-        return (f"static inline {st.ctype}& operator+=({st.ctype}& a, const {st.ctype}& b) {{{body} return a; }}\n"
+        return (f"{self.struct_fn_qualifiers} {st.ctype}& operator+=({st.ctype}& a, const {st.ctype}& b) {{{body} "
+                f"return a; }}\n"
                 f"namespace weft {{ namespace atom {{ template <> WEFT_DEVICE {st.ctype} fetch_add<{st.ctype}>("
                 f"{st.ctype}* p, {st.ctype} v) {{ {st.ctype} old = *p;{atomic} return old; }} }} }}")
 
@@ -164,29 +169,58 @@ class Renderer:
         ranks = {len(s.dsts) for s in self.fn.walk() if isinstance(s, Let) and s.call.name == "tid"}
         return max(ranks) if ranks and max(ranks) >= 2 else 1
 
-    def render_entry(self) -> str:
+    def contiguity_check(self) -> str:
+        """The launch-time condition under which every plain array argument has a contiguous innermost dimension."""
         checks = [f"(args.{p.name}.shape[{p.type.ndim - 1}] <= 1 || args.{p.name}.strides[{p.type.ndim - 1}] == "
-                  f"int64_t(sizeof({p.type.dtype.ctype})))" for p in self.fn.params if _is_plain_array(p.type)]
-        contig = " && ".join(checks) if checks else "true"
+                  f"{self.int64}(sizeof({p.type.dtype.ctype})))" for p in self.fn.params if _is_plain_array(p.type)]
+        return " && ".join(checks) if checks else "true"
+
+    def render_entry(self, entry: str = "weft_fwd", body: str = "fwd_body") -> str:
+        """The CPU entry: unpack the arguments, then run ``body`` over the grid, with the contiguous instantiation
+        when every array allows it. The adjoint renderer fills the hooks (``entry_prologue``, ``grid_runner``,
+        ``grid_lambda_head``, ``contiguous_launch``) from its gradient-accumulation plan."""
         # the lambda holds its own copy of the arguments (see run_range in launch.h); a straight-line body (the code
         # that can vectorise) is forced inline into the grid loop for contiguous arrays, the common layout, where
         # g++'s size limits would otherwise leave a call per point
-        lam = "[args](int32_t i0, int32_t i1, int32_t i2, int32_t i3, int64_t flat)"
-        forced = lam + (" WEFT_INLINE_LAMBDA" if self.straight_line() else "")
         independent = "true" if self.threads_independent() else "false"
         debug = ", true" if self.opts.debug else ""  # debug: stop soon after the first error (launch.h)
         grid = f"weft::run_grid<{independent}, {self.tid_rank()}{debug}>"
+        prologue = self.entry_prologue()
+        args = "const Args args" if prologue is None else "Args args"
+        head = [f"    {args} = *static_cast<const Args*>(argbuf);"] + (prologue or [])
+        cond, fast = self.contiguous_launch(self.contiguity_check(),
+                                            self.grid_launch(grid, self.straight_line(), f"{body}<true>"))
+        general = self.grid_launch(grid, False, f"{body}<false>")
         return (
             'extern "C" WEFT_EXPORT int32_t weft_args_size() { return int32_t(sizeof(Args)); }\n'
-            'extern "C" WEFT_EXPORT void weft_fwd(const void* argbuf, const int64_t* dims, int32_t ndim, '
+            f'extern "C" WEFT_EXPORT void {entry}(const void* argbuf, const int64_t* dims, int32_t ndim, '
             "int32_t nthreads) {\n"
-            "    const Args args = *static_cast<const Args*>(argbuf);\n"
-            f"    if ({contig})\n"
-            f"        {grid}(dims, ndim, nthreads, {forced} {{ fwd_body<true>(args, i0, i1, i2, i3, flat); }});\n"
+            + "\n".join(head) + "\n"
+            f"    if ({cond})\n"
+            f"        {fast}\n"
             "    else\n"
-            f"        {grid}(dims, ndim, nthreads, {lam} {{ fwd_body<false>(args, i0, i1, i2, i3, flat); }});\n"
+            f"        {general}\n"
             "}"
         )
+
+    def entry_prologue(self) -> list[str] | None:
+        """Lines after the arguments are unpacked (None: nothing, and the arguments stay const)."""
+        return None
+
+    def grid_runner(self, grid: str) -> str:
+        return f"{grid}(dims, ndim, nthreads,"
+
+    def grid_lambda_head(self) -> str:
+        return "[args]("
+
+    def grid_launch(self, grid: str, inline: bool, call: str) -> str:
+        lam = (f"{self.grid_lambda_head()}int32_t i0, int32_t i1, int32_t i2, int32_t i3, int64_t flat)"
+               + (" WEFT_INLINE_LAMBDA" if inline else ""))
+        return f"{self.grid_runner(grid)} {lam} {{ {call}(args, i0, i1, i2, i3, flat); }});"
+
+    def contiguous_launch(self, contig: str, launch: str) -> tuple[str, str]:
+        """The condition and launch of the contiguous instantiation."""
+        return contig, launch
 
     # ------------------------------------------------------------------ statements
     def comment(self, loc: SourceLoc | None) -> None:
@@ -298,7 +332,7 @@ class Renderer:
             self.out(stmt)
             return
         a = self.names(arr)
-        check = (f'weft::check({a}, "{what}", "{self.opts.kernel_name}", "{self.array_label(arr)}", '
+        check = (f'{self.check_fn}({a}, "{what}", "{self.opts.kernel_name}", "{self.array_label(arr)}", '
                  f'{", ".join(idx)})')
         self.out(f"if ({check}) {{ {stmt} }}" + (f" else {{ {on_fail} }}" if on_fail else ""))
 

@@ -47,7 +47,7 @@ class TileAdjointRenderer(BlockRendering, AdjointRenderer):
         decls = Emitter()
         self.declare(_all_vars(everything, self.prog.locals), out=decls, adjoints=True)
         self.declare_adjoint_scratch(decls)
-        sig = ("template <bool C>\nstatic inline void bwd_body(const Args& args, const weft::Grid& grid, "
+        sig = (f"template <bool C>\n{self.body_qualifiers} void bwd_body(const Args& args, const weft::Grid& grid, "
                "int64_t block)")
         return sig + " {\n" + "\n".join(decls.lines + body.lines) + "\n}"
 
@@ -55,12 +55,18 @@ class TileAdjointRenderer(BlockRendering, AdjointRenderer):
         """The CPU backward entry: the forward's block walk, after choosing how the gradients of arrays the kernel
         only reads through ``tile_load`` are accumulated: plain adds on one thread; on several, a per-thread copy
         (summed after the blocks) where that costs less than atomics (``private_grad``), atomics otherwise."""
-        text = self.block_entry("weft_bwd", "bwd_body")
+        return self.block_entry("weft_bwd", "bwd_body")
+
+    def _tile_private(self) -> tuple[list, dict]:
         arrays = [p for p in self.fn.params if isinstance(p.type, T.ArrayType) and p.type.kind is not T.ArrayKind.FIXED]
         loads = tile_loaded_only(self.fn)
+        return arrays, loads
+
+    def entry_prologue(self) -> list[str] | None:
+        arrays, loads = self._tile_private()
         private = [p for p in arrays if p.id in loads]
         if not private:
-            return text
+            return None
         bd = self.block_dim
         ranges = ", ".join(f"weft::detail::grad_bytes(args.{p.name})" for p in arrays)
         lines = [f"    const int32_t threads = weft::block_threads(grid, {bd}, nthreads);",
@@ -74,16 +80,14 @@ class TileAdjointRenderer(BlockRendering, AdjointRenderer):
             lines.append(f"        weft::private_grad(args.{p.name}, {field_}, {loads[p.id]}, blocks, threads, grads, "
                          f"{len(arrays)}, {arrays.index(p)}, priv, npriv);")
         lines.append("    }")
-        head = "    const Args args = *static_cast<const Args*>(argbuf);\n    const weft::Grid grid = weft::make_grid(dims, ndim);\n"
-        assert head in text, "unexpected CPU block entry text"
-        text = text.replace(head, head.replace("const Args args", "Args args", 1) + "\n".join(lines) + "\n", 1)
-        for c in ("true", "false"):
-            old = f"weft::run_blocks(grid, {bd}, nthreads, [&](int64_t b) {{ bwd_body<{c}>(args, grid, b); }});"
-            new = (f"weft::run_blocks_private(grid, {bd}, threads, args, priv, npriv, "
-                   f"[&](const Args& a, int64_t b) {{ bwd_body<{c}>(a, grid, b); }});")
-            assert old in text, "unexpected CPU block entry text"
-            text = text.replace(old, new)
-        return text
+        return lines
+
+    def block_runner(self, call: str) -> str:
+        arrays, loads = self._tile_private()
+        if not any(p.id in loads for p in arrays):
+            return super().block_runner(call)
+        return (f"weft::run_blocks_private(grid, {self.block_dim}, threads, args, priv, npriv, "
+                f"[&](const Args& a, int64_t b) {{ {call}(a, grid, b); }});")
 
     # ------------------------------------------------------------------ element functions
     def nested_program(self, body) -> AdjointProgram:

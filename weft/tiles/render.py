@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..backend import rules
 from ..backend.names import Names
-from ..backend.renderer import Emitter, Renderer, RenderOptions, _defined_vars, _is_plain_array
+from ..backend.renderer import Emitter, Renderer, RenderOptions, _defined_vars
 from ..backend.rules import RuleTable
 from ..ir import types as T
 from ..ir.nodes import Assign, For, Function, If, Let, Pop, Push, Repeat, Return, Stmt, Var, While
@@ -95,23 +95,29 @@ class BlockRendering:
             self.out(f"for (int32_t _l = 0; _l < {self.block_dim}; ++_l) _alive[_l] = true;")
 
     def block_entry(self, entry: str, body: str) -> str:
-        checks = [f"(args.{p.name}.shape[{p.type.ndim - 1}] <= 1 || args.{p.name}.strides[{p.type.ndim - 1}] == "
-                  f"int64_t(sizeof({p.type.dtype.ctype})))" for p in self.fn.params if _is_plain_array(p.type)]
-        contig = " && ".join(checks) if checks else "true"
+        """The CPU entry of a block module: blocks of ``block_dim`` lanes over the grid (hooks: ``entry_prologue``,
+        ``block_runner``)."""
         bd = self.block_dim
+        prologue = self.entry_prologue()
+        args = "const Args args" if prologue is None else "Args args"
+        head = [f"    {args} = *static_cast<const Args*>(argbuf);",
+                "    const weft::Grid grid = weft::make_grid(dims, ndim);"]
+        head += prologue or []
         return (
             'extern "C" WEFT_EXPORT int32_t weft_args_size() { return int32_t(sizeof(Args)); }\n'
             f'extern "C" WEFT_EXPORT int32_t weft_block_dim() {{ return {bd}; }}\n'
             f'extern "C" WEFT_EXPORT void {entry}(const void* argbuf, const int64_t* dims, int32_t ndim, '
             "int32_t nthreads) {\n"
-            "    const Args args = *static_cast<const Args*>(argbuf);\n"
-            "    const weft::Grid grid = weft::make_grid(dims, ndim);\n"
-            f"    if ({contig})\n"
-            f"        weft::run_blocks(grid, {bd}, nthreads, [&](int64_t b) {{ {body}<true>(args, grid, b); }});\n"
+            + "\n".join(head) + "\n"
+            f"    if ({self.contiguity_check()})\n"
+            f"        {self.block_runner(f'{body}<true>')}\n"
             "    else\n"
-            f"        weft::run_blocks(grid, {bd}, nthreads, [&](int64_t b) {{ {body}<false>(args, grid, b); }});\n"
+            f"        {self.block_runner(f'{body}<false>')}\n"
             "}"
         )
+
+    def block_runner(self, call: str) -> str:
+        return f"weft::run_blocks(grid, {self.block_dim}, nthreads, [&](int64_t b) {{ {call}(args, grid, b); }});"
 
     # ------------------------------------------------------------------ block structure
     def render_plan(self, items: list) -> None:

@@ -1,0 +1,202 @@
+"""The layers of weft (docs/architecture.md): every import in weft/ is parsed; an import of a higher layer, or a
+function-local import of a weft module in another layer, fails this test unless it is on KNOWN below.
+
+KNOWN records the imports that break the rule today (mostly the runtime's cycles: arrays, launches, the Tape and the
+CUDA device code call each other). It may only shrink: an entry that no longer occurs fails the test too, so a fix
+removes its line. Function-local imports of optional third-party packages (torch, jax, cuda-bindings, ...) are not
+weft modules and are not checked.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+WEFT = Path(__file__).resolve().parents[1] / "weft"
+
+#: layer of each package / module (the longest matching prefix wins); lower layers may not import higher ones.
+#: A new top-level module or package needs an entry (test_every_module_has_a_layer).
+LAYERS = {
+    "weft.errors": 0, "weft.config": 0, "weft.__version__": 0,
+    "weft.ir": 1, "weft.toolchain": 1,
+    "weft.ops": 2, "weft.types": 2,
+    "weft.typing": 3,
+    "weft.frontend": 4,
+    "weft.autodiff": 5, "weft.backend": 5,
+    "weft.tiles": 6,
+    "weft.pipeline": 7, "weft.speccache": 7,
+    "weft.cuda": 8,
+    "weft.runtime": 9, "weft.kernel": 9, "weft.hostcall": 9, "weft.builtins": 9, "weft.geometry": 9, "weft.ahead": 9,
+    "weft.module": 9,
+    # runtime-level code that still lives in a compiler package (issue 14: to move next to the runtime)
+    "weft.autodiff.tape": 9, "weft.autodiff.checkpoint": 9, "weft.autodiff.gradcheck": 9, "weft.autodiff.launch": 9,
+    "weft.tiles.api": 9,
+    "weft.interop": 10, "weft.optim": 10, "weft.types_compat": 10, "weft.diagnostics": 10, "weft.sim": 10,
+    "weft.utils": 10, "weft.distributed": 10, "weft._src": 10, "weft.__main__": 10, "weft": 10,
+}
+
+#: (importer, imported, "upward" | "local") pairs that break the rule today; may only shrink
+KNOWN: set[tuple[str, str, str]] = {
+    ("weft", "weft.speccache", "local"),
+    ("weft", "weft.toolchain", "local"),
+    ("weft", "weft.toolchain.compiler", "local"),
+    ("weft.ahead", "weft.pipeline", "local"),
+    ("weft.ahead", "weft.toolchain.build", "local"),
+    ("weft.autodiff", "weft.autodiff.gradcheck", "upward"),
+    ("weft.autodiff.checkpoint", "weft.cuda", "local"),
+    ("weft.autodiff.custom", "weft.frontend.calls", "local"),
+    ("weft.autodiff.custom", "weft.ir.nodes", "local"),
+    ("weft.autodiff.custom", "weft.ops", "local"),
+    ("weft.autodiff.jumps", "weft.ir.nodes", "local"),
+    ("weft.autodiff.jumps", "weft.ops", "local"),
+    ("weft.autodiff.launch", "weft.cuda", "local"),
+    ("weft.autodiff.prune", "weft.tiles.model", "upward"),
+    ("weft.autodiff.tape", "weft.cuda", "local"),
+    ("weft.backend.cuda", "weft.tiles.adjoint", "upward"),
+    ("weft.backend.cuda", "weft.tiles.cuda", "upward"),
+    ("weft.backend.cuda", "weft.tiles.render", "upward"),
+    ("weft.builtins", "weft.types.composite", "local"),
+    ("weft.cuda.driver", "weft.runtime.device", "upward"),
+    ("weft.cuda.kernels", "weft", "upward"),
+    ("weft.cuda.launch", "weft.runtime.packing", "upward"),
+    ("weft.cuda.memory", "weft.ir", "local"),
+    ("weft.cuda.memory", "weft.runtime.array", "upward"),
+    ("weft.cuda.memory", "weft.runtime.device", "upward"),
+    ("weft.cuda.memory", "weft.runtime.dtypes", "upward"),
+    ("weft.cuda.streams", "weft.runtime.sync", "upward"),
+    ("weft.diagnostics", "weft.__version__", "local"),
+    ("weft.diagnostics", "weft.config", "local"),
+    ("weft.diagnostics", "weft.cuda", "local"),
+    ("weft.diagnostics", "weft.errors", "local"),
+    ("weft.diagnostics", "weft.runtime.device", "local"),
+    ("weft.diagnostics", "weft.toolchain", "local"),
+    ("weft.diagnostics", "weft.toolchain.compiler", "local"),
+    ("weft.diagnostics", "weft.toolchain.options", "local"),
+    ("weft.frontend.calls", "weft.autodiff.custom", "upward"),
+    ("weft.frontend.calls", "weft.ops", "local"),
+    ("weft.frontend.lower", "weft.ops", "local"),
+    ("weft.hostcall", "weft.ops", "local"),
+    ("weft.hostcall", "weft.pipeline", "local"),
+    ("weft.hostcall", "weft.types.composite", "local"),
+    ("weft.interop.dlpack", "weft.cuda", "local"),
+    ("weft.interop.dlpack", "weft.runtime", "local"),
+    ("weft.interop.dlpack", "weft.runtime.array", "local"),
+    ("weft.interop.dlpack", "weft.runtime.sync", "local"),
+    ("weft.interop.foreign", "weft.runtime.array", "local"),
+    ("weft.interop.foreign", "weft.runtime.dtypes", "local"),
+    ("weft.interop.jax", "weft.ir", "local"),
+    ("weft.interop.jax", "weft.runtime.dtypes", "local"),
+    ("weft.interop.jax", "weft.types.mapping", "local"),
+    ("weft.interop.kernel_fn", "weft.runtime.launch", "local"),
+    ("weft.interop.kernel_fn", "weft.types.composite", "local"),
+    ("weft.interop.torch", "weft.runtime", "local"),
+    ("weft.interop.torch", "weft.runtime.dtypes", "local"),
+    ("weft.interop.torch", "weft.runtime.sync", "local"),
+    ("weft.interop.torch", "weft.types.mapping", "local"),
+    ("weft.interop.torch_autograd", "weft.runtime.dtypes", "local"),
+    ("weft.interop.torch_autograd", "weft.runtime.sync", "local"),
+    ("weft.kernel", "weft.frontend.func", "local"),
+    ("weft.kernel", "weft.interop.foreign", "upward"),
+    ("weft.module", "weft.compile_kernels", "upward"),
+    ("weft.runtime.array", "weft.cuda", "local"),
+    ("weft.runtime.array", "weft.cuda.memory", "local"),
+    ("weft.runtime.array", "weft.interop", "upward"),
+    ("weft.runtime.copy", "weft.cuda", "local"),
+    ("weft.runtime.device", "weft.cuda", "local"),
+    ("weft.runtime.indexed", "weft.types.mapping", "local"),
+    ("weft.runtime.launch", "weft.cuda", "local"),
+    ("weft.runtime.launch", "weft.ir", "local"),
+    ("weft.runtime.launch", "weft.ir.access", "local"),
+    ("weft.runtime.packing", "weft.interop.foreign", "upward"),
+    ("weft.runtime.packing", "weft.types.composite", "local"),
+    ("weft.runtime.sync", "weft.cuda", "local"),
+    ("weft.sim.forces.contacts", "weft.runtime.sync", "local"),
+    ("weft.tiles", "weft.tiles.api", "upward"),
+    ("weft.tiles.adjoint", "weft.autodiff.reverse", "local"),
+    ("weft.types.struct", "weft.runtime.layout", "upward"),
+    ("weft.types_compat", "weft.runtime.dtypes", "local"),
+    ("weft.types_compat", "weft.runtime.indexed", "local"),
+    ("weft.types_compat", "weft.types.composite", "local"),
+    ("weft.types_compat", "weft.types.mapping", "local"),
+    ("weft.utils", "weft.frontend.func", "local"),
+    ("weft.utils", "weft.module", "local"),
+    ("weft.utils", "weft.runtime.array", "local"),
+    ("weft.utils", "weft.runtime.copy", "local"),
+}
+
+
+def _layer(module: str, strict: bool = True) -> int:
+    """The layer of a module; ``strict=False`` for import targets, which may name an attribute (``from . import x``
+    where x is defined in weft/__init__.py) and then take their package's layer."""
+    parts = module.split(".")
+    for k in range(len(parts), 1, -1):
+        key = ".".join(parts[:k])
+        if key in LAYERS:
+            return LAYERS[key]
+    if module == "weft" or not strict:
+        return LAYERS["weft"]
+    raise KeyError(f"{module}: not assigned to a layer in tests/test_layering.py LAYERS")
+
+
+def _modules():
+    for path in sorted(WEFT.rglob("*.py")):
+        rel = path.relative_to(WEFT.parent).with_suffix("")
+        parts = list(rel.parts)
+        is_pkg = parts[-1] == "__init__"
+        if is_pkg:
+            parts.pop()
+        yield ".".join(parts), is_pkg, ast.parse(path.read_text(), str(path))
+
+
+def _imports(module: str, is_pkg: bool, tree: ast.AST):
+    local: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            local.update(id(sub) for sub in ast.walk(node) if isinstance(sub, (ast.Import, ast.ImportFrom)))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".") if is_pkg else module.split(".")[:-1]
+                base = base[:len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            names = [target] if node.module else [f"{target}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        for name in names:
+            if name == "weft" or name.startswith("weft."):
+                yield name, id(node) in local, node.lineno
+
+
+def _violations() -> dict[tuple[str, str, str], int]:
+    found: dict[tuple[str, str, str], int] = {}
+    for module, is_pkg, tree in _modules():
+        here = _layer(module)
+        for target, is_local, line in _imports(module, is_pkg, tree):
+            there = _layer(target, strict=False)
+            if there > here:
+                found.setdefault((module, target, "upward"), line)
+            elif is_local and there != here:
+                found.setdefault((module, target, "local"), line)
+    return found
+
+
+def test_every_module_has_a_layer():
+    for module, _, _ in _modules():
+        _layer(module)
+
+
+def test_no_new_upward_or_local_cross_layer_imports():
+    found = _violations()
+    new = sorted(set(found) - KNOWN)
+    assert not new, "imports that break the layering (docs/architecture.md):\n" + "\n".join(
+        f"  {m} line {found[(m, t, k)]}: {k} import of {t}" for m, t, k in new)
+
+
+def test_known_exceptions_still_exist():
+    gone = sorted(KNOWN - set(_violations()))
+    assert not gone, "fixed layering exceptions: remove them from KNOWN in tests/test_layering.py:\n" + "\n".join(
+        f"  {e}" for e in gone)
