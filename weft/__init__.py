@@ -5,12 +5,12 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 import typing as _typing
-from typing import Any  # noqa: F401  (wp.Any is used in generic annotations)
+from typing import Any  # wp.Any, used in generic annotations
 
 from . import config
 from .errors import (CacheError, CompileError, DeviceError, Error, LaunchError, RuntimeError_, StructFieldError,
                      ToolchainError)
-from .types.scalars import (Float, Int, Scalar, bool_ as bool, float16, float32, float64, int8, int16, int32,  # noqa: A004
+from .types.scalars import (Float, Int, Scalar, bool_ as bool, float16, float32, float64, int8, int16, int32,
                             int64, uint8, uint16, uint32, uint64)
 from .types.composite import matrix, quaternion, transformation, vector
 from .types.aliases import NAMED_TYPES as _NAMED
@@ -44,7 +44,7 @@ spatial_matrix = _NAMED["spatial_matrix"]
 types = None  # replaced below by the module for `wp.types.<name>` access
 
 
-import math as _math  # noqa: E402
+import math as _math
 
 pi = _math.pi
 tau = 2.0 * _math.pi
@@ -126,20 +126,20 @@ def force_load(device=None, modules=None) -> None:
         load_module(m)
 
 
-from .autodiff.tape import Tape  # noqa: E402
-from .autodiff.custom import adjoint, func_grad, func_native, func_replay  # noqa: E402
-from .autodiff.checkpoint import checkpoint  # noqa: E402
-from . import autodiff as autograd  # noqa: E402
-from . import optim  # noqa: E402
-from .interop.api import (device_from_torch, device_to_torch, dtype_from_jax, dtype_from_torch,  # noqa: E402
+from .autodiff.tape import Tape
+from .autodiff.custom import adjoint, func_grad, func_native, func_replay
+from .autodiff.checkpoint import checkpoint
+from . import autodiff as autograd
+from . import optim
+from .interop.api import (device_from_torch, device_to_torch, dtype_from_jax, dtype_from_torch,
                           dtype_to_jax, dtype_to_torch, from_dlpack, from_jax, from_torch, stream_from_torch,
                           stream_to_torch, to_dlpack, to_jax, to_torch)
-from . import types_compat as types  # noqa: E402,F811
-from .types_compat import dtype_from_numpy, dtype_to_numpy  # noqa: E402
-from .config import DeterministicMode  # noqa: E402
-from .module import Module, get_module, is_cpu_available  # noqa: E402
-from . import utils  # noqa: E402
-from . import _src  # noqa: E402,F401
+from . import types_compat as types  # noqa: F811
+from .types_compat import dtype_from_numpy, dtype_to_numpy
+from .config import DeterministicMode
+from .module import Module, get_module, is_cpu_available
+from . import utils
+from . import _src
 
 Function = Func
 
@@ -153,7 +153,7 @@ def _prefetch_identity() -> None:
 
         _weft_stamp()
         host_target()
-    except Exception:  # noqa: BLE001 - best effort; the launch path recomputes and reports
+    except Exception:  # noqa: BLE001, S110 - best effort; the launch path recomputes and reports
         pass
 
 

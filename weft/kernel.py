@@ -44,7 +44,7 @@ def get_module_options(module=None) -> dict:
 class Spec:
     """One compiled specialisation of a kernel (concrete parameter types)."""
 
-    kernel: "Kernel"
+    kernel: Kernel
     types: tuple[T.Type, ...]
     _fn: Function | None
     tid_arity: int
@@ -159,7 +159,7 @@ class Kernel:
                                        hint=f"annotate it, e.g. {name}: float or {name}: wp.array(dtype=float)")
                 if isinstance(ann, str):
                     try:
-                        ann = eval(ann, self.func.__globals__)  # noqa: S307 - the user's own annotation
+                        ann = eval(ann, self.func.__globals__)  # the user's own annotation
                     except Exception as exc:  # noqa: BLE001 - any failure is the user's annotation
                         raise CompileError(
                             f"cannot evaluate the annotation '{ann}' of parameter '{name}' of kernel "
@@ -263,7 +263,7 @@ class Kernel:
         flags = " ".join(pipeline.cpu_options(debug).flags(False))
         try:
             return speccache.record_key(self, types, debug, block_dim, flags)
-        except Exception:  # no source, no compiler: no record, the normal path reports the problem
+        except Exception:  # noqa: BLE001 - no source, no compiler: no record, the normal path reports the problem
             return None
 
     def _from_record(self, types, debug: bool, block_dim, relower) -> Spec | None:
@@ -332,7 +332,7 @@ class Kernel:
         spec.fwd_fast = lib._FuncPtr(("weft_fwd", lib))
         spec.fwd_fast.restype = None
 
-    def adjoint_of(self, spec: Spec) -> "AdjointSpec":
+    def adjoint_of(self, spec: Spec) -> AdjointSpec:
         """The backward entry of a specialisation, compiled on first use (forward-only programs never pay)."""
         if spec.adjoint is not None:
             return spec.adjoint
@@ -365,7 +365,7 @@ class Kernel:
             types = self._fixed_types
         return self.specialize(tuple(types))
 
-    def add_overload(self, arg_types) -> "Kernel":
+    def add_overload(self, arg_types) -> Kernel:
         """Declare a specialisation of a generic kernel (``wp.overload``): checked against the annotations now,
         compiled by :meth:`compile` (or on the first launch with matching arguments), as in Warp."""
         anns = self.annotations()

@@ -21,7 +21,7 @@ from .toolchain import cache
 from .toolchain.compiler import find_compiler, host_target
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _weft_stamp() -> str:
     """Changes whenever any of weft's Python files or native headers changes (size or modification time)."""
     found: list[tuple[str, int, int]] = []

@@ -13,8 +13,8 @@ the kinks.
 """
 
 # no `from __future__ import annotations`: kernel, func and struct annotations are evaluated where defined
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 

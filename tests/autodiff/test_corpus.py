@@ -15,7 +15,7 @@ import weft.autodiff as autograd
 from weft.autodiff.tape import OverwriteError
 
 f64 = wp.float64
-TOL = dict(eps=1e-6, atol=1e-6, rtol=1e-5, show_summary=False)
+TOL = {"eps": 1e-6, "atol": 1e-6, "rtol": 1e-5, "show_summary": False}
 
 
 def arr(values, dtype=f64, grad=True):
@@ -137,7 +137,7 @@ def test_06_early_return_before_write():
 def while_loop(x: wp.array(dtype=f64), out: wp.array(dtype=f64)):
     i = wp.tid()
     p = x[i]
-    count = int(0)
+    count = 0
     while p < f64(10.0) and count < 50:
         p = p * (f64(1.0) + x[i])
         count += 1
@@ -793,7 +793,7 @@ def test_42_backward_twice_accumulates_and_zero_resets():
 
 
 def test_43_tape_reset_forgets_launches():
-    tape, x, y, out, loss = _tape_with_loss()
+    tape, x, _y, out, loss = _tape_with_loss()
     tape.backward(loss)
     tape.reset()
     assert not tape.launches and not x.grad.numpy().any()
@@ -895,7 +895,7 @@ def test_49_swaps_and_merges_of_mutable_locals():
 
 
 def test_50_gradcheck_tape_and_jacobian_shapes():
-    tape, x, y, out, loss = _tape_with_loss()
+    tape, x, y, out, _loss = _tape_with_loss()
     assert autograd.gradcheck_tape(tape, eps=1e-6, atol=1e-6, rtol=1e-5, show_summary=False)
     J = autograd.jacobian(two_in_one_out, 3, [x, y], [out])
     Jfd = autograd.jacobian_fd(two_in_one_out, 3, [x, y], [out], eps=1e-6)

@@ -273,7 +273,7 @@ def _vec_view(values, dtype, trailing=1):
 def test_vec3_3d_stencil_matches_general_body():
     shape = (3, 4, 37)
     u, g = ints(shape + (3,), 9), ints(shape + (3,), 10)
-    out = lambda: wp.zeros(shape, dtype=wp.vec3d, requires_grad=True)  # noqa: E731
+    out = lambda: wp.zeros(shape, dtype=wp.vec3d, requires_grad=True)
     fast = backward(stencil3d, shape, [wp.array(u, dtype=wp.vec3d, requires_grad=True)], [out()], [g], 1)
     slow = backward(stencil3d, shape, [_vec_view(u, wp.vec3d)], [out()], [g], 1)
     np.testing.assert_array_equal(fast[0], slow[0])
@@ -285,7 +285,7 @@ def test_vec3_3d_stencil_matches_general_body():
 def test_mat33_sites_match_general_body(threads):
     n = 40000
     a, b, g = ints((n, 3, 3), 11, -2, 3), ints((n, 3, 3), 12, -2, 3), ints((n, 3, 3), 13, -2, 3)
-    out = lambda: wp.zeros(n, dtype=wp.mat33d, requires_grad=True)  # noqa: E731
+    out = lambda: wp.zeros(n, dtype=wp.mat33d, requires_grad=True)
     fast = backward(mat_sites, n, [wp.array(a, dtype=wp.mat33d, requires_grad=True),
                                    wp.array(b, dtype=wp.mat33d, requires_grad=True)], [out()], [g], threads)
     slow = backward(mat_sites, n, [_vec_view(a, wp.mat33d, 2), _vec_view(b, wp.mat33d, 2)], [out()], [g], threads)
@@ -317,7 +317,7 @@ def test_float32_deferred_matches_general_body():
     shape = (64, 200)
     rng = np.random.default_rng(17)
     u, w, g = (rng.standard_normal(shape).astype(np.float32) for _ in range(3))
-    out = lambda: wp.zeros(shape, dtype=wp.float32, requires_grad=True)  # noqa: E731
+    out = lambda: wp.zeros(shape, dtype=wp.float32, requires_grad=True)
 
     @wp.kernel
     def stencil_f32(u: wp.array2d(dtype=float), w: wp.array2d(dtype=float), out: wp.array2d(dtype=float)):
@@ -365,7 +365,7 @@ def test_aliased_store_and_load_take_general_body():
 def test_branches_and_early_return(shape, threads):
     x, y, g = ints(shape, 20), ints(shape, 21), ints(shape, 22)
     assert "weft::kNoAdd" in adjoint_source(branches, arr(x), arr(y), arr(x))
-    out = lambda: wp.zeros(shape, dtype=f64, requires_grad=True)  # noqa: E731
+    out = lambda: wp.zeros(shape, dtype=f64, requires_grad=True)
     fast = backward(branches, shape, [arr(x), arr(y)], [out()], [g], threads)
     slow = backward(branches, shape, [arr(x, strided=True), arr(y, strided=True)], [out()], [g], threads)
     expect = branches_reference(x, y, g)

@@ -8,7 +8,7 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import run_warp_tests  # noqa: E402
+import run_warp_tests
 
 
 def _tests_dir():

@@ -12,7 +12,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
 
 
 def test_kernel_language_example_runs(tmp_path):

@@ -12,8 +12,8 @@ FLUIDS = Path(__file__).resolve().parents[2] / "examples" / "fluids"
 sys.path.insert(0, str(FLUIDS))
 
 import navier_stokes as ns
-from sizes import size
 import ns_reference as ref
+from sizes import size
 
 
 def _relative_l2(a: np.ndarray, b: np.ndarray) -> float:
@@ -45,6 +45,7 @@ def test_spectral_poisson_matches_numpy(n):
     """The real-to-complex tile-FFT solve (row pairs packed into one complex FFT, N/2 + 1 columns) against NumPy's
     float64 solve, for powers of two and other even sizes."""
     import spectral
+
     import weft as wp
 
     omega = ref.initial_vorticity(n, 7, k0=max(1.0, n / 8))

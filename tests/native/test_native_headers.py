@@ -38,9 +38,10 @@ _DEF = re.compile(r"^\s*WEFT_FN\b[^;(]*?(operator\S*?|\b\w+)\s*\(")
 
 
 def _function_names(path):
-    text = open(path).read()
+    with open(path) as f:
+        text = f.read()
     text = re.sub(r"//[^\n]*", "", text)
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.DOTALL)
     text = re.sub(r"\bWEFT_[A-Z]+\(\w+\)", "RET", text)  # return-type macros such as WEFT_F(T)
     names = []
     for line in text.splitlines():
@@ -59,5 +60,5 @@ def test_forward_directly_above_adjoint(header):
         if name.startswith("adj_"):
             fwd = name[4:]
             if i == 0 or names[i - 1] != fwd:
-                bad.append("%s (preceded by %s)" % (name, names[i - 1] if i else None))
-    assert not bad, "%s: adjoints not directly below their forward function: %s" % (header, ", ".join(bad))
+                bad.append(f"{name} (preceded by {names[i - 1] if i else None})")
+    assert not bad, "{}: adjoints not directly below their forward function: {}".format(header, ", ".join(bad))

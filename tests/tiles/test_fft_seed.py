@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sizes import sizes
 
 import weft as wp
-from sizes import sizes
 
 from ._helpers import as_complex, complex_array, rel_err
 

@@ -21,14 +21,14 @@ REPO = Path(__file__).resolve().parents[2]
 CELLS = [
     "import json\nimport numpy as np\nimport weft as wp",
     # a func and a kernel in one cell, a second kernel in another
-    "@wp.func\ndef affine(x: float, s: float):\n    return x * s + 1.0\n\n"
-    "@wp.kernel\ndef scale(a: wp.array(dtype=float), s: float):\n    i = wp.tid()\n    a[i] = affine(a[i], s)\n",
+    ("@wp.func\ndef affine(x: float, s: float):\n    return x * s + 1.0\n\n"
+     "@wp.kernel\ndef scale(a: wp.array(dtype=float), s: float):\n    i = wp.tid()\n    a[i] = affine(a[i], s)\n"),
     "@wp.kernel\ndef shift(a: wp.array(dtype=float)):\n    i = wp.tid()\n    a[i] = a[i] - 0.5\n",
-    "a = wp.array(np.arange(4, dtype=np.float32), dtype=float)\n"
-    "wp.launch(scale, dim=4, inputs=[a, 2.0])\nwp.launch(shift, dim=4, inputs=[a])\n"
-    "@wp.kernel\ndef bad(a: wp.array(dtype=float)):\n    i = wp.tid()\n    a[i] = a[i] * i\n"
-    "try:\n    wp.launch(bad, dim=4, inputs=[a])\n    error = ''\nexcept wp.CompileError as exc:\n    error = str(exc)\n"
-    "print(json.dumps({'out': a.numpy().tolist(), 'error': error, 'file': bad.func.__code__.co_filename}))",
+    ("a = wp.array(np.arange(4, dtype=np.float32), dtype=float)\n"
+     "wp.launch(scale, dim=4, inputs=[a, 2.0])\nwp.launch(shift, dim=4, inputs=[a])\n"
+     "@wp.kernel\ndef bad(a: wp.array(dtype=float)):\n    i = wp.tid()\n    a[i] = a[i] * i\n"
+     "try:\n    wp.launch(bad, dim=4, inputs=[a])\n    error = ''\nexcept wp.CompileError as exc:\n    error = str(exc)\n"
+     "print(json.dumps({'out': a.numpy().tolist(), 'error': error, 'file': bad.func.__code__.co_filename}))"),
 ]
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from ..errors import Error
 from ..runtime.array import array, clone
@@ -52,7 +52,7 @@ def checkpoint(step: Callable[[list, int], Sequence], state: Sequence[array], st
     """
     if steps < 0:
         raise Error("checkpoint: steps must be >= 0")
-    seg = segment or max(1, int(round(math.sqrt(max(steps, 1)))))
+    seg = segment or max(1, round(math.sqrt(max(steps, 1))))
     outer = active_tape.get()
     n = len(state)
     # The step allocates its outputs every step, in the forward pass and again when the backward pass recomputes a

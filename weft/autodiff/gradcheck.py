@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 

@@ -91,7 +91,7 @@ class Renderer:
                     visit(ft)
                 if t not in order:
                     order.append(t)
-            elif isinstance(t, T.ArrayType) or isinstance(t, T.TileType):
+            elif isinstance(t, (T.ArrayType, T.TileType)):
                 visit(t.dtype)
 
         for p in params:

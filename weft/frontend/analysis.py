@@ -111,9 +111,8 @@ def _direct_top_level_once(body: list[ast.stmt], name: str) -> bool:
               and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name)
     everywhere = 0
     for node in ast.walk(ast.Module(body=body, type_ignores=[])):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id == name:
-            everywhere += 1
-        elif isinstance(node, ast.arg) and node.arg == name:
+        if (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id == name) or \
+                (isinstance(node, ast.arg) and node.arg == name):
             everywhere += 1
     return top == 1 and everywhere == 1
 
@@ -123,7 +122,7 @@ def contains(node: ast.AST, kinds: tuple[type, ...], stop: tuple[type, ...] = ()
     for child in ast.iter_child_nodes(node):
         if isinstance(child, kinds):
             return True
-        if isinstance(child, stop) or isinstance(child, (ast.FunctionDef, ast.Lambda)):
+        if isinstance(child, (stop, ast.FunctionDef, ast.Lambda)):
             continue
         if contains(child, kinds, stop):
             return True

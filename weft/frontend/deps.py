@@ -144,7 +144,7 @@ def _resolve(fn, kind: str, key: str):
     if kind == "eval":
         env = dict(globals_)
         env.update(closure)
-        return eval(compile(key, "<weft-static>", "eval"), env)  # noqa: S307 - the user's own expression
+        return eval(compile(key, "<weft-static>", "eval"), env)  # the user's own expression
     names = key.split(".")
     head = names[0]
     if head in closure:
@@ -177,7 +177,7 @@ def verified_scopes(kernel_fn, deps) -> dict | None:
             return None
         try:
             value = _resolve(fn, kind, key)
-        except Exception:  # the expression or attribute no longer evaluates: lower afresh
+        except Exception:  # noqa: BLE001 - the expression or attribute no longer evaluates: lower afresh
             return None
         if value is _MISSING or fingerprint(value) != fp:
             return None

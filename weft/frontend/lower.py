@@ -563,7 +563,7 @@ class Lowerer:
         return self.attribute(base, node.attr, node)
 
     def attribute(self, base, attr: str, node):
-        if isinstance(base, Var) or isinstance(base, Const):
+        if isinstance(base, (Var, Const)):
             t = base.type
             if isinstance(t, T.StructType):
                 if t.field_type(attr) is None:
@@ -780,7 +780,7 @@ class Lowerer:
         expr = ast.Expression(body=node)
         ast.fix_missing_locations(expr)
         try:
-            value = eval(compile(expr, self.frame.src.file, "eval"), env)  # noqa: S307 - user's own code
+            value = eval(compile(expr, self.frame.src.file, "eval"), env)  # the user's own code
             if any(isinstance(n, ast.Name) and n.id in self.frame.env for n in ast.walk(node)):
                 self.deps.fail()  # depends on values local to this lowering
             else:
@@ -788,7 +788,7 @@ class Lowerer:
             return value
         except CompileError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure of the user's expression is reported at its line
             raise self.error(f"cannot evaluate at compile time: {type(exc).__name__}: {exc}", node,
                              hint="wp.static() and static loops may only use Python values known when compiling"
                              ) from None

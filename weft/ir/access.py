@@ -22,8 +22,7 @@ def array_access(fn: Function) -> tuple[tuple[int, ...], tuple[int, ...]]:
             origin[s.dsts[0].id] = origin[arr.id]
         elif name == "load":
             read.add(origin[arr.id])
-        elif name == "store" or name.startswith("atomic_") or name.startswith("tile_store") or \
-                name.startswith("tile_atomic"):
+        elif name == "store" or name.startswith(("atomic_", "tile_store", "tile_atomic")):
             written.add(origin[arr.id])
         elif name.startswith("tile_load"):
             read.add(origin[arr.id])

@@ -11,7 +11,6 @@ from __future__ import annotations
 import enum
 import itertools
 from dataclasses import dataclass, field
-from typing import Union
 
 from ..errors import SourceLoc
 from .types import Type
@@ -51,7 +50,7 @@ class Const:
         return f"{self.value!r}:{self.type}"
 
 
-Operand = Union[Var, Const]
+Operand = Var | Const
 
 
 @dataclass(frozen=True, slots=True)

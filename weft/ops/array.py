@@ -19,9 +19,9 @@ def _load(args, attrs):
 
 
 def _store(args, attrs):
-    if args and isinstance(args[0], T.ArrayType) and len(args) - 2 == args[0].ndim and _indices_ok(args[1:-1]):
-        if args[-1] == args[0].dtype:
-            return T.VOID
+    if args and isinstance(args[0], T.ArrayType) and len(args) - 2 == args[0].ndim and _indices_ok(args[1:-1]) \
+            and args[-1] == args[0].dtype:
+        return T.VOID
     return None
 
 

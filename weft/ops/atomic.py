@@ -10,18 +10,18 @@ D = "atomic"
 
 def _atomic(args, attrs):
     a = args[0] if args else None
-    if isinstance(a, T.ArrayType) and len(args) - 2 == a.ndim and args[-1] == a.dtype:
-        if all(isinstance(t, T.ScalarType) and t.is_int for t in args[1:-1]):
-            if isinstance(a.dtype, (T.ScalarType, T.VectorType, T.MatrixType)) and a.dtype != T.BOOL:
-                return a.dtype
+    if isinstance(a, T.ArrayType) and len(args) - 2 == a.ndim and args[-1] == a.dtype \
+            and all(isinstance(t, T.ScalarType) and t.is_int for t in args[1:-1]) \
+            and isinstance(a.dtype, (T.ScalarType, T.VectorType, T.MatrixType)) and a.dtype != T.BOOL:
+        return a.dtype
     return None
 
 
 def _atomic_cas(args, attrs):
     a = args[0] if args else None
-    if isinstance(a, T.ArrayType) and len(args) - 3 == a.ndim and args[-1] == args[-2] == a.dtype:
-        if isinstance(a.dtype, T.ScalarType) and not a.dtype.is_bool:
-            return a.dtype
+    if isinstance(a, T.ArrayType) and len(args) - 3 == a.ndim and args[-1] == args[-2] == a.dtype \
+            and isinstance(a.dtype, T.ScalarType) and not a.dtype.is_bool:
+        return a.dtype
     return None
 
 

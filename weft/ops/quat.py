@@ -31,7 +31,7 @@ def _rule(check, result):
     return rule
 
 
-_float = lambda t: T.scalar_of(t) is not None and T.scalar_of(t).is_float  # noqa: E731
+_float = lambda t: T.scalar_of(t) is not None and T.scalar_of(t).is_float
 
 register(Op("quat_identity", lambda a, at: _q(at[0]) if not a else None, native="quat_identity",
             kind=OpKind.SPECIAL, domain=D, doc="The identity rotation (dtype= keyword)."))

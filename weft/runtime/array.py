@@ -456,7 +456,7 @@ class array:
                 target.assign(value) if isinstance(value, array) else target.fill_(value) if np.ndim(value) == 0 \
                     else target.assign(value)
             else:
-                base, trailing = np_layout(self._ir)
+                base, _trailing = np_layout(self._ir)
                 self._np[key if isinstance(key, tuple) else (key,)] = np.asarray(value, dtype=base)
                 self._mark_written()
         else:

@@ -25,9 +25,8 @@ def _raw_copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int =
     if dest._ir != src._ir:
         raise Error(f"wp.copy: dtype mismatch (dest {dest._ir}, src {src._ir})")
     whole = dest_offset == 0 and src_offset == 0 and (count == 0 or count == src.size == dest.size)
-    if whole and dest.shape != src.shape:
-        if dest.size != src.size:
-            raise Error(f"wp.copy: shape mismatch (dest {dest.shape}, src {src.shape})")
+    if whole and dest.shape != src.shape and dest.size != src.size:
+        raise Error(f"wp.copy: shape mismatch (dest {dest.shape}, src {src.shape})")
     from .sync import active_capture
 
     graph = active_capture()

@@ -29,7 +29,7 @@ class Layout:
     fmt: str  # struct-module codes (with explicit 'x' padding), '<' byte order implied
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def layout(t: T.Type) -> Layout:
     if isinstance(t, T.ScalarType):
         return Layout(t.size, t.size, _SCALAR_CODES[t.name])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import struct
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -127,7 +127,7 @@ def wrap_foreign(v, t: T.ArrayType, where):
         raise LaunchError(f"{where()}: expected a weft array of {t.dtype}, got {type(v).__name__} ({exc})") from None
 
 
-def make_packer(t: T.Type, where: Callable[[], str], device_of: Callable = None) -> Callable:
+def make_packer(t: T.Type, where: Callable[[], str], device_of: Callable | None = None) -> Callable:
     if isinstance(t, T.ScalarType):
         return _scalar_packer(t, where)
     if isinstance(t, (T.VectorType, T.MatrixType)):

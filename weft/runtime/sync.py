@@ -27,18 +27,18 @@ class Stream:
 
             self._native = streams.create_stream(self.device, priority)
 
-    def record_event(self, event: "Event | None" = None) -> "Event":
+    def record_event(self, event: Event | None = None) -> Event:
         event = event or Event(self.device)
         event._record(self)
         return event
 
-    def wait_event(self, event: "Event") -> None:
+    def wait_event(self, event: Event) -> None:
         if self._native is not None:
             from ..cuda import streams
 
             streams.wait_event(self, event)
 
-    def wait_stream(self, other: "Stream") -> None:
+    def wait_stream(self, other: Stream) -> None:
         self.wait_event(other.record_event())
 
     def synchronize(self) -> None:
@@ -74,7 +74,7 @@ class Event:
 
             streams.synchronize_event(self)
 
-    def elapsed_time(self, other: "Event") -> float:
+    def elapsed_time(self, other: Event) -> float:
         if self._native is not None and other._native is not None:
             from ..cuda import streams
 
@@ -253,7 +253,7 @@ class ScopedCapture:
 class ScopedTimer:
     """Times a block; prints ``name took X ms`` unless ``print=False`` (elapsed in ``.elapsed``, ms)."""
 
-    def __init__(self, name: str = "", active: bool = True, print: bool = True, detailed: bool = False,  # noqa: A002
+    def __init__(self, name: str = "", active: bool = True, print: bool = True, detailed: bool = False,
                  dict=None, use_nvtx=False, color=None, synchronize=False, cuda_filter=None, report_func=None,
                  skip_tape=False):
         self.name = name

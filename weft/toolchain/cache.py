@@ -15,8 +15,8 @@ import re
 import shutil
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from .. import config
 from ..errors import CacheError
@@ -30,7 +30,7 @@ def native_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "native"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def headers_digest() -> str:
     """Digest of every native header's content, remembered per (name, size, mtime) so a warm start stats the
     headers instead of hashing them."""

@@ -28,7 +28,7 @@ class CompilerInfo:
     is_clang: bool
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def find_compiler() -> CompilerInfo:
     """``$CXX``, else ``g++``, else ``clang++`` on PATH. Raises ToolchainError with install instructions."""
     candidates = []
@@ -84,11 +84,11 @@ def _memo_path():
         from . import cache
 
         return cache.root() / "compiler.json"
-    except Exception:  # an unusable cache dir is reported when compiling, not here
+    except Exception:  # noqa: BLE001 - an unusable cache dir is reported when compiling, not here
         return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def host_target() -> str:
     """A description of the host CPU: kernels are built with -march=native, so the cache key must include it."""
     flags = ""

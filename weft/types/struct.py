@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-import sys
 import struct as pystruct
+import sys
 import typing
 
 import numpy as np
@@ -119,7 +119,7 @@ def _convert(ftype: T.Type, value, name: str):
 def struct(cls):
     """Decorator: turn an annotated class into a weft struct type."""
     hints = typing.get_type_hints(cls) if not any(isinstance(v, str) for v in cls.__annotations__.values()) \
-        else {k: eval(v, vars(sys.modules[cls.__module__])) if isinstance(v, str) else v  # noqa: S307
+        else {k: eval(v, vars(sys.modules[cls.__module__])) if isinstance(v, str) else v
               for k, v in cls.__annotations__.items()}
     fields = []
     for name, ann in cls.__annotations__.items():
