@@ -12,7 +12,8 @@ import ast
 
 from ..ir import types as T
 from ..ir.nodes import Const, VarKind, While
-from ..ops.geometry import ITERATORS
+from ..ops.geometry import DEFAULTS, ITERATORS, SIGNATURES, STRUCT_QUERIES
+from ..typing.resolve import Weak
 from .analysis import IN_PLACE_CALLS
 
 #: the ``*_next`` builtins: the query and the index argument are updated in place
@@ -40,6 +41,7 @@ def _next_handler(opname: str):
     return handler
 
 
+#: frontend handlers of the geometry builtins (merged into calls.SPECIAL)
 SPECIAL_NEXT = {name: _next_handler(name) for name in NEXT_CALLS}
 
 
@@ -80,3 +82,69 @@ def lower_query_for(lw, node: ast.For, name: str) -> None:
     if saved is not None:
         frame.env[target] = saved
     lw.b.emit(While(cond_body, ok, body, lw.b.loc))
+
+
+# ---------------------------------------------------------------------------------------------- struct results
+def _bind(lw, name: str, params: tuple, defaults: tuple, node: ast.Call) -> list:
+    """Positional and keyword arguments of a geometry builtin, defaults filled, literals typed."""
+    required = len(params) - len(defaults)
+    if len(node.args) > len(params):
+        raise lw.error(f"wp.{name}() takes at most {len(params)} arguments ({', '.join(params)}), "
+                       f"got {len(node.args)}", node)
+    values: dict = {p: lw.visit(a) for p, a in zip(params, node.args)}
+    for kw in node.keywords:
+        if kw.arg not in params:
+            raise lw.error(f"wp.{name}() has no parameter '{kw.arg}' (parameters: {', '.join(params)})", kw)
+        if kw.arg in values:
+            raise lw.error(f"wp.{name}() got argument '{kw.arg}' twice", kw)
+        values[kw.arg] = lw.visit(kw.value)
+    for i, p in enumerate(params):
+        if p not in values:
+            if i < required:
+                raise lw.error(f"wp.{name}() is missing argument '{p}'", node)
+            values[p] = Weak(defaults[i - required])
+    return _typed(lw, name, [values[p] for p in params], node)
+
+
+def _typed(lw, name: str, values: list, node) -> list:
+    want = SIGNATURES.get(name, ())
+    out = []
+    for v, t in zip(values, want):
+        o = lw.as_operand_or_weak(v, node)
+        out.append(lw.operand(o, node, want=t) if isinstance(o, Weak) else o)
+    return out
+
+
+def _struct_query(name: str):
+    st, params, defaults, legacy = STRUCT_QUERIES[name]
+    fields = [f for f, _ in st.fields]
+    required = len(params) - len(defaults)
+
+    def handler(lw, node: ast.Call):
+        outs_nodes = node.args[required:]
+        if (not node.keywords and legacy and len(node.args) == required + len(legacy)
+                and all(isinstance(a, (ast.Name, ast.Attribute, ast.Subscript)) for a in outs_nodes)):
+            # Warp's older form: outputs through variables, returns whether something was found
+            ins = [lw.visit(a) for a in node.args[:required]] + [Weak(d) for d in defaults]
+            outs = dict(zip(fields, lw.op(name, _typed(lw, name, ins, node), node=node)))
+            for target, field_name in zip(outs_nodes, legacy):
+                lw.store(target, outs[field_name])
+            return outs["result"]
+        outs = lw.op(name, _bind(lw, name, params, defaults, node), node=node)
+        result = lw.op("construct", [], attrs=(st,), node=node)
+        for field_name, value in zip(fields, outs):
+            result = lw.op("setfield", [result, value], attrs=(field_name,), node=node)
+        return result
+    return handler
+
+
+def _with_defaults(name: str):
+    params, defaults = DEFAULTS[name]
+
+    def handler(lw, node: ast.Call):
+        return lw.op(name, _bind(lw, name, params, defaults, node), node=node)
+    return handler
+
+
+SPECIAL_NEXT.update({name: _struct_query(name) for name in STRUCT_QUERIES})
+SPECIAL_NEXT.update({name: _with_defaults(name) for name in DEFAULTS})

@@ -7,5 +7,7 @@ The objects own native data built by the geometry library (``weft/native/geometr
 from __future__ import annotations
 
 from .hashgrid import HashGrid
+from .mesh import Mesh
+from .types import HashGridQuery, MeshQuery, MeshQueryAABB, MeshQueryPoint, MeshQueryRay
 
-__all__ = ["HashGrid"]
+__all__ = ["HashGrid", "HashGridQuery", "Mesh", "MeshQuery", "MeshQueryAABB", "MeshQueryPoint", "MeshQueryRay"]

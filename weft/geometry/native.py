@@ -26,7 +26,8 @@ _SIGNATURES = {
     "geo_hash_grid_build": (ctypes.c_int, [u64, vp, i32, f32]),
     "geo_hash_grid_destroy": (ctypes.c_int, [u64]),
     "geo_hash_grid_sorted_ids": (i32, [u64, vp, i32]),
-    "geo_bvh_create": (u64, [vp, vp, i32, vp, ctypes.c_int]),
+    "geo_bvh_create": (u64, [vp, vp, i32, vp]),
+    "geo_bvh_group_root": (i32, [u64, i32]),
     "geo_bvh_refit": (ctypes.c_int, [u64]),
     "geo_bvh_destroy": (ctypes.c_int, [u64]),
     "geo_bvh_info": (ctypes.c_int, [u64, vp]),
@@ -34,7 +35,6 @@ _SIGNATURES = {
     "geo_mesh_refit": (ctypes.c_int, [u64]),
     "geo_mesh_set_points": (ctypes.c_int, [u64, vp, vp]),
     "geo_mesh_destroy": (ctypes.c_int, [u64]),
-    "geo_mesh_bvh_id": (u64, [u64]),
 }
 
 

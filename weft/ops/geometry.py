@@ -20,6 +20,8 @@ HASH_GRID_QUERY = T.OpaqueType("HashGridQuery", "hash_grid_query_t")
 
 #: iterator op -> the op that advances it (used by ``for x in wp.<iterator>(...)``)
 ITERATORS: dict[str, str] = {}
+#: op -> its parameter types (literal arguments take these types)
+SIGNATURES: dict[str, tuple] = {}
 
 
 
@@ -34,6 +36,7 @@ def _fixed(want: tuple, result):
 
 def _geo(name: str, want: tuple, result, doc: str, *, native: str = "", kind: OpKind = OpKind.CALL,
          adjoint: Adjoint = Adjoint.NONE) -> Op:
+    SIGNATURES[name] = want
     return register(Op(name, _fixed(want, result), native=native or name, kind=kind, adjoint=adjoint, domain=D,
                        doc=doc, header=HEADER))
 
@@ -51,3 +54,94 @@ _geo("hash_grid_point_id", (T.UINT64, T.INT32), T.INT32,
      "hash_grid_point_id(id, index) -> int: the original index of the point at position `index` of the grid's "
      "cell-sorted order (-1 if out of range or the grid is not built).")
 ITERATORS["hash_grid_query"] = "hash_grid_query_next"
+
+
+# ------------------------------------------------------------------------------------------------ meshes
+def _struct(name: str, fields: tuple) -> T.StructType:
+    return T.StructType(name, f"weft_{name}", fields)
+
+
+#: wp.MeshQueryPoint / wp.MeshQueryRay: the results of point and ray queries (fields in the native output order)
+MESH_QUERY_POINT = _struct("MeshQueryPoint", (("result", T.BOOL), ("sign", T.FLOAT32), ("face", T.INT32),
+                                               ("u", T.FLOAT32), ("v", T.FLOAT32)))
+MESH_QUERY_RAY = _struct("MeshQueryRay", (("result", T.BOOL), ("sign", T.FLOAT32), ("face", T.INT32),
+                                           ("t", T.FLOAT32), ("u", T.FLOAT32), ("v", T.FLOAT32), ("normal", VEC3)))
+MESH_QUERY = T.OpaqueType("MeshQueryAABB", "mesh_query_t")
+
+_POINT_OUT = tuple(t for _, t in MESH_QUERY_POINT.fields)
+_RAY_OUT = tuple(t for _, t in MESH_QUERY_RAY.fields)
+
+#: struct-returning queries: name -> (struct type, parameter names, defaults of trailing parameters, legacy outputs)
+#: Legacy outputs name the struct fields Warp's older out-parameter form writes, in its argument order.
+STRUCT_QUERIES: dict[str, tuple] = {}
+
+_POINT_DOC = ("{name}(id, point, max_dist{extra}) -> MeshQueryPoint: the closest point on the mesh within max_dist "
+              "(result, face, barycentrics u, v weighting the face's first and second vertex){sign}. Degenerate faces "
+              "are skipped. Differentiable w.r.t. point (through u, v; the sign is piecewise constant).")
+
+
+def _point_query(name: str, extra: tuple, defaults: tuple, sign: str, extra_doc: str = "") -> None:
+    _geo(name, (T.UINT64, VEC3, T.FLOAT32, *(t for _, t in extra)), _POINT_OUT,
+         _POINT_DOC.format(name=name, extra=extra_doc, sign=sign), kind=OpKind.OUT_CALL, adjoint=Adjoint.NATIVE)
+    legacy = ("face", "u", "v") if "no_sign" in name else ("sign", "face", "u", "v")
+    STRUCT_QUERIES[name] = (MESH_QUERY_POINT, ("id", "point", "max_dist", *(n for n, _ in extra)), defaults, legacy)
+
+
+_point_query("mesh_query_point", (), (), "; sign < 0 inside (majority of three axis-aligned rays)")
+_point_query("mesh_query_point_no_sign", (), (), "; sign is not computed")
+_point_query("mesh_query_point_sign_normal", (("epsilon", T.FLOAT32),), (1.0e-3,),
+             "; sign < 0 inside, from the angle-weighted pseudo-normal of the faces within epsilon", ", epsilon=1e-3")
+_point_query("mesh_query_point_sign_winding_number", (("accuracy", T.FLOAT32), ("threshold", T.FLOAT32)),
+             (2.0, 0.5), "; sign < 0 where the (fast) winding number exceeds threshold (needs "
+             "support_winding_number=True, else falls back to the three-ray vote)", ", accuracy=2.0, threshold=0.5")
+_point_query("mesh_query_point_sign_parity", (("n_sample", T.INT32), ("perturbation_scale", T.FLOAT32)), (1, 0.1),
+             "; sign < 0 where at least half of n_sample perturbed rays cross an odd number of faces",
+             ", n_sample=1, perturbation_scale=0.1")
+_geo("mesh_query_furthest_point_no_sign", (T.UINT64, VEC3, T.FLOAT32), _POINT_OUT,
+     "mesh_query_furthest_point_no_sign(id, point, min_dist) -> MeshQueryPoint: the furthest point of the mesh "
+     "from point (a vertex), if farther than min_dist.", kind=OpKind.OUT_CALL, adjoint=Adjoint.NATIVE)
+STRUCT_QUERIES["mesh_query_furthest_point_no_sign"] = (MESH_QUERY_POINT, ("id", "point", "min_dist"), (),
+                                                       ("face", "u", "v"))
+
+_geo("mesh_query_ray", (T.UINT64, VEC3, VEC3, T.FLOAT32, T.INT32), _RAY_OUT,
+     "mesh_query_ray(id, start, dir, max_t, root=-1) -> MeshQueryRay: the closest hit with t < max_t (t in units "
+     "of |dir|; both faces count); sign > 0 when the ray hits a face's front. Differentiable w.r.t. start and dir.",
+     kind=OpKind.OUT_CALL, adjoint=Adjoint.NATIVE)
+STRUCT_QUERIES["mesh_query_ray"] = (MESH_QUERY_RAY, ("id", "start", "dir", "max_t", "root"), (-1,),
+                                    ("t", "u", "v", "sign", "normal", "face"))
+_geo("mesh_query_ray_anyhit", (T.UINT64, VEC3, VEC3, T.FLOAT32, T.INT32), T.BOOL,
+     "mesh_query_ray_anyhit(id, start, dir, max_t, root=-1) -> bool: whether the ray hits any face with t < max_t.")
+_geo("mesh_query_ray_count_intersections", (T.UINT64, VEC3, VEC3, T.INT32), T.INT32,
+     "mesh_query_ray_count_intersections(id, start, dir, root=-1) -> int: faces the ray crosses at t >= 0.")
+
+#: builtins with trailing default parameters (applied by the frontend): name -> (parameter names, defaults)
+DEFAULTS: dict[str, tuple] = {
+    "mesh_query_ray_anyhit": (("id", "start", "dir", "max_t", "root"), (-1,)),
+    "mesh_query_ray_count_intersections": (("id", "start", "dir", "root"), (-1,)),
+}
+
+_geo("mesh_query_aabb", (T.UINT64, VEC3, VEC3), MESH_QUERY,
+     "mesh_query_aabb(id, low, high) -> MeshQueryAABB: iterate over the faces whose bounding box overlaps "
+     "[low, high] (with mesh_query_next or `for face in wp.mesh_query_aabb(...)`).")
+_geo("mesh_query_sphere", (T.UINT64, VEC3, T.FLOAT32), MESH_QUERY,
+     "mesh_query_sphere(id, center, radius) -> MeshQueryAABB: iterate over the faces within radius of center.")
+for _next in ("mesh_query_next", "mesh_query_aabb_next"):
+    _geo(_next, (MESH_QUERY, T.INT32), (T.BOOL, MESH_QUERY, T.INT32),
+         f"{_next}(query, index) -> bool: advance a mesh box/sphere query; writes the next face into `index`.",
+         native="mesh_query_step", kind=OpKind.OUT_CALL)
+ITERATORS["mesh_query_aabb"] = "mesh_query_next"
+ITERATORS["mesh_query_sphere"] = "mesh_query_next"
+
+_geo("mesh_eval_position", (T.UINT64, T.INT32, T.FLOAT32, T.FLOAT32), VEC3,
+     "mesh_eval_position(id, face, u, v) -> vec3: u * p0 + v * p1 + (1 - u - v) * p2 of the face's vertices; "
+     "differentiable w.r.t. u, v.", adjoint=Adjoint.NATIVE)
+_geo("mesh_eval_velocity", (T.UINT64, T.INT32, T.FLOAT32, T.FLOAT32), VEC3,
+     "mesh_eval_velocity(id, face, u, v) -> vec3: the interpolated vertex velocity (zero without velocities); "
+     "differentiable w.r.t. u, v.", adjoint=Adjoint.NATIVE)
+_geo("mesh_eval_face_normal", (T.UINT64, T.INT32), VEC3,
+     "mesh_eval_face_normal(id, face) -> vec3: the unit normal of a face (right-handed winding).")
+_geo("mesh_get_point", (T.UINT64, T.INT32), VEC3,
+     "mesh_get_point(id, index) -> vec3: the point mesh.indices[index] refers to.")
+_geo("mesh_get_velocity", (T.UINT64, T.INT32), VEC3,
+     "mesh_get_velocity(id, index) -> vec3: the velocity of the point mesh.indices[index] refers to.")
+_geo("mesh_get_index", (T.UINT64, T.INT32), T.INT32, "mesh_get_index(id, index) -> int: mesh.indices[index].")

@@ -3,6 +3,9 @@
 // sorted ids). Shared by the library and the kernel modules; keep both compiled from this one definition.
 #pragma once
 #include "../core.h"
+#if !WEFT_CUDA
+#include <cmath>
+#endif
 
 namespace weft {
 namespace geo {
@@ -60,6 +63,23 @@ struct MeshData {
     BvhData bvh;
     WindingNode* winding;     // num_prims - 1 entries when support_winding_number, else null
 };
+
+WEFT_FN int32 wrap(int32 i, int32 n) {
+    int32 r = i % n;
+    return r < 0 ? r + n : r;
+}
+
+WEFT_FN int32 hashed_cell(const HashGridData* g, int32 x, int32 y, int32 z) {
+    return (wrap(z, g->dim[2]) * g->dim[1] + wrap(y, g->dim[1])) * g->dim[0] + wrap(x, g->dim[0]);
+}
+
+WEFT_FN int32 cell_coord(float x, float inv_w) {
+    const float c = floorf(x * inv_w);
+    // clamp far-away (or non-finite) coordinates into int range; they still hash to a valid cell
+    if (!(c > -1.0e9f)) return -1000000000;
+    if (c > 1.0e9f) return 1000000000;
+    return int32(c);
+}
 
 WEFT_FN const float* point3(const float* base, int32 i) { return base + 3 * int64(i); }
 

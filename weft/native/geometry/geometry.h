@@ -1,10 +1,9 @@
-// weft native geometry: included by kernel modules that use a geometry op (and by the geometry library, which
-// defines WEFT_GEOMETRY_LIBRARY). A kernel module finds the registry through a pointer the host sets after loading
-// it (weft_geometry_attach on the CPU; the __device__ variable weft_geo_registry_ptr under CUDA).
+// weft native geometry: included by the kernel modules that use a geometry op. A module finds the registry of the
+// geometry library through a pointer the host sets after loading it (weft_geometry_attach on the CPU; the __device__
+// variable weft_geo_registry_ptr under CUDA).
 #pragma once
 #include "registry.h"
 
-#ifndef WEFT_GEOMETRY_LIBRARY
 #if WEFT_CUDA
 __device__ const weft::geo::Registry* weft_geo_registry_ptr;
 #else
@@ -20,13 +19,7 @@ namespace geo {
 WEFT_FN const Registry* registry() { return weft_geo_registry_ptr; }
 }  // namespace geo
 }  // namespace weft
-#else
-namespace weft {
-namespace geo {
-const Registry* registry();
-}  // namespace geo
-}  // namespace weft
-#endif
 
 #include "data.h"
 #include "hashgrid.h"
+#include "mesh.h"

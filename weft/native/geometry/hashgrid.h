@@ -18,23 +18,6 @@ struct hash_grid_query_t {
 };
 
 namespace geo {
-WEFT_FN int32 wrap(int32 i, int32 n) {
-    int32 r = i % n;
-    return r < 0 ? r + n : r;
-}
-
-WEFT_FN int32 hashed_cell(const HashGridData* g, int32 x, int32 y, int32 z) {
-    return (wrap(z, g->dim[2]) * g->dim[1] + wrap(y, g->dim[1])) * g->dim[0] + wrap(x, g->dim[0]);
-}
-
-WEFT_FN int32 cell_coord(float x, float inv_w) {
-    const float c = floorf(x * inv_w);
-    // clamp far-away (or non-finite) coordinates into int range; they still hash to a valid cell
-    if (!(c > -1.0e9f)) return -1000000000;
-    if (c > 1.0e9f) return 1000000000;
-    return int32(c);
-}
-
 WEFT_FN const HashGridData* hash_grid(uint64 id, const char* what) {
     const HashGridData* g = static_cast<const HashGridData*>(lookup(registry(), id, KIND_HASHGRID));
     if (g == nullptr) report_error(4, what);

@@ -1,8 +1,8 @@
 // weft geometry library: the host side of weft.geometry. Builds and owns hash grids, BVHs and meshes, and the
 // registry that kernel modules resolve ids through. Compiled once per cache by weft's toolchain (with OpenMP) and
 // loaded by weft/geometry/native.py; every entry point is extern "C" and returns a status (0 = ok).
-#define WEFT_GEOMETRY_LIBRARY 1
-#include "geometry/geometry.h"
+#include "geometry/registry.h"
+#include "geometry/data.h"
 
 #include <algorithm>
 #include <atomic>
@@ -12,6 +12,9 @@
 #include <vector>
 
 #include <omp.h>
+#if defined(__GLIBCXX__)
+#include <parallel/algorithm>
+#endif
 
 #define GEO_API extern "C" __attribute__((visibility("default")))
 
@@ -23,7 +26,6 @@ static std::mutex g_lock;
 static std::vector<uint32> g_free;      // free slot indices
 static uint32 g_next_slot = 0;
 
-const Registry* registry() { return &g_registry; }
 
 static Slot* slot_at(uint32 index) {
     const uint32 c = index >> CHUNK_BITS;
@@ -68,6 +70,15 @@ static void remove_object(uint64 id) {
     __atomic_store_n(&s->tag, uint64(0), __ATOMIC_RELEASE);
     s->obj = nullptr;
     g_free.push_back(low - 1);
+}
+
+template <typename T>
+static void parallel_sort(std::vector<T>& v) {
+#if defined(__GLIBCXX__)
+    __gnu_parallel::sort(v.begin(), v.end());
+#else
+    std::sort(v.begin(), v.end());
+#endif
 }
 
 template <typename T>
@@ -140,6 +151,334 @@ static int hash_grid_build(HashGridData* g, const float* points, int32 n, float 
     return 0;
 }
 
+
+// ------------------------------------------------------------------------------------------------ BVH (LBVH)
+// Linear BVH (Karras 2012): primitives sorted by (group, Morton code of the box centre, id), a radix tree over the
+// sorted keys built one internal node per parallel iteration, boxes filled bottom-up with atomic arrival counters.
+// Every step is order-independent, so the tree is the same for any thread count.
+struct SortKey {
+    uint32 group;
+    uint32 morton;
+    uint32 id;
+    bool operator<(const SortKey& o) const {
+        if (group != o.group) return group < o.group;
+        if (morton != o.morton) return morton < o.morton;
+        return id < o.id;
+    }
+};
+
+static uint32 expand_bits(uint32 v) {
+    v = (v * 0x00010001u) & 0xFF0000FFu;
+    v = (v * 0x00000101u) & 0x0F00F00Fu;
+    v = (v * 0x00000011u) & 0xC30C30C3u;
+    v = (v * 0x00000005u) & 0x49249249u;
+    return v;
+}
+
+static uint32 morton3(float x, float y, float z) {
+    auto q = [](float t) {
+        float c = t * 1024.0f;
+        c = c < 0.0f ? 0.0f : (c > 1023.0f ? 1023.0f : c);
+        return uint32(c);
+    };
+    return (expand_bits(q(x)) << 2) | (expand_bits(q(y)) << 1) | expand_bits(q(z));
+}
+
+static inline int clz32(uint32 x) { return x == 0 ? 32 : __builtin_clz(x); }
+
+// length of the common prefix of sorted keys i and j (-1 when j is out of range)
+static inline int delta(const SortKey* k, int32 n, int32 i, int32 j) {
+    if (j < 0 || j >= n) return -1;
+    const SortKey& a = k[i];
+    const SortKey& b = k[j];
+    if (a.group != b.group) return clz32(a.group ^ b.group);
+    if (a.morton != b.morton) return 32 + clz32(a.morton ^ b.morton);
+    return 64 + clz32(a.id ^ b.id);
+}
+
+static void bvh_free(BvhData* b) {
+    std::free(b->nodes);
+    std::free(b->parents);
+    std::free(b->leaf_parents);
+    std::free(b->prim_ids);
+    std::free(b->group_roots);
+    b->nodes = nullptr;
+    b->parents = b->leaf_parents = b->prim_ids = b->group_roots = nullptr;
+}
+
+static inline void box_union(const float* alo, const float* ahi, const float* blo, const float* bhi, float* lo,
+                             float* hi) {
+    for (int k = 0; k < 3; ++k) {
+        lo[k] = std::min(alo[k], blo[k]);
+        hi[k] = std::max(ahi[k], bhi[k]);
+    }
+}
+
+// Fill every node's child boxes from the primitive boxes (prim_lo/prim_hi by primitive id), bottom-up.
+static void bvh_fill_boxes(BvhData* b, const float* prim_lo, const float* prim_hi) {
+    const int32 n = b->num_prims;
+    if (n <= 0) return;
+    if (n == 1) {
+        const int32 p = b->prim_ids[0];
+        for (int k = 0; k < 3; ++k) {
+            b->root_lo[k] = prim_lo[3 * int64(p) + k];
+            b->root_hi[k] = prim_hi[3 * int64(p) + k];
+        }
+        return;
+    }
+    const int32 m = n - 1;
+    std::vector<std::atomic<int32>> done(static_cast<size_t>(m));
+    std::vector<char> ready(static_cast<size_t>(m));  // both children leaves: a bottom-up walk starts here
+#pragma omp parallel for schedule(static)
+    for (int32 i = 0; i < m; ++i) {
+        BvhNode& node = b->nodes[i];
+        int32 leaves = 0;
+        for (int c = 0; c < 2; ++c) {
+            if (node.child[c] < 0) {
+                const int32 p = b->prim_ids[~node.child[c]];
+                for (int k = 0; k < 3; ++k) {
+                    node.lo[c][k] = prim_lo[3 * int64(p) + k];
+                    node.hi[c][k] = prim_hi[3 * int64(p) + k];
+                }
+                ++leaves;
+            }
+        }
+        done[i].store(leaves, std::memory_order_relaxed);
+        ready[i] = leaves == 2;
+    }
+#pragma omp parallel for schedule(static)
+    for (int32 i = 0; i < m; ++i) {
+        if (!ready[i]) continue;
+        int32 x = i;  // complete: push its box up while this thread is the last to arrive
+        while (true) {
+            const int32 p = b->parents[x];
+            if (p < 0) break;
+            BvhNode& parent = b->nodes[p];
+            const int c = parent.child[0] == x ? 0 : 1;
+            const BvhNode& node = b->nodes[x];
+            box_union(node.lo[0], node.hi[0], node.lo[1], node.hi[1], parent.lo[c], parent.hi[c]);
+            if (done[p].fetch_add(1, std::memory_order_acq_rel) + 1 != 2) break;
+            x = p;
+        }
+    }
+    const BvhNode& root = b->nodes[0];
+    box_union(root.lo[0], root.hi[0], root.lo[1], root.hi[1], b->root_lo, b->root_hi);
+}
+
+// Build the tree over n primitive boxes (groups optional); returns 0, or 2 when out of memory.
+static int bvh_build(BvhData* b, const float* prim_lo, const float* prim_hi, int32 n, const int32* groups) {
+    b->num_prims = n;
+    b->has_root = n > 0;
+    b->root = n > 1 ? 0 : ~0;
+    if (n <= 0) return 0;
+    b->prim_ids = alloc<int32>(n);
+    b->leaf_parents = alloc<int32>(n);
+    if (n > 1) {
+        b->nodes = alloc<BvhNode>(n - 1);
+        b->parents = alloc<int32>(n - 1);
+    }
+    if (b->prim_ids == nullptr || b->leaf_parents == nullptr || (n > 1 && (b->nodes == nullptr || b->parents == nullptr)))
+        return 2;
+    // centroid bounds
+    float clo[3] = {1e30f, 1e30f, 1e30f}, chi[3] = {-1e30f, -1e30f, -1e30f};
+#pragma omp parallel
+    {
+        float tlo[3] = {1e30f, 1e30f, 1e30f}, thi[3] = {-1e30f, -1e30f, -1e30f};
+#pragma omp for schedule(static) nowait
+        for (int32 i = 0; i < n; ++i)
+            for (int k = 0; k < 3; ++k) {
+                const float c = 0.5f * (prim_lo[3 * int64(i) + k] + prim_hi[3 * int64(i) + k]);
+                tlo[k] = std::min(tlo[k], c);
+                thi[k] = std::max(thi[k], c);
+            }
+#pragma omp critical
+        for (int k = 0; k < 3; ++k) {
+            clo[k] = std::min(clo[k], tlo[k]);
+            chi[k] = std::max(chi[k], thi[k]);
+        }
+    }
+    float inv[3];
+    for (int k = 0; k < 3; ++k) inv[k] = chi[k] > clo[k] ? 1.0f / (chi[k] - clo[k]) : 0.0f;
+    std::vector<SortKey> keys(static_cast<size_t>(n));
+#pragma omp parallel for schedule(static)
+    for (int32 i = 0; i < n; ++i) {
+        float c[3];
+        for (int k = 0; k < 3; ++k) c[k] = (0.5f * (prim_lo[3 * int64(i) + k] + prim_hi[3 * int64(i) + k]) - clo[k]) * inv[k];
+        keys[i] = SortKey{groups ? uint32(groups[i]) ^ 0x80000000u : 0u, morton3(c[0], c[1], c[2]), uint32(i)};
+    }
+    parallel_sort(keys);
+#pragma omp parallel for schedule(static)
+    for (int32 i = 0; i < n; ++i) b->prim_ids[i] = int32(keys[i].id);
+    if (n > 1) {
+        const SortKey* k = keys.data();
+        b->parents[0] = -1;
+#pragma omp parallel for schedule(static)
+        for (int32 i = 0; i < n - 1; ++i) {
+            const int d = (delta(k, n, i, i + 1) - delta(k, n, i, i - 1)) >= 0 ? 1 : -1;
+            const int dmin = delta(k, n, i, i - d);
+            int32 lmax = 2;
+            while (delta(k, n, i, i + lmax * d) > dmin) lmax *= 2;
+            int32 l = 0;
+            for (int32 t = lmax / 2; t >= 1; t /= 2)
+                if (delta(k, n, i, i + (l + t) * d) > dmin) l += t;
+            const int32 j = i + l * d;
+            const int dnode = delta(k, n, i, j);
+            int32 s = 0;
+            int32 t = l;
+            do {
+                t = (t + 1) / 2;
+                if (delta(k, n, i, i + (s + t) * d) > dnode) s += t;
+            } while (t > 1);
+            const int32 gamma = i + s * d + std::min(d, 0);
+            const int32 lo = std::min(i, j), hi = std::max(i, j);
+            BvhNode& node = b->nodes[i];
+            node.child[0] = lo == gamma ? ~gamma : gamma;
+            node.child[1] = hi == gamma + 1 ? ~(gamma + 1) : gamma + 1;
+            for (int c = 0; c < 2; ++c) {
+                if (node.child[c] < 0) b->leaf_parents[~node.child[c]] = i;
+                else b->parents[node.child[c]] = i;
+            }
+        }
+    } else {
+        b->leaf_parents[0] = -1;
+    }
+    bvh_fill_boxes(b, prim_lo, prim_hi);
+    return 0;
+}
+
+
+// Roots of the groups of a grouped tree: public root indices (internal node i -> i, leaf at sorted position s ->
+// num_prims - 1 + s). The primitives of a group are contiguous in sorted order and, their keys sharing the group
+// prefix, form one subtree; its root is internal node s or e of the range [s, e].
+static int bvh_group_roots(BvhData* b, const int32* groups) {
+    const int32 n = b->num_prims;
+    int32 max_group = -1;
+    for (int32 i = 0; i < n; ++i) max_group = std::max(max_group, groups[i]);
+    b->num_groups = max_group + 1;
+    if (b->num_groups <= 0) return 0;
+    b->group_roots = alloc<int32>(b->num_groups);
+    if (b->group_roots == nullptr) return 2;
+    std::fill(b->group_roots, b->group_roots + b->num_groups, -1);
+    int32 s = 0;
+    while (s < n) {
+        const int32 g = groups[b->prim_ids[s]];
+        int32 e = s;
+        while (e + 1 < n && groups[b->prim_ids[e + 1]] == g) ++e;
+        int32 root;
+        if (s == e) {
+            root = n - 1 + s;
+        } else {
+            root = -1;
+            for (int32 cand : {s, e}) {
+                if (cand >= n - 1) continue;
+                // the range of internal node cand: walk to its leftmost and rightmost leaves
+                int32 x = cand, lo, hi;
+                while (true) { const int32 c = b->nodes[x].child[0]; if (c < 0) { lo = ~c; break; } x = c; }
+                x = cand;
+                while (true) { const int32 c = b->nodes[x].child[1]; if (c < 0) { hi = ~c; break; } x = c; }
+                if (lo == s && hi == e) { root = cand; break; }
+            }
+        }
+        b->group_roots[g] = root;
+        s = e + 1;
+    }
+    return 0;
+}
+
+// ------------------------------------------------------------------------------------------------ meshes
+static void triangle_boxes(const MeshData* m, float* lo, float* hi) {
+#pragma omp parallel for schedule(static)
+    for (int32 t = 0; t < m->num_tris; ++t) {
+        const int32* tri = m->indices + 3 * int64(t);
+        for (int k = 0; k < 3; ++k) {
+            const float a = m->points[3 * int64(tri[0]) + k], bb = m->points[3 * int64(tri[1]) + k],
+                        c = m->points[3 * int64(tri[2]) + k];
+            lo[3 * int64(t) + k] = std::min(a, std::min(bb, c));
+            hi[3 * int64(t) + k] = std::max(a, std::max(bb, c));
+        }
+    }
+}
+
+struct WindingAcc {
+    float n[3];
+    float c[3];  // area-weighted centre (divided at the end)
+    float area;
+    float r;
+};
+
+static WindingAcc triangle_winding(const MeshData* m, int32 t) {
+    const int32* tri = m->indices + 3 * int64(t);
+    const float* a = m->points + 3 * int64(tri[0]);
+    const float* b = m->points + 3 * int64(tri[1]);
+    const float* c = m->points + 3 * int64(tri[2]);
+    float e1[3], e2[3];
+    for (int k = 0; k < 3; ++k) {
+        e1[k] = b[k] - a[k];
+        e2[k] = c[k] - a[k];
+    }
+    WindingAcc w;
+    w.n[0] = 0.5f * (e1[1] * e2[2] - e1[2] * e2[1]);
+    w.n[1] = 0.5f * (e1[2] * e2[0] - e1[0] * e2[2]);
+    w.n[2] = 0.5f * (e1[0] * e2[1] - e1[1] * e2[0]);
+    w.area = std::sqrt(w.n[0] * w.n[0] + w.n[1] * w.n[1] + w.n[2] * w.n[2]);
+    for (int k = 0; k < 3; ++k) w.c[k] = (a[k] + b[k] + c[k]) / 3.0f;
+    w.r = 0.0f;
+    for (const float* v : {a, b, c}) {
+        float d2 = 0.0f;
+        for (int k = 0; k < 3; ++k) d2 += (v[k] - w.c[k]) * (v[k] - w.c[k]);
+        w.r = std::max(w.r, std::sqrt(d2));
+    }
+    return w;
+}
+
+// Dipole data per node child, bottom-up (children before parents: reverse of a breadth-first order).
+static void mesh_winding(MeshData* m) {
+    BvhData* b = &m->bvh;
+    const int32 nodes = b->num_prims - 1;
+    if (m->winding == nullptr || nodes <= 0) return;
+    std::vector<int32> order;
+    order.reserve(size_t(nodes));
+    order.push_back(0);
+    for (size_t i = 0; i < order.size(); ++i)
+        for (int c = 0; c < 2; ++c)
+            if (b->nodes[order[i]].child[c] >= 0) order.push_back(b->nodes[order[i]].child[c]);
+    std::vector<WindingAcc> acc(static_cast<size_t>(nodes));
+    for (size_t r = order.size(); r-- > 0;) {
+        const int32 i = order[r];
+        WindingAcc kids[2];
+        for (int c = 0; c < 2; ++c) {
+            const int32 ch = b->nodes[i].child[c];
+            kids[c] = ch < 0 ? triangle_winding(m, b->prim_ids[~ch]) : acc[ch];
+            WindingNode& wn = m->winding[i];
+            for (int k = 0; k < 3; ++k) {
+                wn.n[c][k] = kids[c].n[k];
+                wn.c[c][k] = kids[c].c[k];
+            }
+            wn.r[c] = kids[c].r;
+        }
+        WindingAcc& w = acc[i];
+        const float area = kids[0].area + kids[1].area;
+        w.area = area;
+        for (int k = 0; k < 3; ++k) {
+            w.n[k] = kids[0].n[k] + kids[1].n[k];
+            w.c[k] = area > 0.0f ? (kids[0].area * kids[0].c[k] + kids[1].area * kids[1].c[k]) / area
+                                 : 0.5f * (kids[0].c[k] + kids[1].c[k]);
+        }
+        w.r = 0.0f;
+        for (int c = 0; c < 2; ++c) {
+            float d2 = 0.0f;
+            for (int k = 0; k < 3; ++k) d2 += (kids[c].c[k] - w.c[k]) * (kids[c].c[k] - w.c[k]);
+            w.r = std::max(w.r, std::sqrt(d2) + kids[c].r);
+        }
+    }
+}
+
+static void mesh_free(MeshData* m) {
+    bvh_free(&m->bvh);
+    std::free(m->winding);
+    m->winding = nullptr;
+}
+
 }  // namespace geo
 }  // namespace weft
 
@@ -203,4 +542,136 @@ GEO_API int32 geo_hash_grid_sorted_ids(uint64 id, int32* out, int32 n) {
     const int32 m = std::min(n, g->num_points);
     for (int32 i = 0; i < m; ++i) out[i] = g->sorted_ids[i];
     return m;
+}
+
+// ------------------------------------------------------------------------------------------------ BVH API
+GEO_API uint64 geo_bvh_create(const float* lowers, const float* uppers, int32 n, const int32* groups) {
+    BvhData* b = new (std::nothrow) BvhData();
+    if (b == nullptr) return 0;
+    b->lowers = lowers;
+    b->uppers = uppers;
+    b->groups = groups;
+    if (bvh_build(b, lowers, uppers, n, groups) != 0 || (groups && n > 0 && bvh_group_roots(b, groups) != 0)) {
+        bvh_free(b);
+        delete b;
+        return 0;
+    }
+    const uint64 id = add_object(b, KIND_BVH);
+    if (id == 0) {
+        bvh_free(b);
+        delete b;
+    }
+    return id;
+}
+
+GEO_API int geo_bvh_refit(uint64 id) {
+    BvhData* b = static_cast<BvhData*>(get_object(id, KIND_BVH));
+    if (b == nullptr) return 1;
+    bvh_fill_boxes(b, b->lowers, b->uppers);
+    return 0;
+}
+
+GEO_API int geo_bvh_destroy(uint64 id) {
+    BvhData* b = static_cast<BvhData*>(get_object(id, KIND_BVH));
+    if (b == nullptr) return 1;
+    remove_object(id);
+    bvh_free(b);
+    delete b;
+    return 0;
+}
+
+// out: [num_prims, root, num_groups, depth]
+GEO_API int geo_bvh_info(uint64 id, int32* out) {
+    BvhData* b = static_cast<BvhData*>(get_object(id, KIND_BVH));
+    if (b == nullptr) {
+        MeshData* m = static_cast<MeshData*>(get_object(id, KIND_MESH));
+        if (m == nullptr) return 1;
+        b = &m->bvh;
+    }
+    out[0] = b->num_prims;
+    out[1] = b->root;
+    out[2] = b->num_groups;
+    int32 depth = 0;
+    for (int32 s = 0; s < b->num_prims; ++s) {
+        int32 d = 1, x = b->leaf_parents[s];
+        while (x >= 0) {
+            ++d;
+            x = b->parents[x];
+        }
+        depth = std::max(depth, d);
+    }
+    out[3] = depth;
+    return 0;
+}
+
+GEO_API int32 geo_bvh_group_root(uint64 id, int32 group) {
+    BvhData* b = static_cast<BvhData*>(get_object(id, KIND_BVH));
+    if (b == nullptr || b->group_roots == nullptr || group < 0 || group >= b->num_groups) return -1;
+    return b->group_roots[group];
+}
+
+// ------------------------------------------------------------------------------------------------ mesh API
+static int mesh_rebuild_boxes(MeshData* m, bool build) {
+    std::vector<float> lo(size_t(3) * size_t(std::max(m->num_tris, 1))), hi(lo.size());
+    triangle_boxes(m, lo.data(), hi.data());
+    if (build) {
+        if (int rc = bvh_build(&m->bvh, lo.data(), hi.data(), m->num_tris, nullptr)) return rc;
+    } else {
+        bvh_fill_boxes(&m->bvh, lo.data(), hi.data());
+    }
+    mesh_winding(m);
+    return 0;
+}
+
+GEO_API uint64 geo_mesh_create(const float* points, const int32* indices, const float* velocities, int32 num_points,
+                               int32 num_tris, int winding) {
+    MeshData* m = new (std::nothrow) MeshData();
+    if (m == nullptr) return 0;
+    m->points = points;
+    m->indices = indices;
+    m->velocities = velocities;
+    m->num_points = num_points;
+    m->num_tris = num_tris;
+    if (winding && num_tris > 1) {
+        m->winding = alloc<WindingNode>(num_tris - 1);
+        if (m->winding == nullptr) {
+            delete m;
+            return 0;
+        }
+    }
+    if (mesh_rebuild_boxes(m, true) != 0) {
+        mesh_free(m);
+        delete m;
+        return 0;
+    }
+    const uint64 id = add_object(m, KIND_MESH);
+    if (id == 0) {
+        mesh_free(m);
+        delete m;
+    }
+    return id;
+}
+
+GEO_API int geo_mesh_refit(uint64 id) {
+    MeshData* m = static_cast<MeshData*>(get_object(id, KIND_MESH));
+    if (m == nullptr) return 1;
+    return mesh_rebuild_boxes(m, false);
+}
+
+// points / velocities replaced by arrays of the same length (mesh.points = new_array)
+GEO_API int geo_mesh_set_points(uint64 id, const float* points, const float* velocities) {
+    MeshData* m = static_cast<MeshData*>(get_object(id, KIND_MESH));
+    if (m == nullptr) return 1;
+    if (points != nullptr) m->points = points;
+    m->velocities = velocities;
+    return 0;
+}
+
+GEO_API int geo_mesh_destroy(uint64 id) {
+    MeshData* m = static_cast<MeshData*>(get_object(id, KIND_MESH));
+    if (m == nullptr) return 1;
+    remove_object(id);
+    mesh_free(m);
+    delete m;
+    return 0;
 }

@@ -1,0 +1,253 @@
+# ruff: noqa: UP018, RUF046  (int(0) declares an int32 kernel variable)
+"""wp.Mesh queries against brute-force float64 NumPy references (random soups with degenerate faces, spheres)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import weft as wp
+
+from .meshes import closest_on_triangles, degenerate_mask, random_soup, ray_hits, uv_sphere
+
+
+@wp.kernel
+def closest(mesh: wp.uint64, qs: wp.array(dtype=wp.vec3), max_dist: float, face: wp.array(dtype=wp.int32),
+            pos: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    r = wp.mesh_query_point_no_sign(mesh, qs[i], max_dist)
+    face[i] = -1
+    if r.result:
+        face[i] = r.face
+        pos[i] = wp.mesh_eval_position(mesh, r.face, r.u, r.v)
+
+
+@wp.kernel
+def signs(mesh: wp.uint64, qs: wp.array(dtype=wp.vec3), out: wp.array2d(dtype=float)):
+    i = wp.tid()
+    p = qs[i]
+    out[i, 0] = wp.mesh_query_point(mesh, p, 1.0e6).sign
+    out[i, 1] = wp.mesh_query_point_sign_normal(mesh, p, 1.0e6).sign
+    out[i, 2] = wp.mesh_query_point_sign_winding_number(mesh, p, 1.0e6).sign
+    out[i, 3] = wp.mesh_query_point_sign_parity(mesh, p, 1.0e6, 3).sign
+
+
+@wp.kernel
+def rays(mesh: wp.uint64, o: wp.array(dtype=wp.vec3), d: wp.array(dtype=wp.vec3), max_t: float,
+         t: wp.array(dtype=float), face: wp.array(dtype=wp.int32), count: wp.array(dtype=wp.int32),
+         anyhit: wp.array(dtype=wp.int32), err: wp.array(dtype=float)):
+    i = wp.tid()
+    r = wp.mesh_query_ray(mesh, o[i], d[i], max_t)
+    face[i] = -1
+    t[i] = -1.0
+    if r.result:
+        face[i] = r.face
+        t[i] = r.t
+        hit = wp.mesh_eval_position(mesh, r.face, r.u, r.v)
+        err[i] = wp.length(hit - (o[i] + r.t * d[i]))  # the barycentrics reproduce the hit point
+    count[i] = wp.mesh_query_ray_count_intersections(mesh, o[i], d[i])
+    anyhit[i] = wp.where(wp.mesh_query_ray_anyhit(mesh, o[i], d[i], max_t), 1, 0)
+
+
+@wp.kernel
+def overlaps(mesh: wp.uint64, lo: wp.array(dtype=wp.vec3), hi: wp.array(dtype=wp.vec3), n_faces: int,
+             hits: wp.array2d(dtype=wp.int32), sphere_hits: wp.array2d(dtype=wp.int32), radius: float):
+    i = wp.tid()
+    query = wp.mesh_query_aabb(mesh, lo[i], hi[i])
+    f = int(0)
+    while wp.mesh_query_next(query, f):
+        hits[i, f] += 1
+    c = 0.5 * (lo[i] + hi[i])
+    for g in wp.mesh_query_sphere(mesh, c, radius):
+        sphere_hits[i, g] += 1
+
+
+def _mesh(pts, tris, **kw):
+    return wp.Mesh(wp.array(pts, dtype=wp.vec3), wp.array(tris.reshape(-1), dtype=wp.int32), **kw)
+
+
+@pytest.mark.parametrize("n_tris,degenerate,max_dist", [(1, 0, 10.0), (2, 0, 10.0), (200, 20, 10.0),
+                                                         (500, 50, 0.05)])
+def test_closest_point_matches_brute_force(n_tris, degenerate, max_dist):
+    rng = np.random.default_rng(n_tris)
+    pts, tris = random_soup(n_tris, rng, degenerate)
+    mesh = _mesh(pts, tris)
+    q = (rng.random((300, 3)) * 1.4 - 0.2).astype(np.float32)
+    face = wp.zeros(300, dtype=wp.int32)
+    pos = wp.zeros(300, dtype=wp.vec3)
+    wp.launch(closest, dim=300, inputs=[mesh.id, wp.array(q, dtype=wp.vec3), max_dist, face, pos])
+    a, b, c = pts[tris[:, 0]], pts[tris[:, 1]], pts[tris[:, 2]]
+    keep = ~degenerate_mask(a, b, c)
+    for i in range(300):
+        _, d = closest_on_triangles(q[i], a[keep], b[keep], c[keep])
+        ref = d.min() if d.size else np.inf
+        got = face.numpy()[i]
+        if ref >= max_dist * (1 + 1e-5):
+            assert got == -1
+            continue
+        if ref < max_dist * (1 - 1e-5):
+            assert got >= 0 and keep[got]
+            np.testing.assert_allclose(np.linalg.norm(pos.numpy()[i] - q[i]), ref, rtol=1e-4, atol=2e-6)
+
+
+def test_signs_on_a_closed_sphere():
+    pts, tris = uv_sphere(10, 14, radius=0.8, centre=(0.1, -0.2, 0.05))
+    mesh = _mesh(pts, tris, support_winding_number=True)
+    rng = np.random.default_rng(1)
+    q = (rng.random((400, 3)) * 2.4 - 1.2).astype(np.float32)
+    # keep away from the faceted surface, where inside/outside of the polyhedron and of the sphere differ
+    r = np.linalg.norm(q - np.array([0.1, -0.2, 0.05]), axis=1)
+    q = q[(r < 0.6) | (r > 0.85)]
+    out = wp.zeros((len(q), 4), dtype=float)
+    wp.launch(signs, dim=len(q), inputs=[mesh.id, wp.array(q, dtype=wp.vec3), out])
+    inside = np.linalg.norm(q - np.array([0.1, -0.2, 0.05]), axis=1) < 0.7
+    for k, name in enumerate(["three rays", "pseudo-normal", "winding number", "parity"]):
+        np.testing.assert_array_equal(out.numpy()[:, k] < 0, inside, err_msg=name)
+
+
+def test_winding_number_without_support_falls_back_to_rays():
+    pts, tris = uv_sphere(8, 10)
+    mesh = _mesh(pts, tris)
+    q = np.array([[0, 0, 0], [2, 0, 0], [0.1, 0.2, -0.3]], np.float32)
+    out = wp.zeros((3, 4), dtype=float)
+    wp.launch(signs, dim=3, inputs=[mesh.id, wp.array(q, dtype=wp.vec3), out])
+    assert (out.numpy()[:, 2] < 0).tolist() == [True, False, True]
+
+
+@pytest.mark.parametrize("n_tris", [1, 300])
+def test_rays_match_brute_force(n_tris):
+    rng = np.random.default_rng(10 + n_tris)
+    pts, tris = random_soup(n_tris, rng, 5 if n_tris > 10 else 0)
+    mesh = _mesh(pts, tris)
+    n = 400
+    o = (rng.random((n, 3)) * 1.6 - 0.3).astype(np.float32)
+    target = rng.random((n, 3)).astype(np.float32)
+    d = (target - o).astype(np.float32)
+    d[:50] = np.array([1, 0, 0], np.float32)  # axis-aligned directions (zero components)
+    t = wp.zeros(n, dtype=float)
+    face = wp.zeros(n, dtype=wp.int32)
+    count = wp.zeros(n, dtype=wp.int32)
+    anyhit = wp.zeros(n, dtype=wp.int32)
+    err = wp.zeros(n, dtype=float)
+    max_t = 0.8
+    wp.launch(rays, dim=n, inputs=[mesh.id, wp.array(o, dtype=wp.vec3), wp.array(d, dtype=wp.vec3), max_t, t, face,
+                                   count, anyhit, err])
+    assert err.numpy().max() < 1e-5
+    a, b, c = pts[tris[:, 0]], pts[tris[:, 1]], pts[tris[:, 2]]
+    for i in range(n):
+        ts = ray_hits(o[i], d[i], a, b, c)
+        finite = np.isfinite(ts)
+        ref = ts.min()
+        # grazing hits (on an edge) may go either way in float32: skip rays whose hits come close to a boundary
+        if abs(ref - max_t) < 1e-4:
+            continue
+        if ref < max_t:
+            assert face.numpy()[i] >= 0, i
+            np.testing.assert_allclose(t.numpy()[i], ref, rtol=1e-4, atol=1e-5)
+            assert anyhit.numpy()[i] == 1
+        else:
+            assert face.numpy()[i] == -1 and anyhit.numpy()[i] == 0
+        assert abs(count.numpy()[i] - finite.sum()) <= 1  # edge-grazing crossings may count once or twice
+
+
+def test_box_and_sphere_overlaps_match_brute_force():
+    rng = np.random.default_rng(5)
+    pts, tris = random_soup(150, rng, 6)
+    mesh = _mesh(pts, tris)
+    n = 60
+    c = rng.random((n, 3)).astype(np.float32)
+    half = (0.02 + 0.2 * rng.random((n, 3))).astype(np.float32)
+    lo, hi = c - half, c + half
+    hits = wp.zeros((n, 150), dtype=wp.int32)
+    sph = wp.zeros((n, 150), dtype=wp.int32)
+    radius = 0.1
+    wp.launch(overlaps, dim=n, inputs=[mesh.id, wp.array(lo, dtype=wp.vec3), wp.array(hi, dtype=wp.vec3), 150, hits,
+                                       sph, radius])
+    a, b, cc = pts[tris[:, 0]], pts[tris[:, 1]], pts[tris[:, 2]]
+    tlo, thi = np.minimum(np.minimum(a, b), cc), np.maximum(np.maximum(a, b), cc)
+    for i in range(n):
+        ref = np.all((tlo <= hi[i]) & (lo[i] <= thi), axis=1)
+        np.testing.assert_array_equal(hits.numpy()[i], ref.astype(np.int32))  # each face exactly once
+        centre = 0.5 * (lo[i] + hi[i])
+        _, d = closest_on_triangles(centre, a, b, cc)
+        clear = np.abs(d - radius) > 1e-5
+        np.testing.assert_array_equal(sph.numpy()[i][clear], (d <= radius)[clear].astype(np.int32))
+
+
+@wp.kernel
+def get_helpers(mesh: wp.uint64, out_p: wp.array(dtype=wp.vec3), out_i: wp.array(dtype=wp.int32),
+                out_v: wp.array(dtype=wp.vec3), out_n: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    out_p[i] = wp.mesh_get_point(mesh, i)
+    out_i[i] = wp.mesh_get_index(mesh, i)
+    out_v[i] = wp.mesh_get_velocity(mesh, i)
+    if i % 3 == 0:
+        out_n[i / 3] = wp.mesh_eval_face_normal(mesh, i / 3)
+        out_v[i] = wp.mesh_eval_velocity(mesh, i / 3, 1.0, 0.0)
+
+
+def test_get_and_eval_helpers():
+    pts, tris = uv_sphere(4, 5)
+    vel = np.random.default_rng(0).random(pts.shape).astype(np.float32)
+    mesh = _mesh(pts, tris, velocities=wp.array(vel, dtype=wp.vec3))
+    n = tris.size
+    out_p, out_v = wp.zeros(n, dtype=wp.vec3), wp.zeros(n, dtype=wp.vec3)
+    out_i, out_n = wp.zeros(n, dtype=wp.int32), wp.zeros(len(tris), dtype=wp.vec3)
+    wp.launch(get_helpers, dim=n, inputs=[mesh.id, out_p, out_i, out_v, out_n])
+    flat = tris.reshape(-1)
+    np.testing.assert_array_equal(out_i.numpy(), flat)
+    np.testing.assert_allclose(out_p.numpy(), pts[flat])
+    np.testing.assert_allclose(out_v.numpy(), vel[flat], rtol=1e-6)  # vertex 0 of each face: eval with u=1 agrees
+    nrm = np.cross(pts[tris[:, 1]] - pts[tris[:, 0]], pts[tris[:, 2]] - pts[tris[:, 0]])
+    np.testing.assert_allclose(out_n.numpy(), nrm / np.linalg.norm(nrm, axis=1, keepdims=True), atol=1e-5)
+
+
+def test_refit_follows_moved_points():
+    pts, tris = random_soup(100, np.random.default_rng(2))
+    points = wp.array(pts, dtype=wp.vec3)
+    mesh = wp.Mesh(points, wp.array(tris.reshape(-1), dtype=wp.int32))
+    points.numpy()[:] += np.float32(3.0)  # move in place
+    mesh.refit()
+    q = (pts[:50] + 3.0).astype(np.float32)
+    face = wp.zeros(50, dtype=wp.int32)
+    pos = wp.zeros(50, dtype=wp.vec3)
+    wp.launch(closest, dim=50, inputs=[mesh.id, wp.array(q, dtype=wp.vec3), 1e-3, face, pos])
+    np.testing.assert_allclose(pos.numpy(), q, atol=1e-5)  # every query point is a vertex of the moved mesh
+
+
+def test_build_is_deterministic():
+    pts, tris = random_soup(3000, np.random.default_rng(9))
+    infos = {tuple(sorted(_mesh(pts, tris).bvh_info().items())) for _ in range(3)}
+    assert len(infos) == 1
+    assert dict(infos.pop())["depth"] < 64
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"indices": np.array([0, 1], np.int32)}, "multiple of 3"),
+    ({"indices": np.array([0, 1, 7], np.int32)}, "indices.*outside"),
+    ({"indices": np.array([0, -1, 2], np.int32)}, "indices.*outside"),
+    ({"indices": np.zeros(0, np.int32)}, "indices.*empty"),
+    ({"points": np.zeros((0, 3), np.float32)}, "points.*empty"),
+    ({"points": np.array([[0, 0, 0], [1, np.nan, 0], [0, 1, 0]], np.float32)}, "points.*NaN"),
+    ({"velocities": np.zeros((2, 3), np.float32)}, "velocities"),
+])
+def test_bad_input(kwargs, match):
+    args = {"points": np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], np.float32), "indices": np.array([0, 1, 2], np.int32)}
+    args.update(kwargs)
+    args = {k: wp.array(v, dtype=wp.vec3 if v.ndim == 2 else wp.int32) if v.size else
+            wp.zeros(0, dtype=wp.vec3 if k != "indices" else wp.int32) for k, v in args.items()}
+    with pytest.raises(wp.Error, match=match):
+        wp.Mesh(**args)
+
+
+def test_query_on_destroyed_mesh_is_an_error():
+    pts, tris = uv_sphere(4, 5)
+    mesh = _mesh(pts, tris)
+    stale = mesh.id
+    mesh.destroy()
+    face = wp.zeros(2, dtype=wp.int32)
+    pos = wp.zeros(2, dtype=wp.vec3)
+    q = wp.zeros(2, dtype=wp.vec3)
+    with pytest.raises(wp.Error, match="argument 'id' is not a live Mesh"):
+        wp.launch(closest, dim=2, inputs=[stale, q, 1.0, face, pos])
+    assert face.numpy().tolist() == [-1, -1]

@@ -1,0 +1,113 @@
+// weft native geometry: BVH traversal in kernels, shared by mesh and user-BVH queries. One-shot queries (closest
+// point, ray) walk with a local stack and a callback per leaf; iterating queries keep their stack in the query value.
+#pragma once
+#include "registry.h"
+#include "data.h"
+#include "../vec.h"
+#include "../error.h"
+
+namespace weft {
+namespace geo {
+
+constexpr int32 WALK_STACK = 128;  // LBVH depth is at most 94 + 1 (group, Morton and id key bits)
+constexpr int32 ITER_STACK = 96;
+
+WEFT_FN float inf_f() { return __builtin_huge_valf(); }
+
+WEFT_FN float box_dist2(const float* lo, const float* hi, const float* p) {
+    float d2 = 0.0f;
+    for (int k = 0; k < 3; ++k) {
+        const float d = p[k] < lo[k] ? lo[k] - p[k] : (p[k] > hi[k] ? p[k] - hi[k] : 0.0f);
+        d2 += d * d;
+    }
+    return d2;
+}
+
+WEFT_FN float box_max_dist2(const float* lo, const float* hi, const float* p) {
+    float d2 = 0.0f;
+    for (int k = 0; k < 3; ++k) {
+        const float a = fabsf(p[k] - lo[k]), b = fabsf(p[k] - hi[k]);
+        const float d = a > b ? a : b;
+        d2 += d * d;
+    }
+    return d2;
+}
+
+WEFT_FN bool boxes_overlap(const float* alo, const float* ahi, const float* blo, const float* bhi) {
+    return alo[0] <= bhi[0] && alo[1] <= bhi[1] && alo[2] <= bhi[2] && blo[0] <= ahi[0] && blo[1] <= ahi[1] &&
+           blo[2] <= ahi[2];
+}
+
+// Entry distance of a ray into a box (slab test); +inf when it misses or enters beyond tmax.
+WEFT_FN float ray_box(const float* lo, const float* hi, const float* o, const float* inv, float tmax) {
+    float t0 = 0.0f, t1 = tmax;
+    for (int k = 0; k < 3; ++k) {
+        float a = (lo[k] - o[k]) * inv[k];
+        float b = (hi[k] - o[k]) * inv[k];
+        if (a != a) a = -inf_f();  // 0 * inf: the ray lies in the slab plane
+        if (b != b) b = inf_f();
+        const float near = a < b ? a : b;
+        const float far = a < b ? b : a;
+        t0 = near > t0 ? near : t0;
+        t1 = far < t1 ? far : t1;
+    }
+    return t0 <= t1 ? t0 : inf_f();
+}
+
+// Public root index -> walk start: internal node i (>= 0) or ~sorted leaf position; INT32_MIN for an empty tree.
+WEFT_FN int32 walk_start(const BvhData* b, int32 root) {
+    if (b == nullptr || !b->has_root) return int32(0x80000000);
+    if (root < 0) return b->root;
+    if (root < b->num_prims - 1) return root;
+    if (root < 2 * b->num_prims - 1) return ~(root - (b->num_prims - 1));
+    return int32(0x80000000);
+}
+
+// Depth-first walk visiting nearer children first. key(lo, hi) gives a child's priority (lower first); a child is
+// skipped when its key is not below limit() at the time it is reached; leaf(prim_id, key) handles a primitive.
+template <typename Key, typename Limit, typename Leaf>
+WEFT_FN void walk(const BvhData* b, int32 root, Key key, Limit limit, Leaf leaf) {
+    const int32 start = walk_start(b, root);
+    if (start == int32(0x80000000)) return;
+    if (start < 0) {
+        leaf(b->prim_ids[~start], 0.0f);
+        return;
+    }
+    int32 stack[WALK_STACK];
+    float keys[WALK_STACK];
+    int32 sp = 0;
+    stack[sp] = start;
+    keys[sp++] = 0.0f;
+    while (sp > 0) {
+        --sp;
+        if (!(keys[sp] < limit())) continue;
+        const BvhNode& nd = b->nodes[stack[sp]];
+        const float k0 = key(nd.lo[0], nd.hi[0]);
+        const float k1 = key(nd.lo[1], nd.hi[1]);
+        const int first = k1 < k0 ? 1 : 0;
+        const float kf = first ? k1 : k0, ks = first ? k0 : k1;
+        const int32 cf = nd.child[first], cs = nd.child[1 - first];
+        // push the farther child first so the nearer one is expanded next; leaves are handled at once
+        if (cf < 0) {
+            if (kf < limit()) leaf(b->prim_ids[~cf], kf);
+        }
+        if (cs < 0) {
+            if (ks < limit()) leaf(b->prim_ids[~cs], ks);
+        } else if (ks < limit() && sp < WALK_STACK) {
+            stack[sp] = cs;
+            keys[sp++] = ks;
+        }
+        if (cf >= 0 && kf < limit() && sp < WALK_STACK) {
+            stack[sp] = cf;
+            keys[sp++] = kf;
+        }
+    }
+}
+
+WEFT_FN vec_t<3, float32> load3(const float* base, int32 i) {
+    const float* p = base + 3 * int64(i);
+    return vec_t<3, float32>(p[0], p[1], p[2]);
+}
+
+}  // namespace geo
+}  // namespace weft
