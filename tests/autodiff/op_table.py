@@ -1249,6 +1249,10 @@ entry("atomic", "atomic_max",
       case("wp.atomic_max(vec3) component-wise", (V3,), V3, [distinct(3)], kernel=k_atomic_max_vec, n=5, out_len=1,
            out_init=-1e3))
 
+from .op_table_geometry import add_entries as _add_geometry_entries  # noqa: E402 - after entry/case exist
+
+_add_geometry_entries(entry, case)
+
 
 #: (domain, name) of every op covered, for the registry coverage test.
 COVERED = {(e.domain, e.name) for e in TABLE}

@@ -49,7 +49,7 @@ def test_every_differentiable_native_op_has_an_adjoint_rule():
     """A NATIVE op needs weft::adj_<native> in the headers; a SPECIAL op a rule in the adjoint renderer."""
     import pathlib
 
-    headers = "".join(p.read_text() for p in pathlib.Path(registry.__file__).parent.parent.joinpath("native").glob(
+    headers = "".join(p.read_text() for p in pathlib.Path(registry.__file__).parent.parent.joinpath("native").rglob(
         "*.h"))
     missing = []
     for op in registry.all_ops():

@@ -251,3 +251,25 @@ def test_query_on_destroyed_mesh_is_an_error():
     with pytest.raises(wp.Error, match="argument 'id' is not a live Mesh"):
         wp.launch(closest, dim=2, inputs=[stale, q, 1.0, face, pos])
     assert face.numpy().tolist() == [-1, -1]
+
+
+@wp.kernel
+def furthest(mesh: wp.uint64, qs: wp.array(dtype=wp.vec3), min_dist: float, dist: wp.array(dtype=float)):
+    i = wp.tid()
+    r = wp.mesh_query_furthest_point_no_sign(mesh, qs[i], min_dist)
+    dist[i] = -1.0
+    if r.result:
+        dist[i] = wp.length(qs[i] - wp.mesh_eval_position(mesh, r.face, r.u, r.v))
+
+
+def test_furthest_point_matches_brute_force():
+    rng = np.random.default_rng(4)
+    pts, tris = random_soup(200, rng)
+    mesh = _mesh(pts, tris)
+    q = (rng.random((100, 3)) * 2 - 0.5).astype(np.float32)
+    dist = wp.zeros(100, dtype=float)
+    wp.launch(furthest, dim=100, inputs=[mesh.id, wp.array(q, dtype=wp.vec3), 0.0, dist])
+    ref = np.linalg.norm(q[:, None, :].astype(np.float64) - pts[None, :, :], axis=2).max(1)
+    np.testing.assert_allclose(dist.numpy(), ref, rtol=1e-5)
+    wp.launch(furthest, dim=100, inputs=[mesh.id, wp.array(q, dtype=wp.vec3), 10.0, dist])
+    assert (dist.numpy() == -1.0).all()  # nothing farther than min_dist

@@ -77,7 +77,7 @@ WEFT_FN void walk(const BvhData* b, int32 root, Key key, Limit limit, Leaf leaf)
     float keys[WALK_STACK];
     int32 sp = 0;
     stack[sp] = start;
-    keys[sp++] = 0.0f;
+    keys[sp++] = -inf_f();  // the root is always expanded
     while (sp > 0) {
         --sp;
         if (!(keys[sp] < limit())) continue;
