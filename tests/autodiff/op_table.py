@@ -1249,7 +1249,7 @@ entry("atomic", "atomic_max",
       case("wp.atomic_max(vec3) component-wise", (V3,), V3, [distinct(3)], kernel=k_atomic_max_vec, n=5, out_len=1,
            out_init=-1e3))
 
-from .op_table_geometry import add_entries as _add_geometry_entries  # noqa: E402 - after entry/case exist
+from .op_table_geometry import add_entries as _add_geometry_entries  # after entry/case exist
 
 _add_geometry_entries(entry, case)
 
