@@ -56,6 +56,9 @@ log2e = _math.log2(_math.e)
 log10e = _math.log10(_math.e)
 ln2 = _math.log(2.0)
 ln10 = _math.log(10.0)
+phi = (1.0 + _math.sqrt(5.0)) / 2.0
+E, PI, TAU, HALF_PI, INF, NAN = e, pi, tau, half_pi, inf, nan
+LOG2E, LOG10E, LN2, LN10, PHI = log2e, log10e, ln2, ln10, phi
 
 #: What each numeric constant is (the API reference and the docstring test read this).
 _CONSTANT_DOCS = {
@@ -142,6 +145,9 @@ from . import utils
 from . import _src
 
 Function = Func
+from .mathfuncs import (norm_huber, norm_l1, norm_l2, norm_pseudo_huber, quat_to_rpy, quat_twist,  # noqa: E402
+                        quat_twist_angle, quat_twist_angle_signed, smooth_normalize, transform_twist, transform_wrench,
+                        velocity_at_point)
 
 
 def _prefetch_identity() -> None:

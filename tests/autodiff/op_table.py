@@ -1254,6 +1254,70 @@ from .op_table_geometry import add_entries as _add_geometry_entries  # after ent
 _add_geometry_entries(entry, case)
 
 
+# ================================================================================================ mathx
+@wp.func
+def x_erf(x: f64):
+    return wp.erf(x)
+
+
+@wp.func
+def x_erfc(x: f64):
+    return wp.erfc(x)
+
+
+@wp.func
+def x_erfinv(x: f64):
+    return wp.erfinv(x)
+
+
+@wp.func
+def x_erfcinv(x: f64):
+    return wp.erfcinv(x)
+
+
+@wp.func
+def x_copysign(x: f64, y: f64):
+    return wp.copysign(x, y)
+
+
+@wp.func
+def x_quat_rpy(r: f64, p: f64, y: f64):
+    return wp.quat_rpy(r, p, y)
+
+
+@wp.func
+def x_lerp_v(a: V3, b: V3, t: f64):
+    return wp.lerp(a, b, t)
+
+
+@wp.func
+def x_lerp_m(a: M22, b: M22, t: f64):
+    return wp.lerp(a, b, t)
+
+
+@wp.func
+def x_lerp_q(a: Q, b: Q, t: f64):
+    return wp.lerp(a, b, t)
+
+
+@wp.func
+def x_lerp_t(a: TF, b: TF, t: f64):
+    return wp.lerp(a, b, t)
+
+
+entry("mathx", "erf", case("erf", _S, f64, [normal()], x_erf))
+entry("mathx", "erfc", case("erfc", _S, f64, [normal()], x_erfc))
+entry("mathx", "erfinv", case("erfinv", _S, f64, [uniform(-0.9, 0.9)], x_erfinv))
+entry("mathx", "erfcinv", case("erfcinv", _S, f64, [uniform(0.1, 1.9)], x_erfcinv))
+entry("mathx", "copysign", case("copysign", _SS, f64, [away_from_zero(), away_from_zero()], x_copysign))
+entry("mathx", "quat_rpy", case("quat_rpy", (f64, f64, f64), Q, [normal(), normal(), normal()], x_quat_rpy))
+entry("mathx", "lerp",
+      case("lerp(vec3)", (V3, V3, f64), V3, [normal(3), normal(3), uniform(0.0, 1.0)], x_lerp_v),
+      case("lerp(mat22)", (M22, M22, f64), M22, [normal(2, 2), normal(2, 2), uniform(0.0, 1.0)], x_lerp_m),
+      case("lerp(quat)", (Q, Q, f64), Q, [normal(4), normal(4), uniform(0.0, 1.0)], x_lerp_q),
+      case("lerp(transform)", (TF, TF, f64), TF, [normal(7), normal(7), uniform(0.0, 1.0)], x_lerp_t))
+
+
 #: (domain, name) of every op covered, for the registry coverage test.
 COVERED = {(e.domain, e.name) for e in TABLE}
 

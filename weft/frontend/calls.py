@@ -35,6 +35,9 @@ def lower_call(lw, node: ast.Call):
         return _builtin(lw, name, args, kwargs, node)
     if callee in _PY_BUILTINS:
         return _PY_BUILTINS[callee](lw, args, kwargs, node)
+    factory = _factories().get(callee)
+    if factory is not None:
+        return factory(lw, args, kwargs, node)
     ir = getattr(callee, "_ir_", None) if isinstance(callee, type) else None
     if ir is not None:
         return construct(lw, ir, args, kwargs, node)
@@ -44,6 +47,12 @@ def lower_call(lw, node: ast.Call):
         raise lw.error("kernels cannot be called from kernel code", node, hint="turn the callee into a @wp.func")
     raise lw.error(f"cannot call {_name_of(callee)} from kernel code", node,
                    hint="kernels can call weft builtins, @wp.func functions and type constructors")
+
+
+def _factories() -> dict:
+    from ..types import composite
+
+    return {composite.vector: _vector_factory, composite.matrix: _matrix_factory}
 
 
 def _callee(lw, func_node):
@@ -398,7 +407,59 @@ def _py_pow(lw, args, kwargs, node):
     return lw.op("pow", args, node=node)
 
 
+def _plain(x):
+    return x.value if isinstance(x, Weak) else x
+
+
+def _scalar_of_args(lw, args, dtype, node) -> T.ScalarType:
+    if dtype is not None:
+        return to_ir(dtype)
+    for a in args:
+        if isinstance(a, (Var, Const)):
+            return a.type.scalar if isinstance(a.type, (T.VectorType, T.MatrixType)) else a.type
+    return T.FLOAT32
+
+
+def _py_type(lw, args, kwargs, node):
+    """``type(x)``: the value type of ``x`` as a constructor (``type(a)(0.5)`` converts to ``a``'s type)."""
+    from ..types.composite import class_for
+
+    if len(args) != 1 or kwargs:
+        raise lw.error("type() takes one argument in kernel code", node)
+    v = lw.operand(args[0], node)
+    return class_for(v.type)
+
+
+def _vector_factory(lw, args, kwargs, node):
+    """``wp.vector(x, y, ..., dtype=)`` or ``wp.vector(length=n, dtype=)`` (zeros) in kernel code."""
+    kwargs = {k: _plain(v) for k, v in kwargs.items()}
+    dtype, length = kwargs.pop("dtype", None), kwargs.pop("length", None)
+    if kwargs:
+        raise lw.error(f"wp.vector() takes no keyword argument {next(iter(kwargs))!r}", node)
+    scalar = _scalar_of_args(lw, args, dtype, node)
+    n = int(length) if length is not None and not args else len(args)
+    if n == 0:
+        raise lw.error("wp.vector() needs components or length=", node)
+    return construct(lw, T.VectorType(n, scalar), args, {}, node)
+
+
+def _matrix_factory(lw, args, kwargs, node):
+    """``wp.matrix(rows or components..., shape=(r, c), dtype=)`` in kernel code."""
+    kwargs = {k: _plain(v) for k, v in kwargs.items()}
+    dtype, shape = kwargs.pop("dtype", None), kwargs.pop("shape", None)
+    if kwargs:
+        raise lw.error(f"wp.matrix() takes no keyword argument {next(iter(kwargs))!r}", node)
+    scalar = _scalar_of_args(lw, args, dtype, node)
+    if shape is None:
+        rows = [a for a in args if isinstance(a, (Var, Const)) and isinstance(a.type, T.VectorType)]
+        if not rows or len(rows) != len(args):
+            raise lw.error("wp.matrix() of scalar components needs shape=(rows, cols)", node)
+        shape = (len(rows), rows[0].type.length)
+    return construct(lw, T.MatrixType(int(shape[0]), int(shape[1]), scalar), args, {}, node)
+
+
 _PY_BUILTINS = {
+    builtins.type: _py_type,
     builtins.float: _py_cast(T.FLOAT32),
     builtins.int: _py_cast(T.INT32),
     builtins.bool: _py_cast(T.BOOL),

@@ -1,0 +1,165 @@
+// weft native: special functions and Warp builtins beyond the basic math (erf family, rint, copysign,
+// bit_count, quat_rpy, lerp of matrices / quaternions / transforms). Every forward sits directly above its adjoint.
+#pragma once
+
+#include "weft.h"
+
+namespace weft {
+namespace detail {
+
+WEFT_FN double erfinv_d(double x) {
+    // initial guess from a closed-form approximation of the inverse, then Halley steps on erf(y) = x
+    const double inf = ::exp(1000.0);  // +inf without <cmath> macros (also under NVRTC)
+    if (x <= -1.0) return x == -1.0 ? -inf : inf - inf;
+    if (x >= 1.0) return x == 1.0 ? inf : inf - inf;
+    const double a = 0.147, two_over_pi_a = 2.0 / (3.14159265358979323846 * a);
+    double l = ::log(1.0 - x * x);
+    double t = two_over_pi_a + 0.5 * l;
+    double y = ::sqrt(::sqrt(t * t - l / a) - t);
+    y = x < 0.0 ? -y : y;
+    for (int it = 0; it < 3; ++it) {
+        double err = ::erf(y) - x;
+        double d = 1.1283791670955126 * ::exp(-y * y);  // 2 / sqrt(pi) * exp(-y^2)
+        y -= err / (d + y * err);
+    }
+    return y;
+}
+
+}  // namespace detail
+
+template <typename T>
+WEFT_FN WEFT_F(T) erf(T x) { return T(::erf(double(x))); }
+template <typename T>
+WEFT_FN WEFT_FV(T) adj_erf(T x, T& adj_x, const T& adj_ret) {
+    double xd = double(x);
+    adj_x += T(double(adj_ret) * 1.1283791670955126 * ::exp(-xd * xd));
+}
+
+template <typename T>
+WEFT_FN WEFT_F(T) erfc(T x) { return T(::erfc(double(x))); }
+template <typename T>
+WEFT_FN WEFT_FV(T) adj_erfc(T x, T& adj_x, const T& adj_ret) {
+    double xd = double(x);
+    adj_x -= T(double(adj_ret) * 1.1283791670955126 * ::exp(-xd * xd));
+}
+
+template <typename T>
+WEFT_FN WEFT_F(T) erfinv(T x) { return T(detail::erfinv_d(double(x))); }
+template <typename T>
+WEFT_FN WEFT_FV(T) adj_erfinv(T x, T& adj_x, const T& adj_ret) {
+    double y = detail::erfinv_d(double(x));
+    adj_x += T(double(adj_ret) * 0.88622692545275801 * ::exp(y * y));  // sqrt(pi) / 2 * exp(y^2)
+}
+
+template <typename T>
+WEFT_FN WEFT_F(T) erfcinv(T x) { return T(detail::erfinv_d(1.0 - double(x))); }
+template <typename T>
+WEFT_FN WEFT_FV(T) adj_erfcinv(T x, T& adj_x, const T& adj_ret) {
+    double y = detail::erfinv_d(1.0 - double(x));
+    adj_x -= T(double(adj_ret) * 0.88622692545275801 * ::exp(y * y));
+}
+
+// round half to even (the current rounding mode); piecewise constant, so no adjoint
+template <typename T>
+WEFT_FN WEFT_F(T) rint(T x) { return T(::rint(double(x))); }
+
+template <typename T>
+WEFT_FN WEFT_F(T) copysign(T x, T y) { return T(::copysign(double(x), double(y))); }
+template <typename T>
+WEFT_FN WEFT_FV(T) adj_copysign(T x, T y, T& adj_x, T& adj_y, const T& adj_ret) {
+    bool flip = ::copysign(1.0, double(x)) != ::copysign(1.0, double(y));
+    adj_x += flip ? T(-adj_ret) : adj_ret;
+}
+
+// number of set bits of an integer
+template <typename T>
+WEFT_FN typename detail::en_i<T, int32>::type bit_count(T x) {
+    unsigned long long u = (unsigned long long)x;
+    if (sizeof(T) < 8) u &= (1ull << (8 * sizeof(T))) - 1ull;
+    int32 n = 0;
+    while (u) {
+        u &= u - 1ull;
+        ++n;
+    }
+    return n;
+}
+
+// rotation from roll (x), pitch (y) and yaw (z), applied about the fixed axes in that order
+template <typename T>
+WEFT_FN quat_t<T> quat_rpy(T roll, T pitch, T yaw) {
+    T cr = cos(T(roll * T(0.5))), sr = sin(T(roll * T(0.5)));
+    T cp = cos(T(pitch * T(0.5))), sp = sin(T(pitch * T(0.5)));
+    T cy = cos(T(yaw * T(0.5))), sy = sin(T(yaw * T(0.5)));
+    return quat_t<T>(cy * sr * cp - sy * cr * sp, cy * cr * sp + sy * sr * cp, sy * cr * cp - cy * sr * sp,
+                     cy * cr * cp + sy * sr * sp);
+}
+template <typename T>
+WEFT_FN void adj_quat_rpy(T roll, T pitch, T yaw, T& adj_roll, T& adj_pitch, T& adj_yaw, const quat_t<T>& g) {
+    T cr = cos(T(roll * T(0.5))), sr = sin(T(roll * T(0.5)));
+    T cp = cos(T(pitch * T(0.5))), sp = sin(T(pitch * T(0.5)));
+    T cy = cos(T(yaw * T(0.5))), sy = sin(T(yaw * T(0.5)));
+    // derivatives of (x, y, z, w) with respect to the half angles
+    T dr = g.x * (cy * cr * cp + sy * sr * sp) + g.y * (-cy * sr * sp + sy * cr * cp) +
+           g.z * (-sy * sr * cp - cy * cr * sp) + g.w * (-cy * sr * cp + sy * cr * sp);
+    T dp = g.x * (-cy * sr * sp - sy * cr * cp) + g.y * (cy * cr * cp - sy * sr * sp) +
+           g.z * (-sy * cr * sp - cy * sr * cp) + g.w * (-cy * cr * sp + sy * sr * cp);
+    T dy = g.x * (-sy * sr * cp - cy * cr * sp) + g.y * (-sy * cr * sp + cy * sr * cp) +
+           g.z * (cy * cr * cp + sy * sr * sp) + g.w * (-sy * cr * cp + cy * sr * sp);
+    adj_roll += T(0.5) * dr;
+    adj_pitch += T(0.5) * dp;
+    adj_yaw += T(0.5) * dy;
+}
+
+// lerp of quaternions and transforms (component-wise, as Warp does) and of matrices
+template <typename T>
+WEFT_FN quat_t<T> lerp(const quat_t<T>& a, const quat_t<T>& b, typename detail::id_<T>::type t) {
+    quat_t<T> r;
+    for (int i = 0; i < 4; ++i) r[i] = a[i] * (T(1) - t) + b[i] * t;
+    return r;
+}
+template <typename T>
+WEFT_FN void adj_lerp(const quat_t<T>& a, const quat_t<T>& b, typename detail::id_<T>::type t, quat_t<T>& adj_a,
+                      quat_t<T>& adj_b, T& adj_t, const quat_t<T>& adj_ret) {
+    for (int i = 0; i < 4; ++i) {
+        adj_a[i] += adj_ret[i] * (T(1) - t);
+        adj_b[i] += adj_ret[i] * t;
+        adj_t += adj_ret[i] * (b[i] - a[i]);
+    }
+}
+
+template <typename T>
+WEFT_FN transform_t<T> lerp(const transform_t<T>& a, const transform_t<T>& b, typename detail::id_<T>::type t) {
+    transform_t<T> r;
+    for (int i = 0; i < 7; ++i) r[i] = a[i] * (T(1) - t) + b[i] * t;
+    return r;
+}
+template <typename T>
+WEFT_FN void adj_lerp(const transform_t<T>& a, const transform_t<T>& b, typename detail::id_<T>::type t,
+                      transform_t<T>& adj_a, transform_t<T>& adj_b, T& adj_t, const transform_t<T>& adj_ret) {
+    for (int i = 0; i < 7; ++i) {
+        adj_a[i] += adj_ret[i] * (T(1) - t);
+        adj_b[i] += adj_ret[i] * t;
+        adj_t += adj_ret[i] * (b[i] - a[i]);
+    }
+}
+
+template <unsigned R, unsigned C, typename T>
+WEFT_FN mat_t<R, C, T> lerp(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b, typename detail::id_<T>::type t) {
+    mat_t<R, C, T> r;
+    for (unsigned i = 0; i < R; ++i)
+        for (unsigned j = 0; j < C; ++j) r.row[i].c[j] = a.row[i].c[j] * (T(1) - t) + b.row[i].c[j] * t;
+    return r;
+}
+template <unsigned R, unsigned C, typename T>
+WEFT_FN void adj_lerp(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b, typename detail::id_<T>::type t,
+                      mat_t<R, C, T>& adj_a, mat_t<R, C, T>& adj_b, T& adj_t, const mat_t<R, C, T>& adj_ret) {
+    for (unsigned i = 0; i < R; ++i)
+        for (unsigned j = 0; j < C; ++j) {
+            T g = adj_ret.row[i].c[j];
+            adj_a.row[i].c[j] += g * (T(1) - t);
+            adj_b.row[i].c[j] += g * t;
+            adj_t += g * (b.row[i].c[j] - a.row[i].c[j]);
+        }
+}
+
+}  // namespace weft

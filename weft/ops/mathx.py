@@ -1,0 +1,82 @@
+"""Special functions and further Warp builtins (``weft/native/mathx.h``): the erf family, ``rint``,
+``copysign``, ``bit_count``, ``quat_rpy`` and ``lerp`` of vectors, matrices, quaternions and transforms."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..ir import types as T
+from . import rules as R
+from .registry import Adjoint, Op, register
+
+D = "mathx"
+H = "mathx.h"
+
+
+def _erfinv(x):
+    from scipy.special import erfinv
+
+    return erfinv(x)
+
+
+def _erfcinv(x):
+    from scipy.special import erfcinv
+
+    return erfcinv(x)
+
+
+_np_erf = np.vectorize(math.erf, otypes=[float])
+_np_erfc = np.vectorize(math.erfc, otypes=[float])
+
+for _name, _fn, _doc in (
+    ("erf", _np_erf, "The error function 2/sqrt(pi) * integral_0^x exp(-t^2) dt."),
+    ("erfc", _np_erfc, "The complementary error function 1 - erf(x)."),
+    ("erfinv", _erfinv, "The inverse error function (erfinv(erf(x)) = x on (-1, 1); +-inf at +-1)."),
+    ("erfcinv", _erfcinv, "The inverse complementary error function (erfcinv(erfc(x)) = x on (0, 2))."),
+):
+    register(Op(_name, R.float_unary, native=_name, domain=D, header=H, host=_fn, doc=f"``{_name}(x)``: {_doc}"))
+
+register(Op("rint", R.float_unary, native="rint", adjoint=Adjoint.NONE, domain=D, header=H, host=np.rint,
+            doc="``rint(x)``: x rounded to the nearest integer, halfway cases to the even one (as numpy.rint)."))
+register(Op("copysign", R.float_binary, native="copysign", domain=D, header=H, host=np.copysign,
+            doc="``copysign(x, y)``: the magnitude of x with the sign of y."))
+
+
+def _popcount(x):
+    a = np.asarray(x)
+    u = a.astype(np.uint64) if a.dtype.kind == "u" else a.astype(np.int64).view(np.uint64)
+    if a.dtype.itemsize < 8:
+        u = u & np.uint64((1 << (8 * a.dtype.itemsize)) - 1)
+    return np.vectorize(lambda v: bin(int(v)).count("1"), otypes=[np.int32])(u)
+
+
+register(Op("bit_count", lambda a, at: T.INT32 if len(a) == 1 and R.is_scalar(a[0], ints=True) else None,
+            native="bit_count", adjoint=Adjoint.NONE, domain=D, header=H, host=_popcount,
+            doc="``bit_count(x)``: the number of set bits of an integer (int32)."))
+
+
+def _rpy_rule(args, attrs):
+    if len(args) == 3 and R.is_scalar(args[0], floats=True) and args[0] == args[1] == args[2]:
+        return T.VectorType(4, args[0], T.VecFlavor.QUAT)
+    return None
+
+
+register(Op("quat_rpy", _rpy_rule, native="quat_rpy", domain=D, header=H,
+            doc="``quat_rpy(roll, pitch, yaw)``: the rotation by roll about x, then pitch about y, then yaw about z "
+                "(fixed axes), as a quaternion."))
+
+
+def _lerp_rule(args, attrs):
+    if len(args) != 3 or args[0] != args[1]:
+        return None
+    a = args[0]
+    if isinstance(a, (T.VectorType, T.MatrixType)) and a.scalar.is_float and args[2] == a.scalar:
+        return a
+    return None
+
+
+register(Op("lerp", _lerp_rule, native="lerp", domain=D, header=H,
+            doc="``lerp(a, b, t) = a * (1 - t) + b * t`` for vectors, matrices, quaternions and transforms "
+                "(component-wise)."))
