@@ -246,6 +246,8 @@ def _tid(lw, node):
     if node.args or node.keywords:
         raise lw.error("wp.tid() takes no arguments", node)
     n = _expected_outputs(lw, node)
+    if n > 4:
+        raise lw.error(f"wp.tid() is unpacked into {n} values; launch grids have at most 4 dimensions", node)
     if lw.tid_arity and lw.tid_arity != n:
         raise lw.error(f"wp.tid() is unpacked into {n} values here but {lw.tid_arity} elsewhere", node)
     lw.tid_arity = n

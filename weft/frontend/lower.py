@@ -241,6 +241,11 @@ class Lowerer:
         """A Python object captured from globals or a closure."""
         if isinstance(value, (bool, int, float)):
             return Weak(value)
+        if isinstance(value, (list, dict, set, bytearray)):
+            kind = type(value).__name__
+            raise self.error(f"kernel code reads the Python {kind} '{name}': a {kind} is mutable, so weft does not "
+                             "capture it (later changes would be silently ignored)", node,
+                             hint="use a tuple of constants, wp.constant(...), or pass the values in a wp.array")
         return value
 
     def bind(self, name: str, value, node: ast.AST) -> None:
@@ -290,10 +295,16 @@ class Lowerer:
             want = to_ir(self.eval_static(node.annotation))
         except TypeError:
             want = None
-        if want is not None and isinstance(want, T.ScalarType):
-            value = self.operand(value, node, want=want)
-            if value.type != want:
-                value = self.op("cast", [value], attrs=(want,), node=node)
+        if want is not None:
+            if isinstance(want, T.ScalarType):
+                value = self.operand(value, node, want=want)
+            got = getattr(value, "type", None)
+            if got != want:
+                got_text = got if got is not None else (f"the literal {value.value!r}" if isinstance(value, Weak)
+                                                        else type(value).__name__)
+                raise self.error(f"'{ast.unparse(node.target)}' is annotated as {want} but its value is {got_text}",
+                                 node, hint=f"weft never converts types implicitly; convert the value, e.g. "
+                                            f"{_cast_hint(want)}(...)" if isinstance(want, T.ScalarType) else "")
         self.store(node.target, value)
 
     def visit_AugAssign(self, node: ast.AugAssign):
