@@ -13,7 +13,7 @@ MAPPING = {"a": 1.0}
 @wp.kernel
 def five_indices(a: wp.array(dtype=float)):
     i, j, k, m, n = wp.tid()
-    a[0] = 1.0
+    a[0] = float(i + j + k + m + n)
 
 
 @wp.kernel
