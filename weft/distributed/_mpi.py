@@ -104,12 +104,14 @@ class CommStats:
     seconds: dict = field(default_factory=dict)
 
     def add(self, kind: str, messages: int, nbytes: int, seconds: float) -> None:
+        """Count one operation of ``kind``: messages sent, bytes sent, seconds spent."""
         self.messages[kind] = self.messages.get(kind, 0) + messages
         self.bytes[kind] = self.bytes.get(kind, 0) + nbytes
         self.seconds[kind] = self.seconds.get(kind, 0.0) + seconds
 
     @property
     def total_seconds(self) -> float:
+        """Seconds spent in all kinds of communication."""
         return sum(self.seconds.values())
 
 
