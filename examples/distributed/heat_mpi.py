@@ -23,28 +23,46 @@ import weft.distributed as wd
 
 
 @wp.kernel
-def heat_step_2d(k: wp.float64, u: wp.array2d(dtype=wp.float64), out: wp.array2d(dtype=wp.float64)):
-    """One explicit Euler step of the 5-point Laplacian on the block (u has one ghost layer)."""
+def heat_step_2d(k: wp.float64, u: wp.array2d(dtype=wp.float64), o0: int, o1: int,
+                 out: wp.array2d(dtype=wp.float64)):
+    """One explicit Euler step of the 5-point Laplacian on a box of the block starting at (o0, o1) in the local
+    array (which has one ghost layer)."""
     ti, tj = wp.tid()
-    i = ti + 1
-    j = tj + 1
+    i = ti + o0
+    j = tj + o1
     lap = u[i + 1, j] + u[i - 1, j] + u[i, j + 1] + u[i, j - 1] - wp.float64(4.0) * u[i, j]
     out[i, j] = u[i, j] + k * lap
 
 
 @wp.kernel
-def heat_step_3d(k: wp.float64, u: wp.array3d(dtype=wp.float64), out: wp.array3d(dtype=wp.float64)):
-    """One explicit Euler step of the 7-point Laplacian on the block (u has one ghost layer)."""
+def heat_step_3d(k: wp.float64, u: wp.array3d(dtype=wp.float64), o0: int, o1: int, o2: int,
+                 out: wp.array3d(dtype=wp.float64)):
+    """One explicit Euler step of the 7-point Laplacian on a box of the block starting at (o0, o1, o2)."""
     ti, tj, tk = wp.tid()
-    i = ti + 1
-    j = tj + 1
-    m = tk + 1
+    i = ti + o0
+    j = tj + o1
+    m = tk + o2
     lap = (u[i + 1, j, m] + u[i - 1, j, m] + u[i, j + 1, m] + u[i, j - 1, m] + u[i, j, m + 1] + u[i, j, m - 1]
            - wp.float64(6.0) * u[i, j, m])
     out[i, j, m] = u[i, j, m] + k * lap
 
 
 STEP = {2: heat_step_2d, 3: heat_step_3d}
+
+
+def split_block(shape) -> tuple[tuple, list[tuple]]:
+    """(the interior box, the boundary boxes) of a block with one ghost layer, as (offset, extent) in the local
+    array: the interior's stencil reads no ghost, the boundary boxes cover the rest exactly once."""
+    nd = len(shape)
+    interior = (tuple([2] * nd), tuple(n - 2 for n in shape))
+    shell = []
+    for d in range(nd):
+        for side in sorted({0, shape[d] - 1}):
+            off = tuple(1 + side if e == d else (2 if e < d else 1) for e in range(nd))
+            ext = tuple(1 if e == d else (shape[e] - 2 if e < d else shape[e]) for e in range(nd))
+            shell.append((off, ext))
+    boxes = [b for b in shell if all(n > 0 for n in b[1])]
+    return interior, boxes
 
 
 def initial_field(shape, seed: int = 0) -> np.ndarray:
@@ -98,8 +116,10 @@ class DistributedHeat:
         self.decomp = wd.decompose(shape, comm, dims=dims, periodic=periodic)
         self.k = float(k)
         self.device = wp.get_device(device)
-        self.halo = wd.HaloExchange(self.decomp, 1, wp.float64, self.device)
+        # faces only (a 5- or 7-point stencil reads no corner): every axis at once, split into start / finish
+        self.halo = wd.HaloExchange(self.decomp, 1, wp.float64, self.device, corners=False)
         self.kernel = STEP[len(shape)]
+        self.interior, self.boundary = split_block(self.decomp.local_shape)
 
     def field(self, values, requires_grad: bool = False):
         """This rank's block of the global ``values`` with a (zero) ghost layer."""
@@ -107,10 +127,16 @@ class DistributedHeat:
                                    requires_grad=requires_grad)
 
     def step(self, u, out) -> None:
-        """Refresh ``u``'s ghosts, then write one step of it into ``out``'s block."""
-        self.halo(u)
-        wp.launch(self.kernel, dim=self.decomp.local_shape, inputs=[wp.float64(self.k), u], outputs=[out],
-                  device=self.device)
+        """One step of ``u`` into ``out``'s block: the interior is updated while the ghosts travel, the boundary
+        after they arrived."""
+        k = wp.float64(self.k)
+        self.halo.start(u)
+        off, ext = self.interior
+        if all(n > 0 for n in ext):
+            wp.launch(self.kernel, dim=ext, inputs=[k, u, *off], outputs=[out], device=self.device)
+        self.halo.finish()
+        for off, ext in self.boundary:
+            wp.launch(self.kernel, dim=ext, inputs=[k, u, *off], outputs=[out], device=self.device)
 
     def run(self, u, steps: int):
         """``steps`` steps from ``u`` with two ping-pong buffers (not for a Tape: see ``rollout``)."""

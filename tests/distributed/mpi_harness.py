@@ -44,7 +44,9 @@ def mpirun(script, ranks: int, *args, timeout: float = 240, env: dict | None = N
     cmd = [launcher, "--oversubscribe", "-n", str(ranks), sys.executable, str(script), *map(str, args)]
     if os.geteuid() == 0:
         cmd.insert(1, "--allow-run-as-root")
-    full_env = {**os.environ, "WEFT_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT),
+    # a rank compiling kernels may keep the others waiting for minutes on a loaded machine: a generous deadline
+    full_env = {**os.environ, "WEFT_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "WEFT_MPI_TIMEOUT": "600",
+                "PYTHONPATH": str(ROOT),
                 "PATH": f"{Path(launcher).parent}{os.pathsep}{os.environ.get('PATH', '')}",
                 **(env or {})}
     proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout, env=full_env, cwd=str(ROOT))

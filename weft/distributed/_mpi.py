@@ -135,6 +135,7 @@ def wait_all(requests, what: str, peers, timeout: float | None = None) -> None:
     limit = default_timeout() if timeout is None else timeout
     start = time.monotonic()
     deadline = start + limit
+    nap = 2e-5
     while not MPI.Request.Testall(requests):
         now = time.monotonic()
         if now > deadline:
@@ -146,10 +147,11 @@ def wait_all(requests, what: str, peers, timeout: float | None = None) -> None:
                 f"{what}: no answer from rank(s) {peer_text} within {limit:g} s on rank "
                 f"{MPI.COMM_WORLD.Get_rank()}; a rank died or is not calling the same operation "
                 f"(WEFT_MPI_TIMEOUT sets the limit)", collective=False)
-        if now - start < 0.01:
-            os.sched_yield()  # the first 10 ms: poll (messages between ranks of one node take microseconds)
+        if now - start < 1e-4:
+            os.sched_yield()  # the first 0.1 ms: poll (messages between ranks of a node take microseconds)
         else:
-            time.sleep(5e-4)  # then let other processes run
+            time.sleep(nap)  # then let the other ranks run (they may share this core), backing off to 1 ms
+            nap = min(2 * nap, 1e-3)
 
 
 def check_same(comm, values, what: str, names: str, timeout: float | None = None) -> None:

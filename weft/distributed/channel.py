@@ -60,29 +60,49 @@ def _device_nbytes(buf) -> int:
     return int(np.prod(iface["shape"])) * itemsize
 
 
-def exchange(comm, sends, recvs, what: str, kind: str, timeout=None) -> None:
-    """Post every receive, then every send (all non-blocking), wait for all of them with a deadline.
+class Pending:
+    """Messages posted by :func:`post`; :meth:`wait` completes them."""
+
+    def __init__(self, requests, peers, recvs, what, kind, sent, nbytes, seconds):
+        self.requests, self.peers, self.recvs, self.what, self.kind = requests, peers, recvs, what, kind
+        self.sent, self.nbytes, self.seconds = sent, nbytes, seconds
+
+    def wait(self, timeout=None) -> None:
+        """Wait (with a deadline) for every message, then move received bytes into their arrays."""
+        t0 = time.perf_counter()
+        wait_all(self.requests, self.what, self.peers, timeout)
+        for ch in self.recvs:
+            ch.after_recv()
+        comm_stats().add(self.kind, self.sent, self.nbytes, self.seconds + time.perf_counter() - t0)
+
+
+def post(comm, sends, recvs, what: str, kind: str) -> Pending:
+    """Post every receive, then every send, all non-blocking; returns without waiting.
 
     sends: (Channel, dest rank, tag); recvs: (Channel, source rank, tag). ``MPI.PROC_NULL`` peers are skipped."""
     MPI = mpi()
     t0 = time.perf_counter()
-    reqs, peers, nbytes = [], [], 0
+    me = comm.Get_rank()
+    reqs, peers, done, sent, nbytes = [], [], [], 0, 0
     for ch, src, tag in recvs:
         if src != MPI.PROC_NULL:
             reqs.append(comm.Irecv(ch.mpi_buffer(), source=src, tag=tag))
             peers.append(src)
+            done.append(ch)
     for ch, dest, tag in sends:
         if dest != MPI.PROC_NULL:
             ch.before_send()
             reqs.append(comm.Isend(ch.mpi_buffer(), dest=dest, tag=tag))
             peers.append(dest)
-            nbytes += ch.nbytes
-    wait_all(reqs, what, peers, timeout)
-    for ch, src, _ in recvs:
-        if src != MPI.PROC_NULL:
-            ch.after_recv()
-    comm_stats().add(kind, len(peers) - len([r for r in recvs if r[1] != MPI.PROC_NULL]), nbytes,
-                     time.perf_counter() - t0)
+            if dest != me:  # messages to itself (a periodic axis with one rank) are local copies: not counted
+                sent += 1
+                nbytes += ch.nbytes
+    return Pending(reqs, peers, done, what, kind, sent, nbytes, time.perf_counter() - t0)
+
+
+def exchange(comm, sends, recvs, what: str, kind: str, timeout=None) -> None:
+    """:func:`post` and wait."""
+    post(comm, sends, recvs, what, kind).wait(timeout)
 
 
 def _alltoall_raw(comm, send, recv, what: str, timeout=None) -> None:

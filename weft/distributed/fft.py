@@ -19,7 +19,7 @@ import math
 import weft as wp
 
 from ..runtime import array as _array
-from ._mpi import DistributedError, check_all, check_same, mpi
+from ._mpi import DistributedError, check_all, check_same, install_excepthook, mpi
 from .channel import alltoall
 from .kernels import row_fft_kernels, transpose_pack, transpose_unpack
 
@@ -59,6 +59,7 @@ class SlabFFT2D:
 
     def __init__(self, shape, comm, dtype=wp.vec2f, device=None, timeout: float | None = None):
         MPI = mpi()
+        install_excepthook()
         comm = getattr(comm, "comm", comm) if comm is not None else MPI.COMM_WORLD
         n0, n1 = (int(n) for n in shape)
         self.comm, self.size, self.rank = comm, comm.Get_size(), comm.Get_rank()
