@@ -27,7 +27,7 @@ def model(n: int, ranks: int) -> dict:
     """Messages and bytes one rank sends per time step (docs/distributed.md, float32 field, complex64 spectrum)."""
     p = ranks
     halo_msgs = 3 * 2 * 2 if p > 1 else 0  # 3 stages x (omega, psi) x 2 neighbours along the split axis
-    halo_bytes = 3 * 2 * 2 * 4 * (n + 2) if p > 1 else 0
+    halo_bytes = 3 * 2 * 2 * 4 * n if p > 1 else 0  # faces only: the n owned points of a row
     a2a_msgs = 3 * 2 * (p - 1)  # 3 stages x (forward, inverse) x (P - 1) blocks
     a2a_bytes = 3 * 2 * (p - 1) * 8 * (n // p) ** 2
     return {"messages": halo_msgs + a2a_msgs, "bytes": halo_bytes + a2a_bytes}
