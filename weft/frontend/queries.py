@@ -16,6 +16,8 @@ from ..ops.geometry import DEFAULTS, ITERATORS, SIGNATURES, STRUCT_QUERIES
 from ..typing.resolve import Weak
 from .analysis import IN_PLACE_CALLS
 
+_INF = [Const(float("inf"), T.FLOAT32)]
+
 #: the ``*_next`` builtins: the query and the index argument are updated in place
 NEXT_CALLS = ("hash_grid_query_next", "mesh_query_aabb_next", "mesh_query_next", "bvh_query_next")
 for _name in NEXT_CALLS:
@@ -24,8 +26,11 @@ for _name in NEXT_CALLS:
 
 def _next_handler(opname: str):
     def handler(lw, node: ast.Call):
-        if node.keywords or len(node.args) not in (2, 3):
-            raise lw.error(f"wp.{opname}() takes the query and an index variable", node)
+        n_extra = len(SIGNATURES[opname]) - 2  # bvh_query_next(query, index, max_dist=inf)
+        if len(node.args) not in range(2, 3 + n_extra) or any(k.arg != "max_dist" or not n_extra
+                                                               for k in node.keywords):
+            raise lw.error(f"wp.{opname}() takes the query and an index variable"
+                           + (" (and max_dist)" if n_extra else ""), node)
         query_node, index_node = node.args[0], node.args[1]
         for arg, what in ((query_node, "query"), (index_node, "index")):
             if not isinstance(arg, (ast.Name, ast.Attribute, ast.Subscript)):
@@ -33,7 +38,8 @@ def _next_handler(opname: str):
                                arg, hint="e.g. index = int(0) before the loop")
         query = lw.visit(query_node)
         index = lw.operand(lw.visit(index_node), index_node, want=T.INT32)
-        extra = [lw.visit(a) for a in node.args[2:]]
+        extra = [lw.visit(a) for a in node.args[2:]] + [lw.visit(k.value) for k in node.keywords]
+        extra = _typed(lw, opname, [query, index, *extra], node)[2:] + _INF[len(extra):n_extra]
         ok, new_query, new_index = lw.op(opname, [query, index, *extra], node=node)
         lw.store(query_node, new_query)
         lw.store(index_node, new_index)
@@ -66,7 +72,8 @@ def lower_query_for(lw, node: ast.For, name: str) -> None:
     saved = frame.env.get(target)
     with lw.b.nested() as cond_body:
         current = lw.op("copy", [state], node=node.iter)
-        ok, advanced, index = lw.op(ITERATORS[name], [current, Const(-1, T.INT32)], node=node.iter)
+        extra = _INF[:len(SIGNATURES[ITERATORS[name]]) - 2]
+        ok, advanced, index = lw.op(ITERATORS[name], [current, Const(-1, T.INT32), *extra], node=node.iter)
         lw.b.assign(state, advanced)
     frame.loop_depth += 1
     was_mutable = target in frame.mutable

@@ -6,8 +6,9 @@ The objects own native data built by the geometry library (``weft/native/geometr
 
 from __future__ import annotations
 
+from .bvh import Bvh
 from .hashgrid import HashGrid
 from .mesh import Mesh
-from .types import HashGridQuery, MeshQuery, MeshQueryAABB, MeshQueryPoint, MeshQueryRay
+from .types import BvhQuery, HashGridQuery, MeshQuery, MeshQueryAABB, MeshQueryPoint, MeshQueryRay
 
-__all__ = ["HashGrid", "HashGridQuery", "Mesh", "MeshQuery", "MeshQueryAABB", "MeshQueryPoint", "MeshQueryRay"]
+__all__ = ["Bvh", "BvhQuery", "HashGrid", "HashGridQuery", "Mesh", "MeshQuery", "MeshQueryAABB", "MeshQueryPoint", "MeshQueryRay"]

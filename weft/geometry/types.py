@@ -33,3 +33,4 @@ MeshQueryRay = _host_struct(G.MESH_QUERY_RAY, "Result of mesh_query_ray: result,
 MeshQueryAABB = _opaque(G.MESH_QUERY, "State of a mesh box or sphere query (iterate with mesh_query_next).")
 MeshQuery = MeshQueryAABB
 HashGridQuery = _opaque(G.HASH_GRID_QUERY, "State of a hash-grid neighbour query (iterate with hash_grid_query_next).")
+BvhQuery = _opaque(G.BVH_QUERY, "State of a BVH query (iterate with bvh_query_next).")

@@ -145,3 +145,25 @@ _geo("mesh_get_point", (T.UINT64, T.INT32), VEC3,
 _geo("mesh_get_velocity", (T.UINT64, T.INT32), VEC3,
      "mesh_get_velocity(id, index) -> vec3: the velocity of the point mesh.indices[index] refers to.")
 _geo("mesh_get_index", (T.UINT64, T.INT32), T.INT32, "mesh_get_index(id, index) -> int: mesh.indices[index].")
+
+
+# ------------------------------------------------------------------------------------------------ user BVHs
+BVH_QUERY = T.OpaqueType("BvhQuery", "bvh_query_t")
+_BVH_DOC = ("{name}({params}, root=-1) -> BvhQuery: iterate over the items (indices into the Bvh's lowers/uppers) "
+            "whose box {what}; advance with bvh_query_next or `for i in wp.{name}(...)`. root: a subtree root, e.g. "
+            "bvh_get_group_root(id, group) of a grouped Bvh.")
+for _name, _want, _params, _what in (
+        ("bvh_query_aabb", (VEC3, VEC3), ("low", "high"), "overlaps [low, high]"),
+        ("bvh_query_ray", (VEC3, VEC3), ("start", "dir"), "the ray start + t dir (t >= 0, t < max_dist of next) hits"),
+        ("bvh_query_sphere", (VEC3, T.FLOAT32), ("center", "radius"), "comes within radius of center"),
+        ("bvh_query_capsule", (VEC3, VEC3, T.FLOAT32), ("start", "dir", "radius"),
+         "inflated by radius is hit by the ray (a conservative capsule sweep)")):
+    _geo(_name, (T.UINT64, *_want, T.INT32), BVH_QUERY,
+         _BVH_DOC.format(name=_name, params=", ".join(("id", *_params)), what=_what))
+    DEFAULTS[_name] = (("id", *_params, "root"), (-1,))
+    ITERATORS[_name] = "bvh_query_next"
+_geo("bvh_query_next", (BVH_QUERY, T.INT32, T.FLOAT32), (T.BOOL, BVH_QUERY, T.INT32),
+     "bvh_query_next(query, index, max_dist=inf) -> bool: advance a BVH query; writes the next item into `index`. "
+     "max_dist bounds ray and capsule queries (in units of |dir|).", native="bvh_query_step", kind=OpKind.OUT_CALL)
+_geo("bvh_get_group_root", (T.UINT64, T.INT32), T.INT32,
+     "bvh_get_group_root(id, group) -> int: the root of a group's subtree in a grouped Bvh (-1 if absent).")

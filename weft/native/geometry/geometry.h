@@ -23,3 +23,4 @@ WEFT_FN const Registry* registry() { return weft_geo_registry_ptr; }
 #include "data.h"
 #include "hashgrid.h"
 #include "mesh.h"
+#include "bvh_query.h"
