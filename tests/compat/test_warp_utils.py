@@ -75,3 +75,31 @@ def test_types_helpers():
     assert wp.types.strides_from_shape((2, 3), wp.vec3) == (36, 12)
     assert wp.types.is_array(wp.zeros(2)) and not wp.types.is_array(np.zeros(2))
     assert wp.get_module_options()["enable_backward"] is True
+
+
+def test_tape_scopes():
+    tape = wp.Tape()
+    tape.record_scope_begin("empty")
+    tape.record_scope_end()
+    assert tape.scopes == []
+    with tape:
+        tape.record_scope_begin("step", {"i": 0})
+        wp.copy(wp.zeros(2, requires_grad=True), wp.ones(2, requires_grad=True))
+        tape.record_scope_end()
+    assert [s[1] for s in tape.scopes] == ["step", None]
+    import pytest
+
+    with pytest.raises(wp.Error):
+        tape.record_scope_end()
+
+
+def test_host_value_types_like_warp():
+    v = wp.vec3(1.0, 2.0, 3.0)
+    assert str(v) == "[1.0, 2.0, 3.0]" and repr(v) == "vec3f([1.0, 2.0, 3.0])"
+    assert str(wp.mat22(1, 2, 3, 4)) == "[[1.0, 2.0],\n [3.0, 4.0]]"
+    assert v + 1 == wp.vec3(2.0, 3.0, 4.0) and 1.0 - v == wp.vec3(0.0, -1.0, -2.0)
+    assert type(v[1:]) is wp.vec2f and v[1:] == wp.vec2f(2.0, 3.0)
+    assert wp.vec3i(1, 2, 3) + 1 == wp.vec3i(2, 3, 4) and type(wp.vec3i(1, 2, 3) + 1) is wp.vec3i
+    np.testing.assert_array_equal(np.array(v), [1.0, 2.0, 3.0])
+    v[0:2] = wp.vec2(7.0, 8.0)
+    assert v == (7.0, 8.0, 3.0)

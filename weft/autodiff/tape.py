@@ -67,6 +67,8 @@ class Tape:
         # weakly: zero() and gradients cover them while they live, but the Tape does not keep them alive
         self._weak: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self._token = None
+        #: (launch index, scope name or None for an end, metadata): groups of launches, as in Warp
+        self.scopes: list = []
 
     # ------------------------------------------------------------------ recording
     def __enter__(self) -> Tape:
@@ -128,6 +130,21 @@ class Tape:
         for a in arrays:
             self._arrays[id(a)] = a
         self.launches.append(FuncRecord(backward, tuple(arrays)))
+
+    def record_scope_begin(self, scope_name, metadata=None) -> None:
+        """Open a named group of the launches recorded from now on (for inspection; backward ignores scopes)."""
+        self.scopes.append((len(self.launches), scope_name, metadata or {}))
+
+    def record_scope_end(self, remove_scope_if_empty: bool = True) -> None:
+        """Close the innermost open scope (dropped if it recorded nothing and ``remove_scope_if_empty``)."""
+        depth = sum(1 if name is not None else -1 for _, name, _ in self.scopes)
+        if depth <= 0:
+            raise Error("tape.record_scope_end(): no scope is open")
+        last = self.scopes[-1]
+        if remove_scope_if_empty and last[1] is not None and last[0] == len(self.launches):
+            self.scopes.pop()
+        else:
+            self.scopes.append((len(self.launches), None, None))
 
     def _watch(self, arrays) -> None:
         """Let ``zero()`` and ``gradients`` cover ``arrays`` (held weakly) without recording anything."""
@@ -217,6 +234,7 @@ class Tape:
         self._written = {}
         self._arrays = {}
         self._weak = weakref.WeakValueDictionary()
+        self.scopes = []
         self.loss = None
 
 

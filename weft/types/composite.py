@@ -67,10 +67,13 @@ class VectorBase:
 
     def __getitem__(self, i):
         r = self._a[i]
-        return r.copy() if isinstance(r, np.ndarray) else r
+        if isinstance(r, np.ndarray):  # a slice is a vector of the sliced length, as in Warp
+            return vector(len(r), self._wp_scalar_type_)._wrap(r.copy()) if len(r) else r.copy()
+        return r
 
     def __setitem__(self, i, v) -> None:
-        self._a[i] = v
+        self._a[i] = np.asarray(v._a if isinstance(v, VectorBase) else v, dtype=self._np_) \
+            if isinstance(i, slice) else v
 
     def __getattr__(self, name: str):
         if len(name) <= 4 and all(ch in _SWIZZLE for ch in name):
@@ -92,7 +95,10 @@ class VectorBase:
         return self._a.astype(dtype) if dtype is not None else self._a.copy()
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(repr(x) for x in self._a.tolist())})"
+        return f"{type(self).__name__}({self._a.tolist()!r})"
+
+    def __str__(self) -> str:
+        return str(self._a.tolist())
 
     def __eq__(self, other) -> bool:
         try:
@@ -116,16 +122,24 @@ class VectorBase:
             return other
         return NotImplemented
 
+    # Python numbers broadcast over the components (vec3f(1, 2, 3) + 1 -> vec3f(2, 3, 4)), in the vector's dtype
     def __add__(self, o):
         o = self._other(o)
-        return NotImplemented if o is NotImplemented or not isinstance(o, np.ndarray) else self._wrap(self._a + o)
+        return NotImplemented if o is NotImplemented else self._wrap(self._a + self._np_(o) if np.ndim(o) == 0
+                                                                     else self._a + o)
 
     def __radd__(self, o):
         return self.__add__(o)
 
     def __sub__(self, o):
         o = self._other(o)
-        return NotImplemented if o is NotImplemented or not isinstance(o, np.ndarray) else self._wrap(self._a - o)
+        return NotImplemented if o is NotImplemented else self._wrap(self._a - self._np_(o) if np.ndim(o) == 0
+                                                                     else self._a - o)
+
+    def __rsub__(self, o):
+        o = self._other(o)
+        return NotImplemented if o is NotImplemented else self._wrap(self._np_(o) - self._a if np.ndim(o) == 0
+                                                                     else o - self._a)
 
     def __neg__(self):
         return self._wrap(-self._a)
@@ -222,6 +236,9 @@ class MatrixBase:
     def __repr__(self) -> str:
         rows = ", ".join("[" + ", ".join(repr(x) for x in row) + "]" for row in self._a.tolist())
         return f"{type(self).__name__}({rows})"
+
+    def __str__(self) -> str:
+        return "[" + ",\n ".join(str(row) for row in self._a.tolist()) + "]"
 
     def __eq__(self, other) -> bool:
         try:
