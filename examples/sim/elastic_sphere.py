@@ -31,8 +31,8 @@ from scenes import ElasticSphere, SceneConfig
 class Example:
     """The elastic sphere: model, two states, integrator and a captured frame."""
 
-    def __init__(self, cells: int = 10, config: SceneConfig = SceneConfig(), use_graph: bool = True):
-        self.config = config
+    def __init__(self, cells: int = 10, config: SceneConfig | None = None, use_graph: bool = True):
+        self.config = config or SceneConfig()
         self.model = ElasticSphere(cells=cells).build(wp)
         self.integrator = wp.sim.SemiImplicitIntegrator()
         self.state_0 = self.model.state()

@@ -18,6 +18,7 @@ class GatherList:
 
     offsets: wp.array  # (particle_count + 1,) int32
     slots: wp.array  # (entries,) int32
+    owners: wp.array  # (entries,) int32: the particle of each entry
     entries: int
 
 
@@ -33,6 +34,15 @@ def gather_forces(offsets: wp.array(dtype=wp.int32), slots: wp.array(dtype=wp.in
     for e in range(start, end):
         s = s + elem_f[slots[e]]
     wp.atomic_add(f, i, s)
+
+
+@wp.kernel(enable_backward=False)
+def scatter_gradients(owners: wp.array(dtype=wp.int32), slots: wp.array(dtype=wp.int32),
+                      adj_f: wp.array(dtype=wp.vec3), adj_elem_f: wp.array(dtype=wp.vec3)):
+    # the adjoint of gather_forces: every scratch slot belongs to exactly one entry, so no atomics. It assigns:
+    # the scratch is shared by all steps and only this step's gather feeds the gradient its element kernels read
+    e = wp.tid()
+    adj_elem_f[slots[e]] = adj_f[owners[e]]
 
 
 def gather_list(model, key: str, tables, corners) -> GatherList:
@@ -52,24 +62,42 @@ def gather_list(model, key: str, tables, corners) -> GatherList:
     offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(counts, out=offsets[1:])
     g = GatherList(wp.array(offsets, dtype=wp.int32, device=model.device),
-                   wp.array(slot_ids[order].astype(np.int32), dtype=wp.int32, device=model.device), len(order))
+                   wp.array(slot_ids[order].astype(np.int32), dtype=wp.int32, device=model.device),
+                   wp.array(owners[order].astype(np.int32), dtype=wp.int32, device=model.device), len(order))
     cache[key] = (list(tables), g)
     return g
 
 
 def scratch(model, state, key: str, size: int):
-    """A vec3 scratch array of ``size`` for element corner forces. Reused between calls, except when gradients are
-    recorded: each recorded step then gets its own (the tape's backward reads every step's values)."""
-    if model.requires_grad or state.particle_q.requires_grad:
-        return wp.zeros(size, dtype=wp.vec3, device=model.device, requires_grad=True)
+    """The vec3 scratch array (``size`` slots) for element corner forces, one per model and element set.
+
+    One array serves every step, also on a tape: the backward never reads the forward values of the scratch (the
+    gather's adjoint only scatters gradients), and the scatter assigns each step's scratch gradient before that
+    step's element kernels read it.
+    """
+    grad = bool(model.requires_grad or state.particle_q.requires_grad)
     cache = model.__dict__.setdefault("_scratch", {})
-    a = cache.get(key)
-    if a is None or len(a) != size:
-        a = cache[key] = wp.zeros(size, dtype=wp.vec3, device=model.device)
+    a = cache.get((key, grad))
+    # (an array made while wp.checkpoint's forward pass runs has no gradient buffer: make another when one is needed)
+    if a is None or len(a) != size or (grad and a.grad is None):
+        a = cache[(key, grad)] = wp.zeros(size, dtype=wp.vec3, device=model.device, requires_grad=grad)
     return a
 
 
 def launch_gather(model, glist: GatherList, elem_f, particle_f) -> None:
-    """Add the gathered corner forces ``elem_f`` to ``particle_f``."""
+    """Add the gathered corner forces ``elem_f`` to ``particle_f``. On a tape its backward is a scatter of
+    ``particle_f.grad`` into ``elem_f.grad`` (recorded with ``tape.record_func``): the generic adjoint of the
+    per-particle loop would keep a stack of partial sums per thread."""
+    from ...runtime.tape import active_tape
+
+    tape = active_tape.get()
     wp.launch(gather_forces, dim=model.particle_count, inputs=[glist.offsets, glist.slots, elem_f],
-              outputs=[particle_f], device=model.device)
+              outputs=[particle_f], device=model.device, record_tape=False)
+    if tape is None or elem_f.grad is None or particle_f.grad is None:
+        return
+
+    def backward():
+        wp.launch(scatter_gradients, dim=glist.entries, inputs=[glist.owners, glist.slots, particle_f.grad],
+                  outputs=[elem_f.grad], device=model.device, record_tape=False)
+
+    tape.record_func(backward, [elem_f, particle_f])

@@ -1,0 +1,266 @@
+"""weft.sim vs warp.sim 1.7.2 on the CPU: the seed's elastic sphere, a cloth drape and a granular box.
+
+For each scene and framework: ms per frame of the forward simulation (wall and process CPU time), the forward +
+backward time of a taped rollout over ``--grad-frames`` frames relative to the same forward, the peak resident memory
+of the taped rollout relative to the forward, and the cold compile time of the forward (and of the forward +
+backward) kernels with an empty kernel cache. Every measurement runs in its own subprocess; Warp runs from its own
+environment (``--warp-python``, default /opt/warp172/bin/python), the same scene code (examples/sim/scenes.py).
+
+    python benchmarks/bench_sim.py                 # all scenes, both frameworks
+    python benchmarks/bench_sim.py --quick         # fewer frames
+    python benchmarks/bench_sim.py --scenes sphere --frameworks weft
+
+The machine's load changes wall-clock numbers: compare the CPU-time columns for A/B decisions.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENES = ("sphere", "cloth", "granular")
+
+
+# ------------------------------------------------------------------------------------------------ worker side
+def _import(framework: str):
+    if framework == "warp":
+        import warp as wp
+        import warp.sim
+
+        wp.config.quiet = True
+        wp.init()
+    else:
+        sys.path.insert(0, str(ROOT))
+        import weft as wp
+    sys.path.insert(0, str(ROOT / "examples" / "sim"))
+    return wp
+
+
+def _build(wp, scene: str, requires_grad: bool):
+    import scenes
+
+    if scene == "sphere":
+        return scenes.ElasticSphere().build(wp, requires_grad=requires_grad), scenes.SceneConfig()
+    if scene == "cloth":
+        return scenes.build_cloth_drape(wp, requires_grad=requires_grad), scenes.SceneConfig(substeps=16)
+    return scenes.build_granular(wp, n=10), scenes.SceneConfig(substeps=16)
+
+
+class _Runner:
+    def __init__(self, wp, scene, requires_grad):
+        self.wp = wp
+        self.scene = scene
+        self.model, self.cfg = _build(wp, scene, requires_grad)
+        self.integ = wp.sim.SemiImplicitIntegrator()
+        self.collide = self.model.shape_count > 1
+        self.granular = scene == "granular"
+
+    def substep(self, s_in, s_out):
+        if self.collide:
+            self.wp.sim.collide(self.model, s_in)
+        self.integ.simulate(self.model, s_in, s_out, self.cfg.dt)
+
+    def frame(self, states):
+        s0, s1 = states
+        if self.granular:
+            self.model.particle_grid.build(s0.particle_q, 2.0 * self.model.particle_max_radius)
+        for _ in range(self.cfg.substeps):
+            s0.clear_forces()
+            self.substep(s0, s1)
+            s0, s1 = s1, s0
+        return [s0, s1]
+
+
+def _rss_mb() -> float:
+    """Current resident memory (the states and the tape are alive when it is read)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def worker(framework: str, scene: str, mode: str, frames: int, grad_frames: int) -> dict:
+    t_import = time.perf_counter()
+    wp = _import(framework)
+    grad = mode in ("grad", "cold_grad")
+    r = _Runner(wp, scene, grad)
+    out = {"framework": framework, "scene": scene, "mode": mode, "particles": r.model.particle_count,
+           "tets": r.model.tet_count, "tris": r.model.tri_count}
+    if mode.startswith("cold"):
+        t0 = time.perf_counter()
+        if grad:
+            _taped(wp, r, 1, substeps=2)
+        else:
+            r.frame([r.model.state(), r.model.state()])
+        out["first_s"] = time.perf_counter() - t0
+        # the same again, now compiled: the compile time is the difference
+        t1 = time.perf_counter()
+        if grad:
+            _taped(wp, r, 1, substeps=2)
+        else:
+            r.frame([r.model.state(), r.model.state()])
+        out["warm_s"] = time.perf_counter() - t1
+        out["compile_s"] = out["first_s"] - out["warm_s"]
+        out["import_s"] = t0 - t_import
+        return out
+    states = r.frame([r.model.state(), r.model.state()])  # warm up (compiles)
+    if mode == "forward":
+        t, c = time.perf_counter(), time.process_time()
+        for _ in range(frames):
+            states = r.frame(states)
+        out["ms_per_frame"] = (time.perf_counter() - t) / frames * 1e3
+        out["cpu_ms_per_frame"] = (time.process_time() - c) / frames * 1e3
+        return out
+    if mode == "graph":
+        with wp.ScopedCapture() as capture:
+            states = r.frame(states)
+        t, c = time.perf_counter(), time.process_time()
+        for _ in range(frames):
+            wp.capture_launch(capture.graph)
+        out["ms_per_frame"] = (time.perf_counter() - t) / frames * 1e3
+        out["cpu_ms_per_frame"] = (time.process_time() - c) / frames * 1e3
+        return out
+    # grad / fwd_mem: a rollout of grad_frames frames, each substep into a new state
+    if mode == "grad":
+        _taped(wp, r, 1, substeps=2)  # compiles the adjoints
+    import gc
+
+    gc.collect()
+    rss0 = _rss_mb()
+    res = _taped(wp, r, grad_frames, record=(mode == "grad"), rss=True)
+    out.update(res)
+    out["rss_mb"] = res.pop("peak_rss_mb") - rss0
+    return out
+
+
+def _taped(wp, r, frames, substeps=None, record=True, rss=False) -> dict:
+    n = (substeps or r.cfg.substeps) * frames
+    states = [r.model.state() for _ in range(n + 1)]
+    height = _height_kernel(wp)
+    loss = wp.zeros(1, dtype=float, requires_grad=True)
+    t, c = time.perf_counter(), time.process_time()
+    if record:
+        tape = wp.Tape()
+        with tape:
+            for k in range(n):
+                r.substep(states[k], states[k + 1])
+            wp.launch(height, r.model.particle_count, inputs=[states[-1].particle_q], outputs=[loss])
+        t_fwd = time.perf_counter() - t
+        peak = _rss_mb() if rss else 0.0
+        tape.backward(loss)
+        out = {"fwd_taped_s": t_fwd, "fwd_bwd_s": time.perf_counter() - t, "fwd_bwd_cpu_s": time.process_time() - c,
+               "substeps": n}
+        out["peak_rss_mb"] = max(peak, _rss_mb()) if rss else 0.0
+        return out
+    for k in range(n):
+        r.substep(states[k], states[k + 1])
+    return {"fwd_s": time.perf_counter() - t, "fwd_cpu_s": time.process_time() - c, "substeps": n,
+            "peak_rss_mb": _rss_mb() if rss else 0.0}
+
+
+_HEIGHT = {}
+
+
+def _height_kernel(wp):
+    """loss = sum of the particles' heights (defined once per process)."""
+    if "k" not in _HEIGHT:
+        @wp.kernel
+        def height(q: wp.array(dtype=wp.vec3), loss: wp.array(dtype=float)):
+            i = wp.tid()
+            wp.atomic_add(loss, 0, q[i][1])
+
+        _HEIGHT["k"] = height
+    return _HEIGHT["k"]
+
+
+# ------------------------------------------------------------------------------------------------ driver side
+def _run(python: str, framework: str, scene: str, mode: str, frames: int, grad_frames: int, threads=None) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    if threads:
+        env["WEFT_NUM_THREADS"] = str(threads)
+    with tempfile.TemporaryDirectory() as cache:
+        os.chmod(cache, 0o700)
+        if mode.startswith("cold"):
+            env["WEFT_CACHE_DIR"] = cache
+            env["WARP_CACHE_PATH"] = cache
+        cmd = [python, __file__, "--worker", framework, scene, mode, str(frames), str(grad_frames)]
+        proc = subprocess.run(cmd, check=False, env=env, capture_output=True, text=True, timeout=3600)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode or not lines:
+        return {"error": (proc.stderr or proc.stdout)[-600:]}
+    return json.loads(lines[-1])
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--scenes", nargs="+", default=list(SCENES), choices=SCENES)
+    p.add_argument("--frameworks", nargs="+", default=["weft", "warp"], choices=["weft", "warp"])
+    p.add_argument("--frames", type=int, default=20)
+    p.add_argument("--grad-frames", type=int, default=2)
+    p.add_argument("--quick", action="store_true", help="5 frames, 1 gradient frame")
+    p.add_argument("--warp-python", default="/opt/warp172/bin/python")
+    p.add_argument("--no-cold", action="store_true", help="skip the cold-compile measurements")
+    p.add_argument("--json", default=None, help="also write the raw results here")
+    p.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    if a.worker:
+        fw, scene, mode, frames, gf = a.worker
+        print(json.dumps(worker(fw, scene, mode, int(frames), int(gf))))
+        return 0
+    if a.quick:
+        a.frames, a.grad_frames = 5, 1
+    fws = [f for f in a.frameworks if f == "weft" or Path(a.warp_python).exists()]
+    results = []
+    for scene in a.scenes:
+        for fw in fws:
+            py = sys.executable if fw == "weft" else a.warp_python
+            modes = ["forward", "fwd_mem", "grad"] + ([] if a.no_cold else ["cold", "cold_grad"])
+            if fw == "weft":
+                modes.insert(1, "graph")
+            row = {"scene": scene, "framework": fw}
+            for mode in modes:
+                res = _run(py, fw, scene, mode, a.frames, a.grad_frames)
+                row[mode] = res
+                if "error" in res:
+                    print(f"[{scene} {fw} {mode}] failed: {res['error']}", file=sys.stderr)
+            results.append(row)
+    _print(results)
+    if a.json:
+        Path(a.json).write_text(json.dumps(results, indent=1))
+    return 0
+
+
+def _g(d, k, fmt="{:.2f}"):
+    v = d.get(k) if isinstance(d, dict) else None
+    return fmt.format(v) if isinstance(v, (int, float)) else "-"
+
+
+def _print(results) -> None:
+    print(f"\n{'scene':9s} {'framework':9s} {'ms/frame':>9s} {'cpu ms':>8s} {'graph ms':>9s} {'fwd+bwd/fwd':>12s} "
+          f"{'(cpu)':>6s} {'mem tape/fwd':>13s} {'cold fwd s':>11s} {'cold f+b s':>11s}")
+    for row in results:
+        fwd, mem, grad = row.get("forward", {}), row.get("fwd_mem", {}), row.get("grad", {})
+        ratio = grad.get("fwd_bwd_s", 0) / mem["fwd_s"] if mem.get("fwd_s") and grad.get("fwd_bwd_s") else None
+        mratio = grad.get("rss_mb", 0) / mem["rss_mb"] if mem.get("rss_mb") and grad.get("rss_mb") else None
+        cratio = grad["fwd_bwd_cpu_s"] / mem["fwd_cpu_s"] if mem.get("fwd_cpu_s") and grad.get("fwd_bwd_cpu_s") else None
+        print(f"{row['scene']:9s} {row['framework']:9s} {_g(fwd, 'ms_per_frame'):>9s} "
+              f"{_g(fwd, 'cpu_ms_per_frame'):>8s} {_g(row.get('graph', {}), 'ms_per_frame'):>9s} "
+              f"{(f'{ratio:.2f}' if ratio else '-'):>12s} {(f'{cratio:.2f}' if cratio else '-'):>6s} "
+              f"{(f'{mratio:.2f}' if mratio else '-'):>13s} "
+              f"{_g(row.get('cold', {}), 'compile_s'):>11s} {_g(row.get('cold_grad', {}), 'compile_s'):>11s}")
+    for row in results:
+        grad, mem = row.get("grad", {}), row.get("fwd_mem", {})
+        if mem.get("rss_mb") is not None:
+            print(f"  {row['scene']} {row['framework']}: forward rollout peak RSS +{mem['rss_mb']:.0f} MB, taped "
+                  f"+{grad.get('rss_mb', float('nan')):.0f} MB over {mem.get('substeps')} substeps")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
