@@ -12,7 +12,11 @@ namespace geo {
 constexpr int32 WALK_STACK = 128;  // LBVH depth is at most 94 + 1 (group, Morton and id key bits)
 constexpr int32 ITER_STACK = 96;
 
+#if WEFT_CUDA
+WEFT_FN float inf_f() { return __int_as_float(0x7f800000); }
+#else
 WEFT_FN float inf_f() { return __builtin_huge_valf(); }
+#endif
 
 WEFT_FN float box_dist2(const float* lo, const float* hi, const float* p) {
     float d2 = 0.0f;
