@@ -13,6 +13,7 @@ Usage: python docs/api/gen_api.py [OUTDIR]
 from __future__ import annotations
 
 import inspect
+import re
 import sys
 import types
 from pathlib import Path
@@ -119,8 +120,17 @@ def _builtin_entry(name: str) -> list[str]:
     for op in ops:
         if op.doc and op.doc not in docs:
             docs.append(op.doc)
-    lines += [inspect.cleandoc(d) + "\n" for d in docs] or [getattr(weft, name).__doc__ + "\n"]
+    lines += [_plain(inspect.cleandoc(d)) + "\n" for d in docs] or [getattr(weft, name).__doc__ + "\n"]
     return lines
+
+
+def _plain(text: str) -> str:
+    """An op's doc as reST: ``literals`` stay, the rest is plain text (``|x|``, ``a*b``, ``adj_`` are not markup)."""
+    parts = re.split(r"(``.+?``)", text)
+    for i in range(0, len(parts), 2):
+        part = parts[i].replace("\\", "\\\\").replace("*", "\\*").replace("|", "\\|")
+        parts[i] = re.sub(r"(\w)_(?=\W|$)", r"\1\\_", part)
+    return "".join(parts)
 
 
 def _group_of(name: str, obj) -> str:
