@@ -12,9 +12,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1]))
 
-import gen_api  # noqa: E402
+import gen_api
 
-import weft  # noqa: E402
+import weft
 
 gen_api.write(HERE / "_generated")
 

@@ -21,10 +21,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
-import weft  # noqa: E402
-from weft.builtins import Builtin  # noqa: E402
-from weft.ops import registry  # noqa: E402
-from weft.ops.signatures import signatures  # noqa: E402
+import weft
+from weft.builtins import Builtin
+from weft.ops import registry
+from weft.ops.signatures import signatures
 
 DOMAINS = {
     "scalar": "Scalar math", "vector": "Vectors", "matrix": "Matrices", "quat": "Quaternions",

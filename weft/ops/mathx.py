@@ -49,7 +49,7 @@ def _popcount(x):
     u = a.astype(np.uint64) if a.dtype.kind == "u" else a.astype(np.int64).view(np.uint64)
     if a.dtype.itemsize < 8:
         u = u & np.uint64((1 << (8 * a.dtype.itemsize)) - 1)
-    return np.vectorize(lambda v: bin(int(v)).count("1"), otypes=[np.int32])(u)
+    return np.vectorize(lambda v: int(v).bit_count(), otypes=[np.int32])(u)
 
 
 register(Op("bit_count", lambda a, at: T.INT32 if len(a) == 1 and R.is_scalar(a[0], ints=True) else None,
