@@ -142,6 +142,57 @@ WEFT_DEVICE half fetch_add(half* p, half v) {
     return r;
 }
 WEFT_DEVICE half fetch_sub(half* p, half v) { return fetch_add(p, half(-float(v))); }
+// 8- and 16-bit integers and the half operations CUDA has no instruction for: a compare-and-swap loop on the aligned
+// 32-bit word that holds the value, replacing only its bytes
+WEFT_DEVICE unsigned int sub_bits(int8 v) { return (unsigned char)v; }
+WEFT_DEVICE unsigned int sub_bits(uint8 v) { return v; }
+WEFT_DEVICE unsigned int sub_bits(int16 v) { return (unsigned short)v; }
+WEFT_DEVICE unsigned int sub_bits(uint16 v) { return v; }
+WEFT_DEVICE unsigned int sub_bits(half v) { return v.bits; }
+template <typename T> WEFT_DEVICE T sub_value(unsigned int b) { return T(b); }
+template <> WEFT_DEVICE int8 sub_value<int8>(unsigned int b) { return int8((unsigned char)b); }
+template <> WEFT_DEVICE int16 sub_value<int16>(unsigned int b) { return int16((unsigned short)b); }
+template <> WEFT_DEVICE half sub_value<half>(unsigned int b) { half h; h.bits = (unsigned short)b; return h; }
+template <typename T, typename Op>
+WEFT_DEVICE T sub_word_rmw(T* p, Op op) {
+    const size_t addr = reinterpret_cast<size_t>(p);
+    unsigned int* base = reinterpret_cast<unsigned int*>(addr & ~size_t(3));
+    const unsigned int shift = unsigned(addr & 3) * 8u;
+    const unsigned int mask = (sizeof(T) == 1 ? 0xffu : 0xffffu) << shift;
+    unsigned int old = *base, assumed;
+    T cur;
+    do {
+        assumed = old;
+        cur = sub_value<T>((assumed & mask) >> shift);
+        const unsigned int repl = (assumed & ~mask) | ((sub_bits(op(cur)) << shift) & mask);
+        old = atomicCAS(base, assumed, repl);
+    } while (assumed != old);
+    return cur;
+}
+#define WEFT_SUBWORD_ATOMICS(T)                                                                               \
+    WEFT_DEVICE T fetch_add(T* p, T v) { return sub_word_rmw(p, [=](T c) { return T(c + v); }); }             \
+    WEFT_DEVICE T fetch_sub(T* p, T v) { return sub_word_rmw(p, [=](T c) { return T(c - v); }); }             \
+    WEFT_DEVICE T fetch_min(T* p, T v) { return sub_word_rmw(p, [=](T c) { return v < c ? v : c; }); }        \
+    WEFT_DEVICE T fetch_max(T* p, T v) { return sub_word_rmw(p, [=](T c) { return v > c ? v : c; }); }        \
+    WEFT_DEVICE T exchange(T* p, T v) { return sub_word_rmw(p, [=](T) { return v; }); }                       \
+    WEFT_DEVICE T compare_exchange(T* p, T cmp, T v) {                                                        \
+        return sub_word_rmw(p, [=](T c) { return c == cmp ? v : c; });                                        \
+    }
+WEFT_SUBWORD_ATOMICS(int8)
+WEFT_SUBWORD_ATOMICS(uint8)
+WEFT_SUBWORD_ATOMICS(int16)
+WEFT_SUBWORD_ATOMICS(uint16)
+#undef WEFT_SUBWORD_ATOMICS
+WEFT_DEVICE half fetch_min(half* p, half v) {
+    return sub_word_rmw(p, [=](half c) { return float(v) < float(c) ? v : c; });
+}
+WEFT_DEVICE half fetch_max(half* p, half v) {
+    return sub_word_rmw(p, [=](half c) { return float(v) > float(c) ? v : c; });
+}
+WEFT_DEVICE half exchange(half* p, half v) { return sub_word_rmw(p, [=](half) { return v; }); }
+WEFT_DEVICE half compare_exchange(half* p, half cmp, half v) {
+    return sub_word_rmw(p, [=](half c) { return c.bits == cmp.bits ? v : c; });
+}
 template <typename T> WEFT_DEVICE T exchange(T* p, T v) { return atomicExch(p, v); }
 template <typename T> WEFT_DEVICE T compare_exchange(T* p, T cmp, T v) { return atomicCAS(p, cmp, v); }
 // CUDA has no signed 64-bit add/exch/CAS and no double exch/CAS: the same bits through unsigned long long
