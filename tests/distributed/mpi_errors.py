@@ -36,6 +36,8 @@ elif mode == "local-shape":
     dec = wd.decompose((8, 6), comm, dims=(comm.size, 1))
     a = wp.zeros((dec.local_shape[0] + 2 + rank, 8), dtype=float)
     report(lambda: wd.halo_exchange(a, dec, halo=1))
+elif mode == "fft":
+    report(lambda: wd.SlabFFT2D((2 * comm.size + 1, 8), comm))
 elif mode in ("dies", "stalls"):
     dec = wd.decompose((8, 8), comm, dims=(comm.size, 1))
     a = dec.zeros(halo=1)

@@ -16,6 +16,7 @@ SCRIPT = HERE / "mpi_errors.py"
     ("shapes", "the global grid shapes must be the same on every rank"),
     ("halo", "the halo is wider than the local block (axis 0: halo 3 > 2 points)"),
     ("local-shape", "the local array's shape differs from the block + halo"),
+    ("fft", "both grid sides must be divisible by the number of ranks (2), got (5, 8)"),
 ])
 def test_bad_input_raises_on_every_rank(mode, text):
     proc = mpirun(SCRIPT, 2, mode, timeout=120)

@@ -4,8 +4,9 @@ A local array holds the owned block plus ``w`` ghost layers on both sides of eac
 one after the other; along axis d each rank packs its two boundary slabs of width w (full extent, ghosts included,
 along the other axes) with a weft kernel, posts non-blocking receives and sends to its two neighbours, waits (with
 a deadline), and unpacks into its ghost slabs. Because later axes carry the ghosts earlier axes filled, corner and
-edge ghosts end up right too (9- and 27-point stencils work). At a non-periodic wall the ghosts are left alone
-(they hold the user's boundary values).
+edge ghosts end up right too (9- and 27-point stencils work). With ``corners=False`` the slabs cover the owned
+points only, every axis is posted at once, and ``start`` / ``finish`` let interior work run while the messages
+travel. At a non-periodic wall the ghosts are left alone (they hold the user's boundary values).
 
 Adjoint (on a ``wp.Tape``): the reverse exchange with accumulation. Axes run in reverse order; each rank moves the
 gradient out of its ghost slabs (they were overwritten, so their gradient is consumed), sends it back to the rank
