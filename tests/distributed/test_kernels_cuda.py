@@ -43,6 +43,20 @@ def test_distributed_kernels_compile_for_cuda():
             assert nvrtc.build_cuda(adjoint, nvrtc.NvrtcOptions(arch=80), kernel.__name__)[:4] == b"\x7fELF"
 
 
+def test_open_mpi_reports_its_cuda_support():
+    """The CUDA-awareness query reaches Open MPI's MPIX_Query_cuda_support (this build: not CUDA-aware)."""
+    pytest.importorskip("mpi4py")
+    import sys
+
+    from mpi4py import MPI
+
+    from weft.distributed._mpi import mpix_query_cuda_support
+
+    if "Open MPI" not in MPI.Get_library_version() or not sys.platform.startswith("linux"):
+        pytest.skip("the query is Open MPI's, found through /proc/self/maps")
+    assert mpix_query_cuda_support() in (True, False)
+
+
 class _FakeCudaDevice:
     is_cpu = False
 

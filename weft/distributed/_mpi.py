@@ -66,16 +66,29 @@ def cuda_aware() -> bool:
 
 
 def _query_cuda_support() -> bool:
-    import ctypes
+    answer = mpix_query_cuda_support()
+    return bool(answer)
 
-    mpi()
+
+def mpix_query_cuda_support() -> bool | None:
+    """Open MPI's ``MPIX_Query_cuda_support()`` from the MPI library mpi4py loaded, None if it has none."""
+    import ctypes
+    import re
+
+    mpi()  # loads libmpi (mpi4py opens it privately, so its symbols are not global: open it again by path)
     try:
-        lib = ctypes.CDLL(None)  # mpi4py linked libmpi into the process
-        fn = lib.MPIX_Query_cuda_support
-    except (OSError, AttributeError):
-        return False
-    fn.restype = ctypes.c_int
-    return bool(fn())
+        with open("/proc/self/maps") as maps:
+            paths = sorted({line.split()[-1] for line in maps if re.search(r"/libmpi[._]", line)})
+    except OSError:
+        paths = []
+    for path in paths or [None]:
+        try:
+            fn = ctypes.CDLL(path).MPIX_Query_cuda_support
+        except (OSError, AttributeError):
+            continue
+        fn.restype = ctypes.c_int
+        return bool(fn())
+    return None
 
 
 def transport_for(device) -> Transport:
