@@ -72,10 +72,18 @@ static void remove_object(uint64 id) {
     g_free.push_back(low - 1);
 }
 
+// Below this many items a loop runs on one thread: a parallel region costs more than it saves, and far more on an
+// oversubscribed machine (threads wait at the barrier for cores).
+constexpr int32 PARALLEL_MIN = 32768;
+
 template <typename T>
 static void parallel_sort(std::vector<T>& v) {
 #if defined(__GLIBCXX__)
-    __gnu_parallel::sort(v.begin(), v.end());
+    if (v.size() > size_t(4 * PARALLEL_MIN)) {
+        __gnu_parallel::sort(v.begin(), v.end());
+        return;
+    }
+    std::sort(v.begin(), v.end());
 #else
     std::sort(v.begin(), v.end());
 #endif
@@ -117,13 +125,13 @@ static int hash_grid_build(HashGridData* g, const float* points, int32 n, float 
     g->inv_cell_width = 1.0f / radius;
     g->num_points = n;
     std::vector<int32> hashes(size_t(n > 0 ? n : 1));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
     for (int32 i = 0; i < n; ++i) {
         const float* p = point3(points, i);
         hashes[i] = hashed_cell(g, cell_coord(p[0], g->inv_cell_width), cell_coord(p[1], g->inv_cell_width),
                                 cell_coord(p[2], g->inv_cell_width));
     }
-    const int chunks = std::max(1, std::min(omp_get_max_threads(), n / 4096 + 1));
+    const int chunks = std::max(1, std::min(omp_get_max_threads(), n / PARALLEL_MIN + 1));
     std::vector<int32> counts(size_t(chunks) * size_t(cells), 0);
 #pragma omp parallel for schedule(static, 1) num_threads(chunks)
     for (int c = 0; c < chunks; ++c) {
@@ -229,7 +237,7 @@ static void bvh_fill_boxes(BvhData* b, const float* prim_lo, const float* prim_h
     const int32 m = n - 1;
     std::vector<std::atomic<int32>> done(static_cast<size_t>(m));
     std::vector<char> ready(static_cast<size_t>(m));  // both children leaves: a bottom-up walk starts here
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (m > PARALLEL_MIN)
     for (int32 i = 0; i < m; ++i) {
         BvhNode& node = b->nodes[i];
         int32 leaves = 0;
@@ -246,7 +254,7 @@ static void bvh_fill_boxes(BvhData* b, const float* prim_lo, const float* prim_h
         done[i].store(leaves, std::memory_order_relaxed);
         ready[i] = leaves == 2;
     }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (m > PARALLEL_MIN)
     for (int32 i = 0; i < m; ++i) {
         if (!ready[i]) continue;
         int32 x = i;  // complete: push its box up while this thread is the last to arrive
@@ -281,7 +289,7 @@ static int bvh_build(BvhData* b, const float* prim_lo, const float* prim_hi, int
         return 2;
     // centroid bounds
     float clo[3] = {1e30f, 1e30f, 1e30f}, chi[3] = {-1e30f, -1e30f, -1e30f};
-#pragma omp parallel
+#pragma omp parallel if (n > PARALLEL_MIN)
     {
         float tlo[3] = {1e30f, 1e30f, 1e30f}, thi[3] = {-1e30f, -1e30f, -1e30f};
 #pragma omp for schedule(static) nowait
@@ -300,19 +308,19 @@ static int bvh_build(BvhData* b, const float* prim_lo, const float* prim_hi, int
     float inv[3];
     for (int k = 0; k < 3; ++k) inv[k] = chi[k] > clo[k] ? 1.0f / (chi[k] - clo[k]) : 0.0f;
     std::vector<SortKey> keys(static_cast<size_t>(n));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
     for (int32 i = 0; i < n; ++i) {
         float c[3];
         for (int k = 0; k < 3; ++k) c[k] = (0.5f * (prim_lo[3 * int64(i) + k] + prim_hi[3 * int64(i) + k]) - clo[k]) * inv[k];
         keys[i] = SortKey{groups ? uint32(groups[i]) ^ 0x80000000u : 0u, morton3(c[0], c[1], c[2]), uint32(i)};
     }
     parallel_sort(keys);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
     for (int32 i = 0; i < n; ++i) b->prim_ids[i] = int32(keys[i].id);
     if (n > 1) {
         const SortKey* k = keys.data();
         b->parents[0] = -1;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
         for (int32 i = 0; i < n - 1; ++i) {
             const int d = (delta(k, n, i, i + 1) - delta(k, n, i, i - 1)) >= 0 ? 1 : -1;
             const int dmin = delta(k, n, i, i - d);
@@ -387,7 +395,7 @@ static int bvh_group_roots(BvhData* b, const int32* groups) {
 
 // ------------------------------------------------------------------------------------------------ meshes
 static void triangle_boxes(const MeshData* m, float* lo, float* hi) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (m->num_tris > PARALLEL_MIN)
     for (int32 t = 0; t < m->num_tris; ++t) {
         const int32* tri = m->indices + 3 * int64(t);
         for (int k = 0; k < 3; ++k) {
