@@ -22,10 +22,9 @@ def fill_2d(a: wp.array2d(dtype=int)):
 
 
 @wp.kernel
-def count_3d(n: wp.array(dtype=wp.int64)):
+def rows_3d(last: wp.array2d(dtype=int)):
     i, j, k = wp.tid()
-    if i == 0 and j == 0 and k == 0:
-        n[0] = n[0] + wp.int64(1)
+    last[i, j] = k
 
 
 @pytest.mark.parametrize("dim", [[2.5], 2.5, "4", ("4",), True, (np.bool_(True),), None, (2, None), np.float64(3)])
@@ -70,10 +69,11 @@ def test_extent_over_int32_with_unpacked_tid():
 
 @pytest.mark.slow
 def test_grid_with_more_than_2_31_points_runs_when_each_index_fits():
-    # 2^31 + 2^20 points through a 3-D grid: thread indices stay 32-bit, the flat index is 64-bit internally
-    n = wp.zeros(1, dtype=wp.int64)
-    wp.launch(count_3d, dim=(2049, 1024, 1024), inputs=[n])
-    assert n.numpy()[0] == 1
+    # 2^31 + 2^20 points through a 3-D grid: thread indices stay 32-bit, the flat index is 64-bit internally;
+    # every row (i, j) is reached and runs its innermost range to the end
+    last = wp.full((2049, 1024), -1, dtype=int)
+    wp.launch(rows_3d, dim=(2049, 1024, 1024), inputs=[last])
+    assert (last.numpy() == 1023).all()
 
 
 def test_rank_mismatch_points_at_the_kernel_line():
