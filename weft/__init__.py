@@ -10,7 +10,7 @@ from typing import Any  # wp.Any, used in generic annotations
 from . import config
 from .errors import (CacheError, CompileError, DeviceError, Error, LaunchError, RuntimeError_, StructFieldError,
                      ToolchainError)
-from .types.scalars import (Float, Int, Scalar, bool_ as bool, float16, float32, float64, int8, int16, int32,
+from .types.scalars import (Float, Int, Scalar, bfloat16, bool_ as bool, float16, float32, float64, int8, int16, int32,
                             int64, uint8, uint16, uint32, uint64)
 from .types.composite import matrix, quaternion, transformation, vector
 from .types.aliases import NAMED_TYPES as _NAMED

@@ -12,6 +12,7 @@ from .types.scalars import (
     Float,
     Int,
     Scalar,
+    bfloat16,
     bool_,
     float16,
     float32,
@@ -28,7 +29,7 @@ from .types.scalars import (
 from .types.struct import struct
 
 globals().update(_NAMED)
-float_types = (float16, float32, float64)
+float_types = (float16, bfloat16, float32, float64)
 int_types = (int8, uint8, int16, uint16, int32, uint32, int64, uint64)
 scalar_types = int_types + float_types
 vector_types = tuple(_NAMED.values())
@@ -63,8 +64,10 @@ def type_length(t) -> int:
 # Warp's ``warp.types`` introspection helpers and dtype tables.
 
 non_atomic_types = (int8, uint8, int16, uint16, int64)
-np_dtype_to_warp_type = {np.dtype(c._np_): c for c in (bool_, *scalar_types)}
-warp_type_to_np_dtype = {c: np.dtype(c._np_) for c in (bool_, *scalar_types)}
+np_dtype_to_warp_type = {c._ir_.np_dtype: c for c in (bool_, *scalar_types) if c is not bfloat16}
+if T.BFLOAT16.np_dtype != np.dtype(np.uint16):
+    np_dtype_to_warp_type[T.BFLOAT16.np_dtype] = bfloat16
+warp_type_to_np_dtype = {c: c._ir_.np_dtype for c in (bool_, *scalar_types)}
 
 
 def _ir(t):
@@ -284,3 +287,16 @@ def strides_from_shape(shape, dtype) -> tuple:
     return tuple(reversed(strides))
 
 
+
+
+def _np_float32_to_bfloat16_bits(a) -> np.ndarray:
+    """float32 values -> bfloat16 bit patterns (uint16), rounding to nearest even."""
+    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    bits = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = (u & 0x7FFFFFFF) > 0x7F800000
+    return np.where(nan, ((u >> 16) | 0x40).astype(np.uint16), bits)
+
+
+def _np_bfloat16_bits_to_float32(b) -> np.ndarray:
+    """bfloat16 bit patterns (uint16) -> float32 values."""
+    return (np.asarray(b, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)

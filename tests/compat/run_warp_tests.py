@@ -298,6 +298,8 @@ def main(argv=None) -> int:
     ap.add_argument("--baseline", default=DEFAULT_BASELINE, help="Warp's CPU results (JSON) to compare with")
     ap.add_argument("--save", default=None, help="write the raw results to this JSON file (merged if it exists)")
     ap.add_argument("--classes", type=int, default=4, help="failure classes printed per module")
+    ap.add_argument("--groups", default=None, help="comma-separated suite groups to run, in this order "
+                    "(core, matrix, tile, interop, geometry, ...)")
     ap.add_argument("--import-only", action="store_true", help="only import the modules and count their tests")
     ap.add_argument("--progress", action="store_true", help="print each module as it finishes (stderr)")
     ap.add_argument("--all", action="store_true", help="include out-of-scope modules")
@@ -311,6 +313,9 @@ def main(argv=None) -> int:
         return 0
 
     mods = discover(tests_dir)
+    if args.groups:
+        order = [g.strip() for g in args.groups.split(",")]
+        mods = sorted((m for m in mods if group_of(m) in order), key=lambda m: order.index(group_of(m)))
     if args.patterns:
         mods = [m for m in mods if any(p in m for p in args.patterns)]
     skipped_scope = {m: scope_reason(m) for m in mods if scope_reason(m)}

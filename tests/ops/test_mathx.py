@@ -103,3 +103,31 @@ def test_math_funcs():
     rw, rv = rot.apply(w), rot.apply(lin)
     np.testing.assert_allclose(o6.numpy()[0], np.concatenate([rw, rv + np.cross(p, rw)]), atol=1e-13)
     np.testing.assert_allclose(o6.numpy()[1], np.concatenate([rw + np.cross(p, rv), rv]), atol=1e-13)
+
+
+@wp.kernel
+def bf16_k(x: wp.array(dtype=wp.float32), y: wp.array(dtype=wp.bfloat16), s: wp.bfloat16,
+           z: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+    y[i] = wp.bfloat16(x[i]) * s + wp.bfloat16(1.0)
+    z[i] = wp.float32(wp.sqrt(wp.abs(y[i])))
+    wp.atomic_add(y, 0, wp.bfloat16(1.0))
+
+
+def _bf16_round(x):
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    return (((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16).astype(np.uint32).view(np.float32)
+
+
+def test_bfloat16_on_the_cpu():
+    x = np.array([1.0, 3.14159, -2.5, 1e-3], np.float32)
+    y = wp.zeros(4, dtype=wp.bfloat16)
+    z = wp.zeros(4, dtype=float)
+    wp.launch(bf16_k, dim=4, inputs=[wp.array(x), y, wp.bfloat16(2.0), z])
+    ref = _bf16_round(_bf16_round(_bf16_round(x) * 2.0) + 1.0)
+    got = np.asarray(y.numpy(), dtype=np.float32)
+    np.testing.assert_array_equal(got[1:], ref[1:])
+    assert got[0] == _bf16_round(ref[0] + 4.0)  # four atomic adds of 1 (exact at this magnitude)
+    np.testing.assert_array_equal(z.numpy()[1:], _bf16_round(np.sqrt(np.abs(ref[1:]))))
+    assert float(wp.bfloat16(3.14159)) == _bf16_round(3.14159)
+    assert wp.types.type_size_in_bytes(wp.bfloat16) == 2

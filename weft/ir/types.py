@@ -48,6 +48,8 @@ class ScalarType(Type):
         if self.kind == "b":
             return "bool"
         if self.kind == "f":
+            if self.name == "bfloat16":
+                return "weft::bfloat16"
             return {16: "weft::half", 32: "float", 64: "double"}[self.bits]
         return f"{'u' if self.kind == 'u' else ''}int{self.bits}_t"
 
@@ -55,6 +57,8 @@ class ScalarType(Type):
     def np_dtype(self) -> np.dtype:
         if self.kind == "b":
             return np.dtype(np.bool_)
+        if self.name == "bfloat16":
+            return bfloat16_np_dtype()
         return np.dtype(f"{self.kind}{self.bits // 8}")
 
     @property
@@ -77,11 +81,23 @@ UINT64 = ScalarType("uint64", "u", 64)
 FLOAT16 = ScalarType("float16", "f", 16)
 FLOAT32 = ScalarType("float32", "f", 32)
 FLOAT64 = ScalarType("float64", "f", 64)
+BFLOAT16 = ScalarType("bfloat16", "f", 16)
+
+
+def bfloat16_np_dtype() -> np.dtype:
+    """NumPy's view of bfloat16 storage: ``ml_dtypes.bfloat16`` when installed, else the raw bits as uint16
+    (as Warp does)."""
+    try:
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    except ImportError:
+        return np.dtype(np.uint16)
 
 SCALARS: tuple[ScalarType, ...] = (
-    BOOL, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, FLOAT16, FLOAT32, FLOAT64,
+    BOOL, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, FLOAT16, FLOAT32, FLOAT64, BFLOAT16,
 )
-FLOATS = (FLOAT16, FLOAT32, FLOAT64)
+FLOATS = (FLOAT16, FLOAT32, FLOAT64, BFLOAT16)
 INTS = (INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64)
 
 
@@ -138,7 +154,7 @@ class MatrixType(Type):
 def _suffix(s: ScalarType) -> str:
     return {
         "float16": "h", "float32": "f", "float64": "d", "int32": "i", "uint32": "ui", "int64": "l",
-        "uint64": "ul", "int8": "b", "uint8": "ub", "int16": "s", "uint16": "us", "bool": "bool",
+        "uint64": "ul", "int8": "b", "uint8": "ub", "int16": "s", "uint16": "us", "bool": "bool", "bfloat16": "bf",
     }[s.name]
 
 

@@ -46,9 +46,11 @@ struct Max { template <typename F> WEFT_FN F operator()(F a, F b) const { return
 WEFT_FN float fetch_add(float* p, float v) { return cas_loop<float, uint32>(p, v, Add()); }
 WEFT_FN double fetch_add(double* p, double v) { return cas_loop<double, uint64>(p, v, Add()); }
 WEFT_FN half fetch_add(half* p, half v) { return cas_loop<half, uint16>(p, v, Add()); }
+WEFT_FN bfloat16 fetch_add(bfloat16* p, bfloat16 v) { return cas_loop<bfloat16, uint16>(p, v, Add()); }
 WEFT_FN float fetch_sub(float* p, float v) { return cas_loop<float, uint32>(p, v, Sub()); }
 WEFT_FN double fetch_sub(double* p, double v) { return cas_loop<double, uint64>(p, v, Sub()); }
 WEFT_FN half fetch_sub(half* p, half v) { return cas_loop<half, uint16>(p, v, Sub()); }
+WEFT_FN bfloat16 fetch_sub(bfloat16* p, bfloat16 v) { return cas_loop<bfloat16, uint16>(p, v, Sub()); }
 
 template <typename T>
 WEFT_FN T fetch_min(T* p, T v) {
@@ -65,9 +67,11 @@ WEFT_FN T fetch_max(T* p, T v) {
 WEFT_FN float fetch_min(float* p, float v) { return cas_loop<float, uint32>(p, v, Min()); }
 WEFT_FN double fetch_min(double* p, double v) { return cas_loop<double, uint64>(p, v, Min()); }
 WEFT_FN half fetch_min(half* p, half v) { return cas_loop<half, uint16>(p, v, Min()); }
+WEFT_FN bfloat16 fetch_min(bfloat16* p, bfloat16 v) { return cas_loop<bfloat16, uint16>(p, v, Min()); }
 WEFT_FN float fetch_max(float* p, float v) { return cas_loop<float, uint32>(p, v, Max()); }
 WEFT_FN double fetch_max(double* p, double v) { return cas_loop<double, uint64>(p, v, Max()); }
 WEFT_FN half fetch_max(half* p, half v) { return cas_loop<half, uint16>(p, v, Max()); }
+WEFT_FN bfloat16 fetch_max(bfloat16* p, bfloat16 v) { return cas_loop<bfloat16, uint16>(p, v, Max()); }
 
 template <typename T>
 WEFT_FN T exchange(T* p, T v) {
@@ -193,6 +197,21 @@ WEFT_DEVICE half exchange(half* p, half v) { return sub_word_rmw(p, [=](half) { 
 WEFT_DEVICE half compare_exchange(half* p, half cmp, half v) {
     return sub_word_rmw(p, [=](half c) { return c.bits == cmp.bits ? v : c; });
 }
+WEFT_DEVICE unsigned int sub_bits(bfloat16 v) { return v.bits; }
+template <> WEFT_DEVICE bfloat16 sub_value<bfloat16>(unsigned int b) { return bfloat16::from_bits((unsigned short)b); }
+WEFT_DEVICE bfloat16 fetch_add(bfloat16* p, bfloat16 v) {
+    return sub_word_rmw(p, [=](bfloat16 c) { return bfloat16(float(c) + float(v)); });
+}
+WEFT_DEVICE bfloat16 fetch_sub(bfloat16* p, bfloat16 v) {
+    return sub_word_rmw(p, [=](bfloat16 c) { return bfloat16(float(c) - float(v)); });
+}
+WEFT_DEVICE bfloat16 fetch_min(bfloat16* p, bfloat16 v) {
+    return sub_word_rmw(p, [=](bfloat16 c) { return float(v) < float(c) ? v : c; });
+}
+WEFT_DEVICE bfloat16 fetch_max(bfloat16* p, bfloat16 v) {
+    return sub_word_rmw(p, [=](bfloat16 c) { return float(v) > float(c) ? v : c; });
+}
+WEFT_DEVICE bfloat16 exchange(bfloat16* p, bfloat16 v) { return sub_word_rmw(p, [=](bfloat16) { return v; }); }
 template <typename T> WEFT_DEVICE T exchange(T* p, T v) { return atomicExch(p, v); }
 template <typename T> WEFT_DEVICE T compare_exchange(T* p, T cmp, T v) { return atomicCAS(p, cmp, v); }
 // CUDA has no signed 64-bit add/exch/CAS and no double exch/CAS: the same bits through unsigned long long

@@ -63,6 +63,7 @@ WEFT_FN T zero() { return T(); }
 WEFT_FN void print_value(float x) { printf("%g", double(x)); }
 WEFT_FN void print_value(double x) { printf("%g", x); }
 WEFT_FN void print_value(half x) { printf("%g", double(float(x))); }
+WEFT_FN void print_value(bfloat16 x) { printf("%g", double(float(x))); }
 WEFT_FN void print_value(int8 x) { printf("%d", int(x)); }
 WEFT_FN void print_value(int16 x) { printf("%d", int(x)); }
 WEFT_FN void print_value(int32 x) { printf("%d", x); }

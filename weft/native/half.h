@@ -114,4 +114,52 @@ WEFT_FN bool operator<=(half a, half b) { return float(a) <= float(b); }
 WEFT_FN bool operator>(half a, half b) { return float(a) > float(b); }
 WEFT_FN bool operator>=(half a, half b) { return float(a) >= float(b); }
 
+// ---- bfloat16: the upper 16 bits of a float32 (8 exponent bits, 7 mantissa bits), float arithmetic
+namespace detail {
+
+WEFT_FN uint16 float_to_bf16_bits(float f) {
+    uint32 x = float_as_bits(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16)((x >> 16) | 0x40u);  // nan stays a quiet nan
+    x += 0x7fffu + ((x >> 16) & 1u);                                        // round to nearest even
+    return (uint16)(x >> 16);
+}
+
+WEFT_FN float bf16_bits_to_float(uint16 b) { return bits_as_float((uint32)b << 16); }
+
+}  // namespace detail
+
+struct bfloat16 {
+    uint16 bits;
+
+    bfloat16() = default;
+    template <typename U>
+    WEFT_FN explicit bfloat16(U v) : bits(detail::float_to_bf16_bits((float)v)) {}
+
+    WEFT_FN operator float() const { return detail::bf16_bits_to_float(bits); }
+
+    WEFT_FN static bfloat16 from_bits(uint16 b) {
+        bfloat16 h;
+        h.bits = b;
+        return h;
+    }
+
+    WEFT_FN bfloat16& operator+=(bfloat16 o) { return *this = bfloat16(float(*this) + float(o)); }
+    WEFT_FN bfloat16& operator-=(bfloat16 o) { return *this = bfloat16(float(*this) - float(o)); }
+    WEFT_FN bfloat16& operator*=(bfloat16 o) { return *this = bfloat16(float(*this) * float(o)); }
+    WEFT_FN bfloat16& operator/=(bfloat16 o) { return *this = bfloat16(float(*this) / float(o)); }
+};
+
+WEFT_FN bfloat16 operator+(bfloat16 a, bfloat16 b) { return bfloat16(float(a) + float(b)); }
+WEFT_FN bfloat16 operator-(bfloat16 a, bfloat16 b) { return bfloat16(float(a) - float(b)); }
+WEFT_FN bfloat16 operator*(bfloat16 a, bfloat16 b) { return bfloat16(float(a) * float(b)); }
+WEFT_FN bfloat16 operator/(bfloat16 a, bfloat16 b) { return bfloat16(float(a) / float(b)); }
+WEFT_FN bfloat16 operator-(bfloat16 a) { return bfloat16::from_bits((uint16)(a.bits ^ 0x8000u)); }
+WEFT_FN bfloat16 operator+(bfloat16 a) { return a; }
+WEFT_FN bool operator==(bfloat16 a, bfloat16 b) { return float(a) == float(b); }
+WEFT_FN bool operator!=(bfloat16 a, bfloat16 b) { return float(a) != float(b); }
+WEFT_FN bool operator<(bfloat16 a, bfloat16 b) { return float(a) < float(b); }
+WEFT_FN bool operator<=(bfloat16 a, bfloat16 b) { return float(a) <= float(b); }
+WEFT_FN bool operator>(bfloat16 a, bfloat16 b) { return float(a) > float(b); }
+WEFT_FN bool operator>=(bfloat16 a, bfloat16 b) { return float(a) >= float(b); }
+
 }  // namespace weft

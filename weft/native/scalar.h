@@ -20,6 +20,7 @@ template <typename T> struct is_float_ { static const bool value = false; };
 template <> struct is_float_<float> { static const bool value = true; };
 template <> struct is_float_<double> { static const bool value = true; };
 template <> struct is_float_<half> { static const bool value = true; };
+template <> struct is_float_<bfloat16> { static const bool value = true; };
 
 template <typename T> struct is_int_ { static const bool value = false; };
 template <> struct is_int_<char> { static const bool value = true; };
@@ -42,11 +43,13 @@ template <typename T, typename R = T> struct en_a : enable_if_<is_float_<T>::val
 #define WEFT_MATH1_(name, ffn, dfn)                                    \
     WEFT_FN float name(float x) { return ::ffn(x); }                   \
     WEFT_FN double name(double x) { return ::dfn(x); }                 \
-    WEFT_FN half name(half x) { return half(::ffn(float(x))); }
+    WEFT_FN half name(half x) { return half(::ffn(float(x))); }                    \
+    WEFT_FN bfloat16 name(bfloat16 x) { return bfloat16(::ffn(float(x))); }
 #define WEFT_MATH2_(name, ffn, dfn)                                                 \
     WEFT_FN float name(float x, float y) { return ::ffn(x, y); }                    \
     WEFT_FN double name(double x, double y) { return ::dfn(x, y); }                 \
-    WEFT_FN half name(half x, half y) { return half(::ffn(float(x), float(y))); }
+    WEFT_FN half name(half x, half y) { return half(::ffn(float(x), float(y))); } \
+    WEFT_FN bfloat16 name(bfloat16 x, bfloat16 y) { return bfloat16(::ffn(float(x), float(y))); }
 
 WEFT_MATH1_(m_sqrt, sqrtf, sqrt)
 WEFT_MATH1_(m_cbrt, cbrtf, cbrt)
@@ -79,9 +82,11 @@ WEFT_MATH2_(m_fmod, fmodf, fmod)
 // exponent-field tests on the bit pattern (immune to -ffast-math)
 WEFT_FN uint32 abs_bits(float x) { return float_as_bits(x) & 0x7fffffffu; }
 WEFT_FN uint32 abs_bits(half x) { return float_as_bits(float(x)) & 0x7fffffffu; }
+WEFT_FN uint32 abs_bits(bfloat16 x) { return float_as_bits(float(x)) & 0x7fffffffu; }
 WEFT_FN uint64 abs_bits(double x) { return double_as_bits(x) & 0x7fffffffffffffffull; }
 WEFT_FN uint32 inf_bits(float) { return 0x7f800000u; }
 WEFT_FN uint32 inf_bits(half) { return 0x7f800000u; }
+WEFT_FN uint32 inf_bits(bfloat16) { return 0x7f800000u; }
 WEFT_FN uint64 inf_bits(double) { return 0x7ff0000000000000ull; }
 
 }  // namespace detail

@@ -19,6 +19,7 @@ INDEXED_DESC_SIZE = ARRAY_SIZE + 4 * 8 + 4 * 4  # arr, indices[4], shape[4]
 _SCALAR_CODES = {
     "bool": "?", "int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint8": "B", "uint16": "H", "uint32": "I",
     "uint64": "Q", "float16": "e", "float32": "f", "float64": "d",
+    "bfloat16": "H",  # packed as its bit pattern
 }
 
 

@@ -24,6 +24,15 @@ def _scalar_packer(t: T.ScalarType, where: Callable[[], str]) -> Callable:
         except (TypeError, ValueError) as exc:
             raise LaunchError(f"{where()}: {exc}") from None
 
+    if t.name == "bfloat16":
+        from ..types.scalars import bf16_bits
+
+        def pack_bf16(v):
+            try:
+                return pack(bf16_bits(check_host_scalar(t, v)))
+            except (TypeError, ValueError) as exc:
+                raise LaunchError(f"{where()}: {exc}") from None
+        return pack_bf16
     if t.is_float:
         def pack_float(v):
             if type(v) is float:

@@ -52,8 +52,25 @@ uint64 = _make("uint64", T.UINT64, Int)
 float16 = _make("float16", T.FLOAT16, Float)
 float32 = _make("float32", T.FLOAT32, Float)
 float64 = _make("float64", T.FLOAT64, Float)
+bfloat16 = _make("bfloat16", T.BFLOAT16, Float)
+if bfloat16._np_ is np.uint16:  # no ml_dtypes: host values are float32 rounded to bfloat16 precision
+    bfloat16._np_ = lambda v: np.float32(bf16_bits_to_float(bf16_bits(v)))
 
-SCALAR_CLASSES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64)
+
+def bf16_bits(x) -> int:
+    """The bfloat16 bit pattern of a number (round to nearest even; nan stays nan)."""
+    u = int(np.array(x, dtype=np.float32).view(np.uint32))
+    if (u & 0x7FFFFFFF) > 0x7F800000:
+        return ((u >> 16) | 0x40) & 0xFFFF
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) & 0xFFFF
+
+
+def bf16_bits_to_float(b: int) -> float:
+    """The float value of a bfloat16 bit pattern."""
+    return float(np.array(int(b) << 16, dtype=np.uint32).view(np.float32))
+
+SCALAR_CLASSES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64,
+                  bfloat16)
 BY_IR = {cls._ir_: cls for cls in SCALAR_CLASSES}
 BY_NAME = {cls._ir_.name: cls for cls in SCALAR_CLASSES}
 
@@ -75,6 +92,8 @@ PY_ALIASES: dict[object, type] = {
     np.uint64: uint64,
     np.bool_: bool_,
 }
+if T.BFLOAT16.np_dtype != np.dtype(np.uint16):
+    PY_ALIASES[T.BFLOAT16.np_dtype.type] = bfloat16
 
 
 def check_host_scalar(t: T.ScalarType, v):
@@ -108,7 +127,7 @@ def check_host_scalar(t: T.ScalarType, v):
         x = float(v)
     except (TypeError, ValueError):
         raise TypeError(f"expected {t}, got {type(v).__name__} {v!r}") from None
-    limit = float(np.finfo(t.np_dtype).max)
+    limit = 3.3895313892515355e38 if t.name == "bfloat16" else float(np.finfo(t.np_dtype).max)
     if abs(x) > limit and abs(x) != float("inf"):
         raise ValueError(f"{v!r} is out of range for {t} (largest finite value {limit:.7g})")
     return x
