@@ -129,7 +129,7 @@ def _struct_query(name: str):
 
     def handler(lw, node: ast.Call):
         outs_nodes = node.args[required:]
-        if (not node.keywords and legacy and len(node.args) == required + len(legacy)
+        if (not node.keywords and legacy and len(params) < len(node.args) <= required + len(legacy)
                 and all(isinstance(a, (ast.Name, ast.Attribute, ast.Subscript)) for a in outs_nodes)):
             # Warp's older form: outputs through variables, returns whether something was found
             ins = [lw.visit(a) for a in node.args[:required]] + [Weak(d) for d in defaults]

@@ -11,4 +11,10 @@ from .hashgrid import HashGrid
 from .mesh import Mesh
 from .types import BvhQuery, HashGridQuery, MeshQuery, MeshQueryAABB, MeshQueryPoint, MeshQueryRay
 
-__all__ = ["Bvh", "BvhQuery", "HashGrid", "HashGridQuery", "Mesh", "MeshQuery", "MeshQueryAABB", "MeshQueryPoint", "MeshQueryRay"]
+
+def is_cubql_available() -> bool:
+    """Whether the cuBQL BVH builder is available: never in weft (it builds LBVHs on the CPU)."""
+    return False
+
+
+__all__ = ["Bvh", "BvhQuery", "HashGrid", "HashGridQuery", "Mesh", "MeshQuery", "MeshQueryAABB", "MeshQueryPoint", "MeshQueryRay", "is_cubql_available"]

@@ -66,6 +66,12 @@ class Bvh:
         if self._lib.geo_bvh_refit(self._live_id()) != 0:
             raise GeometryError("Bvh.refit: the BVH was destroyed")
 
+    def rebuild(self, constructor=None) -> None:
+        """Build the tree again from the current boxes (a new topology and a new ``id``; the old id is freed)."""
+        old = self._live_id()
+        self.__init__(self.lowers, self.uppers, self.groups, device=self.device)
+        self._lib.geo_bvh_destroy(old)
+
     def get_group_root(self, group: int) -> int:
         """The root of ``group``'s subtree (-1 when the group is absent), as ``wp.bvh_get_group_root``."""
         return int(self._lib.geo_bvh_group_root(self._live_id(), int(group)))

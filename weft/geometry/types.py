@@ -21,6 +21,10 @@ class _Opaque:
     def __init__(self, *args, **kwargs):
         raise TypeError(f"{type(self).__name__} values only exist inside kernels")
 
+    def __class_getitem__(cls, dtype):
+        """``wp.HashGridQuery[wp.float32]``: weft's queries are float32; the subscript names the same type."""
+        return cls
+
 
 def _opaque(ir: T.OpaqueType, doc: str):
     return type(ir.name, (_Opaque,), {"_ir_": ir, "__doc__": doc, "__module__": "weft"})
