@@ -29,8 +29,8 @@ from .runtime.sync import (Event, ScopedStream, Stream, ScopedCapture, capture_b
                            get_stream, record_event, synchronize, synchronize_device, synchronize_event,
                            synchronize_stream, wait_event, wait_stream, ScopedTimer, get_mempool_used_mem_current,
                            get_mempool_used_mem_high)
-from .geometry import (Bvh, BvhQuery, HashGrid, HashGridQuery, Mesh, MeshQuery, MeshQueryAABB, MeshQueryPoint,
-                       MeshQueryRay, is_cubql_available)
+from .geometry import (Bvh, BvhQuery, HashGrid, HashGridQuery, MarchingCubes, Mesh, MeshQuery, MeshQueryAABB,
+                       MeshQueryPoint, MeshQueryRay, is_cubql_available)
 from .builtins import expect_eq, expect_near, expect_neq, printf, public_builtins as _public_builtins, static, tid, where
 
 globals().update(_NAMED)

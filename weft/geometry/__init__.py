@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .bvh import Bvh
 from .hashgrid import HashGrid
+from .marching import MarchingCubes
 from .mesh import Mesh
 from .types import BvhQuery, HashGridQuery, MeshQuery, MeshQueryAABB, MeshQueryPoint, MeshQueryRay
 
@@ -17,4 +18,8 @@ def is_cubql_available() -> bool:
     return False
 
 
-__all__ = ["Bvh", "BvhQuery", "HashGrid", "HashGridQuery", "Mesh", "MeshQuery", "MeshQueryAABB", "MeshQueryPoint", "MeshQueryRay", "is_cubql_available"]
+#: Warp 1.19 name of the marching-cubes class (``wp.geometry.IsoSurfaceMarchingCubes``)
+IsoSurfaceMarchingCubes = MarchingCubes
+
+__all__ = ["Bvh", "BvhQuery", "HashGrid", "HashGridQuery", "IsoSurfaceMarchingCubes", "MarchingCubes", "Mesh",
+           "MeshQuery", "MeshQueryAABB", "MeshQueryPoint", "MeshQueryRay", "is_cubql_available"]
