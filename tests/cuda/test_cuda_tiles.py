@@ -186,6 +186,21 @@ def test_cuda_tile_source_is_cooperative():
     assert "weft::cta::adj_tile_extract(" in lanes and "weft::cta::zero(adj_" in lanes
 
 
+@pytest.mark.parametrize("name,kernel,block_dim", CORPUS, ids=[c[0] for c in CORPUS])
+def test_program_carries_the_shared_memory_the_module_states(name, kernel, block_dim):
+    """The launcher sizes dynamic shared memory from the Program the pipeline returns (the renderer's count), never
+    by reading the generated source; the module's comment states the same number."""
+    from weft import pipeline
+    from weft.tiles.cuda import shared_bytes
+
+    spec = _spec(kernel, block_dim)
+    for direction, code in ((pipeline.Direction.FORWARD, spec.fn),
+                            (pipeline.Direction.ADJOINT, pipeline.differentiate(spec.fn))):
+        program = pipeline.compile(code, spec.kernel.__name__, False, pipeline.Target.CUDA, direction)
+        assert program.block_dim == block_dim and program.entry == pipeline.ENTRIES[direction]
+        assert program.shared_bytes > 0 and program.shared_bytes == shared_bytes(program.source)
+
+
 def test_shared_bytes_of_other_modules_is_zero():
     from weft.backend.cuda import render_cuda
     from weft.tiles.cuda import fft_scratch, shared_bytes

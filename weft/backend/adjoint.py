@@ -235,8 +235,8 @@ class AdjointRenderer(Renderer):
         elif isinstance(s, AdjAssign):
             a = s.assign
             if not isinstance(a.src, Const):
-                self.out(f"{self.adj(a.src)} += {self.adj(a.dst)};")
-            self.out(f"{self.adj(a.dst)} = {{}};")
+                self.out(self.accum_line(a.dst.type, self.adj(a.src), self.adj(a.dst)))
+            self.out(self.zero_line(a.dst.type, self.adj(a.dst)))
         elif isinstance(s, ReplayLet):
             self.comment(s.let.loc)
             self.replay_let(s.let)
@@ -277,13 +277,13 @@ class AdjointRenderer(Renderer):
 
     # ------------------------------------------------------------------ custom gradient funcs
     def op_adj_value(self, s: Let, args) -> None:
-        self.out(f"{self.names(s.dsts[0])} = {self.adj(s.args[0])};")
+        self.out(self.assign_line(s.dsts[0].type, self.names(s.dsts[0]), self.adj(s.args[0])))
 
     def op_adj_accum(self, s: Let, args) -> None:
-        self.out(f"{self.adj(s.args[0])} += {args[1]};")
+        self.out(self.accum_line(s.args[0].type, self.adj(s.args[0]), args[1]))
 
     def op_adj_reset(self, s: Let, args) -> None:
-        self.out(f"{self.adj(s.args[0])} = {{}};")
+        self.out(self.zero_line(s.args[0].type, self.adj(s.args[0])))
 
     # ------------------------------------------------------------------ reverse rules
     def adj_let(self, s: Let) -> None:
@@ -310,7 +310,7 @@ class AdjointRenderer(Renderer):
             # a tile's adjoint is read for the last time here unless a loop repeats this statement: resetting it (a
             # block-wide memset) is dead work
             if not (isinstance(v.type, T.TileType) and id(s) in once):
-                self.out(f"{d} = {{}};")
+                self.out(self.zero_line(v.type, d))
 
     def _run_once(self) -> set[int]:
         """Ids of the Lets whose adjoint statements the reverse sweep runs at most once (outside every loop)."""
@@ -329,7 +329,7 @@ class AdjointRenderer(Renderer):
         return self._once
 
     def adj_copy(self, s, args, adj_args, adj_out):
-        self.out(f"{adj_args[0]} += {adj_out[0]};")
+        self.out(self.accum_line(s.dsts[0].type, adj_args[0], adj_out[0]))
 
     def adj_getfield(self, s, args, adj_args, adj_out):
         if T.is_differentiable_type(s.dsts[0].type):

@@ -169,6 +169,17 @@ class Renderer:
         ranks = {len(s.dsts) for s in self.fn.walk() if isinstance(s, Let) and s.call.name == "tid"}
         return max(ranks) if ranks and max(ranks) >= 2 else 1
 
+    # whole-value statements (target hook: a cooperative target copies, accumulates and clears block-wide values with
+    # every thread of the block)
+    def assign_line(self, t: T.Type, dst: str, src: str) -> str:
+        return f"{dst} = {src};"
+
+    def accum_line(self, t: T.Type, dst: str, src: str) -> str:
+        return f"{dst} += {src};"
+
+    def zero_line(self, t: T.Type, dst: str) -> str:
+        return f"{dst} = {{}};"
+
     def contiguity_check(self) -> str:
         """The launch-time condition under which every plain array argument has a contiguous innermost dimension."""
         checks = [f"(args.{p.name}.shape[{p.type.ndim - 1}] <= 1 || args.{p.name}.strides[{p.type.ndim - 1}] == "
@@ -246,7 +257,7 @@ class Renderer:
             self.let(s)
         elif isinstance(s, Assign):
             self.comment(s.loc)
-            self.out(f"{n(s.dst)} = {n(s.src)};")
+            self.out(self.assign_line(s.dst.type, n(s.dst), n(s.src)))
         elif isinstance(s, If):
             self.comment(s.loc)
             self.out(f"if ({n(s.cond)}) {{")
@@ -354,7 +365,7 @@ class Renderer:
         self.out(f"if ({' && '.join(conds)}) {{ {stmt} }} else {{ {fallback} }}")
 
     def op_copy(self, s: Let, args) -> None:
-        self.out(f"{self.names(s.dsts[0])} = {args[0]};")
+        self.out(self.assign_line(s.dsts[0].type, self.names(s.dsts[0]), args[0]))
 
     def op_tid(self, s: Let, args) -> None:
         if len(s.dsts) == 1:

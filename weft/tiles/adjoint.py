@@ -181,10 +181,10 @@ def render_tile_adjoint(prog: AdjointProgram, name: str, debug: bool, block_dim:
 
 
 # ---------------------------------------------------------------------------------------------- rules
-def _rule(fmt):
-    """A rule from a format over {args}, {adj_args}, {adj_out} lists."""
+def _rule(fn: str, fmt):
+    """A rule calling the native ``fn`` with the arguments ``fmt`` forms from the args, adj_args, adj_out lists."""
     def rule(r, s, args, adj_args, adj_out):
-        r.out(fmt(args, adj_args, adj_out) + ";")
+        r.out(r.tile_call(fn, fmt(args, adj_args, adj_out)) + ";")
     return rule
 
 
@@ -206,21 +206,20 @@ def _tile_of(r, s, args, adj_args, adj_out):
 
 def _binary(name):
     def rule(r, s, args, adj_args, adj_out):
-        r.out(f"weft::adj_tile_{name}({args[0]}, {args[1]}, {adj_args[0]}, {adj_args[1]}, {adj_out[0]});")
+        r.out(r.tile_call(f"adj_tile_{name}", f"{args[0]}, {args[1]}, {adj_args[0]}, {adj_args[1]}, {adj_out[0]}") + ";")
     return rule
 
 
 def _matmul(r, s, args, adj_args, adj_out):
     if len(args) == 2:
-        r.out(f"weft::adj_tile_matmul({args[0]}, {args[1]}, {adj_args[0]}, {adj_args[1]}, {adj_out[0]});")
+        r.out(r.tile_call("adj_tile_matmul", f"{args[0]}, {args[1]}, {adj_args[0]}, {adj_args[1]}, {adj_out[0]}") + ";")
     else:
-        r.out(f"weft::adj_tile_matmul_acc({', '.join(args)}, {', '.join(adj_args)}, {adj_out[0]});")
+        r.out(r.tile_call("adj_tile_matmul_acc", f"{', '.join(args)}, {', '.join(adj_args)}, {adj_out[0]}") + ";")
 
 
 def _map(r, s, args, adj_args, adj_out):
     (body,) = s.call.attrs
-    size = s.dsts[0].type.size
-    r.out(f"for (int32_t k_ = 0; k_ < {size}; ++k_) {{")
+    r.out(r.element_loop(s.dsts[0].type.size))
     r.out.depth += 1
     r.nested_adjoint(body, [f"{a}.data[k_]" for a in args], f"{adj_out[0]}.data[k_]",
                      [f"{g}.data[k_]" if T.is_differentiable_type(a.type) else None for a, g in zip(s.args, adj_args)])
@@ -251,44 +250,44 @@ def _reduce(r, s, args, adj_args, adj_out):
 
 
 _RULES = (
-    ("tile_load", _rule(lambda a, g, o: f"weft::adj_tile_load({a[0]}, {o[0]}{_offsets(a, 1)})")),
-    ("tile_store", _rule(lambda a, g, o: f"weft::adj_tile_store({a[0]}, {g[1]}{_offsets(a, 2)})")),
-    ("tile_atomic_add", _rule(lambda a, g, o: f"weft::adj_tile_atomic_add({a[0]}, {g[1]}{_offsets(a, 2)})")),
-    ("tile_full", _rule(lambda a, g, o: f"weft::adj_tile_fill({a[0]}, {g[0]}, {o[0]})")),
+    ("tile_load", _rule("adj_tile_load", lambda a, g, o: f"{a[0]}, {o[0]}{_offsets(a, 1)}")),
+    ("tile_store", _rule("adj_tile_store", lambda a, g, o: f"{a[0]}, {g[1]}{_offsets(a, 2)}")),
+    ("tile_atomic_add", _rule("adj_tile_atomic_add", lambda a, g, o: f"{a[0]}, {g[1]}{_offsets(a, 2)}")),
+    ("tile_full", _rule("adj_tile_fill", lambda a, g, o: f"{a[0]}, {g[0]}, {o[0]}")),
     ("tile", _tile_of),
     ("untile", lambda r, s, a, g, o: r.out(f"weft::adj_untile({a[0]}, {r.lane_index()}, {g[0]}, {o[0]});")),
-    ("tile_extract", _rule(lambda a, g, o: f"weft::adj_tile_extract({a[0]}, {g[0]}, {o[0]}{_offsets(a, 1)})")),
-    ("extract", _rule(lambda a, g, o: f"weft::adj_tile_extract({a[0]}, {g[0]}, {o[0]}{_offsets(a, 1)})")),
-    ("tile_view", _rule(lambda a, g, o: f"weft::adj_tile_view({g[0]}, {o[0]}{_offsets(a, 1)})")),
-    ("tile_transpose", _rule(lambda a, g, o: f"weft::adj_tile_transpose({g[0]}, {o[0]})")),
-    ("tile_broadcast", _rule(lambda a, g, o: f"weft::adj_tile_broadcast({g[0]}, {o[0]})")),
+    ("tile_extract", _rule("adj_tile_extract", lambda a, g, o: f"{a[0]}, {g[0]}, {o[0]}{_offsets(a, 1)}")),
+    ("extract", _rule("adj_tile_extract", lambda a, g, o: f"{a[0]}, {g[0]}, {o[0]}{_offsets(a, 1)}")),
+    ("tile_view", _rule("adj_tile_view", lambda a, g, o: f"{g[0]}, {o[0]}{_offsets(a, 1)}")),
+    ("tile_transpose", _rule("adj_tile_transpose", lambda a, g, o: f"{g[0]}, {o[0]}")),
+    ("tile_broadcast", _rule("adj_tile_broadcast", lambda a, g, o: f"{g[0]}, {o[0]}")),
     ("add", _binary("add")),
     ("sub", _binary("sub")),
     ("mul", _binary("mul")),
     ("div", _binary("div")),
-    ("neg", _rule(lambda a, g, o: f"weft::adj_tile_neg({g[0]}, {o[0]})")),
+    ("neg", _rule("adj_tile_neg", lambda a, g, o: f"{g[0]}, {o[0]}")),
     ("tile_map", _map),
     ("tile_reduce", _reduce),
-    ("tile_sum", _rule(lambda a, g, o: f"weft::adj_tile_sum({g[0]}, {o[0]})")),
-    ("tile_min", _rule(lambda a, g, o: f"weft::adj_tile_min({a[0]}, {g[0]}, {o[0]})")),
-    ("tile_max", _rule(lambda a, g, o: f"weft::adj_tile_max({a[0]}, {g[0]}, {o[0]})")),
+    ("tile_sum", _rule("adj_tile_sum", lambda a, g, o: f"{g[0]}, {o[0]}")),
+    ("tile_min", _rule("adj_tile_min", lambda a, g, o: f"{a[0]}, {g[0]}, {o[0]}")),
+    ("tile_max", _rule("adj_tile_max", lambda a, g, o: f"{a[0]}, {g[0]}, {o[0]}")),
     ("tile_matmul", _matmul),
-    ("tile_cholesky", _rule(lambda a, g, o: f"weft::adj_tile_cholesky({a[0]}, {g[0]}, {o[0]})")),
-    ("tile_cholesky_solve", _rule(lambda a, g, o: f"weft::adj_tile_cholesky_solve({a[0]}, {a[1]}, {g[0]}, {g[1]}, "
-                                                 f"{o[0]})")),
-    ("tile_fft", _rule(lambda a, g, o: f"weft::adj_tile_fft({g[0]}, {o[0]})")),
-    ("tile_ifft", _rule(lambda a, g, o: f"weft::adj_tile_ifft({g[0]}, {o[0]})")),
+    ("tile_cholesky", _rule("adj_tile_cholesky", lambda a, g, o: f"{a[0]}, {g[0]}, {o[0]}")),
+    ("tile_cholesky_solve", _rule("adj_tile_cholesky_solve",
+                                  lambda a, g, o: f"{a[0]}, {a[1]}, {g[0]}, {g[1]}, {o[0]}")),
+    ("tile_fft", _rule("adj_tile_fft", lambda a, g, o: f"{g[0]}, {o[0]}")),
+    ("tile_ifft", _rule("adj_tile_ifft", lambda a, g, o: f"{g[0]}, {o[0]}")),
 )
 for _rule_name, _rule_fn in _RULES:
     TileAdjointRenderer.adjoint_rules.add(rules.ops(_rule_name, "tile"), _rule_fn)
 
 
 def _replay_store(r, s, args):
-    r.out(f"weft::replay_tile_store({', '.join(args)});")
+    r.out(r.tile_call("replay_tile_store", ", ".join(args)) + ";")
 
 
 def _replay_atomic(r, s, args):
-    r.out(f"weft::replay_tile_atomic_add({r.names(s.dsts[0])}, {', '.join(args)});")
+    r.out(r.tile_call("replay_tile_atomic_add", f"{r.names(s.dsts[0])}, {', '.join(args)}") + ";")
 
 
 TileAdjointRenderer.replay_rules.add(rules.ops("tile_store", "tile"), _replay_store)

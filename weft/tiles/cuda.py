@@ -12,13 +12,13 @@ the CPU model:
   generic renderers emit at block level become ``weft::cta::copy / accum / zero``;
 * early returns: a thread-local ``_alive`` flag; the block leaves when no lane is alive (``__syncthreads_or``).
 
-The CPU rules render each op; the CUDA rules reuse them and retarget the emitted call to ``weft::cta``, adding the
-scratch pointer where the op needs one, so argument order is defined once.
+The CPU rules render each op; the CUDA rules reuse them through target hooks (``tile_call`` sends the call to
+``weft::cta`` with the scratch pointer where the op record says the cooperative form takes one, ``element_loop``
+splits a tile's elements over the lanes, ``assign_line`` / ``accum_line`` / ``zero_line`` make whole-tile statements
+cooperative), so argument order is defined once and no emitted text is edited.
 """
 
 from __future__ import annotations
-
-import re
 
 from ..backend import rules
 from ..backend.names import Names
@@ -30,13 +30,12 @@ from . import render as tile_render
 from .adjoint import TileAdjointRenderer
 from .render import BlockRendering, LaneNames, walk_all
 
-#: Prefix of the module line that states the dynamic shared memory one block needs (read by the launcher).
+#: Prefix of the module line that states the dynamic shared memory one block needs (for readers and tests; the
+#: launcher takes the number from pipeline.Program.shared_bytes).
 SHARED_MARKER = "// weft: dynamic shared memory bytes = "
 
-_CTA_CALL = re.compile(r"weft::((?:adj_|replay_)?tile_\w+)\(")
 #: native helpers that run per lane (their calls are not retargeted to weft::cta)
 _LANE_LEVEL_NATIVE = {"tile_extract", "tile_flat_index"}
-_ASSIGN = re.compile(r"^(\s*)([A-Za-z_]\w*) (=|\+=) (.+);$")
 
 
 def shared_bytes(source: str) -> int:
@@ -92,10 +91,9 @@ class CudaBlockRendering:
         self.names = CudaLaneNames(self.model)
         self._smem = 0  # bytes of tile slots so far
         self._scratch = 0  # bytes of scratch the ops need
-        self._tile_names: set[str] = set()
         self._max_value = 8  # largest scalar / vector / matrix value a reduction may combine
-        self._all_tile_names = None
         self._element_fn = 0  # inside a tile_map / tile_reduce function body (per-element code, no barriers)
+        self._pass_scratch = False  # the tile calls of the rule being rendered take the scratch pointer
         return plans
 
     def nested_body(self, *args, **kwargs) -> None:
@@ -124,7 +122,6 @@ class CudaBlockRendering:
         if isinstance(v.type, T.TileType):  # a slot in the block's shared memory, zeroed by the whole block
             out(f"{ct}& {name} = *reinterpret_cast<{ct}*>(weft_smem + {self._smem});")
             self._smem += _align(_type_bytes(v.type))
-            self._tile_names.add(name)
             self._zeros.append(f"weft::cta::zero({name});")
         else:
             self._max_value = max(self._max_value, _type_bytes(v.type))
@@ -178,43 +175,34 @@ class CudaBlockRendering:
         if isinstance(s, Return) and self.names.lane:
             self.out(f"{{ _alive = false; goto lane_end_{self._run.id}; }}")
             return
-        if self.names.lane or self._element_fn:
-            super().stmt(s)
-            return
-        mark = len(self.out.lines)
         super().stmt(s)
-        self.cooperative_lines(mark)
-        if isinstance(s, Pop):
+        if isinstance(s, Pop) and not self.names.lane and not self._element_fn:
             self.out("__syncthreads();")
 
-    def cooperative_lines(self, mark: int) -> None:
-        """Whole-tile assignments emitted at block level by the generic renderers, made cooperative."""
-        lines = self.out.lines
-        names = self.tile_names()
-        for k in range(mark, len(lines)):
-            m = _ASSIGN.match(lines[k])
-            if m is None or m.group(2) not in names:
-                continue
-            indent, dst, op, src = m.groups()
-            if op == "=" and src == "{}":
-                lines[k] = f"{indent}weft::cta::zero({dst});"
-            elif op == "=":
-                lines[k] = f"{indent}weft::cta::copy({dst}, {src});"
-            else:
-                lines[k] = f"{indent}weft::cta::accum({dst}, {src});"
+    # whole-tile copies, accumulations and resets at block level are cooperative (every thread of the block)
+    def _block_tile(self, t: T.Type) -> bool:
+        return isinstance(t, T.TileType) and not self.names.lane and not self._element_fn
 
-    def tile_names(self) -> set[str]:
-        """Names of every tile variable and its adjoint (known before the declarations are rendered)."""
-        if self._all_tile_names is None:
-            stmts = list(walk_all(self.fn.body)) if not hasattr(self, "prog") else []
-            if hasattr(self, "prog"):
-                stmts = self.prog.replay + self.prog.reverse
-            found = set()
-            for v in tile_adjoint._all_vars(stmts, list(self.fn.locals)):
-                if isinstance(v.type, T.TileType):
-                    found |= {self.names.raw(v), "adj_" + self.names.raw(v)}
-            self._all_tile_names = found
-        return self._all_tile_names | self._tile_names
+    def assign_line(self, t: T.Type, dst: str, src: str) -> str:
+        return f"weft::cta::copy({dst}, {src});" if self._block_tile(t) else super().assign_line(t, dst, src)
+
+    def accum_line(self, t: T.Type, dst: str, src: str) -> str:
+        return f"weft::cta::accum({dst}, {src});" if self._block_tile(t) else super().accum_line(t, dst, src)
+
+    def zero_line(self, t: T.Type, dst: str) -> str:
+        return f"weft::cta::zero({dst});" if self._block_tile(t) else super().zero_line(t, dst)
+
+    # tile calls go to the cooperative functions (weft::cta, weft/native/tile_cuda.h), with the block's scratch memory
+    # where the op's record says its cooperative form takes it (set by the rule wrappers below)
+    def tile_call(self, fn: str, args: str) -> str:
+        if fn in _LANE_LEVEL_NATIVE:
+            return super().tile_call(fn, args)
+        scratch = ", weft_scratch_" if self._pass_scratch else ""
+        return f"weft::cta::{fn}({args}{scratch})"
+
+    def element_loop(self, size: int) -> str:
+        """A tile's elements split over the lanes (the rule adds the barrier after the loop)."""
+        return f"for (int32_t k_ = _l; k_ < {size}; k_ += {self.block_dim}) {{"
 
     def render_compound(self, item: tuple) -> None:
         """Block-level branches follow lane 0's condition (as on the CPU), broadcast so every thread agrees."""
@@ -240,16 +228,6 @@ class CudaBlockRendering:
             return
         super().render_compound(item)
 
-    def retarget(self, mark: int, scratch: bool) -> None:
-        """Point the tile calls emitted since ``mark`` at their cooperative versions (``weft::cta``)."""
-        lines = self.out.lines
-        for k in range(mark, len(lines)):
-            line = _CTA_CALL.sub(lambda m: m.group(0) if m.group(1) in _LANE_LEVEL_NATIVE else f"weft::cta::{m.group(1)}(",
-                                 lines[k])
-            if scratch and line.rstrip().endswith(");"):
-                line = line.rstrip()[:-2] + ", weft_scratch_);"
-            lines[k] = line
-
     def lane_index(self) -> str:
         return "_l"
 
@@ -272,25 +250,24 @@ class CudaBlockRendering:
     # ------------------------------------------------------------------ op rules (filled at the end of this module)
     forward_rules = RuleTable("cooperative tile forward")
     adjoint_rules = RuleTable("cooperative tile adjoint")
-    replay_rules = RuleTable("cooperative tile replay")
 
 
 # ---------------------------------------------------------------------------------------------- forward rules
+def _with_scratch(r, scratch: bool, render) -> None:
+    """Render with the scratch pointer passed to the tile calls (``tile_call``) when ``scratch``."""
+    r._pass_scratch = scratch
+    try:
+        render()
+    finally:
+        r._pass_scratch = False
+
+
 def _retargeted(cpu_rule):
+    """The CPU rule, its tile calls cooperative (``tile_call``), with scratch memory as the op record says."""
     def rule(r, s, args) -> None:
-        mark = len(r.out.lines)
-        cpu_rule(r, s, args)
         if s.call.op.scratch:
             r.reduction_scratch()
-        r.retarget(mark, s.call.op.scratch)
-    return rule
-
-
-def _replay_retargeted(cpu_rule):
-    def rule(r, s, args) -> None:
-        mark = len(r.out.lines)
-        cpu_rule(r, s, args)
-        r.retarget(mark, False)
+        _with_scratch(r, s.call.op.scratch, lambda: cpu_rule(r, s, args))
     return rule
 
 
@@ -310,15 +287,7 @@ def _fft(fn: str):
 
 
 def _map(r, s, args) -> None:
-    mark = len(r.out.lines)
-    tile_render._map(r, s, args)
-    _stride_loop(r, mark)
-
-
-def _stride_loop(r, mark: int) -> None:
-    """The element loop a CPU rule emitted at ``mark``, split over the lanes, then a barrier."""
-    line = r.out.lines[mark]
-    r.out.lines[mark] = re.sub(r"k_ = 0; k_ < (\w+); \+\+k_", rf"k_ = _l; k_ < \1; k_ += {r.block_dim}", line, count=1)
+    tile_render._map(r, s, args)  # its element loop is split over the lanes (element_loop)
     r.out("__syncthreads();")
 
 
@@ -347,25 +316,21 @@ def _adj_retargeted(cpu_rule, scratch_bytes=None):
     """The CPU derivative rule retargeted to weft::cta, with the scratch pointer where the record says the cooperative
     form takes one; ``scratch_bytes(let)`` sizes the scratch (default: a reduction's)."""
     def rule(r, s, args, adj_args, adj_out) -> None:
-        mark = len(r.out.lines)
-        cpu_rule(r, s, args, adj_args, adj_out)
         scratch = s.call.op.adjoint_scratch
         if scratch and scratch_bytes is not None:
             r.need_scratch(scratch_bytes(s))
         elif scratch:
             r.reduction_scratch()
-        r.retarget(mark, scratch)
+        _with_scratch(r, scratch, lambda: cpu_rule(r, s, args, adj_args, adj_out))
     return rule
 
 
 def _adj_matmul(r, s, args, adj_args, adj_out) -> None:
     """tile_matmul's adjoint takes the scratch pointer only in the accumulating form (a, b, out, alpha, beta)."""
-    mark = len(r.out.lines)
-    TileAdjointRenderer.adjoint_rules.get(s.call.op)(r, s, args, adj_args, adj_out)
     scratch = len(args) > 2
     if scratch:
         r.reduction_scratch()
-    r.retarget(mark, scratch)
+    _with_scratch(r, scratch, lambda: TileAdjointRenderer.adjoint_rules.get(s.call.op)(r, s, args, adj_args, adj_out))
 
 
 def _fft_adjoint_scratch(s) -> int:
@@ -390,9 +355,8 @@ def _adj_extract(r, s, args, adj_args, adj_out) -> None:
 
 
 def _adj_map(r, s, args, adj_args, adj_out) -> None:
-    mark = len(r.out.lines)
-    tile_adjoint._map(r, s, args, adj_args, adj_out)
-    _stride_loop(r, mark)
+    tile_adjoint._map(r, s, args, adj_args, adj_out)  # its element loop is split over the lanes (element_loop)
+    r.out("__syncthreads();")
 
 
 for _op in TileAdjointRenderer.adjoint_rules.ops():
@@ -407,5 +371,3 @@ for _rule_name, _rule_fn in (
                                   _fft_adjoint_scratch)),
 ):
     CudaBlockRendering.adjoint_rules.add(rules.ops(_rule_name, "tile"), _rule_fn)
-for _op in TileAdjointRenderer.replay_rules.ops():
-    CudaBlockRendering.replay_rules.add(_op, _replay_retargeted(TileAdjointRenderer.replay_rules.get(_op)))

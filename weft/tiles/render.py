@@ -208,7 +208,7 @@ class BlockRendering:
             return
         if isinstance(s, Assign) and not self.names.lane and isinstance(s.dst.type, T.TileType):
             self.comment(s.loc)
-            self.out(f"{self.names(s.dst)} = {self.names(s.src)};")
+            self.out(self.assign_line(s.dst.type, self.names(s.dst), self.names(s.src)))
             return
         if isinstance(s, (Push, Pop)) and not self.names.lane:
             # block level: save / restore every lane's value
@@ -226,6 +226,13 @@ class BlockRendering:
 
     def lane_index(self) -> str:
         return "_l" if self.names.lane else "0"
+
+    # target hooks of tile rules: the native function a tile call goes to, and the loop over a tile's elements
+    def tile_call(self, fn: str, args: str) -> str:
+        return f"weft::{fn}({args})"
+
+    def element_loop(self, size: int) -> str:
+        return f"for (int32_t k_ = 0; k_ < {size}; ++k_) {{"
 
     def nested_body(self, body, inputs: list[str], result_into: str) -> None:
         """Render a ``tile_map`` / ``tile_reduce`` function body on element values (in a C++ scope)."""
@@ -285,14 +292,14 @@ def _d(r, s: Let) -> str:
 def _call(fn: str, with_dst: bool = True):
     def rule(r, s: Let, args) -> None:
         parts = ([_d(r, s)] if with_dst else []) + list(args)
-        r.out(f"weft::{fn}({', '.join(parts)});")
+        r.out(r.tile_call(fn, ", ".join(parts)) + ";")
     return rule
 
 
 def _fill(value: str | None):
     def rule(r, s: Let, args) -> None:
         v = value if value is not None else args[0]
-        r.out(f"weft::tile_fill({_d(r, s)}, {v});")
+        r.out(r.tile_call("tile_fill", f"{_d(r, s)}, {v}") + ";")
     return rule
 
 
@@ -312,29 +319,28 @@ def _untile(r, s: Let, args) -> None:
 
 
 def _extract(r, s: Let, args) -> None:
-    r.out(f"{_d(r, s)} = weft::tile_extract({', '.join(args)});")
+    r.out(f"{_d(r, s)} = {r.tile_call('tile_extract', ', '.join(args))};")
 
 
 def _in_place(fn: str):
     def rule(r, s: Let, args) -> None:
         d = _d(r, s)
         copy = f"{d} = {args[0]}; " if d != args[0] else ""
-        r.out(f"{copy}weft::{fn}({d});")
+        r.out(f"{copy}{r.tile_call(fn, d)};")
     return rule
 
 
 def _matmul(r, s: Let, args) -> None:
     if len(args) == 2:
-        r.out(f"weft::tile_matmul({_d(r, s)}, {args[0]}, {args[1]});")
+        r.out(r.tile_call("tile_matmul", f"{_d(r, s)}, {args[0]}, {args[1]}") + ";")
     else:
-        r.out(f"weft::tile_matmul_acc({_d(r, s)}, {', '.join(args)});")
+        r.out(r.tile_call("tile_matmul_acc", f"{_d(r, s)}, {', '.join(args)}") + ";")
 
 
 def _map(r, s: Let, args) -> None:
     (body,) = s.call.attrs
     d = _d(r, s)
-    size = s.dsts[0].type.size
-    r.out(f"for (int32_t k_ = 0; k_ < {size}; ++k_) {{")
+    r.out(r.element_loop(s.dsts[0].type.size))
     r.out.depth += 1
     r.nested_body(body, [f"{a}.data[k_]" for a in args], f"{d}.data[k_]")
     r.out.depth -= 1
