@@ -80,6 +80,7 @@ KNOWN: set[tuple[str, str, str]] = {
     ("weft.frontend.calls", "weft.types", "local"),
     ("weft.frontend.calls", "weft.types.composite", "local"),
     ("weft.frontend.lower", "weft.ops", "local"),
+    ("weft.geometry.marching", "weft.types.aliases", "local"),
     ("weft.hostcall", "weft.ops", "local"),
     ("weft.hostcall", "weft.pipeline", "local"),
     ("weft.hostcall", "weft.types.composite", "local"),
