@@ -1,7 +1,9 @@
 """weft.sim: particles, cloth, soft bodies and rigid shapes with warp.sim 1.7's API (reached as ``wp.sim``)."""
 
 from . import render
+from .articulation import eval_fk, eval_ik
 from .builder import ModelBuilder
+from .builder.joints import JointAxis
 from .collide import collide
 from .inertia import transform_inertia
 from .integrators import Integrator, SemiImplicitIntegrator, integrate_bodies, integrate_particles
@@ -63,6 +65,7 @@ __all__ = [
                     "PARTICLE_FLAG_ACTIVE",
                     "Control",
                     "Integrator",
+                    "JointAxis",
                     "Mesh",
                     "Model",
                     "ModelBuilder",
@@ -72,6 +75,8 @@ __all__ = [
                     "SimError",
                     "State",
                     "collide",
+                    "eval_fk",
+                    "eval_ik",
                     "integrate_bodies",
                     "integrate_particles",
                     "load_mesh",

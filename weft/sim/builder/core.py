@@ -12,6 +12,7 @@ from ..model import JOINT_FREE, SimError
 from .elements import ElementsMixin
 from .finalize import finalize_model
 from .grids import GridsMixin
+from .joints import JointsMixin
 from .shapes import ShapesMixin
 
 # builder lists copied verbatim by add_builder (index lists are shifted separately)
@@ -37,7 +38,7 @@ _LIST_ATTRS = _PLAIN_ATTRS + (
 )
 
 
-class ModelBuilder(ElementsMixin, GridsMixin, ShapesMixin):
+class ModelBuilder(ElementsMixin, GridsMixin, ShapesMixin, JointsMixin):
     """Build a simulation scene (particles, cloth, soft bodies, rigid bodies and shapes) and finalize it into a
     :class:`~weft.sim.Model`. The API and defaults are warp.sim 1.7's.
 

@@ -1,0 +1,250 @@
+"""Joints, forward and inverse kinematics (weft.sim.eval_fk / eval_ik) against float64 NumPy references."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import weft as wp
+from weft.sim import SimError
+
+# -- float64 reference ------------------------------------------------------------------------------------------
+
+
+def _qmul(a, b):
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return np.array([aw * bx + ax * bw + ay * bz - az * by, aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw, aw * bw - ax * bx - ay * by - az * bz])
+
+
+def _qrot(q, v):
+    u, w = np.asarray(q[:3]), q[3]
+    return 2.0 * np.dot(u, v) * u + (w * w - np.dot(u, u)) * np.asarray(v) + 2.0 * w * np.cross(u, v)
+
+
+def _axis_angle(axis, angle):
+    axis = np.asarray(axis, dtype=np.float64) / np.linalg.norm(axis)
+    return np.array([*(axis * math.sin(angle / 2)), math.cos(angle / 2)])
+
+
+def _tf_mul(a, b):
+    (pa, qa), (pb, qb) = a, b
+    return pa + _qrot(qa, pb), _qmul(qa, qb)
+
+
+def _tf_inv(a):
+    p, q = a
+    qi = np.array([-q[0], -q[1], -q[2], q[3]])
+    return -_qrot(qi, p), qi
+
+
+def _tf(t):
+    return np.array(t.p, dtype=np.float64), np.array(t.q, dtype=np.float64)
+
+
+def _ref_chain_fk(builder, q):
+    """Body poses of a chain of revolute/prismatic joints (parents before children), float64."""
+    poses = {}
+    for j, jt in enumerate(builder.joint_type):
+        parent, child = builder.joint_parent[j], builder.joint_child[j]
+        X_p = _tf(builder.joint_X_p[j])
+        X_wpj = X_p if parent < 0 else _tf_mul(poses[parent], X_p)
+        axis = np.array(builder.joint_axis[builder.joint_axis_start[j]], dtype=np.float64)
+        qi = q[builder.joint_q_start[j]]
+        if jt == int(wp.sim.JOINT_REVOLUTE):
+            X_j = (np.zeros(3), _axis_angle(axis, qi))
+        else:
+            X_j = (axis * qi, np.array([0.0, 0.0, 0.0, 1.0]))
+        poses[child] = _tf_mul(_tf_mul(X_wpj, X_j), _tf_inv(_tf(builder.joint_X_c[j])))
+    return poses
+
+
+def _arm(n_links=4):
+    """A chain mixing revolute joints about different axes and one prismatic joint, with offset anchors."""
+    b = wp.sim.ModelBuilder()
+    rng = np.random.default_rng(3)
+    parent = -1
+    for i in range(n_links):
+        body = b.add_body(origin=wp.transform((0.0, 0.5 * i, 0.0), wp.quat_identity()), m=1.0,
+                          I_m=np.eye(3) * 0.1)
+        rot = _axis_angle(rng.normal(size=3), rng.uniform(-1, 1))
+        parent_xform = wp.transform(tuple(rng.uniform(-0.5, 0.5, 3)), wp.quat(*rot))
+        child_xform = wp.transform(tuple(rng.uniform(-0.2, 0.2, 3)), wp.quat_identity())
+        axis = tuple(rng.normal(size=3))
+        if i == 2:
+            b.add_joint_prismatic(parent, body, parent_xform=parent_xform, child_xform=child_xform, axis=axis)
+        else:
+            b.add_joint_revolute(parent, body, parent_xform=parent_xform, child_xform=child_xform, axis=axis)
+        parent = body
+    return b
+
+
+def test_chain_fk_matches_float64_reference():
+    b = _arm()
+    model = b.finalize("cpu")
+    q = np.random.default_rng(0).uniform(-1.5, 1.5, model.joint_coord_count)
+    state = model.state()
+    wp.sim.eval_fk(model, wp.array(q, dtype=float), model.joint_qd, None, state)
+    ref = _ref_chain_fk(b, q)
+    got = state.body_q.numpy()
+    for body, (p, rq) in ref.items():
+        np.testing.assert_allclose(got[body, :3], p, atol=2e-5)
+        sign = np.sign(np.dot(got[body, 3:], rq))  # q and -q are the same rotation
+        np.testing.assert_allclose(got[body, 3:] * sign, rq, atol=2e-5)
+
+
+def test_chain_fk_velocities_are_pose_derivatives():
+    """Angular velocities from eval_fk equal the finite-difference rate of the body frames along q + t qd; linear
+    velocities follow warp.sim's convention (the child's joint-anchor point velocity, the parent's twist taken about
+    its centre of mass), rebuilt here in float64 from finite-difference angular velocities."""
+    b = _arm()
+    model = b.finalize("cpu")
+    rng = np.random.default_rng(1)
+    q = rng.uniform(-1.0, 1.0, model.joint_coord_count)
+    qd = rng.uniform(-1.0, 1.0, model.joint_dof_count)
+    state = model.state()
+    wp.sim.eval_fk(model, wp.array(q, dtype=float), wp.array(qd, dtype=float), None, state)
+    twist = state.body_qd.numpy()
+    h = 1e-4
+    poses = _ref_chain_fk(b, q)
+    plus, minus = _ref_chain_fk(b, q + h * qd), _ref_chain_fk(b, q - h * qd)
+    ang = {}
+    for body in plus:
+        dq = (plus[body][1] - minus[body][1]) / (2 * h)
+        qc = poses[body][1]
+        ang[body] = 2.0 * _qmul(dq, np.array([-qc[0], -qc[1], -qc[2], qc[3]]))[:3]
+        np.testing.assert_allclose(twist[body, :3], ang[body], atol=2e-3)
+    lin = {}
+    for j in range(len(b.joint_type)):
+        parent, child = b.joint_parent[j], b.joint_child[j]
+        X_p = _tf(b.joint_X_p[j])
+        X_wpj = X_p if parent < 0 else _tf_mul(poses[parent], X_p)
+        v = np.zeros(3)
+        if parent >= 0:
+            com = poses[parent][0] + _qrot(poses[parent][1], np.array(b.body_com[parent], dtype=np.float64))
+            v = lin[parent] + np.cross(ang[parent], X_wpj[0] - com)
+        if b.joint_type[j] == int(wp.sim.JOINT_PRISMATIC):
+            axis = np.array(b.joint_axis[b.joint_axis_start[j]], dtype=np.float64)
+            v = v + _qrot(X_wpj[1], axis * qd[b.joint_qd_start[j]])
+        lin[child] = v
+        np.testing.assert_allclose(twist[child, 3:], v, atol=2e-3)
+
+
+def _single_joint_builder(kind):
+    b = wp.sim.ModelBuilder()
+    base = b.add_body(origin=wp.transform((0.1, 0.2, 0.3), wp.quat(*_axis_angle((1, 2, 3), 0.4))), m=1.0,
+                      I_m=np.eye(3))
+    body = b.add_body(m=1.0, I_m=np.eye(3))
+    b.add_joint_fixed(-1, base, parent_xform=wp.transform((0.1, 0.2, 0.3), wp.quat(*_axis_angle((1, 2, 3), 0.4))))
+    px = wp.transform((0.3, -0.1, 0.2), wp.quat(*_axis_angle((0, 1, 1), 0.3)))
+    cx = wp.transform((-0.1, 0.05, 0.2), wp.quat(*_axis_angle((1, 0, 1), -0.2)))
+    JA = wp.sim.JointAxis
+    if kind == "revolute":
+        b.add_joint_revolute(base, body, px, cx, axis=(0.0, 0.6, 0.8))
+    elif kind == "prismatic":
+        b.add_joint_prismatic(base, body, px, cx, axis=(1.0, 1.0, 0.0))
+    elif kind == "ball":
+        b.add_joint_ball(base, body, px, cx)
+    elif kind == "free":
+        b.add_joint_free(body, parent=base, parent_xform=px, child_xform=cx)
+    elif kind == "universal":
+        b.add_joint_universal(base, body, JA((1.0, 0.0, 0.0)), JA((0.0, 0.0, 1.0)), px, cx)
+    elif kind == "compound":
+        b.add_joint_compound(base, body, JA((1.0, 0.0, 0.0)), JA((0.0, 1.0, 0.0)), JA((0.0, 0.0, 1.0)), px, cx)
+    elif kind == "d6":
+        b.add_joint_d6(base, body, linear_axes=[JA((1.0, 0.0, 0.0)), JA((0.0, 1.0, 0.0))],
+                       angular_axes=[JA((0.0, 0.0, 1.0)), JA((1.0, 0.0, 0.0))], parent_xform=px, child_xform=cx)
+    return b
+
+
+@pytest.mark.parametrize("kind", ["revolute", "prismatic", "ball", "free", "universal", "compound", "d6"])
+def test_fk_then_ik_recovers_coordinates(kind):
+    model = _single_joint_builder(kind).finalize("cpu")
+    rng = np.random.default_rng(7)
+    n_q, n_qd = model.joint_coord_count, model.joint_dof_count
+    q = rng.uniform(-0.6, 0.6, n_q)
+    starts = model.joint_q_start.numpy()
+    jt = model.joint_type.numpy()
+    for j in range(model.joint_count):
+        if jt[j] in (int(wp.sim.JOINT_BALL), int(wp.sim.JOINT_FREE)):
+            s = starts[j + 1] - 4
+            q[s:s + 4] = _axis_angle(rng.normal(size=3), rng.uniform(-1.0, 1.0))
+    qd = rng.uniform(-1.0, 1.0, n_qd)
+    state = model.state()
+    wp.sim.eval_fk(model, wp.array(q, dtype=float), wp.array(qd, dtype=float), None, state)
+    q_out = wp.zeros(n_q, dtype=float)
+    qd_out = wp.zeros(n_qd, dtype=float)
+    wp.sim.eval_ik(model, state, q_out, qd_out)
+    got_q = q_out.numpy()
+    if kind in ("ball", "free"):  # a quaternion is recovered up to its sign
+        s = n_q - 4
+        got_q[s:] *= np.sign(np.dot(got_q[s:], q[s:]))
+    np.testing.assert_allclose(got_q, q, atol=5e-5)
+    np.testing.assert_allclose(qd_out.numpy(), qd, atol=5e-5)
+
+
+def test_fk_gradient_matches_finite_differences():
+    """d(end-effector position)/d(joint_q) through wp.Tape vs central differences (float64 reference FK)."""
+    b = _arm()
+    model = b.finalize("cpu", requires_grad=True)
+    q0 = np.random.default_rng(2).uniform(-1.0, 1.0, model.joint_coord_count)
+    q = wp.array(q0, dtype=float, requires_grad=True)
+    state = model.state(requires_grad=True)
+    tip = model.body_count - 1
+    weights = np.array([0.3, -0.7, 0.5])
+
+    @wp.kernel
+    def tip_loss(body_q: wp.array(dtype=wp.transform), tip: int, w: wp.vec3, loss: wp.array(dtype=float)):
+        loss[0] = wp.dot(wp.transform_get_translation(body_q[tip]), w)
+
+    loss = wp.zeros(1, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.sim.eval_fk(model, q, model.joint_qd, None, state)
+        wp.launch(tip_loss, dim=1, inputs=[state.body_q, tip, wp.vec3(*weights)], outputs=[loss])
+    tape.backward(loss)
+    grad = q.grad.numpy()
+
+    def f(qq):
+        return float(np.dot(_ref_chain_fk(b, qq)[tip][0], weights))
+
+    h = 1e-6
+    fd = np.array([(f(q0 + h * e) - f(q0 - h * e)) / (2 * h) for e in np.eye(len(q0))])
+    np.testing.assert_allclose(grad, fd, rtol=1e-3, atol=1e-4)
+
+
+def test_mask_skips_articulations():
+    b = wp.sim.ModelBuilder()
+    for k in range(2):
+        b.add_articulation()
+        body = b.add_body(m=1.0, I_m=np.eye(3))
+        b.add_joint_revolute(-1, body, parent_xform=wp.transform((float(k), 0.0, 0.0), wp.quat_identity()),
+                             child_xform=wp.transform((0.0, 1.0, 0.0), wp.quat_identity()), axis=(0.0, 0.0, 1.0))
+    model = b.finalize("cpu")
+    state = model.state()
+    before = state.body_q.numpy().copy()
+    q = wp.array([0.5, 0.5], dtype=float)
+    wp.sim.eval_fk(model, q, model.joint_qd, wp.array([False, True], dtype=wp.bool), state)
+    after = state.body_q.numpy()
+    np.testing.assert_array_equal(after[0], before[0])
+    assert not np.allclose(after[1], before[1])
+
+
+def test_bad_joints_are_clear_errors():
+    b = wp.sim.ModelBuilder()
+    body = b.add_body(m=1.0)
+    with pytest.raises(SimError, match="'child' = 5"):
+        b.add_joint_revolute(-1, 5)
+    with pytest.raises(SimError, match="same body"):
+        b.add_joint_revolute(body, body)
+    with pytest.raises(SimError, match="unknown 'joint_type'"):
+        b.add_joint(42, -1, body)
+    with pytest.raises(SimError, match="'axis'"):
+        wp.sim.JointAxis((0.0, 0.0, 0.0))
+    b.add_joint_revolute(-1, body)
+    model = b.finalize("cpu")
+    with pytest.raises(SimError, match="'joint_q' must have 1"):
+        wp.sim.eval_fk(model, wp.zeros(3, dtype=float), model.joint_qd, None, model.state())
