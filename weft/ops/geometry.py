@@ -167,3 +167,29 @@ _geo("bvh_query_next", (BVH_QUERY, T.INT32, T.FLOAT32), (T.BOOL, BVH_QUERY, T.IN
      "max_dist bounds ray and capsule queries (in units of |dir|).", native="bvh_query_step", kind=OpKind.OUT_CALL)
 _geo("bvh_get_group_root", (T.UINT64, T.INT32), T.INT32,
      "bvh_get_group_root(id, group) -> int: the root of a group's subtree in a grouped Bvh (-1 if absent).")
+
+
+# ------------------------------------------------------------------------------------------------ helpers
+def _vec3s(n: int, result):
+    def rule(args, attrs):
+        if len(args) == n and isinstance(args[0], T.VectorType) and args[0].length == 3 \
+                and args[0].flavor is T.VecFlavor.VECTOR and args[0].scalar.is_float and all(a == args[0] for a in args):
+            return result(args[0])
+        return None
+    return rule
+
+
+def _edge_edge(args, attrs):
+    head = _vec3s(4, lambda v: v)(args[:4], attrs)
+    if head is not None and len(args) == 5 and args[4] == head.scalar:
+        return head
+    return None
+
+
+register(Op("closest_point_edge_edge", _edge_edge, native="closest_point_edge_edge", adjoint=Adjoint.NONE, domain=D,
+            header=HEADER, doc="closest_point_edge_edge(p1, q1, p2, q2, epsilon) -> vec3 (s, t, d): the closest points "
+            "p1 + s (q1 - p1) and p2 + t (q2 - p2) of two segments and their distance; a segment with squared length "
+            "<= epsilon is a point. Not differentiable in weft (no gradient flows through it)."))
+register(Op("intersect_tri_tri", _vec3s(6, lambda v: T.INT32), native="intersect_tri_tri", adjoint=Adjoint.NONE,
+            domain=D, header=HEADER, doc="intersect_tri_tri(v0, v1, v2, u0, u1, u2) -> int: 1 when the two triangles "
+            "intersect (touching counts, coplanar overlaps included), else 0."))

@@ -24,3 +24,4 @@ WEFT_FN const Registry* registry() { return weft_geo_registry_ptr; }
 #include "hashgrid.h"
 #include "mesh.h"
 #include "bvh_query.h"
+#include "helpers.h"
