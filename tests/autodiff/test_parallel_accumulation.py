@@ -106,8 +106,11 @@ def test_stencil_neighbours_privatised(two_threads):
 def test_stencil_2d_vectors(two_threads):
     shape = (256, 256)
     a0, seed = ints(shape + (3,), 3), ints(shape + (3,), 4)
-    same_as_serial(stencil_2d, shape, lambda: [arr(a0, wp.vec3d)], lambda: [arr(np.zeros(shape + (3,)), wp.vec3d)],
-                   [seed])
+    grads = same_as_serial(stencil_2d, shape, lambda: [arr(a0, wp.vec3d)],
+                           lambda: [arr(np.zeros(shape + (3,)), wp.vec3d)], [seed])
+    # out[i, j] reads a[i + 1, j], a[i, j - 1] (twice) and a[i, j]: a[k, l] hears from out[k - 1, l] and out[k, l + 1]
+    expect = np.roll(seed, 1, axis=0) + 2.0 * np.roll(seed, -1, axis=1) - seed
+    np.testing.assert_array_equal(grads[0], expect)
 
 
 @pytest.mark.parametrize("size", [N // 4, 8 * N])  # copies per thread are cheap / cost more than atomics
@@ -186,6 +189,9 @@ def test_strided_view_not_privatised(two_threads):
         backward(stencil, N, inputs(), [arr(np.zeros(N))], [seed], threads)
     np.testing.assert_array_equal(bases[1].grad.numpy(), bases[0].grad.numpy())
     assert not bases[1].grad.numpy()[1::2].any()
+    x0 = base0[::2]
+    left, right = np.roll(seed, -1), np.roll(seed, 1)
+    np.testing.assert_array_equal(bases[1].grad.numpy()[::2], left * np.roll(w0, -1) + 2.0 * right - 2.0 * x0 * seed)
 
 
 def test_row_views_use_atomics(two_threads):
