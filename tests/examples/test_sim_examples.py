@@ -43,3 +43,11 @@ def test_voxel_sphere_has_the_seed_counts():
     a, b, c, d = (verts[t[:, k]] for k in range(4))
     vol = np.einsum("ij,ij->i", np.cross(b - a, c - a), d - a) / 6.0
     assert vol.min() > 0 and vol.sum() == pytest.approx(552 * 0.1**3)
+
+
+def test_soft_body_throw_smoke(tmp_path):
+    import soft_body_throw
+
+    out = str(tmp_path / "throw")
+    assert soft_body_throw.main(["--iters", "3", "--steps", "40", "--out", out, "--quiet"]) == 0
+    assert (tmp_path / "throw_loss.png").stat().st_size > 0 and (tmp_path / "throw.gif").stat().st_size > 0
