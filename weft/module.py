@@ -13,10 +13,12 @@ class Module:
     """The kernels of one Python module (or one ``module=`` name) and their shared options."""
 
     def __init__(self, name: str):
-        from .kernel import _module_options
+        from .kernel import _module_options, get_module_options
 
         self.name = name
         self.options = _module_options.setdefault(name, {})
+        for key, value in get_module_options(name).items():  # Warp's module options always hold every key
+            self.options.setdefault(key, value)
 
     def kernels(self) -> list:
         """The kernels defined in this module that are still alive."""

@@ -131,3 +131,47 @@ def test_bfloat16_on_the_cpu():
     np.testing.assert_array_equal(z.numpy()[1:], _bf16_round(np.sqrt(np.abs(ref[1:]))))
     assert float(wp.bfloat16(3.14159)) == _bf16_round(3.14159)
     assert wp.types.type_size_in_bytes(wp.bfloat16) == 2
+
+
+mat22i = wp.types.matrix((2, 2), wp.int32)
+
+
+@wp.kernel
+def bitwise_k(a: wp.array(dtype=wp.vec3i), b: wp.array(dtype=wp.vec3i), out: wp.array2d(dtype=wp.vec3i),
+              m: wp.array(dtype=mat22i)):
+    out[0, 0] = a[0] & b[0]
+    out[0, 1] = a[0] | b[0]
+    out[0, 2] = a[0] ^ b[0]
+    out[0, 3] = a[0] << wp.vec3i(1, 2, 3)
+    out[0, 4] = a[0] >> wp.vec3i(1, 1, 1)
+    out[0, 5] = ~a[0]
+    m[0] = ~(m[0] & m[0])
+
+
+def test_bitwise_ops_of_integer_vectors_and_matrices():
+    x, y = np.array([5, 12, -7], np.int32), np.array([3, 10, 6], np.int32)
+    out = wp.zeros((1, 6), dtype=wp.vec3i)
+    m = wp.array(np.array([[[1, 2], [3, 4]]], np.int32), dtype=mat22i)
+    wp.launch(bitwise_k, dim=1, inputs=[wp.array(x[None], dtype=wp.vec3i), wp.array(y[None], dtype=wp.vec3i), out, m])
+    ref = [x & y, x | y, x ^ y, x << np.array([1, 2, 3]), x >> 1, ~x]
+    np.testing.assert_array_equal(out.numpy()[0], ref)
+    np.testing.assert_array_equal(m.numpy()[0], ~np.array([[1, 2], [3, 4]]))
+
+
+@wp.kernel
+def nonzero_k(x: wp.array(dtype=wp.int64), f: wp.array(dtype=wp.float32), o: wp.array2d(dtype=wp.int64),
+              of: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+    o[i, 0] = wp.nonzero(x[i])
+    o[i, 1] = wp.step(x[i])
+    of[i] = wp.nonzero(f[i])
+
+
+def test_nonzero_and_integer_step():
+    x = np.array([-3, 0, 5], np.int64)
+    f = np.array([0.0, -0.5, 2.0], np.float32)
+    o = wp.zeros((3, 2), dtype=wp.int64)
+    of = wp.zeros(3, dtype=wp.float32)
+    wp.launch(nonzero_k, dim=3, inputs=[wp.array(x), wp.array(f), o, of])
+    np.testing.assert_array_equal(o.numpy(), np.stack([(x != 0), (x < 0)], 1).astype(np.int64))
+    np.testing.assert_array_equal(of.numpy(), (f != 0).astype(np.float32))

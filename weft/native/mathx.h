@@ -162,4 +162,42 @@ WEFT_FN void adj_lerp(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b, typename
         }
 }
 
+// bitwise operators of integer vectors and matrices, component-wise (no adjoints: integers)
+#define WEFT_VEC_BITOP_(op)                                                                          \
+    template <unsigned N, typename T, typename detail::en_i<T, int>::type = 0>                        \
+    WEFT_FN vec_t<N, T> operator op(const vec_t<N, T>& a, const vec_t<N, T>& b) {                     \
+        vec_t<N, T> r;                                                                                \
+        for (unsigned i = 0; i < N; ++i) r.c[i] = T(a.c[i] op b.c[i]);                               \
+        return r;                                                                                     \
+    }                                                                                                 \
+    template <unsigned R, unsigned C, typename T, typename detail::en_i<T, int>::type = 0>            \
+    WEFT_FN mat_t<R, C, T> operator op(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) {            \
+        mat_t<R, C, T> r;                                                                             \
+        for (unsigned i = 0; i < R; ++i) r.row[i] = a.row[i] op b.row[i];                           \
+        return r;                                                                                     \
+    }
+WEFT_VEC_BITOP_(&)
+WEFT_VEC_BITOP_(|)
+WEFT_VEC_BITOP_(^)
+WEFT_VEC_BITOP_(<<)
+WEFT_VEC_BITOP_(>>)
+#undef WEFT_VEC_BITOP_
+
+template <unsigned N, typename T, typename detail::en_i<T, int>::type = 0>
+WEFT_FN vec_t<N, T> operator~(const vec_t<N, T>& a) {
+    vec_t<N, T> r;
+    for (unsigned i = 0; i < N; ++i) r.c[i] = T(~a.c[i]);
+    return r;
+}
+template <unsigned R, unsigned C, typename T, typename detail::en_i<T, int>::type = 0>
+WEFT_FN mat_t<R, C, T> operator~(const mat_t<R, C, T>& a) {
+    mat_t<R, C, T> r;
+    for (unsigned i = 0; i < R; ++i) r.row[i] = ~a.row[i];
+    return r;
+}
+
+// nonzero(x): 1 where x != 0, else 0 (in x's type)
+template <typename T>
+WEFT_FN WEFT_A(T) nonzero(T x) { return x != T(0) ? T(1) : T(0); }
+
 }  // namespace weft

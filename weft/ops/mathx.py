@@ -9,7 +9,7 @@ import numpy as np
 
 from ..ir import types as T
 from . import rules as R
-from .registry import Adjoint, Op, register
+from .registry import Adjoint, Op, OpKind, register
 
 D = "mathx"
 H = "mathx.h"
@@ -80,3 +80,23 @@ def _lerp_rule(args, attrs):
 register(Op("lerp", _lerp_rule, native="lerp", domain=D, header=H,
             doc="``lerp(a, b, t) = a * (1 - t) + b * t`` for vectors, matrices, quaternions and transforms "
                 "(component-wise)."))
+
+
+def _int_composite(t) -> bool:
+    return isinstance(t, (T.VectorType, T.MatrixType)) and t.scalar.is_int
+
+
+for _name, _sym in (("bit_and", "&"), ("bit_or", "|"), ("bit_xor", "^"), ("lshift", "<<"), ("rshift", ">>")):
+    register(Op(_name, lambda a, at: a[0] if len(a) == 2 and a[0] == a[1] and _int_composite(a[0]) else None,
+                native=_name, kind=OpKind.INFIX, operator=_sym, adjoint=Adjoint.NONE, domain=D, header=H,
+                doc=f"``a {_sym} b`` of integer vectors or matrices, component-wise."))
+register(Op("invert", lambda a, at: a[0] if len(a) == 1 and _int_composite(a[0]) else None, native="invert",
+            kind=OpKind.PREFIX, operator="~", adjoint=Adjoint.NONE, domain=D, header=H,
+            doc="``~a`` of an integer vector or matrix, component-wise."))
+
+register(Op("nonzero", R.scalar_unary, native="nonzero", adjoint=Adjoint.NONE, domain=D, header=H,
+            host=lambda x: (np.asarray(x) != 0).astype(np.asarray(x).dtype),
+            doc="``nonzero(x)``: 1 where x != 0, else 0, in x's type."))
+register(Op("step", lambda a, at: a[0] if len(a) == 1 and R.is_scalar(a[0], ints=True) else None, native="step",
+            adjoint=Adjoint.NONE, domain=D, header=H, host=lambda x: (np.asarray(x) < 0).astype(np.asarray(x).dtype),
+            doc="``step(x)`` of an integer: 1 where x < 0, else 0 (the native rule of scalar.h)."))
