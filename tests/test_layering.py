@@ -17,7 +17,7 @@ WEFT = Path(__file__).resolve().parents[1] / "weft"
 #: layer of each package / module (the longest matching prefix wins); lower layers may not import higher ones.
 #: Modules not named here are in the top layer (the public API and the libraries built on it).
 LAYERS = {
-    "weft.errors": 0, "weft.config": 0, "weft.__version__": 0,
+    "weft.errors": 0, "weft.config": 0, "weft.__version__": 0, "weft.abi": 0,
     "weft.ir": 1, "weft.toolchain": 1,
     "weft.ops": 2, "weft.types": 2,
     "weft.typing": 3,

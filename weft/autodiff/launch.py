@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import abi
 from ..errors import LaunchError
 from ..runtime.launch import _DIMS, _threads, check_errors
 
@@ -26,7 +27,7 @@ def run_record_adjoint(rec) -> None:
     for i, a in enumerate(rec.args):
         if not hasattr(a, "desc_with"):
             continue
-        flags = 2 if i in rec.consume else 0
+        flags = abi.ARRAY_FLAG_CONSUME_GRAD if i in rec.consume else 0
         snap = rec.snapshots.get(i)
         if snap is not None:
             # the replay writes into its buffer: give it a fresh copy so a second backward starts from the same values
@@ -35,7 +36,7 @@ def run_record_adjoint(rec) -> None:
             buf = snap._new_like_layout()
             _raw_copy(buf, snap)
             scratch.append(buf)
-            overrides[i] = a.desc_with(flags=flags | 1, data_ptr=buf.ptr)
+            overrides[i] = a.desc_with(flags=flags | abi.ARRAY_FLAG_REPLAY_WRITES, data_ptr=buf.ptr)
         elif flags:
             overrides[i] = a.desc_with(flags=flags)
     _run_bwd(rec.kernel, rec.spec, rec.dims, list(rec.args), rec.device, overrides, rec.block_dim, rec.stream,

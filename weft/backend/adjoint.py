@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .. import abi
 from ..ir import types as T
 from ..ir.access import rewritten_arrays
 from ..ir.nodes import (
@@ -558,7 +559,6 @@ class DeferPlan:
 
 #: Lane buffers of a deferred form larger than this stay out of L1/L2: the general body is used instead.
 _MAX_DEFER_BYTES = 96 * 1024
-_DEFER_LANES = 64  # weft::kDeferLanes
 
 
 def plan_deferred(r: AdjointRenderer) -> DeferPlan | None:
@@ -595,7 +595,7 @@ def plan_deferred(r: AdjointRenderer) -> DeferPlan | None:
                     if not _float32_or_64(s.dsts[0].type):
                         return None
                     loaded.add(a.id)
-                    sizes += _DEFER_LANES * (s.dsts[0].type.size + 4)
+                    sizes += abi.DEFER_LANES * (s.dsts[0].type.size + 4)
             elif name == "store" and s.args[0] is a:
                 stored.add(a.id)
             else:

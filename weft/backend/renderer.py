@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import config
+from .. import abi, config
 from ..errors import SourceLoc
 from ..ir import types as T
 from ..ir.nodes import (
@@ -457,7 +457,7 @@ class Renderer:
 
     def op_assert(self, s: Let, args) -> None:
         if self.opts.debug:
-            self.out(f"if (!({args[0]})) weft::report_error(2, {_c_string(s.call.attrs[0])});")
+            self.out(f"if (!({args[0]})) weft::report_error({abi.ERROR_ASSERT}, {_c_string(s.call.attrs[0])});")
 
     def op_expect_eq(self, s: Let, args) -> None:
         self.out(f"weft::expect_eq({args[0]}, {args[1]}, {_c_string(s.call.attrs[0])});")

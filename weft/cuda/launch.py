@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
-import struct
 import threading
 from dataclasses import dataclass
 
-from .. import pipeline
+from .. import abi, pipeline
 from ..backend import cuda as cuda_backend
 from ..errors import RuntimeError_
 from ..pipeline import Direction, Target
@@ -21,8 +20,6 @@ from ..toolchain import nvrtc
 from . import graphs
 from .driver import api, check
 
-_GRID = struct.Struct("<4qi4x")  # weft::Grid: int64 dim[4]; int32 ndim; (pad)
-_ERROR_HEAD = struct.Struct("<ii")  # weft::ErrorState: code, count, then the message
 _MAX_BLOCKS = 2**31 - 1
 _Params = ctypes.c_void_p * 2
 _STATIC_SHARED_LIMIT = 48 * 1024  # dynamic shared memory beyond this needs an opt-in per function
@@ -157,7 +154,7 @@ def launch(prog: LoadedModule, packed: bytes, dims: tuple[int, ...], device, blo
     if total == 0:
         return
     padded = tuple(dims) + (1,) * (4 - len(dims))
-    grid = _GRID.pack(*padded, len(dims))
+    grid = abi.GRID.pack(*padded, len(dims))
     block_dim = max(1, min(int(block_dim) or 256, 1024))
     blocks = min((total + block_dim - 1) // block_dim, _MAX_BLOCKS)
     if max_blocks and max_blocks > 0:
@@ -186,13 +183,11 @@ def check_errors(prog: LoadedModule, device, handle, name: str) -> None:
     check(drv.cuStreamSynchronize(handle), f"kernel '{name}' on {device}")
     buf = ctypes.create_string_buffer(prog.errors_size)
     check(drv.cuMemcpyDtoH(ctypes.addressof(buf), prog.errors, prog.errors_size), "reading the kernel error state")
-    code, count = _ERROR_HEAD.unpack_from(buf.raw)
+    code, count = abi.ERROR_HEAD.unpack_from(buf.raw)
     if not code:
         return
     check(drv.cuMemsetD8(prog.errors, 0, prog.errors_size), "resetting the kernel error state")
-    message = buf.raw[_ERROR_HEAD.size:].split(b"\0", 1)[0].decode(errors="replace")
-    if code == 3:
-        return  # expect_* failures are printed by the kernel, as in Warp
-    more = f" (and {count - 1} more)" if count > 1 else ""
-    kind = "assertion failed" if code == 2 else "error"
-    raise RuntimeError_(f"{kind}: {message}{more}")
+    message = buf.raw[abi.ERROR_HEAD.size:].split(b"\0", 1)[0].decode(errors="replace")
+    report = abi.error_report(code, count, message)
+    if report is not None:
+        raise RuntimeError_(report)

@@ -7,7 +7,7 @@ import struct
 
 import numpy as np
 
-from .. import config
+from .. import abi, config
 from ..errors import Error, LaunchError, RuntimeError_
 from . import device as D
 from .sync import _capture, active_capture
@@ -226,7 +226,8 @@ def _run(spec, packed: bytes, dims: tuple[int, ...], dev, args, block_dim=256, s
 
 
 class _ErrorState(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_int32), ("count", ctypes.c_int32), ("message", ctypes.c_char * 480)]
+    _fields_ = [("code", ctypes.c_int32), ("count", ctypes.c_int32),
+                ("message", ctypes.c_char * abi.ERROR_MESSAGE_BYTES)]
 
 
 def check_errors(spec) -> None:
@@ -238,11 +239,9 @@ def check_errors(spec) -> None:
         state.code = 0
         state.count = 0
         state.message = b""
-        more = f" (and {count - 1} more)" if count > 1 else ""
-        if code == 3:
-            return  # expect_* failures are printed by the kernel, as in Warp
-        kind = "assertion failed" if code == 2 else "error"
-        raise RuntimeError_(f"{kind}: {msg}{more}")
+        report = abi.error_report(code, count, msg)
+        if report is not None:
+            raise RuntimeError_(report)
 
 
 def verify_fp(spec, args) -> None:
