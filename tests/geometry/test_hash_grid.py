@@ -149,11 +149,71 @@ def test_bad_build_input():
     pts = np.zeros((4, 3), np.float32)
     with pytest.raises(wp.Error, match="radius"):
         grid.build(wp.array(pts, dtype=wp.vec3), 0.0)
-    pts[2, 1] = np.nan
-    with pytest.raises(wp.Error, match="points.*NaN"):
-        grid.build(wp.array(pts, dtype=wp.vec3), 1.0)
     with pytest.raises(wp.Error, match="points"):
-        grid.build(wp.zeros(4, dtype=float), 1.0)
+        grid.build(wp.zeros(4, dtype=wp.int32), 1.0)
+    with pytest.raises(wp.Error, match="groups.*negative"):
+        grid.build(wp.array(pts, dtype=wp.vec3), 1.0, groups=wp.array(np.array([0, 1, -1, 0], np.int32)))
+    with pytest.raises(wp.Error, match="dtype"):
+        wp.HashGrid(4, 4, 4, dtype=wp.int32)
+
+
+def test_non_finite_points_are_never_neighbours():
+    pts = np.array([[0, 0, 0], [0.1, 0, 0], [np.nan, 0, 0], [np.inf, 0, 0], [-np.inf, 1e30, 0]], np.float32)
+    points = wp.array(pts, dtype=wp.vec3)
+    grid = wp.HashGrid(8, 8, 8)
+    grid.build(points, 0.5)
+    out = wp.zeros(5, dtype=wp.int32)
+    wp.launch(count_while, dim=5, inputs=[grid.id, points, 0.5, out])
+    assert out.numpy().tolist()[:2] == [2, 2] and out.numpy().tolist()[2:] == [0, 0, 0]
+
+
+@wp.kernel
+def grouped_count(grid: wp.uint64, pts: wp.array(dtype=wp.vec3), groups: wp.array(dtype=wp.int32), radius: float,
+                  out: wp.array(dtype=wp.int32)):
+    i = wp.tid()
+    n = int(0)
+    for j in wp.hash_grid_query(grid, pts[i], radius, groups[i]):
+        if wp.length(pts[i] - pts[j]) <= radius:
+            n += 1
+    out[i] = n
+
+
+def test_grouped_grid_queries_one_group():
+    rng = np.random.default_rng(11)
+    pts = rng.random((400, 3)).astype(np.float32)
+    grp = rng.integers(0, 3, size=400).astype(np.int32)
+    points, groups = wp.array(pts, dtype=wp.vec3), wp.array(grp, dtype=wp.int32)
+    grid = wp.HashGrid(16, 16, 16)
+    grid.build(points, 0.15, groups=groups)
+    out = wp.zeros(400, dtype=wp.int32)
+    wp.launch(grouped_count, dim=400, inputs=[grid.id, points, groups, 0.15, out])
+    d = np.linalg.norm(pts[:, None, :].astype(np.float64) - pts[None, :, :], axis=2)
+    ref = ((d <= 0.15) & (grp[:, None] == grp[None, :])).sum(1)
+    clear = ~np.any(np.abs(d - 0.15) < 1e-5, axis=1)
+    np.testing.assert_array_equal(out.numpy()[clear], ref[clear])
+
+
+@wp.kernel
+def count_f64(grid: wp.uint64, pts: wp.array(dtype=wp.vec3d), radius: wp.float64, out: wp.array(dtype=wp.int32)):
+    i = wp.tid()
+    n = int(0)
+    for j in wp.hash_grid_query(grid, pts[i], radius):
+        if wp.length(pts[i] - pts[j]) <= radius:
+            n += 1
+    out[i] = n
+
+
+def test_float64_grid():
+    rng = np.random.default_rng(12)
+    pts = rng.random((300, 3)) * 1e3  # float64 positions far from the origin
+    points = wp.array(pts, dtype=wp.vec3d)
+    grid = wp.HashGrid(16, 16, 16, dtype=wp.float64)
+    assert grid.dtype == wp.float64
+    grid.build(points, 80.0)
+    out = wp.zeros(300, dtype=wp.int32)
+    wp.launch(count_f64, dim=300, inputs=[grid.id, points, 80.0, out])
+    d = np.linalg.norm(pts[:, None, :] - pts[None, :, :], axis=2)
+    np.testing.assert_array_equal(out.numpy(), (d <= 80.0).sum(1))
 
 
 def test_destroyed_or_forged_id_is_an_error_not_a_crash():

@@ -6,7 +6,21 @@ import numpy as np
 
 from ..errors import GeometryError
 from . import native
-from ._common import check_finite, host_view
+
+
+def _precision(dtype) -> int:
+    """64 for a float64 grid (cells computed in double), else 32 (float32 and float16 grids compute in float)."""
+    if dtype is None:
+        return 32
+    from ..types.mapping import to_ir
+
+    try:
+        t = to_ir(dtype)
+    except TypeError:
+        t = None
+    if t is None or getattr(t, "kind", "") != "f" or not hasattr(t, "bits"):
+        raise GeometryError(f"HashGrid: argument 'dtype' must be float16, float32 or float64, got {dtype!r}")
+    return 64 if t.bits == 64 else 32
 
 
 class HashGrid:
@@ -27,11 +41,14 @@ class HashGrid:
 
     def __init__(self, dim_x: int, dim_y: int, dim_z: int, device=None, dtype=None):
         for name, value in (("dim_x", dim_x), ("dim_y", dim_y), ("dim_z", dim_z)):
-            if not isinstance(value, (int, np.integer)) or int(value) <= 0:
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or int(value) <= 0:
                 raise GeometryError(f"HashGrid: argument '{name}' must be a positive integer, got {value!r}")
         self.dim_x, self.dim_y, self.dim_z = int(dim_x), int(dim_y), int(dim_z)
         self.device = device
-        self.dtype = dtype
+        self._precision = _precision(dtype)
+        from ..types.scalars import float32
+
+        self.dtype = dtype if dtype is not None else float32
         self.reserved = False
         self.num_points = 0
         self.cell_width = 0.0
@@ -41,7 +58,7 @@ class HashGrid:
             raise GeometryError(f"HashGrid: cannot allocate {self.dim_x}x{self.dim_y}x{self.dim_z} cells "
                                 "(at most 2**30)")
 
-    def reserve(self, num_points: int) -> None:
+    def reserve(self, num_points: int, with_groups: bool = False) -> None:
         """Allocate room for ``num_points`` points so later builds of up to that many do not allocate."""
         if int(num_points) < 0:
             raise GeometryError(f"HashGrid.reserve: argument 'num_points' must be >= 0, got {num_points}")
@@ -49,19 +66,50 @@ class HashGrid:
             raise GeometryError(f"HashGrid.reserve: out of memory for {num_points} points")
         self.reserved = True
 
-    def build(self, points, radius: float) -> None:
-        """Sort ``points`` (an array of vec3, on the CPU) into cells of edge ``radius`` (> 0)."""
-        pts = host_view(points, "points", "HashGrid.build", cols=3, kind="f")
-        check_finite(pts, "points", "HashGrid.build")
+    def build(self, points, radius: float, groups=None) -> None:
+        """Sort ``points`` (vec3 of the grid's dtype, any array shape, on the CPU) into cells of edge ``radius``.
+
+        ``groups`` (int32, one per point, >= 0) makes a grouped grid: ``wp.hash_grid_query(id, p, r, group)`` then
+        yields only that group's points. Non-finite coordinates are accepted (they hash to a clamped cell and are
+        never within a finite distance of anything).
+        """
         radius = float(radius)
         if not np.isfinite(radius) or radius <= 0.0:
             raise GeometryError(f"HashGrid.build: argument 'radius' must be a positive finite number, got {radius}")
-        if len(pts) >= 2**31 - 1:
+        data = points.numpy() if hasattr(points, "numpy") else np.asarray(points)
+        if data.dtype.kind != "f" or (data.ndim >= 1 and data.shape[-1] != 3 and data.size % 3 != 0):
+            raise GeometryError(f"HashGrid.build: argument 'points' must hold vec3 values, got dtype {data.dtype} "
+                                f"shape {data.shape}")
+        data = data.reshape(-1, 3)
+        if len(data) >= 2**31 - 1:
             raise GeometryError("HashGrid.build: too many points (at most 2**31 - 2)")
-        rc = self._lib.geo_hash_grid_build(self._live_id(), pts.ctypes.data, len(pts), radius)
+        grp = None
+        if groups is not None:
+            grp = np.ascontiguousarray((groups.numpy() if hasattr(groups, "numpy") else np.asarray(groups))
+                                       .reshape(-1).astype(np.int32))
+            if len(grp) != len(data):
+                raise GeometryError(f"HashGrid.build: argument 'groups' has {len(grp)} entries, points has "
+                                    f"{len(data)}")
+            if len(grp) and grp.min() < 0:
+                raise GeometryError("HashGrid.build: argument 'groups' holds a negative group id")
+        gptr = grp.ctypes.data if grp is not None else None
+        if self._precision == 64:
+            pts = np.ascontiguousarray(data, dtype=np.float64)
+            inv = 1.0 / radius
+            with np.errstate(invalid="ignore", over="ignore"):
+                c = np.floor(pts * inv)
+            c = np.where(np.isnan(c) | (c <= -1e9), -1_000_000_000, np.where(c > 1e9, 1_000_000_000, c))
+            c = c.astype(np.int64)
+            dims = np.array([self.dim_x, self.dim_y, self.dim_z])
+            w = np.mod(c, dims)
+            hashed = np.ascontiguousarray(((w[:, 2] * self.dim_y + w[:, 1]) * self.dim_x + w[:, 0]).astype(np.int32))
+            rc = self._lib.geo_hash_grid_build(self._live_id(), None, hashed.ctypes.data, gptr, len(pts), radius, 64)
+        else:
+            pts = np.ascontiguousarray(data, dtype=np.float32)
+            rc = self._lib.geo_hash_grid_build(self._live_id(), pts.ctypes.data, None, gptr, len(pts), radius, 32)
         if rc != 0:
-            raise GeometryError(f"HashGrid.build: out of memory for {len(pts)} points")
-        self.num_points = len(pts)
+            raise GeometryError(f"HashGrid.build: out of memory for {len(data)} points")
+        self.num_points = len(data)
         self.cell_width = radius
         self.reserved = True
 

@@ -23,7 +23,7 @@ _SIGNATURES = {
     "geo_registry": (vp, []),
     "geo_hash_grid_create": (u64, [i32, i32, i32]),
     "geo_hash_grid_reserve": (ctypes.c_int, [u64, i32]),
-    "geo_hash_grid_build": (ctypes.c_int, [u64, vp, i32, f32]),
+    "geo_hash_grid_build": (ctypes.c_int, [u64, vp, vp, vp, i32, ctypes.c_double, ctypes.c_int]),
     "geo_hash_grid_destroy": (ctypes.c_int, [u64]),
     "geo_hash_grid_sorted_ids": (i32, [u64, vp, i32]),
     "geo_bvh_create": (u64, [vp, vp, i32, vp]),

@@ -42,10 +42,13 @@ def _geo(name: str, want: tuple, result, doc: str, *, native: str = "", kind: Op
 
 
 # ------------------------------------------------------------------------------------------------ hash grid
-_geo("hash_grid_query", (T.UINT64, VEC3, T.FLOAT32), HASH_GRID_QUERY,
-     "hash_grid_query(id, point, max_dist) -> HashGridQuery: iterate over the points of every hashed cell the box "
-     "[point - max_dist, point + max_dist] touches (candidates; test the distance yourself). Use with "
-     "hash_grid_query_next or `for index in wp.hash_grid_query(...)`.")
+for _scalar in (T.FLOAT32, T.FLOAT64, T.FLOAT16):
+    for _grouped in ((), (T.INT32,)):
+        _geo("hash_grid_query", (T.UINT64, T.VectorType(3, _scalar), _scalar, *_grouped), HASH_GRID_QUERY,
+             "hash_grid_query(id, point, max_dist[, group]) -> HashGridQuery: iterate over the points of every hashed "
+             "cell the box [point - max_dist, point + max_dist] touches (candidates; test the distance yourself), "
+             "only those of `group` when given (grouped builds). point may be vec3, vec3d or vec3h. Use with "
+             "hash_grid_query_next or `for index in wp.hash_grid_query(...)`.")
 _geo("hash_grid_query_next", (HASH_GRID_QUERY, T.INT32), (T.BOOL, HASH_GRID_QUERY, T.INT32),
      "hash_grid_query_next(query, index) -> bool: advance the query; writes the next candidate's original point "
      "index into `index` and returns True, or returns False (index unchanged) when no candidates remain.",

@@ -19,6 +19,10 @@ struct HashGridData {
     int32* sorted_ids;     // original point ids ordered by hashed cell (stable: by id within a cell)
     int32* cell_starts;    // per hashed cell, [start, end) into sorted_ids
     int32* cell_ends;
+    int32* sorted_groups;  // group of each sorted point (grouped builds), else null
+    int32 group_capacity;
+    int32 precision;       // 64: cells computed in double (float64 grids), else in float
+    double inv_cell_width_d;
 };
 
 // An internal BVH node holds the boxes of both children, so a traversal step tests two boxes at once.
@@ -71,6 +75,13 @@ WEFT_FN int32 wrap(int32 i, int32 n) {
 
 WEFT_FN int32 hashed_cell(const HashGridData* g, int32 x, int32 y, int32 z) {
     return (wrap(z, g->dim[2]) * g->dim[1] + wrap(y, g->dim[1])) * g->dim[0] + wrap(x, g->dim[0]);
+}
+
+WEFT_FN int32 cell_coord_d(double x, double inv_w) {
+    const double c = floor(x * inv_w);
+    if (!(c > -1.0e9)) return -1000000000;
+    if (c > 1.0e9) return 1000000000;
+    return int32(c);
 }
 
 WEFT_FN int32 cell_coord(float x, float inv_w) {

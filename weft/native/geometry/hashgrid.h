@@ -15,6 +15,7 @@ struct hash_grid_query_t {
     int32 cell;      // linear counter over the n[0] * n[1] * n[2] cells
     int32 cur;       // position in sorted_ids
     int32 end;
+    int32 group;     // only points of this group (grouped builds), or -1 for all
 };
 
 namespace geo {
@@ -25,21 +26,31 @@ WEFT_FN const HashGridData* hash_grid(uint64 id, const char* what) {
 }
 }  // namespace geo
 
-WEFT_FN hash_grid_query_t hash_grid_query(uint64 id, const vec_t<3, float32>& p, float32 radius) {
+// The query point's cells are computed in the precision the grid was built in, so they match the build exactly.
+template <typename V, typename S>
+WEFT_FN hash_grid_query_t hash_grid_query(uint64 id, const V& p, S radius_in, int32 group = -1) {
     hash_grid_query_t q = {};
     q.grid = geo::hash_grid(id, "hash_grid_query: argument 'id' is not a live HashGrid (never created, destroyed, or another kind of object)");
     q.cur = 0;
     q.end = 0;
     q.cell = 0;
+    q.group = group;
     if (q.grid == nullptr || q.grid->sorted_ids == nullptr || q.grid->num_points == 0) {
         q.n[0] = q.n[1] = q.n[2] = 0;
         return q;
     }
-    const float inv = q.grid->inv_cell_width;
-    const float r = radius > 0.0f ? radius : 0.0f;
+    const double radius = double(radius_in);
+    const double r = radius > 0.0 ? radius : 0.0;
     for (int k = 0; k < 3; ++k) {
-        const int32 a = geo::cell_coord(p.c[k] - r, inv);
-        const int32 b = geo::cell_coord(p.c[k] + r, inv);
+        int32 a, b;
+        if (q.grid->precision == 64) {
+            a = geo::cell_coord_d(double(p.c[k]) - r, q.grid->inv_cell_width_d);
+            b = geo::cell_coord_d(double(p.c[k]) + r, q.grid->inv_cell_width_d);
+        } else {
+            const float x = float(p.c[k]), rf = float(r);
+            a = geo::cell_coord(x - rf, q.grid->inv_cell_width);
+            b = geo::cell_coord(x + rf, q.grid->inv_cell_width);
+        }
         q.lo[k] = a;
         const int64 count = int64(b) - int64(a) + 1;
         q.n[k] = count > q.grid->dim[k] ? q.grid->dim[k] : int32(count < 1 ? 1 : count);
@@ -51,21 +62,24 @@ WEFT_FN bool hash_grid_query_next(hash_grid_query_t& q, int32& index) {
     const geo::HashGridData* g = q.grid;
     if (g == nullptr) return false;
     const int32 total = q.n[0] * q.n[1] * q.n[2];
-    while (q.cur >= q.end) {
-        if (q.cell >= total) return false;
-        const int32 c = q.cell++;
-        const int32 x = q.lo[0] + c % q.n[0];
-        const int32 y = q.lo[1] + (c / q.n[0]) % q.n[1];
-        const int32 z = q.lo[2] + c / (q.n[0] * q.n[1]);
-        const int32 h = geo::hashed_cell(g, x, y, z);
-        q.cur = g->cell_starts[h];
-        q.end = g->cell_ends[h];
+    while (true) {
+        while (q.cur >= q.end) {
+            if (q.cell >= total) return false;
+            const int32 c = q.cell++;
+            const int32 x = q.lo[0] + c % q.n[0];
+            const int32 y = q.lo[1] + (c / q.n[0]) % q.n[1];
+            const int32 z = q.lo[2] + c / (q.n[0] * q.n[1]);
+            const int32 h = geo::hashed_cell(g, x, y, z);
+            q.cur = g->cell_starts[h];
+            q.end = g->cell_ends[h];
+        }
+        const int32 pos = q.cur++;
+        if (q.group >= 0 && g->sorted_groups != nullptr && g->sorted_groups[pos] != q.group) continue;
+        index = g->sorted_ids[pos];
+        return true;
     }
-    index = g->sorted_ids[q.cur++];
-    return true;
 }
 
-// The functional form the IR uses: returns whether a point was found; writes the advanced query and the index.
 // ``index`` keeps its previous value when the query is exhausted, as the in-place form leaves it.
 WEFT_FN void hash_grid_query_step(const hash_grid_query_t& q, int32 index_in, bool& ok, hash_grid_query_t& q_next,
                                   int32& index) {

@@ -97,6 +97,8 @@ static T* alloc(int64 n) {
 
 // ------------------------------------------------------------------------------------------------ hash grid
 static void hash_grid_free_storage(HashGridData* g) {
+    std::free(g->sorted_groups);
+    g->sorted_groups = nullptr;
     std::free(g->sorted_ids);
     std::free(g->cell_starts);
     std::free(g->cell_ends);
@@ -118,18 +120,31 @@ static int hash_grid_reserve(HashGridData* g, int32 n) {
 // Stable counting sort of the points by hashed cell, in parallel: each thread counts its contiguous chunk, a prefix
 // sum over (cell, chunk) gives every chunk its output range, and each thread scatters its chunk in order. The result
 // is the same for any number of threads (ids are ordered by id within a cell).
-static int hash_grid_build(HashGridData* g, const float* points, int32 n, float radius) {
+static int hash_grid_build(HashGridData* g, const float* points, const int32* hashed, const int32* groups, int32 n,
+                           double radius, int precision) {
     if (int rc = hash_grid_reserve(g, n)) return rc;
+    if (groups != nullptr && n > g->group_capacity) {
+        std::free(g->sorted_groups);
+        g->sorted_groups = alloc<int32>(n);
+        g->group_capacity = g->sorted_groups ? n : 0;
+        if (g->sorted_groups == nullptr) return 2;
+    }
     const int32 cells = g->dim[0] * g->dim[1] * g->dim[2];
-    g->cell_width = radius;
-    g->inv_cell_width = 1.0f / radius;
+    g->cell_width = float(radius);
+    g->inv_cell_width = float(1.0 / radius);
+    g->inv_cell_width_d = 1.0 / radius;
+    g->precision = precision;
     g->num_points = n;
-    std::vector<int32> hashes(size_t(n > 0 ? n : 1));
+    std::vector<int32> hashes(static_cast<size_t>(n > 0 ? n : 1));
+    if (hashed != nullptr) {
+        for (int32 i = 0; i < n; ++i) hashes[i] = hashed[i];  // cells computed by the caller (float64 grids)
+    } else {
 #pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
-    for (int32 i = 0; i < n; ++i) {
-        const float* p = point3(points, i);
-        hashes[i] = hashed_cell(g, cell_coord(p[0], g->inv_cell_width), cell_coord(p[1], g->inv_cell_width),
-                                cell_coord(p[2], g->inv_cell_width));
+        for (int32 i = 0; i < n; ++i) {
+            const float* p = point3(points, i);
+            hashes[i] = hashed_cell(g, cell_coord(p[0], g->inv_cell_width), cell_coord(p[1], g->inv_cell_width),
+                                    cell_coord(p[2], g->inv_cell_width));
+        }
     }
     const int chunks = std::max(1, std::min(omp_get_max_threads(), n / PARALLEL_MIN + 1));
     std::vector<int32> counts(size_t(chunks) * size_t(cells), 0);
@@ -154,7 +169,16 @@ static int hash_grid_build(HashGridData* g, const float* points, int32 n, float 
     for (int c = 0; c < chunks; ++c) {
         const int32 lo = int32(int64(n) * c / chunks), hi = int32(int64(n) * (c + 1) / chunks);
         int32* pos = counts.data() + size_t(c) * cells;
-        for (int32 i = lo; i < hi; ++i) g->sorted_ids[pos[hashes[i]]++] = i;
+        for (int32 i = lo; i < hi; ++i) {
+            const int32 at = pos[hashes[i]]++;
+            g->sorted_ids[at] = i;
+            if (groups != nullptr) g->sorted_groups[at] = groups[i];
+        }
+    }
+    if (groups == nullptr) {
+        std::free(g->sorted_groups);
+        g->sorted_groups = nullptr;
+        g->group_capacity = 0;
     }
     return 0;
 }
@@ -529,10 +553,13 @@ GEO_API int geo_hash_grid_reserve(uint64 id, int32 n) {
     return hash_grid_reserve(g, n);
 }
 
-GEO_API int geo_hash_grid_build(uint64 id, const float* points, int32 n, float radius) {
+// points: float32 xyz (null when hashed is given); hashed: the points' hashed cells (float64 grids compute them in
+// double on the host); groups: optional group id per point.
+GEO_API int geo_hash_grid_build(uint64 id, const float* points, const int32* hashed, const int32* groups, int32 n,
+                                double radius, int precision) {
     HashGridData* g = static_cast<HashGridData*>(get_object(id, KIND_HASHGRID));
     if (g == nullptr) return 1;
-    return hash_grid_build(g, points, n, radius);
+    return hash_grid_build(g, points, hashed, groups, n, radius, precision);
 }
 
 GEO_API int geo_hash_grid_destroy(uint64 id) {
