@@ -125,6 +125,7 @@ def test_built_wheel_has_every_header_and_runs_outside_the_checkout(tmp_path):
     with tarfile.open(sdist) as tar:
         in_sdist = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
     assert [h for h in HEADERS if h not in in_sdist] == []
+    assert "weft/sim/assets/arm7.urdf" in in_wheel and "weft/sim/assets/arm7.urdf" in in_sdist  # robot assets
     assert not [n for n in in_wheel if n.endswith((".so", ".pyc"))]
 
     venv = tmp_path / "venv"
