@@ -273,3 +273,29 @@ def test_furthest_point_matches_brute_force():
     np.testing.assert_allclose(dist.numpy(), ref, rtol=1e-5)
     wp.launch(furthest, dim=100, inputs=[mesh.id, wp.array(q, dtype=wp.vec3), 10.0, dist])
     assert (dist.numpy() == -1.0).all()  # nothing farther than min_dist
+
+
+@wp.kernel
+def legacy_forms(mesh: wp.uint64, p: wp.vec3, d: wp.vec3, out: wp.array(dtype=float)):
+    sign = float(0.0)
+    face = int(0)
+    u = float(0.0)
+    v = float(0.0)
+    found = wp.mesh_query_point(mesh, p, 10.0, sign, face, u, v)
+    r = wp.mesh_query_point(mesh, p, 10.0)
+    out[0] = wp.where(found == r.result and face == r.face and u == r.u and v == r.v and sign == r.sign, 1.0, 0.0)
+    t = float(0.0)
+    normal = wp.vec3()
+    root = -1
+    hit = wp.mesh_query_ray(mesh, p, d, 10.0, t, u, v, sign, normal, face, root)
+    h = wp.mesh_query_ray(mesh, p, d, 10.0)
+    out[1] = wp.where(hit == h.result and face == h.face and t == h.t and u == h.u and sign == h.sign, 1.0, 0.0)
+    out[2] = t
+
+
+def test_warp_legacy_out_parameter_forms():
+    pts, tris = uv_sphere(6, 8)
+    mesh = _mesh(pts, tris)
+    out = wp.zeros(3, dtype=float)
+    wp.launch(legacy_forms, dim=1, inputs=[mesh.id, wp.vec3(0.1, 0.2, 0.0), wp.vec3(1.0, 0.0, 0.0), out])
+    assert out.numpy()[:2].tolist() == [1.0, 1.0] and 0.8 < out.numpy()[2] < 1.0

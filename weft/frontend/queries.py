@@ -128,11 +128,13 @@ def _struct_query(name: str):
     required = len(params) - len(defaults)
 
     def handler(lw, node: ast.Call):
-        outs_nodes = node.args[required:]
-        if (not node.keywords and legacy and len(params) < len(node.args) <= required + len(legacy)
+        outs_nodes = node.args[required:required + len(legacy)]
+        trailing = node.args[required + len(legacy):]  # Warp's older form puts optional inputs (root) last
+        if (not node.keywords and legacy and len(params) < len(node.args) <= required + len(legacy) + len(defaults)
                 and all(isinstance(a, (ast.Name, ast.Attribute, ast.Subscript)) for a in outs_nodes)):
             # Warp's older form: outputs through variables, returns whether something was found
-            ins = [lw.visit(a) for a in node.args[:required]] + [Weak(d) for d in defaults]
+            ins = ([lw.visit(a) for a in node.args[:required]] + [lw.visit(a) for a in trailing]
+                   + [Weak(d) for d in defaults[len(trailing):]])
             outs = dict(zip(fields, lw.op(name, _typed(lw, name, ins, node), node=node)))
             for target, field_name in zip(outs_nodes, legacy):
                 lw.store(target, outs[field_name])
