@@ -153,10 +153,14 @@ WEFT_DEVICE unsigned int sub_bits(uint8 v) { return v; }
 WEFT_DEVICE unsigned int sub_bits(int16 v) { return (unsigned short)v; }
 WEFT_DEVICE unsigned int sub_bits(uint16 v) { return v; }
 WEFT_DEVICE unsigned int sub_bits(half v) { return v.bits; }
+// bfloat16 before sub_word_rmw: the call inside it sees only the overloads declared above it (weft::atom is not
+// an associated namespace of weft::bfloat16), and implicit conversions would make the call ambiguous
+WEFT_DEVICE unsigned int sub_bits(bfloat16 v) { return v.bits; }
 template <typename T> WEFT_DEVICE T sub_value(unsigned int b) { return T(b); }
 template <> WEFT_DEVICE int8 sub_value<int8>(unsigned int b) { return int8((unsigned char)b); }
 template <> WEFT_DEVICE int16 sub_value<int16>(unsigned int b) { return int16((unsigned short)b); }
 template <> WEFT_DEVICE half sub_value<half>(unsigned int b) { half h; h.bits = (unsigned short)b; return h; }
+template <> WEFT_DEVICE bfloat16 sub_value<bfloat16>(unsigned int b) { return bfloat16::from_bits((unsigned short)b); }
 template <typename T, typename Op>
 WEFT_DEVICE T sub_word_rmw(T* p, Op op) {
     const size_t addr = reinterpret_cast<size_t>(p);
@@ -197,8 +201,6 @@ WEFT_DEVICE half exchange(half* p, half v) { return sub_word_rmw(p, [=](half) { 
 WEFT_DEVICE half compare_exchange(half* p, half cmp, half v) {
     return sub_word_rmw(p, [=](half c) { return c.bits == cmp.bits ? v : c; });
 }
-WEFT_DEVICE unsigned int sub_bits(bfloat16 v) { return v.bits; }
-template <> WEFT_DEVICE bfloat16 sub_value<bfloat16>(unsigned int b) { return bfloat16::from_bits((unsigned short)b); }
 WEFT_DEVICE bfloat16 fetch_add(bfloat16* p, bfloat16 v) {
     return sub_word_rmw(p, [=](bfloat16 c) { return bfloat16(float(c) + float(v)); });
 }
