@@ -32,6 +32,22 @@ def weft_cache_dir(tmp_path_factory):
     wp.config.kernel_cache_dir = old
 
 
+@pytest.fixture(scope="session", autouse=True)
+def no_compile_ahead():
+    """Tests launch a few kernels of modules that define many: compiling every sibling ahead (weft/ahead.py) would
+    compile kernels no test on this worker launches, on both xdist workers. Its own tests turn it back on."""
+    old_env = os.environ.get("WEFT_COMPILE_AHEAD")
+    old = wp.config.compile_ahead
+    wp.config.compile_ahead = False
+    os.environ["WEFT_COMPILE_AHEAD"] = "0"  # for subprocesses started by tests
+    yield
+    wp.config.compile_ahead = old
+    if old_env is None:
+        os.environ.pop("WEFT_COMPILE_AHEAD", None)
+    else:
+        os.environ["WEFT_COMPILE_AHEAD"] = old_env
+
+
 @pytest.fixture
 def debug_mode():
     """Run a test with wp.config.mode = "debug", restoring the previous mode afterwards."""

@@ -3,9 +3,10 @@
 A program's first launches otherwise compile one kernel after another, each waiting for the last. The first cold
 compile in a module (a kernel whose binary is not in the cache) queues every other non-generic kernel defined in that
 module, in definition order, on background threads (one per spare core). Each is compiled exactly as its own first
-launch would compile it (same specialisation, same cache entry; a tile kernel at its ``block_dim`` option, else 256),
-so a later launch finds it ready, or waits for the compile in flight, or, when no thread has reached it yet,
-compiles it itself. Each kernel stays its own compilation unit, so editing one kernel recompiles only that one.
+launch would compile it (same specialisation, same cache entry), so a later launch finds it ready, or waits for the
+compile in flight, or, when no thread has reached it yet, compiles it itself. A kernel using tiles is compiled for its
+``block_dim`` option, else for the block size of the program's latest tiled launch, else left to its own launch
+(the block size is a launch argument: a guess could only waste a compile). Each kernel stays its own compilation unit, so editing one kernel recompiles only that one.
 
 Background compiles never report errors: a kernel that fails to compile raises when (if ever) it is launched.
 At interpreter exit, queued compiles are dropped and running ones are waited for (their results go to the cache).
@@ -27,6 +28,14 @@ _started_modules: set[str] = set()
 _queue: queue.Queue = queue.Queue()
 _workers: list[threading.Thread] = []
 _stopping = threading.Event()
+
+
+_tile_block_dim = 0  # block_dim of the latest first launch of a kernel (a guess for tile kernels compiled ahead)
+
+
+def note_tile_block_dim(block_dim: int) -> None:
+    global _tile_block_dim
+    _tile_block_dim = block_dim
 
 
 def module_cold(kernel) -> None:
@@ -93,8 +102,8 @@ def _work() -> None:
             k.annotations()
             if k._fixed_types is None:  # generic: compiled per argument types at launch
                 continue
-            with compiling_ahead():  # the block size a plain wp.launch passes (tile kernels compile for it)
-                k.specialize(k._fixed_types, int(k.options.get("block_dim") or 256))
+            with compiling_ahead():
+                k.compile_ahead(_tile_block_dim)
         except Exception:  # noqa: BLE001,S112 - reported when (if ever) the kernel is launched
             continue
 

@@ -225,9 +225,30 @@ class Kernel:
             if spec is None:
                 spec = self._lower(types, debug, block_dim)
                 self._specs[key] = spec
+                if spec.tile_dim:  # the block size tile kernels compiled ahead will most likely be launched with
+                    ahead.note_tile_block_dim(spec.tile_dim)
             if spec.fwd is None:
                 self._load(spec)
         return spec
+
+    def compile_ahead(self, tile_block_dim: int | None) -> None:
+        """Compile this (non-generic) kernel as its first launch would (weft/ahead.py). A kernel using tiles compiles
+        for its ``block_dim`` option, else ``tile_block_dim`` (the program's latest tiled launch), else not at all:
+        its launch decides the block size."""
+        types = self._fixed_types
+        debug = config.mode == "debug"
+        with self._lock:
+            if types is None or self._specs:
+                return
+            spec = self._lower(types, debug, 256)  # the block size a plain wp.launch passes
+            if spec.tile_dim:
+                block_dim = int(self.options.get("block_dim") or tile_block_dim or 0)
+                if not block_dim:
+                    return
+                if block_dim != spec.tile_dim:
+                    spec = self._lower(types, debug, block_dim)
+            self._specs[(types, debug)] = spec
+            self._load(spec)
 
     def _lower(self, types: tuple[T.Type, ...], debug: bool, block_dim: int | None = None) -> Spec:
         name = _c_name(self.__name__)

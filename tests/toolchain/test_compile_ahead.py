@@ -30,6 +30,12 @@ def generic(a: wp.array(dtype=wp.Float)):
     a[i] = a[i] + a.dtype(1.0)
 
 @wp.kernel
+def tiled(a: wp.array2d(dtype=float)):
+    i = wp.tid()
+    t = wp.tile_load(a, shape=(1, 4), offset=(i, 0))
+    wp.tile_store(a, t * 2.0, offset=(i, 0))
+
+@wp.kernel
 def broken(a: wp.array(dtype=float)):
     i = wp.tid()
     a[i] = a[i] * i
@@ -50,6 +56,7 @@ def _load(tmp_path, name: str, value: float):
 
 def test_siblings_compile_ahead(tmp_path, monkeypatch):
     monkeypatch.setattr(wp.config, "compile_ahead", True)
+    monkeypatch.setattr(ahead, "_tile_block_dim", 0)  # no tiled launch yet in this process
     mod = _load(tmp_path, "weft_ahead_module_a", 1.25)  # a value no other test uses: a cold compile
     a = wp.array(np.arange(4, dtype=np.float32), dtype=float)
     wp.launch(mod.first, dim=4, inputs=[a])
@@ -57,6 +64,7 @@ def test_siblings_compile_ahead(tmp_path, monkeypatch):
     assert mod.second._specs, "the sibling kernel was not compiled ahead"
     assert not mod.generic._specs  # generic kernels compile per argument types, at launch
     assert not mod.broken._specs
+    assert not mod.tiled._specs  # its block size is a launch argument: not guessed
     wp.launch(mod.second, dim=4, inputs=[a, 2.0])
     np.testing.assert_allclose(a.numpy(), (np.arange(4) + 1.25) * 2.0)
     # the background failure was silent; the launch reports it at the user's line

@@ -10,6 +10,9 @@
 // plans: it picks each pass's radix from the remaining length and computes twiddles with sincospi where used.
 #pragma once
 #include "tile.h"
+#if !WEFT_CUDA
+#include <type_traits>
+#endif
 
 namespace weft {
 namespace fft {
@@ -307,19 +310,20 @@ WEFT_FN void pass_generic(int R, int m, int s, const T* __restrict__ xr, const T
 }
 
 // Transforms B interleaved sequences (element k of sequence b at k * B + b) held in (xr, xi), using (yr, yi)
-// as scratch; returns true when the result ended in (yr, yi).
-template <bool INV, typename T, int N>
-WEFT_FN bool run(const plan_t<T, N>& P, T* xr, T* xi, T* yr, T* yi, int B) {
+// as scratch; returns true when the result ended in (yr, yi). The passes of the plan's stages (st[0..nstages)).
+template <bool INV, typename T>
+WEFT_FN bool run_stages(const stage_t* stages, int nstages, const T* twr, const T* twi, const T* tabr, const T* tabi,
+                        T* xr, T* xi, T* yr, T* yi, int B) {
     int s = B;
     bool in_y = false;
-    for (int k = 0; k < P.nstages; ++k) {
-        const stage_t& st = P.st[k];
+    for (int k = 0; k < nstages; ++k) {
+        const stage_t& st = stages[k];
         const T* sr = in_y ? yr : xr;
         const T* si = in_y ? yi : xi;
         T* dr = in_y ? xr : yr;
         T* di = in_y ? xi : yi;
-        const T* wr = P.twr + st.tw;
-        const T* wi = P.twi + st.tw;
+        const T* wr = twr + st.tw;
+        const T* wi = twi + st.tw;
         switch (st.radix) {
             case 8: pass<8, INV, T>(st.m, s, sr, si, dr, di, wr, wi); break;
             case 4: pass<4, INV, T>(st.m, s, sr, si, dr, di, wr, wi); break;
@@ -327,13 +331,49 @@ WEFT_FN bool run(const plan_t<T, N>& P, T* xr, T* xi, T* yr, T* yi, int B) {
             case 3: pass<3, INV, T>(st.m, s, sr, si, dr, di, wr, wi); break;
             case 5: pass<5, INV, T>(st.m, s, sr, si, dr, di, wr, wi); break;
             default:
-                pass_generic<INV, T>(st.radix, st.m, s, sr, si, dr, di, wr, wi, P.tabr + st.tab, P.tabi + st.tab);
+                pass_generic<INV, T>(st.radix, st.m, s, sr, si, dr, di, wr, wi, tabr + st.tab, tabi + st.tab);
         }
         s *= st.radix;
         in_y = !in_y;
     }
     return in_y;
 }
+
+template <bool INV, typename T, int N>
+WEFT_FN bool run(const plan_t<T, N>& P, T* xr, T* xi, T* yr, T* yi, int B) {
+    return run_stages<INV, T>(P.st, P.nstages, P.twr, P.twi, P.tabr, P.tabi, xr, xi, yr, yi, B);
+}
+
+#if !WEFT_CUDA
+// ---- CPU: the passes are compiled once per scalar type into weft's FFT runtime libraries (weft/native/runtime/
+// fft_f32.cpp, fft_f64.cpp, built and loaded by weft/toolchain/runtime.py) instead of into every kernel that uses
+// tile_fft: they are most of such a kernel's compile time and do not depend on the length. Only the forward
+// transform is needed: the inverse is the forward transform of the data with real and imaginary parts swapped, parts
+// swapped back (IFFT(x) = swap(FFT(swap(x))), swap(a + ib) = b + ia); with split arrays both swaps are free.
+extern "C" __attribute__((visibility("default"))) bool weft_rt_fft_f32(const stage_t*, int, const float*,
+                                                                        const float*, const float*, const float*,
+                                                                        float*, float*, float*, float*, int);
+extern "C" __attribute__((visibility("default"))) bool weft_rt_fft_f64(const stage_t*, int, const double*,
+                                                                        const double*, const double*, const double*,
+                                                                        double*, double*, double*, double*, int);
+
+template <typename T, int N>
+inline bool run_forward(const plan_t<T, N>& P, T* xr, T* xi, T* yr, T* yi, int B) {
+    if constexpr (std::is_same<T, float>::value)
+        return weft_rt_fft_f32(P.st, P.nstages, P.twr, P.twi, P.tabr, P.tabi, xr, xi, yr, yi, B);
+    else if constexpr (std::is_same<T, double>::value)
+        return weft_rt_fft_f64(P.st, P.nstages, P.twr, P.twi, P.tabr, P.tabi, xr, xi, yr, yi, B);
+    else
+        return run<false, T, N>(P, xr, xi, yr, yi, B);
+}
+
+// The forward (INV = false) or the unnormalised inverse transform, through the runtime's forward passes.
+template <bool INV, typename T, int N>
+inline bool run_dir(const plan_t<T, N>& P, T* xr, T* xi, T* yr, T* yi, int B) {
+    if (INV) return run_forward<T, N>(P, xi, xr, yi, yr, B);
+    return run_forward<T, N>(P, xr, xi, yr, yi, B);
+}
+#endif
 
 // ---- Bluestein: X_k = c_k * sum_n (x_n c_n) conj(c_(k-n)), c_n = exp(-+ pi i n^2 / N), as a cyclic convolution
 // of power-of-two length M computed with the plan above.
@@ -374,7 +414,7 @@ inline const bluestein_t<T, N>& get_bluestein() {
                     }
                 }
                 const plan_t<T, M>& P = get_plan<T, M>();
-                if (run<false, T, M>(P, kr, ki, sr, si, 1))
+                if (run_dir<false, T, M>(P, kr, ki, sr, si, 1))
                     for (int n = 0; n < M; ++n) { kr[n] = sr[n]; ki[n] = si[n]; }
                 for (int n = 0; n < M; ++n) { kr[n] /= T(M); ki[n] /= T(M); }
             }
@@ -407,7 +447,7 @@ inline void run_bluestein(T* xr, T* xi, int B) {
     const T* ki = INV ? BS.gi : BS.fi;
     T* ur = ar;
     T* ui = ai;
-    if (run<false, T, M>(P, ar, ai, sr, si, B)) { ur = sr; ui = si; }
+    if (run_dir<false, T, M>(P, ar, ai, sr, si, B)) { ur = sr; ui = si; }
     for (int n = 0; n < M; ++n)
         for (int b = 0; b < B; ++b) {
             const T pr = ur[n * B + b], pi = ui[n * B + b];
@@ -416,7 +456,7 @@ inline void run_bluestein(T* xr, T* xi, int B) {
         }
     T* vr = ur == ar ? sr : ar;
     T* vi = ui == ai ? si : ai;
-    if (run<true, T, M>(P, ur, ui, vr, vi, B)) { ur = vr; ui = vi; }
+    if (run_dir<true, T, M>(P, ur, ui, vr, vi, B)) { ur = vr; ui = vi; }
     for (int n = 0; n < N; ++n) {
         const T c = BS.cr[n], d = INV ? -BS.ci[n] : BS.ci[n];
         for (int b = 0; b < B; ++b) {
@@ -473,7 +513,7 @@ WEFT_FN void transform_rows(vec_t<2, T>* data, int rows) {
         if constexpr (uses_bluestein(N)) {
             run_bluestein<INV, T, N>(xr, xi, g);
         } else {
-            if (run<INV, T, N>(get_plan<T, N>(), xr, xi, yr, yi, g)) {
+            if (run_dir<INV, T, N>(get_plan<T, N>(), xr, xi, yr, yi, g)) {
                 rr = yr;
                 ri = yi;
             }

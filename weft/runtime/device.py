@@ -76,6 +76,11 @@ def get_devices() -> list[Device]:
     return list(_devices.values())
 
 
+def known_devices() -> list[Device]:
+    """The devices found so far, without probing for CUDA (the CPU only, until a CUDA device is asked for)."""
+    return list(_devices.values())
+
+
 def get_cuda_devices() -> list[Device]:
     """The CUDA devices found (empty without the NVIDIA driver, a GPU or the ``cuda`` extra)."""
     return [d for d in get_devices() if d.is_cuda]

@@ -133,8 +133,9 @@ def wait_stream(other: Stream, event: Event | None = None) -> None:
 
 
 def synchronize() -> None:
-    """Wait for all work on all devices."""
-    for dev in D.get_devices():
+    """Wait for all work on all devices. Only devices already in use can have work: a CPU-only program never
+    probes for CUDA here."""
+    for dev in D.known_devices():
         if dev.is_cuda:
             from ..cuda import streams
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from .. import __version__ as WEFT_VERSION
 from .. import config
 from ..errors import CacheError, ToolchainError
-from . import cache
+from . import cache, runtime
 from .compiler import find_compiler, host_target, run
 from .options import CpuOptions
 
@@ -26,9 +26,16 @@ _lock = threading.Lock()
 LOAD_HOOKS: list = []
 
 
-def _loaded_module(path) -> ctypes.CDLL:
+def _loaded_module(path, mode: int = ctypes.DEFAULT_MODE) -> ctypes.CDLL:
     try:
-        lib = ctypes.CDLL(str(path))
+        try:
+            lib = ctypes.CDLL(str(path), mode=mode)
+        except OSError as exc:
+            needed = runtime.for_missing_symbol(str(exc))
+            if needed is None:
+                raise
+            runtime.ensure(needed)  # a runtime library the module calls into (toolchain/runtime.py), then again
+            lib = ctypes.CDLL(str(path), mode=mode)
     except OSError as exc:
         raise CacheError(f"cannot load the compiled kernel module {path}: {exc}") from None
     for hook in LOAD_HOOKS:
@@ -36,10 +43,10 @@ def _loaded_module(path) -> ctypes.CDLL:
     return lib
 
 
-def _load_cached(key: str, path) -> ctypes.CDLL | None:
+def _load_cached(key: str, path, mode: int = ctypes.DEFAULT_MODE) -> ctypes.CDLL | None:
     """A cache hit loaded; a binary the dynamic loader rejects (garbage that matches its digest) is evicted: None."""
     try:
-        return _loaded_module(path)
+        return _loaded_module(path, mode)
     except CacheError:
         cache.evict("cpu", key)
         return None
@@ -66,22 +73,23 @@ def load_cpu(key: str) -> ctypes.CDLL | None:
     return lib
 
 
-def build_cpu(source: str, options: CpuOptions, name: str) -> ctypes.CDLL:
-    """Compile (or fetch from the cache) and load a CPU module."""
+def build_cpu(source: str, options: CpuOptions, name: str, mode: int = ctypes.DEFAULT_MODE) -> ctypes.CDLL:
+    """Compile (or fetch from the cache) and load a CPU module (``mode``: dlopen flags, e.g. RTLD_GLOBAL)."""
     key = cpu_key(source, options)
     with _lock:
         lib = _loaded.get(key)
     if lib is not None:
         return lib
     path = cache.lookup("cpu", key, "so")
-    lib = _load_cached(key, path) if path is not None else None
+    lib = _load_cached(key, path, mode) if path is not None else None
     if lib is None:
+        runtime.start_for_source(source)  # the runtime libraries it calls build alongside it
         t0 = time.perf_counter()
         path = cache.publish("cpu", key, "so", lambda tmp: _compile(source, options, tmp, name, key),
                              keep={"cpp": source})
         if config.verbose:
             print(f"weft: compiled {name} in {time.perf_counter() - t0:.3f} s -> {path}")
-        lib = _loaded_module(path)
+        lib = _loaded_module(path, mode)
     elif config.verbose:
         print(f"weft: loaded {name} from cache {path}")
     with _lock:
