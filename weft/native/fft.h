@@ -344,10 +344,11 @@ WEFT_FN bool run(const plan_t<T, N>& P, T* xr, T* xi, T* yr, T* yi, int B) {
     return run_stages<INV, T>(P.st, P.nstages, P.twr, P.twi, P.tabr, P.tabi, xr, xi, yr, yi, B);
 }
 
-#if !WEFT_CUDA
-// ---- CPU: the passes are compiled once per scalar type into weft's FFT runtime libraries (weft/native/runtime/
-// fft_f32.cpp, fft_f64.cpp, built and loaded by weft/toolchain/runtime.py) instead of into every kernel that uses
-// tile_fft: they are most of such a kernel's compile time and do not depend on the length. Only the forward
+#if !WEFT_CUDA && WEFT_FFT_RUNTIME
+// ---- CPU, in weft's toolchain (-DWEFT_FFT_RUNTIME=1): the passes are compiled once per scalar type into weft's FFT
+// runtime libraries (weft/native/runtime/fft_f32.cpp, fft_f64.cpp, built and loaded by weft/toolchain/runtime.py)
+// instead of into every kernel that uses tile_fft: they are most of such a kernel's compile time and do not depend
+// on the length. Only the forward
 // transform is needed: the inverse is the forward transform of the data with real and imaginary parts swapped, parts
 // swapped back (IFFT(x) = swap(FFT(swap(x))), swap(a + ib) = b + ia); with split arrays both swaps are free.
 extern "C" __attribute__((visibility("default"))) bool weft_rt_fft_f32(const stage_t*, int, const float*,
@@ -372,6 +373,12 @@ template <bool INV, typename T, int N>
 inline bool run_dir(const plan_t<T, N>& P, T* xr, T* xi, T* yr, T* yi, int B) {
     if (INV) return run_forward<T, N>(P, xi, xr, yi, yr, B);
     return run_forward<T, N>(P, xr, xi, yr, yi, B);
+}
+#elif !WEFT_CUDA
+// Self-contained (the headers compiled outside weft's toolchain): the passes compiled here, for both directions.
+template <bool INV, typename T, int N>
+inline bool run_dir(const plan_t<T, N>& P, T* xr, T* xi, T* yr, T* yi, int B) {
+    return run<INV, T, N>(P, xr, xi, yr, yi, B);
 }
 #endif
 

@@ -15,6 +15,7 @@ class CpuOptions:
         flags = [
             "-std=c++17", f"-O{self.opt_level}", "-march=native", "-fopenmp", "-fPIC", "-shared",
             "-fvisibility=hidden", "-fno-math-errno", "-fno-trapping-math", "-w",
+            "-DWEFT_FFT_RUNTIME=1",  # tile FFT passes from weft's runtime library (fft.h, toolchain/runtime.py)
         ]
         if self.debug:
             flags += ["-g"]
