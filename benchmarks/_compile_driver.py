@@ -40,7 +40,8 @@ def main() -> None:
         name = os.path.join(cell_dir, f"{int(hashlib.sha1(text.encode()).hexdigest()[:8], 16)}.py")
         linecache.cache[name] = (len(text), None, text.splitlines(keepends=True), name)
         main_module = sys.modules["__main__"]
-        exec(compile(text, name, "exec"), main_module.__dict__)  # noqa: S102 - the benchmark's own program
+        # dont_inherit: not this file's `from __future__ import annotations` (IPython does not pass its own either)
+        exec(compile(text, name, "exec", dont_inherit=True), main_module.__dict__)  # noqa: S102
     wp.synchronize()
 
 
