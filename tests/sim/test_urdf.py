@@ -307,3 +307,95 @@ def test_warp_cartpole_asset():
     got = _body_poses(model, q)
     for i, name in enumerate(b.body_name):
         np.testing.assert_allclose(got[i], ref[name], atol=2e-5, err_msg=name)
+
+
+# -- collapse_fixed_joints ---------------------------------------------------------------------------------------
+
+
+def _tf_h(tf):
+    return _body_poses_from_array(np.array([[*tf.p, *tf.q]], dtype=np.float64))[0]
+
+
+def _body_poses_from_array(rows):
+    out = []
+    for p in rows:
+        x, y, z, w = p[3:]
+        rot = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+        out.append(_homog(rot, p[:3]))
+    return out
+
+
+def _shape_world(builder, poses):
+    return [(poses[b] if b > -1 else np.eye(4)) @ _tf_h(builder.shape_transform[s])
+            for s, b in enumerate(builder.shape_body)]
+
+
+_TREE = ("".join(_LINK.format(n) for n in "abcdef") +
+         _joint("ja", "revolute", "a", "b", '<origin xyz="0 0 0.2" rpy="0.1 0 0"/><axis xyz="0 0 1"/>') +
+         _joint("weld1", "fixed", "b", "c", '<origin xyz="0.1 0 0.3" rpy="0 0.4 0.2"/>') +
+         _joint("jc", "prismatic", "c", "d", '<origin xyz="0 0.1 0" rpy="0.3 0 0"/><axis xyz="1 0 0"/>') +
+         _joint("weld2", "fixed", "c", "e", '<origin xyz="0 0 0.2" rpy="0 0 -0.5"/>') +
+         _joint("je", "continuous", "e", "f", '<origin xyz="0.05 0 0.1"/><axis xyz="0 1 0"/>'))
+
+
+@pytest.mark.parametrize("which", ["arm7", "tree"])
+def test_collapse_fixed_joints_keeps_kinematics_and_mass(tmp_path, which):
+    path = ARM if which == "arm7" else _robot(tmp_path, _TREE)
+    full, merged = wp.sim.ModelBuilder(), wp.sim.ModelBuilder()
+    kw = {"xform": wp.transform((0.2, 0.0, 0.1), wp.quat_rpy(0.0, 0.3, 0.0)), "ignore_inertial_definitions": False}
+    wp.sim.parse_urdf(path, full, **kw)
+    wp.sim.parse_urdf(path, merged, collapse_fixed_joints=True, **kw)
+    fixed = [int(t) == int(wp.sim.JOINT_FIXED) for t in full.joint_type]
+    assert merged.joint_count == full.joint_count - sum(fixed)
+    assert int(wp.sim.JOINT_FIXED) not in [int(t) for t in merged.joint_type]
+    assert merged.joint_coord_count == full.joint_coord_count and merged.shape_count == full.shape_count
+    assert merged.articulation_start == [0]
+    rng = np.random.default_rng(3)
+    q = _random_q(full, rng)
+    if which == "tree":
+        q = rng.uniform(-1.0, 1.0, full.joint_coord_count)
+    poses_full = _body_poses(full.finalize("cpu"), q)
+    poses_merged = _body_poses(merged.finalize("cpu"), q)
+    # every retained body is where it was; every shape (welded ones included) is where it was
+    for i, name in enumerate(merged.body_name):
+        np.testing.assert_allclose(poses_merged[i], poses_full[full.body_name.index(name)], atol=2e-5)
+    for a, b in zip(_shape_world(full, poses_full), _shape_world(merged, poses_merged)):
+        np.testing.assert_allclose(a, b, atol=2e-5)
+    # each merged body carries the mass, world centre of mass and world inertia of the bodies welded into it
+    groups = {i: [full.body_name.index(name)] for i, name in enumerate(merged.body_name)}
+    for j, is_fixed in enumerate(fixed):
+        if is_fixed and full.joint_parent[j] > -1:
+            parent_name = full.body_name[full.joint_parent[j]]
+            for i, members in groups.items():
+                if full.joint_parent[j] in members:
+                    members.append(full.joint_child[j])
+                    break
+            else:
+                pytest.fail(f"{parent_name} not found")
+    for i, members in groups.items():
+        masses = np.array([full.body_mass[b] for b in members])
+        coms = [poses_full[b][:3, :3] @ np.array(full.body_com[b]) + poses_full[b][:3, 3] for b in members]
+        com = sum(m * c for m, c in zip(masses, coms)) / masses.sum()
+        inertia = sum(poses_full[b][:3, :3] @ np.array(full.body_inertia[b]).reshape(3, 3) @ poses_full[b][:3, :3].T
+                      + full.body_mass[b] * ((c - com) @ (c - com) * np.eye(3) - np.outer(c - com, c - com))
+                      for b, c in zip(members, coms))
+        rot, pos = poses_merged[i][:3, :3], poses_merged[i][:3, 3]
+        assert merged.body_mass[i] == pytest.approx(masses.sum(), rel=1e-12)
+        np.testing.assert_allclose(rot @ np.array(merged.body_com[i]) + pos, com, atol=2e-5)
+        np.testing.assert_allclose(rot @ np.array(merged.body_inertia[i]).reshape(3, 3) @ rot.T, inertia,
+                                   rtol=1e-4, atol=1e-8)
+        np.testing.assert_allclose(np.array(merged.body_inv_inertia[i]).reshape(3, 3),
+                                   np.linalg.inv(np.array(merged.body_inertia[i]).reshape(3, 3)), rtol=1e-4)
+
+
+def test_collapse_without_fixed_joints_changes_nothing():
+    b = wp.sim.ModelBuilder()
+    b.add_body()
+    b.add_body()
+    b.add_joint_revolute(-1, 0)
+    b.add_joint_ball(0, 1)
+    before = (list(b.joint_type), list(b.joint_q), list(b.body_mass))
+    b.collapse_fixed_joints()
+    assert (list(b.joint_type), list(b.joint_q), list(b.body_mass)) == before

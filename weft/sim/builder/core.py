@@ -9,6 +9,7 @@ import numpy as np
 import weft as wp
 
 from ..model import JOINT_FREE, SimError
+from .collapse import CollapseMixin
 from .elements import ElementsMixin
 from .finalize import finalize_model
 from .grids import GridsMixin
@@ -38,7 +39,7 @@ _LIST_ATTRS = _PLAIN_ATTRS + (
 )
 
 
-class ModelBuilder(ElementsMixin, GridsMixin, ShapesMixin, JointsMixin):
+class ModelBuilder(ElementsMixin, GridsMixin, ShapesMixin, JointsMixin, CollapseMixin):
     """Build a simulation scene (particles, cloth, soft bodies, rigid bodies and shapes) and finalize it into a
     :class:`~weft.sim.Model`. The API and defaults are warp.sim 1.7's.
 

@@ -403,7 +403,4 @@ def parse_urdf(urdf_filename, builder, xform=None, floating=False, base_joint=No
             for k in range(i + 1, last_shape):
                 builder.shape_collision_filter_pairs.add((i, k))
     if collapse_fixed_joints:
-        if not hasattr(builder, "collapse_fixed_joints"):
-            raise SimError("parse_urdf: 'collapse_fixed_joints' needs ModelBuilder.collapse_fixed_joints, which "
-                           "weft does not have yet")
         builder.collapse_fixed_joints()
