@@ -22,6 +22,9 @@ def all_queries(bvh: wp.uint64, lo: wp.array(dtype=wp.vec3), hi: wp.array(dtype=
     r = wp.bvh_query_ray(bvh, o[i], d[i])
     while wp.bvh_query_next(r, k, max_t):
         ray_hits[i, k] += 1
+    r2 = wp.bvh_query_ray(bvh, o[i], d[i])
+    while wp.bvh_query_next(r2, k):  # max_dist = inf
+        ray_hits[i, k] += 10
     for j in wp.bvh_query_sphere(bvh, o[i], radius):
         sphere_hits[i, j] += 1
     c = wp.bvh_query_capsule(bvh, o[i], d[i], radius)
@@ -67,7 +70,8 @@ def test_queries_match_brute_force(n):
         np.testing.assert_array_equal(box[i], ref_box)
         t = _ray_box_t(o[i].astype(np.float64), d[i].astype(np.float64), blo, bhi)
         clear = np.abs(t - max_t) > 1e-4
-        np.testing.assert_array_equal(ray[i][clear], (t <= max_t)[clear])
+        np.testing.assert_array_equal(ray[i][clear] % 10, (t <= max_t)[clear])
+        np.testing.assert_array_equal(ray[i] // 10, np.isfinite(t))  # unbounded ray: every box it enters
         gap = np.maximum(np.maximum(blo - o[i], o[i] - bhi), 0.0)
         dist = np.linalg.norm(gap, axis=1)
         clear = np.abs(dist - radius) > 1e-5

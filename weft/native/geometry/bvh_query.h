@@ -56,9 +56,13 @@ WEFT_FN bool bvh_query_box(const bvh_query_t& q, const float* lo, const float* h
                 l[k] = lo[k] - q.radius;
                 h[k] = hi[k] + q.radius;
             }
-            return ray_box(l, h, q.a, q.inv, max_t) <= max_t;
+            const float t = ray_box(l, h, q.a, q.inv, max_t);
+            return t <= max_t && t < inf_f();  // a miss is +inf, which max_dist = inf would accept
         }
-        default: return ray_box(lo, hi, q.a, q.inv, max_t) <= max_t;
+        default: {
+            const float t = ray_box(lo, hi, q.a, q.inv, max_t);
+            return t <= max_t && t < inf_f();
+        }
     }
 }
 }  // namespace geo
