@@ -299,3 +299,29 @@ def test_warp_legacy_out_parameter_forms():
     out = wp.zeros(3, dtype=float)
     wp.launch(legacy_forms, dim=1, inputs=[mesh.id, wp.vec3(0.1, 0.2, 0.0), wp.vec3(1.0, 0.0, 0.0), out])
     assert out.numpy()[:2].tolist() == [1.0, 1.0] and 0.8 < out.numpy()[2] < 1.0
+
+
+@wp.kernel
+def grouped_rays(mesh: wp.uint64, o: wp.vec3, d: wp.vec3, faces: wp.array(dtype=wp.int32)):
+    g = wp.tid()
+    r = wp.mesh_query_ray(mesh, o, d, 100.0, wp.mesh_get_group_root(mesh, g))
+    faces[g] = r.face
+
+
+def test_grouped_mesh_ray_roots():
+    # three parallel unit squares at x = 1, 2, 3, one group each: a ray along +x hits group g's square only
+    quads = []
+    for x in (1.0, 2.0, 3.0):
+        quads.append([[x, -1, -1], [x, 1, -1], [x, 1, 1], [x, -1, 1]])
+    pts = np.array(quads, np.float32).reshape(-1, 3)
+    tris = np.array([[4 * q, 4 * q + 1, 4 * q + 2] for q in range(3)] + [[4 * q, 4 * q + 2, 4 * q + 3]
+                                                                          for q in range(3)], np.int32)
+    groups = np.array([2, 0, 1, 2, 0, 1], np.int32)  # square q is group (q + 2) % 3
+    mesh = wp.Mesh(wp.array(pts, dtype=wp.vec3), wp.array(tris.reshape(-1), dtype=wp.int32),
+                   groups=wp.array(groups, dtype=wp.int32))
+    faces = wp.zeros(4, dtype=wp.int32)
+    wp.launch(grouped_rays, dim=4, inputs=[mesh.id, wp.vec3(0.0, 0.1, 0.2), wp.vec3(1.0, 0.0, 0.0), faces])
+    got = faces.numpy()
+    assert got[3] in (0, 3)  # group 3 is absent: root -1 searches the whole mesh (the nearest square, x = 1)
+    for g in range(3):
+        assert groups[got[g]] == g  # the hit face belongs to the group

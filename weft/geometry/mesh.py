@@ -21,6 +21,8 @@ class Mesh:
         velocities: optional array of vec3 per-vertex velocities (``mesh_eval_velocity``).
         support_winding_number: precompute the dipole data of ``mesh_query_point_sign_winding_number``.
         bvh_constructor, bvh_leaf_size: accepted for Warp compatibility; weft always builds an LBVH.
+        groups: optional int32 group id (>= 0) per face: each group gets its own subtree, whose root
+            ``wp.mesh_get_group_root(id, group)`` gives for the ``root`` argument of the ray queries.
 
     Raises:
         GeometryError: empty mesh, an index array whose length is not a multiple of 3, an index out of range,
@@ -51,11 +53,20 @@ class Mesh:
         vel = host_view(velocities, "velocities", "Mesh", cols=3, kind="f", allow_none=True)
         if vel is not None and len(vel) != len(pts):
             raise GeometryError(f"Mesh: argument 'velocities' has {len(vel)} entries, points has {len(pts)}")
+        grp = host_view(groups, "groups", "Mesh", cols=None, kind="i", allow_none=True)
+        if grp is not None:
+            grp = grp.reshape(-1)
+            if len(grp) != idx.size // 3:
+                raise GeometryError(f"Mesh: argument 'groups' has {len(grp)} entries, the mesh {idx.size // 3} faces")
+            if len(grp) and grp.min() < 0:
+                raise GeometryError("Mesh: argument 'groups' holds a negative group id")
+        self._groups_np = grp
         self._points, self._indices, self._velocities = points, indices, velocities
         self._pts_np, self._idx_np, self._vel_np = pts, idx, vel
         self.id = int(self._lib.geo_mesh_create(pts.ctypes.data, idx.ctypes.data,
                                                 vel.ctypes.data if vel is not None else None, len(pts),
-                                                idx.size // 3, int(self.support_winding_number)))
+                                                idx.size // 3, int(self.support_winding_number),
+                                                grp.ctypes.data if grp is not None else None))
         if self.id == 0:
             raise GeometryError(f"Mesh: out of memory building the BVH of {idx.size // 3} triangles")
 

@@ -31,7 +31,7 @@ _SIGNATURES = {
     "geo_bvh_refit": (ctypes.c_int, [u64]),
     "geo_bvh_destroy": (ctypes.c_int, [u64]),
     "geo_bvh_info": (ctypes.c_int, [u64, vp]),
-    "geo_mesh_create": (u64, [vp, vp, vp, i32, i32, ctypes.c_int]),
+    "geo_mesh_create": (u64, [vp, vp, vp, i32, i32, ctypes.c_int, vp]),
     "geo_mesh_refit": (ctypes.c_int, [u64]),
     "geo_mesh_set_points": (ctypes.c_int, [u64, vp, vp]),
     "geo_mesh_destroy": (ctypes.c_int, [u64]),

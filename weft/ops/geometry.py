@@ -148,6 +148,9 @@ _geo("mesh_get_point", (T.UINT64, T.INT32), VEC3,
 _geo("mesh_get_velocity", (T.UINT64, T.INT32), VEC3,
      "mesh_get_velocity(id, index) -> vec3: the velocity of the point mesh.indices[index] refers to.")
 _geo("mesh_get_index", (T.UINT64, T.INT32), T.INT32, "mesh_get_index(id, index) -> int: mesh.indices[index].")
+_geo("mesh_get_group_root", (T.UINT64, T.INT32), T.INT32,
+     "mesh_get_group_root(id, group) -> int: the BVH root of a face group of a grouped Mesh (-1 if absent), for the "
+     "root argument of mesh_query_ray.")
 
 
 # ------------------------------------------------------------------------------------------------ user BVHs

@@ -646,11 +646,13 @@ GEO_API int32 geo_bvh_group_root(uint64 id, int32 group) {
 }
 
 // ------------------------------------------------------------------------------------------------ mesh API
-static int mesh_rebuild_boxes(MeshData* m, bool build) {
+static int mesh_rebuild_boxes(MeshData* m, bool build, const int32* groups = nullptr) {
     std::vector<float> lo(size_t(3) * size_t(std::max(m->num_tris, 1))), hi(lo.size());
     triangle_boxes(m, lo.data(), hi.data());
     if (build) {
-        if (int rc = bvh_build(&m->bvh, lo.data(), hi.data(), m->num_tris, nullptr)) return rc;
+        if (int rc = bvh_build(&m->bvh, lo.data(), hi.data(), m->num_tris, groups)) return rc;
+        if (groups != nullptr && m->num_tris > 0)
+            if (int rc = bvh_group_roots(&m->bvh, groups)) return rc;
     } else {
         bvh_fill_boxes(&m->bvh, lo.data(), hi.data());
     }
@@ -659,7 +661,7 @@ static int mesh_rebuild_boxes(MeshData* m, bool build) {
 }
 
 GEO_API uint64 geo_mesh_create(const float* points, const int32* indices, const float* velocities, int32 num_points,
-                               int32 num_tris, int winding) {
+                               int32 num_tris, int winding, const int32* groups) {
     MeshData* m = new (std::nothrow) MeshData();
     if (m == nullptr) return 0;
     m->points = points;
@@ -674,7 +676,7 @@ GEO_API uint64 geo_mesh_create(const float* points, const int32* indices, const 
             return 0;
         }
     }
-    if (mesh_rebuild_boxes(m, true) != 0) {
+    if (mesh_rebuild_boxes(m, true, groups) != 0) {
         mesh_free(m);
         delete m;
         return 0;
