@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GeometryError
+from ..types.mapping import to_ir
+from ..types.scalars import float32
 from . import native
 
 
@@ -12,8 +14,6 @@ def _precision(dtype) -> int:
     """64 for a float64 grid (cells computed in double), else 32 (float32 and float16 grids compute in float)."""
     if dtype is None:
         return 32
-    from ..types.mapping import to_ir
-
     try:
         t = to_ir(dtype)
     except TypeError:
@@ -46,8 +46,6 @@ class HashGrid:
         self.dim_x, self.dim_y, self.dim_z = int(dim_x), int(dim_y), int(dim_z)
         self.device = device
         self._precision = _precision(dtype)
-        from ..types.scalars import float32
-
         self.dtype = dtype if dtype is not None else float32
         self.reserved = False
         self.num_points = 0
