@@ -230,6 +230,8 @@ def main(argv=None) -> int:
                 row[mode] = res
                 if "error" in res:
                     print(f"[{scene} {fw} {mode}] failed: {res['error']}", file=sys.stderr)
+                else:
+                    print(json.dumps(res), flush=True)
             results.append(row)
     _print(results)
     if a.json:

@@ -49,5 +49,5 @@ def test_soft_body_throw_smoke(tmp_path):
     import soft_body_throw
 
     out = str(tmp_path / "throw")
-    assert soft_body_throw.main(["--iters", "3", "--steps", "40", "--out", out, "--quiet"]) == 0
+    assert soft_body_throw.main(["--iters", "2", "--steps", "20", "--out", out, "--quiet"]) == 0
     assert (tmp_path / "throw_loss.png").stat().st_size > 0 and (tmp_path / "throw.gif").stat().st_size > 0

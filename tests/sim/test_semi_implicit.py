@@ -79,7 +79,7 @@ def test_particle_rests_on_ground():
     b.add_particle((0.0, r, 0.0), (0.0, 0.0, 0.0), mass, radius=r)
     m = b.finalize("cpu")
     m.soft_contact_ke, m.soft_contact_kd = 1.0e3, 5.0
-    s = _run(m, 3000, 1e-3)
+    s = _run(m, 1500, 1e-3)
     # equilibrium: ke * penetration = m g
     y = s.particle_q.numpy()[0, 1]
     assert y == pytest.approx(r - mass * 9.80665 / 1.0e3, abs=1e-5)
@@ -168,7 +168,7 @@ def test_soft_contacts_against_shapes(shape):
     b.add_particle((0.0, 1.0, 0.0), (0.0, -1.0, 0.0), 0.01, radius=0.05)
     m = b.finalize("cpu")
     m.soft_contact_ke, m.soft_contact_kd = 1.0e3, 1.0
-    s = _run(m, 1500, 1e-3, collide=True)
+    s = _run(m, 700, 1e-3, collide=True)
     y = s.particle_q.numpy()[0, 1]
     top = 0.8  # every shape's top is at y = 0.8
     k = 1.0e3  # the average of the particle's and the shape's stiffness
