@@ -198,3 +198,18 @@ def test_matches_warp_sim_reference_trajectory():
 # warp.sim 1.7.2, CPU, the scene of test_matches_warp_sim_reference_trajectory
 WARP_REF_MIN_Y = 0.10283207893371582
 WARP_REF_MEAN_Y = 0.20360252261161804
+
+
+def test_soft_contact_with_mesh_shape():
+    # a closed cube mesh (half extent 0.3) as a static collider: the particle rests on its top face at y = 0.8
+    v = [[x, y, z] for x in (-0.3, 0.3) for y in (-0.3, 0.3) for z in (-0.3, 0.3)]
+    faces = [[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1], [2, 3, 7], [2, 7, 6], [0, 2, 6],
+             [0, 6, 4], [1, 5, 7], [1, 7, 3]]
+    b = sim.ModelBuilder()
+    b.default_shape_ke, b.default_shape_kd, b.default_shape_kf = 1.0e3, 1.0, 1.0
+    b.add_shape_mesh(-1, pos=(0.0, 0.5, 0.0), mesh=sim.Mesh(v, np.array(faces).reshape(-1)))
+    b.add_particle((0.05, 1.0, 0.02), (0.0, -1.0, 0.0), 0.01, radius=0.05)
+    m = b.finalize("cpu")
+    m.soft_contact_ke, m.soft_contact_kd = 1.0e3, 1.0
+    s = _run(m, 700, 1e-3, collide=True)
+    assert s.particle_q.numpy()[0, 1] == pytest.approx(0.8 + 0.05 - 0.01 * 9.80665 / 1.0e3, abs=2e-3)

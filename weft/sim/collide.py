@@ -1,5 +1,5 @@
 """Collision detection: soft contacts between particles and shapes (signed distance functions of spheres, boxes,
-capsules, cylinders, cones, finite planes and triangle meshes), used by the Euler integrators' contact forces.
+capsules, cylinders, cones, finite planes and triangle meshes through ``wp.Mesh``), used by the Euler integrators' contact forces.
 
 ``collide(model, state)`` fills ``model.soft_contact_*``; the ground plane (``model.ground``) is handled by the
 integrators directly. Rigid shape-shape contacts belong to the rigid-body part of weft.sim.
@@ -192,8 +192,24 @@ def create_soft_contacts(particle_x: wp.array(dtype=wp.vec3), particle_radius: w
     X_ws = wp.transform_multiply(X_wb, X_bs)
     x_local = wp.transform_point(wp.transform_inverse(X_ws), px)
     geo_type = geo.type[shape_index]
-    d, n = _shape_sdf(geo_type, geo.scale[shape_index], x_local)
+    geo_scale = geo.scale[shape_index]
+    d, n = _shape_sdf(geo_type, geo_scale, x_local)
     v = wp.vec3()
+    if geo_type == GEO_MESH:
+        mesh = geo.source[shape_index]
+        face_index = int(0)  # noqa: UP018, RUF046 - mutable locals the query writes, as in Warp
+        face_u = float(0.0)  # noqa: UP018
+        face_v = float(0.0)  # noqa: UP018
+        sign = float(0.0)  # noqa: UP018
+        min_scale = wp.min(wp.min(geo_scale[0], geo_scale[1]), geo_scale[2])
+        if wp.mesh_query_point_sign_normal(mesh, wp.cw_div(x_local, geo_scale), margin + radius / min_scale, sign,
+                                           face_index, face_u, face_v):
+            shape_p = wp.cw_mul(wp.mesh_eval_position(mesh, face_index, face_u, face_v), geo_scale)
+            shape_v = wp.cw_mul(wp.mesh_eval_velocity(mesh, face_index, face_u, face_v), geo_scale)
+            delta = x_local - shape_p
+            d = wp.length(delta) * sign
+            n = wp.normalize(delta) * sign
+            v = shape_v
     if d < margin + radius:
         index = counter_increment(soft_contact_count, 0, soft_contact_tids, tid)
         if index < soft_contact_max:
@@ -204,7 +220,7 @@ def create_soft_contacts(particle_x: wp.array(dtype=wp.vec3), particle_radius: w
             soft_contact_normal[index] = wp.transform_vector(X_ws, n)
 
 
-_UNSUPPORTED = {int(GEO_MESH): "mesh (needs wp.Mesh)", int(GEO_SDF): "SDF (wp.Volume shapes)"}
+_UNSUPPORTED = {int(GEO_SDF): "SDF (wp.Volume shapes)"}
 
 
 def collide(model, state, edge_sdf_iter: int = 10, iterate_mesh_vertices: bool = True, requires_grad=None) -> None:

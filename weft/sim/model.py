@@ -103,9 +103,7 @@ class Mesh:
             self.com = wp.vec3()
 
     def finalize(self, device=None):
-        """Build the device-side ``wp.Mesh`` (needs wp.Mesh) and return its id."""
-        if not hasattr(wp, "Mesh"):
-            raise SimError("mesh shapes need wp.Mesh, which this weft build does not have yet")
+        """Build the device-side ``wp.Mesh`` and return its id."""
         pos = wp.array(self.vertices.astype(np.float32), dtype=wp.vec3, device=device)
         vel = wp.zeros_like(pos)
         idx = wp.array(self.indices, dtype=wp.int32, device=device)
