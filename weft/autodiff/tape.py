@@ -243,10 +243,20 @@ def _adjoint_reads(rec: LaunchRecord) -> set[int]:
     from .value_reads import adjoint_value_reads
 
     try:
-        grads = {i for i, a in enumerate(rec.args) if getattr(a, "grad", None) is not None or _is_struct(a)}
-        return set(adjoint_value_reads(rec.kernel.adjoint_of(rec.spec).prog, grads))
+        grads = frozenset(i for i, a in enumerate(rec.args) if getattr(a, "grad", None) is not None or _is_struct(a))
+        prog = rec.kernel.adjoint_of(rec.spec).prog
+        # the analysis walks the whole adjoint program (~10 ms of Python for a 100-line kernel): once per program and
+        # set of parameters with gradients, not once per recorded launch
+        key = (id(prog), grads)
+        hit = _READS_CACHE.get(key)
+        if hit is None or hit[0] is not prog:
+            hit = _READS_CACHE[key] = (prog, adjoint_value_reads(prog, set(grads)))
+        return set(hit[1])
     except Error:
         return set(range(len(rec.args)))
+
+
+_READS_CACHE: dict = {}
 
 
 def _is_struct(value) -> bool:
