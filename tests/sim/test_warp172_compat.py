@@ -1,0 +1,35 @@
+"""warp.sim 1.7.2's own deformable builder tests, run with ``warp`` aliased to weft (in a child process, so the alias
+never leaks into this one). Skipped when warp-lang 1.7.2's files are not installed at /opt/warp172."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+WARP172_TESTS = Path("/opt/warp172/lib/python3.11/site-packages/warp/tests")
+ROOT = Path(__file__).resolve().parents[2]
+
+_RUNNER = r"""
+import importlib.util, sys, unittest
+sys.path.insert(0, {root!r}); sys.path.insert(0, {compat!r})
+import warp_shim
+warp_shim.install({tests!r})
+spec = importlib.util.spec_from_file_location("warp.tests.sim.test_model", {tests!r} + "/sim/test_model.py")
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+suite = unittest.TestSuite([mod.TestModel("test_add_triangles"), mod.TestModel("test_add_edges")])
+result = unittest.TextTestRunner(verbosity=2).run(suite)
+sys.exit(0 if result.wasSuccessful() and result.testsRun == 2 else 1)
+"""
+
+
+@pytest.mark.skipif(not (WARP172_TESTS / "sim" / "test_model.py").exists(), reason="warp-lang 1.7.2 not installed")
+def test_warp172_builder_tests_pass_under_weft():
+    code = _RUNNER.format(root=str(ROOT), compat=str(ROOT / "tests" / "compat"), tests=str(WARP172_TESTS))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=False,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
