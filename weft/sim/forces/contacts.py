@@ -128,12 +128,15 @@ def eval_particle_body_contact_forces(model, state, particle_f, body_f, body_f_i
 
 def _contact_dim(model) -> int:
     """Threads for the soft-contact force kernel: the live contact count where reading it is free (CPU, not
-    capturing a graph), else every slot (threads past the count return at once), as warp.sim does."""
+    capturing a graph); else the most contacts collide can make, one per (particle, shape) pair, capped by
+    ``soft_contact_max`` (warp.sim launches ``soft_contact_max`` threads, 65,536 by default; the threads past the
+    count return at once)."""
     from ...runtime.sync import active_capture
 
+    bound = min(model.soft_contact_max, model.particle_count * max(model.shape_count - 1, 0))
     if model.device.is_cpu and active_capture() is None:
-        return min(int(model.soft_contact_count.numpy()[0]), model.soft_contact_max)
-    return model.soft_contact_max
+        return min(int(model.soft_contact_count.numpy()[0]), bound)
+    return bound
 
 
 def _dummy_body_f(model):
