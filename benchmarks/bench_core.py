@@ -7,7 +7,9 @@ One run prints one table:
 2. launch overhead (microseconds per launch, median): an empty kernel at dim=1, a kernel with 8 array arguments at
    dim=1, and the same through a prepared ``Launch`` object (``wp.launch(..., record_cmd=True).launch()``);
 3. saxpy on 2^24 float32 (GB/s counting 12 bytes per element) against ``torch.Tensor.add_(x, alpha=a)`` and NumPy;
-4. a 5-point stencil on a 4096x4096 float32 grid (ms) against NumPy slicing, torch slicing and Warp.
+4. a 5-point stencil on a 4096x4096 float32 grid (ms) against NumPy slicing, torch slicing and Warp;
+5. the same stencil guarded (``if i > 0 and j > 0 and i < n - 1 and j < m - 1:``) over a full-grid launch, in CPU
+   time on one thread, with the interior launch's time in the row name (the guard is split off the grid loop).
 
 Usage: ``python benchmarks/bench_core.py [--quick] [--no-warp]``. No timing is asserted anywhere; the last column
 lists the targets of issue 2 for a 2-core machine.
@@ -222,6 +224,48 @@ def bench_stencil(wp, kw, warp, kwarp, torch, quick: bool) -> dict:
     return row
 
 
+def bench_guarded_stencil(wp, kw, warp, kwarp, quick: bool) -> dict:
+    """The stencil written with a guard over a full-grid launch (the usual Warp form) against the interior launch,
+    in CPU time on one thread (WEFT_NUM_THREADS=1 and process time: the machine may be loaded)."""
+    n = 4096
+    k = 0.1
+    rounds = 5 if quick else 15
+    u_np = np.random.default_rng(2).standard_normal((n, n)).astype(np.float32)
+    u, out_g, out_i = (wp.array(u_np, dtype=float) for _ in range(3))
+    old = wp.config.num_threads
+    wp.config.num_threads = 1  # what WEFT_NUM_THREADS=1 sets
+    guarded = wp.launch(kw.stencil5_guarded, dim=(n, n), inputs=[k, n, n, u, out_g], record_cmd=True)
+    interior = wp.launch(kw.stencil5, dim=(n - 2, n - 2), inputs=[k, u, out_i], record_cmd=True)
+    try:
+        guarded.launch()
+        interior.launch()
+    except BaseException:
+        wp.config.num_threads = old
+        raise
+    assert np.array_equal(out_g.numpy(), out_i.numpy()), "weft guarded stencil is wrong"
+
+    def cpu_time(fn):
+        best = float("inf")
+        for _ in range(rounds):
+            t0 = time.process_time()
+            fn()
+            best = min(best, time.process_time() - t0)
+        return best
+
+    try:
+        t_guarded, t_interior = cpu_time(guarded.launch), cpu_time(interior.launch)
+    finally:
+        wp.config.num_threads = old
+    row = {"name": f"guarded stencil 4096^2, 1 thread CPU ms (interior launch {t_interior * 1e3:.1f} ms)",
+           "unit": "ms", "target": "<= 1.3x interior", "weft": t_guarded * 1e3}
+    if warp is not None:
+        uw = warp.array(u_np, dtype=float, device="cpu")
+        ow = warp.array(u_np, dtype=float, device="cpu")
+        row["warp"] = cpu_time(lambda: warp.launch(kwarp.stencil5_guarded, dim=(n, n), inputs=[k, n, n, uw, ow],
+                                                   device="cpu")) * 1e3
+    return row
+
+
 # ----------------------------------------------------------------------------------------------------------- main
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -254,6 +298,7 @@ def main() -> None:
     rows += bench_launch(wp, kw, warp, kwarp, torch, args.quick)
     rows.append(bench_saxpy(wp, kw, warp, kwarp, torch, args.quick))
     rows.append(bench_stencil(wp, kw, warp, kwarp, torch, args.quick))
+    rows.append(bench_guarded_stencil(wp, kw, warp, kwarp, args.quick))
     columns = [c for c in COLUMNS if any(r.get(c) is not None for r in rows)]
     print_table("weft core benchmarks (CPU); 'weft vs X' > 1 means weft is faster", rows, columns)
 

@@ -138,6 +138,14 @@ def g_tile_reduce(a: wp.array2d(dtype=float), out: wp.array(dtype=float)):
         out[i] = s
 
 
+@wp.kernel
+def g_guarded(n: int, m: int, u: wp.array2d(dtype=float), out: wp.array2d(dtype=float)):
+    # the guard is split off the grid loop: fwd_known (the guard folded) runs on fwd_clip's interval of each row
+    i, j = wp.tid()
+    if i > 0 and j > 0 and i < n - 1 and j < m - 1:
+        out[i, j] = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
+
+
 CORPUS = {
     "saxpy": (g_saxpy, [1.0, wp.zeros(1, dtype=float), wp.zeros(1, dtype=float)]),
     "stencil": (g_stencil, [4, wp.zeros((2, 2), dtype=float), wp.zeros((2, 2), dtype=float)]),
@@ -151,6 +159,7 @@ CORPUS = {
     "tile_matmul": (g_tile_matmul, [wp.zeros((8, 16), dtype=float), wp.zeros((16, 8), dtype=float),
                                     wp.zeros((8, 8), dtype=float)]),
     "tile_reduce": (g_tile_reduce, [wp.zeros((8, 16), dtype=float), wp.zeros(1, dtype=float)]),
+    "guarded": (g_guarded, [4, 4, wp.zeros((2, 2), dtype=float), wp.zeros((2, 2), dtype=float)]),
 }
 #: block_dim of the tile kernels (the block size their modules are rendered for)
 BLOCK_DIM = {"tile_fft": 32, "tile_matmul": 64, "tile_reduce": 32}

@@ -6,7 +6,9 @@ from every block); straight-line code reads like the user's Python, with a comme
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from .. import abi, config
 from ..errors import SourceLoc
@@ -30,6 +32,7 @@ from ..ir.nodes import (
 )
 from ..ops.registry import OpKind
 from . import rules
+from .guards import GuardPlan, Side, plan_guards
 from .names import Names
 from .rules import RuleTable
 
@@ -59,6 +62,10 @@ class Renderer:
     int64 = "int64_t"
     #: forward rules of SPECIAL ops (see weft.backend.rules; filled below the class)
     forward_rules = RuleTable("forward")
+    #: the guard-splitting plan of the forward module (see guards.py); set by render_module
+    guard: GuardPlan | None = None
+    #: Var id -> the constant a specialised body renders for it (the guard plan's atoms)
+    _known: Mapping[int, bool] = MappingProxyType({})
 
     def __init__(self, fn: Function, options: RenderOptions):
         self.fn = fn
@@ -70,9 +77,44 @@ class Renderer:
 
     # ------------------------------------------------------------------ module
     def render_module(self) -> str:
+        # guard splitting needs the dependence-free vector loop to pay off, and is left out of debug builds
+        self.guard = plan_guards(self.fn) if self.threads_independent() and self.straight_line() else None
         parts = [self.header(), self.render_structs(self.fn.params), "namespace {", self.render_args_struct(),
-                 self.render_body("fwd_body", self.fn.body), "}  // namespace", self.render_entry()]
+                 self.render_body("fwd_body", self.fn.body)]
+        if self.guard is not None:
+            self._known, self._last_line = self.guard.known, None
+            parts.append(self.render_body("fwd_known", self.fn.body))
+            self._known, self._last_line = MappingProxyType({}), None
+            parts.append(self.render_clip(self.guard))
+        parts += ["}  // namespace", self.render_entry()]
         return "\n".join(p for p in parts if p) + "\n"
+
+    def render_clip(self, plan: GuardPlan) -> str:
+        """The clip function of a guard plan: for the row with outer indices i0..i3, the interval [lo, hi) of the
+        innermost index on which every atom has its assumed value (empty when an outer atom fails); int64, so
+        ``bound + 1`` cannot overflow."""
+        self.out = Emitter()
+        n = self.names
+        for s in (plan.tid, *plan.prelude):
+            for d in s.dsts:
+                self.out(f"{d.type.ctype} {n(d)} = {{}};")
+        self.stmt(plan.tid)
+        for s in plan.prelude:
+            self.stmt(s)
+        self.out("lo = INT64_MIN;")
+        self.out("hi = INT64_MAX;")
+        for a in plan.inner:
+            b = f"{self.int64}({n(a.bound)}) + {a.offset}"
+            if a.side is Side.LOWER:
+                self.out(f"if ({b} > lo) lo = {b};")
+            else:
+                self.out(f"if ({b} < hi) hi = {b};")
+        for a in plan.outer:
+            self.out(f"if ({n(a.dst)} != {'true' if a.value else 'false'}) hi = lo;")
+        self._last_line = None
+        sig = (f"template <bool C>\n{self.body_qualifiers} void fwd_clip(const Args& args, int32_t i0, int32_t i1, "
+               "int32_t i2, int32_t i3, int64_t flat, int64_t& lo, int64_t& hi)")
+        return sig + " {\n" + "\n".join(self.out.lines) + "\n}"
 
     def header(self) -> str:
         extra = sorted({s.call.op.header for s in walk(self.fn.body) if isinstance(s, Let) and s.call.op.header})
@@ -199,8 +241,10 @@ class Renderer:
         prologue = self.entry_prologue()
         args = "const Args args" if prologue is None else "Args args"
         head = [f"    {args} = *static_cast<const Args*>(argbuf);"] + (prologue or [])
-        cond, fast = self.contiguous_launch(self.contiguity_check(),
-                                            self.grid_launch(grid, self.straight_line(), f"{body}<true>"))
+        fast_launch = self.grid_launch(grid, self.straight_line(), f"{body}<true>")
+        if self.guard is not None and entry == "weft_fwd":
+            fast_launch = self.split_launch(independent)
+        cond, fast = self.contiguous_launch(self.contiguity_check(), fast_launch)
         general = self.grid_launch(grid, False, f"{body}<false>")
         return (
             'extern "C" WEFT_EXPORT int32_t weft_args_size() { return int32_t(sizeof(Args)); }\n'
@@ -229,6 +273,17 @@ class Renderer:
                + (" WEFT_INLINE_LAMBDA" if inline else ""))
         return f"{self.grid_runner(grid)} {lam} {{ {call}(args, i0, i1, i2, i3, flat); }});"
 
+    def split_launch(self, independent: str) -> str:
+        """The contiguous launch of a guard-split kernel: per row, the clip function's interval runs
+        ``fwd_known`` (the guard folded), the rest of the row ``fwd_body`` (launch.h, run_grid_split)."""
+        params = "int32_t i0, int32_t i1, int32_t i2, int32_t i3, int64_t flat"
+        body = f"[args]({params}) WEFT_INLINE_LAMBDA {{ fwd_body<true>(args, i0, i1, i2, i3, flat); }}"
+        known = f"[args]({params}) WEFT_INLINE_LAMBDA {{ fwd_known<true>(args, i0, i1, i2, i3, flat); }}"
+        clip = (f"[args]({params}, int64_t& lo, int64_t& hi) {{ fwd_clip<true>(args, i0, i1, i2, i3, flat, lo, "
+                "hi); }")
+        return (f"weft::run_grid_split<{independent}, {self.tid_rank()}>(dims, ndim, nthreads, {body}, {known}, "
+                f"{clip});")
+
     def contiguous_launch(self, contig: str, launch: str) -> tuple[str, str]:
         """The condition and launch of the contiguous instantiation."""
         return contig, launch
@@ -254,7 +309,10 @@ class Renderer:
         n = self.names
         if isinstance(s, Let):
             self.comment(s.loc)
-            self.let(s)
+            if s.dsts and s.dsts[0].id in self._known:  # an atom of the guard plan, constant in fwd_known
+                self.out(f"{n(s.dsts[0])} = {'true' if self._known[s.dsts[0].id] else 'false'};")
+            else:
+                self.let(s)
         elif isinstance(s, Assign):
             self.comment(s.loc)
             self.out(self.assign_line(s.dst.type, n(s.dst), n(s.src)))

@@ -281,6 +281,80 @@ inline void run_grid(const int64* dims, int32 ndim, int32 nthreads, Body&& body)
     run_slices(slices, threads, omp_get_thread_num(), [&](int64 b, int64 e) { run_range<Independent, ND>(g, b, e, body); });
 }
 
+// ---- guard splitting (weft/backend/guards.py)
+// A kernel whose work sits under comparisons of its thread indices against row-invariant values runs each row in
+// three parts: clip(i0, i1, i2, i3, base, lo, hi) gives the interval [lo, hi) of the innermost index on which the
+// comparisons have the values the plan assumed; there `known` (the body with those comparisons as constants, so the
+// guard folds and the loop vectorises) runs, and on the rest of the row (a few points at the rim) the unchanged
+// body, called out of line. Launches outside the row loop's assumptions run the unchanged body everywhere.
+#define WEFT_SPLIT_CALL(F, ND)                                                       \
+    ((ND) == 1   ? F(j, 0, 0, 0, int64(j))                                           \
+     : (ND) == 2 ? F(idx[0], j, 0, 0, base + j)                                      \
+     : (ND) == 3 ? F(idx[0], idx[1], j, 0, base + j)                                 \
+                 : F(idx[0], idx[1], idx[2], j, base + j))
+
+template <bool Independent, int ND, typename Body, typename Known, typename Clip>
+inline void run_split_row(const int32* idx, int64 base, int32 rb, int32 re, Body& body, Known& known, Clip& clip) {
+    auto rim = [&](int32 i0, int32 i1, int32 i2, int32 i3, int64 flat) __attribute__((noinline)) {
+        body(i0, i1, i2, i3, flat);
+    };
+    int64 lo = 0, hi = 0;
+    clip(idx[0], idx[1], idx[2], idx[3], base, lo, hi);
+    const int32 a = lo <= int64(rb) ? rb : (lo >= int64(re) ? re : int32(lo));
+    const int32 b = hi <= int64(a) ? a : (hi >= int64(re) ? re : int32(hi));
+    for (int32 j = rb; j < a; ++j) WEFT_SPLIT_CALL(rim, ND);
+    {
+        const int32 jb = a, je = b;
+        WEFT_GRID_LOOP(Independent, WEFT_SPLIT_CALL(known, ND))
+    }
+    for (int32 j = b; j < re; ++j) WEFT_SPLIT_CALL(rim, ND);
+}
+
+template <bool Independent, int ND, typename Body, typename Known, typename Clip>
+__attribute__((noinline)) void run_range_split(const Grid& g, int64 begin, int64 end, Body body, Known known,
+                                               Clip clip) {
+    static_assert(ND >= 1 && ND <= 4, "guard splitting needs the launch rank");
+    if constexpr (ND == 1) {
+        if (end <= int64(INT32_MAX)) {
+            const int32 idx[4] = {0, 0, 0, 0};
+            const int64 base = 0;
+            (void)base;
+            run_split_row<Independent, ND>(idx, 0, int32(begin), int32(end), body, known, clip);
+            return;
+        }
+    } else {
+        if (g.ndim == ND && g.dim[ND - 1] <= int64(INT32_MAX)) {
+            const int64 inner = g.dim[ND - 1];
+            int64 flat = begin;
+            while (flat < end) {
+                const RowSpan rs = row_span(g, ND, inner, flat, end);
+                run_split_row<Independent, ND>(rs.idx, rs.base, int32(rs.j0), int32(rs.jend), body, known, clip);
+                flat += rs.jend - rs.j0;
+            }
+            return;
+        }
+    }
+    run_range<false, ND>(g, begin, end, body);
+}
+
+template <bool Independent, int ND, typename Body, typename Known, typename Clip>
+inline void run_grid_split(const int64* dims, int32 ndim, int32 nthreads, Body&& body, Known&& known, Clip&& clip) {
+    const Grid g = make_grid(dims, ndim);
+    const int64 total = grid_total(dims, ndim);
+    if (total <= 0) return;
+    const int threads = grid_threads(dims, ndim, nthreads);
+    if (threads <= 1) {
+        SerialScope serial;
+        run_range_split<Independent, ND>(g, 0, total, body, known, clip);
+        return;
+    }
+    GridSlice slices[kMaxGridThreads];
+    make_slices(total, threads, slices);
+#pragma omp parallel num_threads(threads)
+    run_slices(slices, threads, omp_get_thread_num(),
+               [&](int64 b, int64 e) { run_range_split<Independent, ND>(g, b, e, body, known, clip); });
+}
+
 // ---- privatised gradient accumulation
 // A gradient that several threads add into at the same elements (a stencil's neighbours, a gather's sources) would
 // need an atomic read-modify-write per add. Instead, thread t > 0 of a backward launch adds with plain adds into its

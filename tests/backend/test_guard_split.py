@@ -1,0 +1,150 @@
+"""Guard splitting (weft/backend/guards.py): kernels guarded on their thread indices give the same results as NumPy
+for odd sizes, tiny grids, every comparison and early returns, and the guard-free specialised body is rendered."""
+
+import numpy as np
+import pytest
+
+import weft as wp
+from weft.backend.guards import plan_guards
+
+
+@wp.kernel
+def guarded_stencil(n: int, m: int, u: wp.array2d(dtype=float), out: wp.array2d(dtype=float)):
+    i, j = wp.tid()
+    if i > 0 and j > 0 and i < n - 1 and j < m - 1:
+        out[i, j] = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
+
+
+@wp.kernel
+def mixed_ops(n: int, m: int, c: int, u: wp.array2d(dtype=float), out: wp.array2d(dtype=float)):
+    # >=, <=, != and an inner index compared with an outer one, constants written on the left
+    i, j = wp.tid()
+    if j >= 1 and 2 <= i and j <= m - 2 and i != c and j < i + 3:
+        out[i, j] = u[i, j] * 2.0 + 1.0
+
+
+@wp.kernel
+def early_return(n: int, x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    if i >= n:
+        return
+    y[i] = x[i] * 3.0
+
+
+@wp.kernel
+def guard_1d(n: int, x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    if i < n:
+        y[i] = x[i] + 1.0
+
+
+@wp.kernel
+def guard_3d(n: int, u: wp.array3d(dtype=float), out: wp.array3d(dtype=float)):
+    i, j, k = wp.tid()
+    if k > 0 and k < n - 1 and j > 0:
+        out[i, j, k] = u[i, j, k - 1] + u[i, j, k + 1]
+    out[i, 0, 0] = 7.0
+
+
+def _stencil_ref(u):
+    ref = np.zeros_like(u)
+    ref[1:-1, 1:-1] = u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4.0 * u[1:-1, 1:-1]
+    return ref
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (2, 2), (1, 7), (2, 9), (3, 3), (7, 13), (33, 65)])
+def test_guarded_stencil(shape):
+    u = np.random.default_rng(0).random(shape).astype(np.float32)
+    out = wp.zeros(shape, dtype=float)
+    wp.launch(guarded_stencil, dim=shape, inputs=[shape[0], shape[1], wp.array(u), out])
+    np.testing.assert_allclose(out.numpy(), _stencil_ref(u), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("bounds", [(7, 13), (0, 0), (-5, -3), (5, 8), (2, 1)])
+def test_guard_bounds_not_matching_grid(bounds):
+    # the guard's bounds come from arguments, not the grid: zero, negative and smaller values
+    n, m = bounds
+    u = np.random.default_rng(1).random((7, 13)).astype(np.float32)
+    out = wp.zeros((7, 13), dtype=float)
+    wp.launch(guarded_stencil, dim=(7, 13), inputs=[n, m, wp.array(u), out])
+    ref = np.zeros_like(u)
+    for i in range(7):
+        for j in range(13):
+            if 0 < i < n - 1 and 0 < j < m - 1:
+                ref[i, j] = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-6, atol=1e-6)
+
+
+def test_guard_bound_overflow():
+    # m - 2 and bound + 1 near the int32 limits
+    out = wp.zeros((5, 6), dtype=float)
+    u = np.ones((5, 6), np.float32)
+    for m in (2**31 - 1, -(2**31) + 2):
+        out.zero_()
+        wp.launch(mixed_ops, dim=(5, 6), inputs=[5, m, 3, wp.array(u), out])
+        ref = np.zeros((5, 6), np.float32)
+        for i in range(5):
+            for j in range(6):
+                if j >= 1 and 2 <= i and j <= m - 2 and i != 3 and j < i + 3:
+                    ref[i, j] = 3.0
+        np.testing.assert_array_equal(out.numpy(), ref)
+
+
+@pytest.mark.parametrize("shape,c", [((9, 11), 4), ((2, 2), 0), ((5, 3), 2), ((12, 40), 7)])
+def test_mixed_comparisons(shape, c):
+    u = np.random.default_rng(2).random(shape).astype(np.float32)
+    out = wp.zeros(shape, dtype=float)
+    n, m = shape
+    wp.launch(mixed_ops, dim=shape, inputs=[n, m, c, wp.array(u), out])
+    ref = np.zeros_like(u)
+    for i in range(n):
+        for j in range(m):
+            if j >= 1 and 2 <= i and j <= m - 2 and i != c and j < i + 3:
+                ref[i, j] = u[i, j] * 2.0 + 1.0
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-6)
+
+
+@pytest.mark.parametrize("size,n", [(1, 1), (2, 1), (17, 9), (1000, 999), (1000, 1000), (50, 0), (50, -4), (8, 99)])
+def test_early_return_and_1d_guard(size, n):
+    x = np.random.default_rng(3).random(size).astype(np.float32)
+    y = wp.array(np.full(size, -1.0, np.float32))
+    wp.launch(early_return, dim=size, inputs=[n, wp.array(x), y])
+    k = max(0, min(n, size))
+    expect = np.full(size, -1.0, np.float32)
+    expect[:k] = x[:k] * 3.0
+    np.testing.assert_allclose(y.numpy(), expect, rtol=1e-6)
+    y = wp.array(np.full(size, -1.0, np.float32))
+    wp.launch(guard_1d, dim=size, inputs=[n, wp.array(x), y])
+    expect[:k] = x[:k] + 1.0
+    np.testing.assert_allclose(y.numpy(), expect, rtol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 5), (3, 1, 2), (4, 5, 33)])
+def test_guard_3d_with_work_outside_the_guard(shape):
+    u = np.random.default_rng(4).random(shape).astype(np.float32)
+    out = wp.zeros(shape, dtype=float)
+    wp.launch(guard_3d, dim=shape, inputs=[shape[2], wp.array(u), out])
+    ref = np.zeros_like(u)
+    ref[:, 1:, 1:-1] = u[:, 1:, :-2] + u[:, 1:, 2:]
+    ref[:, 0, 0] = 7.0
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-6)
+
+
+def test_flat_index_kernel_on_2d_launch():
+    # ``i = wp.tid()`` on a 2-D launch: the guard compares the flat index
+    x = np.random.default_rng(5).random(6 * 7).astype(np.float32)
+    y = wp.array(np.full(42, -1.0, np.float32))
+    wp.launch(guard_1d, dim=(6, 7), inputs=[20, wp.array(x), y])
+    expect = np.full(42, -1.0, np.float32)
+    expect[:20] = x[:20] + 1.0
+    np.testing.assert_allclose(y.numpy(), expect, rtol=1e-6)
+
+
+def test_plan_atoms():
+    spec = guarded_stencil._lower(guarded_stencil.infer_types([4, 4, wp.zeros((2, 2)), wp.zeros((2, 2))]), False, None)
+    plan = plan_guards(spec.fn)
+    assert plan is not None and len(plan.inner) == 2 and len(plan.outer) == 2
+    assert all(a.value for a in (*plan.inner, *plan.outer))
+    spec = early_return._lower(early_return.infer_types([3, wp.zeros(2), wp.zeros(2)]), False, None)
+    plan = plan_guards(spec.fn)
+    assert plan is not None and [a.value for a in plan.inner] == [False] and not plan.outer
