@@ -13,7 +13,7 @@ import weft as wp
 
 from .frontend.func import make_func as _func
 
-__all__ = ["norm_huber", "norm_l1", "norm_l2", "norm_pseudo_huber", "quat_to_rpy", "quat_twist", "quat_twist_angle",
+__all__ = ["len", "norm_huber", "norm_l1", "norm_l2", "norm_pseudo_huber", "quat_to_rpy", "quat_twist", "quat_twist_angle",
            "quat_twist_angle_signed", "smooth_normalize", "transform_twist", "transform_wrench", "velocity_at_point"]
 
 
@@ -109,3 +109,11 @@ def transform_wrench(t: Any, x: Any):
     f = wp.quat_rotate(q, wp.spatial_bottom(x))
     tau = wp.quat_rotate(q, wp.spatial_top(x)) + wp.cross(p, f)
     return type(x)(tau[0], tau[1], tau[2], f[0], f[1], f[2])
+
+
+def len(x):  # noqa: A001 - Warp's builtin of this name
+    """``wp.len(x)``: the number of components of a vector / rows of a matrix, or the first dimension of an array;
+    in kernels a compile-time constant for vectors and matrices."""
+    import builtins
+
+    return builtins.len(x)

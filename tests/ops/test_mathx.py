@@ -175,3 +175,14 @@ def test_nonzero_and_integer_step():
     wp.launch(nonzero_k, dim=3, inputs=[wp.array(x), wp.array(f), o, of])
     np.testing.assert_array_equal(o.numpy(), np.stack([(x != 0), (x < 0)], 1).astype(np.int64))
     np.testing.assert_array_equal(of.numpy(), (f != 0).astype(np.float32))
+
+
+@wp.kernel
+def len_k(v: wp.array(dtype=wp.vec4d), out: wp.array(dtype=int)):
+    out[0] = wp.len(v[0]) + wp.len(v)
+
+
+def test_wp_len():
+    out = wp.zeros(1, dtype=int)
+    wp.launch(len_k, dim=1, inputs=[wp.zeros(3, dtype=wp.vec4d), out])
+    assert out.numpy()[0] == 7 and wp.len(wp.vec3()) == 3

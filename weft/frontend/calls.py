@@ -50,9 +50,10 @@ def lower_call(lw, node: ast.Call):
 
 
 def _factories() -> dict:
+    from .. import mathfuncs
     from ..types import composite
 
-    return {composite.vector: _vector_factory, composite.matrix: _matrix_factory}
+    return {composite.vector: _vector_factory, composite.matrix: _matrix_factory, mathfuncs.len: _py_len}
 
 
 def _callee(lw, func_node):
