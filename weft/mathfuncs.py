@@ -111,7 +111,7 @@ def transform_wrench(t: Any, x: Any):
     return type(x)(tau[0], tau[1], tau[2], f[0], f[1], f[2])
 
 
-def len(x):  # noqa: A001 - Warp's builtin of this name
+def len(x):
     """``wp.len(x)``: the number of components of a vector / rows of a matrix, or the first dimension of an array;
     in kernels a compile-time constant for vectors and matrices."""
     import builtins
