@@ -146,7 +146,7 @@ from . import utils
 from . import _src
 
 Function = Func
-from .mathfuncs import len  # noqa: A004
+from .mathfuncs import len
 from .mathfuncs import (norm_huber, norm_l1, norm_l2, norm_pseudo_huber, quat_to_rpy, quat_twist,
                         quat_twist_angle, quat_twist_angle_signed, smooth_normalize, transform_twist, transform_wrench,
                         velocity_at_point)
