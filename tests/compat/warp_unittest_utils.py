@@ -8,7 +8,10 @@ arrays, fail a test that prints unexpectedly), implemented on weft. Test modules
 from __future__ import annotations
 
 import contextlib
+import ctypes  # noqa: F401  (the star import hands these modules to the tests, as Warp's helpers do)
+import ctypes.util  # noqa: F401
 import functools
+import gc  # noqa: F401
 import importlib.util
 import io
 import os
@@ -16,6 +19,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time  # noqa: F401
 import unittest  # noqa: F401  (re-exported to the test modules)
 
 import numpy as np
