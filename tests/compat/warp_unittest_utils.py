@@ -8,7 +8,7 @@ arrays, fail a test that prints unexpectedly), implemented on weft. Test modules
 from __future__ import annotations
 
 import contextlib
-import ctypes  # noqa: F401  (the star import hands these modules to the tests, as Warp's helpers do)
+import ctypes
 import ctypes.util  # noqa: F401
 import functools
 import gc  # noqa: F401
