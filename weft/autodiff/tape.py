@@ -49,6 +49,10 @@ class FuncRecord:
     arrays: tuple
 
 
+class ScopeError(Error, RuntimeError):
+    """``tape.record_scope_end()`` without an open scope (a RuntimeError, as in Warp)."""
+
+
 class OverwriteError(Error):
     """An array read by a recorded launch was overwritten before ``tape.backward``."""
 
@@ -139,7 +143,7 @@ class Tape:
         """Close the innermost open scope (dropped if it recorded nothing and ``remove_scope_if_empty``)."""
         depth = sum(1 if name is not None else -1 for _, name, _ in self.scopes)
         if depth <= 0:
-            raise Error("tape.record_scope_end(): no scope is open")
+            raise ScopeError("tape.record_scope_end(): ended tape scope, but scope not present (no scope is open)")
         last = self.scopes[-1]
         if remove_scope_if_empty and last[1] is not None and last[0] == len(self.launches):
             self.scopes.pop()
