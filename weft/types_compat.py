@@ -65,9 +65,7 @@ def type_length(t) -> int:
 
 non_atomic_types = (int8, uint8, int16, uint16, int64)
 np_dtype_to_warp_type = {c._ir_.np_dtype: c for c in (bool_, *scalar_types) if c is not bfloat16}
-if T.BFLOAT16.np_dtype != np.dtype(np.uint16):
-    np_dtype_to_warp_type[T.BFLOAT16.np_dtype] = bfloat16
-warp_type_to_np_dtype = {c: c._ir_.np_dtype for c in (bool_, *scalar_types)}
+warp_type_to_np_dtype = {c: c._ir_.np_dtype for c in (bool_, *scalar_types) if c is not bfloat16}
 
 
 def _ir(t):
@@ -82,6 +80,8 @@ def _ir(t):
 def dtype_from_numpy(numpy_dtype):
     """The weft scalar type of a NumPy dtype (``np.float32`` -> ``wp.float32``)."""
     try:
+        if np.dtype(numpy_dtype).name == "bfloat16":
+            return bfloat16
         return np_dtype_to_warp_type[np.dtype(numpy_dtype)]
     except (KeyError, TypeError):
         raise TypeError(f"Cannot convert {numpy_dtype} to a Warp type") from None
@@ -93,6 +93,8 @@ def dtype_to_numpy(warp_dtype):
         else warp_dtype
     if cls is float:
         cls = float32
+    if cls is bfloat16:
+        return T.BFLOAT16.np_dtype
     try:
         return warp_type_to_np_dtype[cls]
     except (KeyError, TypeError):

@@ -20,6 +20,8 @@ def scalar_class(dtype) -> type:
         return S.BY_NAME[dtype]
     if isinstance(dtype, np.dtype) and dtype.type in S.PY_ALIASES:
         return S.PY_ALIASES[dtype.type]
+    if getattr(dtype, "__name__", None) == "bfloat16" or (isinstance(dtype, np.dtype) and dtype.name == "bfloat16"):
+        return S.bfloat16  # ml_dtypes.bfloat16
     raise TypeError(f"{dtype!r} is not a scalar type")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ..ir import types as T
@@ -52,9 +54,17 @@ uint64 = _make("uint64", T.UINT64, Int)
 float16 = _make("float16", T.FLOAT16, Float)
 float32 = _make("float32", T.FLOAT32, Float)
 float64 = _make("float64", T.FLOAT64, Float)
-bfloat16 = _make("bfloat16", T.BFLOAT16, Float)
-if bfloat16._np_ is np.uint16:  # no ml_dtypes: host values are float32 rounded to bfloat16 precision
-    bfloat16._np_ = lambda v: np.float32(bf16_bits_to_float(bf16_bits(v)))
+def _bf16_host(v):
+    """A host bfloat16 value: ml_dtypes.bfloat16 when available, else float32 rounded to bfloat16 precision
+    (resolved on first use, so ``import weft`` does not import ml_dtypes)."""
+    np_type = T.BFLOAT16.np_dtype.type
+    if np_type is np.uint16:
+        return np.float32(bf16_bits_to_float(bf16_bits(v)))
+    return np_type(v)
+
+
+bfloat16 = _ScalarMeta("bfloat16", (Float,), {"_ir_": T.BFLOAT16, "_np_": staticmethod(_bf16_host),
+                                                "__doc__": "The bfloat16 scalar type."})
 
 
 def bf16_bits(x) -> int:
@@ -92,8 +102,8 @@ PY_ALIASES: dict[object, type] = {
     np.uint64: uint64,
     np.bool_: bool_,
 }
-if T.BFLOAT16.np_dtype != np.dtype(np.uint16):
-    PY_ALIASES[T.BFLOAT16.np_dtype.type] = bfloat16
+if "ml_dtypes" in sys.modules:  # already imported by someone else: its bfloat16 maps to ours (see scalar_class)
+    PY_ALIASES[sys.modules["ml_dtypes"].bfloat16] = bfloat16
 
 
 def check_host_scalar(t: T.ScalarType, v):
