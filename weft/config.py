@@ -37,8 +37,20 @@ class DeterministicMode(enum.IntEnum):
 
 #: Run CPU launches on one thread in index order (bitwise reproducible atomics and prints).
 deterministic: bool = _env_bool("WEFT_DETERMINISTIC", False)
-#: Number of CPU threads for launches (0: all cores).
+#: Number of CPU threads for launches (0: all cores, fewer while other processes keep the cores busy; see
+#: ``load_aware_threads``). A fixed number is used as given.
 num_threads: int = int(os.environ.get("WEFT_NUM_THREADS", "0") or 0)
+#: With ``num_threads == 0``: before a launch, count the runnable tasks of the machine (``/proc/loadavg``, re-read at
+#: most every ``load_check_interval`` seconds) and run on only the cores the other tasks leave free (at least one).
+load_aware_threads: bool = _env_bool("WEFT_LOAD_AWARE", True)
+#: Seconds between two readings of the machine's load (see ``load_aware_threads``).
+load_check_interval: float = 0.1
+#: How long an idle OpenMP worker spins before it sleeps (libgomp's ``GOMP_SPINCOUNT``), set before the OpenMP
+#: runtime loads unless ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT`` is set already. libgomp's own default spins for
+#: milliseconds, which on a busy machine takes the core from the very peer the barrier waits for.
+omp_spin_count: int = int(os.environ.get("WEFT_SPINCOUNT", "10000") or 0)
+if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+    os.environ["GOMP_SPINCOUNT"] = str(omp_spin_count)
 #: Extra flags for the CPU compiler, appended after weft's own.
 cpu_compile_flags: tuple[str, ...] = tuple(os.environ.get("WEFT_CXXFLAGS", "").split())
 #: Compile CPU kernels against a precompiled weft.h (GCC; built once per cache in the background).

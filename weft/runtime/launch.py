@@ -12,6 +12,7 @@ from ..errors import Error, LaunchError, RuntimeError_
 from . import device as D
 from .sync import _capture, active_capture
 from .tape import active_tape
+from .threads import launch_threads
 
 _DIMS = {n: struct.Struct(f"<{n}q") for n in range(1, 5)}
 
@@ -82,7 +83,7 @@ def _tid_where(kernel) -> str:
 
 
 def _threads() -> int:
-    return 1 if config.deterministic else config.num_threads
+    return launch_threads()
 
 
 def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), device=None, stream=None,
@@ -202,7 +203,7 @@ def _launch_fast(fast: _Fast, dim, inputs, outputs, device, record_tape) -> bool
         return False  # the general path reports it, naming the argument
     if packed is None:
         return False
-    fast.fwd(packed, dims, ndim, 1 if config.deterministic else config.num_threads)
+    fast.fwd(packed, dims, ndim, launch_threads())
     for i in fast.written:
         args[i]._shared.version += 1
     return True
@@ -386,7 +387,7 @@ class Launch:
     def launch(self, stream=None) -> None:
         fwd = self._fast_fwd
         if fwd is not None and not config.verify_fp:
-            fwd(self._packed, self._dims, self._ndim, 1 if config.deterministic else config.num_threads)
+            fwd(self._packed, self._dims, self._ndim, launch_threads())
             for shared in self._written:
                 shared.version += 1
             return
