@@ -5,7 +5,7 @@ from .articulation import eval_fk, eval_ik
 from .builder import ModelBuilder
 from .builder.joints import JointAxis
 from .collide import collide
-from .importers import parse_urdf
+from .importers import parse_mjcf, parse_urdf
 from .inertia import transform_inertia
 from .integrators import Integrator, SemiImplicitIntegrator, integrate_bodies, integrate_particles
 from .model import (
@@ -81,6 +81,7 @@ __all__ = [
                     "integrate_bodies",
                     "integrate_particles",
                     "load_mesh",
+                    "parse_mjcf",
                     "parse_urdf",
                     "quat_from_euler",
                     "quat_to_euler",

@@ -252,7 +252,7 @@ def _tree_order(doc: _Doc, links: dict, joints: list[dict]):
     return roots[0], order
 
 
-def _base_joint(doc: _Doc, builder, root: int, xform, floating: bool, base_joint) -> None:
+def _base_joint(doc, builder, root: int, xform, floating: bool, base_joint, who: str = "parse_urdf") -> None:
     if base_joint is not None:
         # the position applies before the base joint, the rotation after it, so the joint's axes stay unrotated
         parent_xform = wp.transform(xform.p, wp.quat_identity())
@@ -261,7 +261,7 @@ def _base_joint(doc: _Doc, builder, root: int, xform, floating: bool, base_joint
             linear, angular = [], []
             for token in (t.strip().lower() for t in base_joint.split(",")):
                 if len(token) < 2 or token[0] not in "lpar" or token[-1] not in _AXES:
-                    raise SimError(f"parse_urdf: 'base_joint' axis {token!r} is not one of px/py/pz (or lx..) "
+                    raise SimError(f"{who}: 'base_joint' axis {token!r} is not one of px/py/pz (or lx..) "
                                    f"and rx/ry/rz (or ax..)")
                 (linear if token[0] in "lp" else angular).append(JointAxis(_AXES[token[-1]]))
             builder.add_joint_d6(parent=-1, child=root, linear_axes=linear, angular_axes=angular,
@@ -271,7 +271,7 @@ def _base_joint(doc: _Doc, builder, root: int, xform, floating: bool, base_joint
                           name="base_joint")
             builder.add_joint(**params)
         else:
-            raise SimError(f"parse_urdf: 'base_joint' must be a string of axes such as 'px,py,rz' or a dict of "
+            raise SimError(f"{who}: 'base_joint' must be a string of axes such as 'px,py,rz' or a dict of "
                            f"add_joint arguments, got {type(base_joint).__name__}")
     elif floating:
         joint = builder.add_joint_free(root, name="floating_base")
