@@ -24,6 +24,7 @@ def policy(monkeypatch):
     monkeypatch.setattr(threads, "runnable_tasks", lambda: load["runnable"])
     monkeypatch.setattr(threads, "own_runnable_tasks", lambda: load["own"])
     monkeypatch.setattr(threads, "_cores", lambda: 4)
+    monkeypatch.setattr(threads, "_machine_cores", lambda: 4)
     threads.reset()
     wp.config.num_threads, wp.config.load_aware_threads, wp.config.deterministic = 0, True, False
     yield load
@@ -40,6 +41,10 @@ def test_free_core_threads():
     assert threads.free_core_threads(4, 30) == 1  # never fewer than one
     assert threads.free_core_threads(4, 4, own=4) == 0  # our own spinning workers are no competition
     assert threads.free_core_threads(4, 6, own=4) == 2
+    # a cpuset of 4 of 64 cores: 32 other tasks machine-wide put about 2 on our cores
+    assert threads.free_core_threads(4, 33, machine_cores=64) == 2
+    assert threads.free_core_threads(4, 10, machine_cores=64) == 0
+    assert threads.free_core_threads(4, 33, machine_cores=4) == 1
 
 
 def test_launch_threads_follows_load(policy):

@@ -26,6 +26,10 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+def _machine_cores() -> int:
+    return os.cpu_count() or 1
+
+
 def runnable_tasks() -> int | None:
     """Tasks runnable on the machine now (running or waiting for a core), or None where it cannot be read."""
     try:
@@ -54,13 +58,17 @@ def own_runnable_tasks() -> int:
     return max(1, count)
 
 
-def free_core_threads(cores: int, runnable: int | None, own: int = 1) -> int:
+def free_core_threads(cores: int, runnable: int | None, own: int = 1, machine_cores: int | None = None) -> int:
     """The thread count for ``cores`` cores with ``runnable`` tasks runnable, ``own`` of them this process's (the
     caller among them): 0 (all cores, as OpenMP chooses) when no other task competes for them, else the cores left
-    free, at least 1."""
+    free, at least 1. ``machine_cores``: the machine's cores when this process may use only ``cores`` of them (a
+    cpuset); the runnable count is machine-wide, so only the share of the other tasks that falls on our cores counts
+    (assuming the scheduler spreads them evenly)."""
     if runnable is None:
         return 0
     others = runnable - own
+    if machine_cores and machine_cores > cores:
+        others = (others * cores) // machine_cores
     if others <= 0:
         return 0
     return max(1, cores - others)
@@ -84,7 +92,7 @@ def _read_load() -> int:
     runnable = runnable_tasks()
     # this process's own runnable threads are counted only when something else might be running (a cheap test first)
     own = own_runnable_tasks() if runnable is not None and runnable > 1 else 1
-    _threads = free_core_threads(_cores(), runnable, own)
+    _threads = free_core_threads(_cores(), runnable, own, _machine_cores())
     _next = monotonic() + config.load_check_interval
     return _threads
 
