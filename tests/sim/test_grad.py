@@ -75,7 +75,7 @@ def taped():
 def test_gradient_wrt_initial_state_matches_fd(taped, name, index, eps):
     fd = (_loss(_edit(name, index, eps)) - _loss(_edit(name, index, -eps))) / (2 * eps)
     g = taped["qd" if name == "particle_qd" else "q"][index]
-    assert g == pytest.approx(fd, rel=0.05, abs=1e-3 * abs(fd) + 1e-5)
+    assert g == pytest.approx(fd, rel=0.05, abs=float(1e-3 * abs(fd) + 1e-5))
 
 
 def test_gradient_wrt_material_matches_fd(taped):
