@@ -76,6 +76,7 @@ KNOWN: set[tuple[str, str, str]] = {
     ("weft.diagnostics", "weft.toolchain.options", "local"),
     ("weft.distributed.halo", "weft.autodiff.tape", "local"),
     ("weft.frontend.calls", "weft.autodiff.custom", "upward"),
+    ("weft.frontend.calls", "weft.mathfuncs", "upward"),  # Warp math funcs written as weft funcs (d21e506)
     ("weft.frontend.calls", "weft.ops", "local"),
     ("weft.frontend.calls", "weft.types", "local"),
     ("weft.frontend.calls", "weft.types.composite", "local"),
