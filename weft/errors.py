@@ -89,3 +89,11 @@ class DeviceError(Error):
 
 class GeometryError(Error, ValueError):
     """Bad input to a geometry object (Mesh, Bvh, HashGrid, MarchingCubes): names the argument and what is wrong."""
+
+
+class GeometryTypeError(GeometryError, TypeError):
+    """A geometry argument of the wrong type (a dtype the object does not take, points of another precision)."""
+
+
+class GeometryLimitError(GeometryError, RuntimeError):
+    """A geometry object larger than weft supports (e.g. a hash grid of more than 2**30 cells)."""

@@ -151,10 +151,14 @@ def test_bad_build_input():
         grid.build(wp.array(pts, dtype=wp.vec3), 0.0)
     with pytest.raises(wp.Error, match="points"):
         grid.build(wp.zeros(4, dtype=wp.int32), 1.0)
-    with pytest.raises(wp.Error, match="groups.*negative"):
-        grid.build(wp.array(pts, dtype=wp.vec3), 1.0, groups=wp.array(np.array([0, 1, -1, 0], np.int32)))
-    with pytest.raises(wp.Error, match="dtype"):
+    with pytest.raises(wp.Error, match="groups.*3 entries"):
+        grid.build(wp.array(pts, dtype=wp.vec3), 1.0, groups=wp.array(np.array([0, 1, -1], np.int32)))
+    with pytest.raises(TypeError, match="dtype"):
         wp.HashGrid(4, 4, 4, dtype=wp.int32)
+    with pytest.raises(TypeError, match="float64 vectors"):
+        grid.build(wp.array(pts, dtype=wp.vec3d), 1.0)
+    with pytest.raises(RuntimeError, match="cell count exceeds"):
+        wp.HashGrid(2048, 1024, 1024)
 
 
 def test_non_finite_points_are_never_neighbours():

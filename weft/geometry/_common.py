@@ -40,3 +40,36 @@ def check_finite(data: np.ndarray, name: str, owner: str) -> None:
     if data is not None and data.size and not np.isfinite(data).all():
         bad = int(np.argwhere(~np.isfinite(data.reshape(len(data), -1)))[0][0])
         raise GeometryError(f"{owner}: argument '{name}' holds a NaN or infinite value (at index {bad})")
+
+
+class NativeHandle:
+    """The lifecycle shared by Mesh, Bvh and HashGrid: a library-issued ``id``, checked use, explicit destroy.
+
+    Subclasses set ``_KIND`` (the name used in messages, e.g. "Mesh") and ``_DESTROY`` (the library entry point
+    that frees an id). ``id`` is 0 before creation and after :meth:`destroy`; kernels given a freed id report an
+    invalid-id error instead of reading freed memory (ids carry a generation).
+    """
+
+    _KIND = "object"
+    _DESTROY = ""
+    id: int = 0
+
+    def _live_id(self) -> int:
+        """The id, or a GeometryError when this object was destroyed."""
+        if self.id == 0:
+            raise GeometryError(f"{self._KIND}: this {self._KIND} was destroyed")
+        return self.id
+
+    def destroy(self) -> None:
+        """Free the native object now; kernels given its id afterwards report an invalid-id error."""
+        ident = getattr(self, "id", 0)
+        lib = getattr(self, "_lib", None)
+        if ident and lib is not None:
+            getattr(lib, self._DESTROY)(ident)
+        self.id = 0
+
+    def __del__(self):
+        try:
+            self.destroy()
+        except Exception:  # noqa: BLE001, S110 - interpreter shutdown
+            pass

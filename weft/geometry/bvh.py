@@ -8,10 +8,10 @@ import numpy as np
 
 from ..errors import GeometryError
 from . import native
-from ._common import check_finite, host_view
+from ._common import NativeHandle, check_finite, host_view
 
 
-class Bvh:
+class Bvh(NativeHandle):
     """A linear BVH over ``lowers[i]``..``uppers[i]`` boxes (built in parallel, deterministic).
 
     Args:
@@ -25,6 +25,9 @@ class Bvh:
     Raises:
         GeometryError: mismatched lengths, NaN bounds, a lower corner above its upper corner, negative groups.
     """
+
+    _KIND = "Bvh"
+    _DESTROY = "geo_bvh_destroy"
 
     def __init__(self, lowers, uppers, groups=None, constructor=None, leaf_size=None, device=None):
         self.device = device
@@ -81,20 +84,3 @@ class Bvh:
         out = (ctypes.c_int32 * 4)()
         self._lib.geo_bvh_info(self._live_id(), out)
         return {"num_prims": out[0], "num_groups": out[2], "depth": out[3]}
-
-    def _live_id(self) -> int:
-        if self.id == 0:
-            raise GeometryError("Bvh: this BVH was destroyed")
-        return self.id
-
-    def destroy(self) -> None:
-        """Free the BVH now; kernels given its id afterwards report an invalid-id error instead of reading it."""
-        if getattr(self, "id", 0):
-            self._lib.geo_bvh_destroy(self.id)
-            self.id = 0
-
-    def __del__(self):
-        try:
-            self.destroy()
-        except Exception:  # noqa: BLE001, S110 - interpreter shutdown
-            pass

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import GeometryError
+from ..errors import GeometryError, GeometryLimitError, GeometryTypeError
 from ..types.mapping import to_ir
 from ..types.scalars import float32
 from . import native
+from ._common import NativeHandle
 
 
 def _precision(dtype) -> int:
@@ -19,11 +20,11 @@ def _precision(dtype) -> int:
     except TypeError:
         t = None
     if t is None or getattr(t, "kind", "") != "f" or not hasattr(t, "bits"):
-        raise GeometryError(f"HashGrid: argument 'dtype' must be float16, float32 or float64, got {dtype!r}")
-    return 64 if t.bits == 64 else 32
+        raise GeometryTypeError(f"HashGrid: argument 'dtype' must be float16, float32 or float64, got {dtype!r}")
+    return t.bits
 
 
-class HashGrid:
+class HashGrid(NativeHandle):
     """A spatial hash grid of ``dim_x * dim_y * dim_z`` cells; space wraps around, so any point fits.
 
     ``build(points, radius)`` sorts the points by cell (in parallel, deterministically) with cells of edge
@@ -39,25 +40,36 @@ class HashGrid:
         GeometryError: a dimension is not a positive integer, or the grid is too large.
     """
 
+    _KIND = "HashGrid"
+    _DESTROY = "geo_hash_grid_destroy"
+
     def __init__(self, dim_x: int, dim_y: int, dim_z: int, device=None, dtype=None):
         for name, value in (("dim_x", dim_x), ("dim_y", dim_y), ("dim_z", dim_z)):
             if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or int(value) <= 0:
                 raise GeometryError(f"HashGrid: argument '{name}' must be a positive integer, got {value!r}")
         self.dim_x, self.dim_y, self.dim_z = int(dim_x), int(dim_y), int(dim_z)
         self.device = device
-        self._precision = _precision(dtype)
+        self._bits = _precision(dtype)
+        self._precision = 64 if self._bits == 64 else 32
         self.dtype = dtype if dtype is not None else float32
         self.reserved = False
         self.num_points = 0
         self.cell_width = 0.0
         self._lib = native.lib()
+        if self.dim_x * self.dim_y * self.dim_z > 2**30:
+            raise GeometryLimitError(f"HashGrid: cell count exceeds supported limit ({self.dim_x}x{self.dim_y}x"
+                                     f"{self.dim_z} cells; at most 2**30)")
         self.id = int(self._lib.geo_hash_grid_create(self.dim_x, self.dim_y, self.dim_z))
         if self.id == 0:
-            raise GeometryError(f"HashGrid: cannot allocate {self.dim_x}x{self.dim_y}x{self.dim_z} cells "
-                                "(at most 2**30)")
+            raise GeometryError(f"HashGrid: cannot allocate {self.dim_x}x{self.dim_y}x{self.dim_z} cells")
 
     def reserve(self, num_points: int, with_groups: bool = False) -> None:
         """Allocate room for ``num_points`` points so later builds of up to that many do not allocate."""
+        from ..runtime.sync import active_capture
+
+        graph = active_capture()
+        if graph is not None and graph.device.is_cpu:
+            raise NotImplementedError("HashGrid.reserve inside a graph capture: reserve before capture")
         if int(num_points) < 0:
             raise GeometryError(f"HashGrid.reserve: argument 'num_points' must be >= 0, got {num_points}")
         if self._lib.geo_hash_grid_reserve(self._live_id(), int(num_points)) != 0:
@@ -67,10 +79,35 @@ class HashGrid:
     def build(self, points, radius: float, groups=None) -> None:
         """Sort ``points`` (vec3 of the grid's dtype, any array shape, on the CPU) into cells of edge ``radius``.
 
-        ``groups`` (int32, one per point, >= 0) makes a grouped grid: ``wp.hash_grid_query(id, p, r, group)`` then
-        yields only that group's points. Non-finite coordinates are accepted (they hash to a clamped cell and are
-        never within a finite distance of anything).
+        ``groups`` (int32, one per point; every int32 value is a group id) makes a grouped grid:
+        ``wp.hash_grid_query(id, p, r, group)`` then yields only that group's points. Non-finite coordinates are
+        accepted (NaN hashes to cell 0, infinities to the edge cells). Inside ``wp.ScopedCapture`` on the CPU the
+        build is recorded and runs, on the points' values at that time, when the graph is replayed.
+
+        Raises:
+            GeometryTypeError: ``points`` is a weft array of another precision than the grid's dtype.
         """
+        from ..runtime.sync import active_capture
+
+        graph = active_capture()
+        if graph is not None and graph.device.is_cpu:
+            if getattr(graph, "apic", False):
+                raise NotImplementedError("HashGrid serialization is not yet supported (HashGrid.build inside an "
+                                          "apic capture)")
+            self._check_points(points)
+            graph.launches.append(lambda: self._build_now(points, radius, groups))
+            return
+        self._build_now(points, radius, groups)
+
+    def _check_points(self, points) -> None:
+        if hasattr(points, "numpy") and hasattr(points, "dtype"):
+            item = np.dtype(points.numpy().dtype).itemsize * 8
+            if item != self._bits:
+                raise GeometryTypeError(f"HashGrid.build: argument 'points' holds float{item} vectors, the grid's "
+                                        f"dtype is float{self._bits} (create the grid with dtype=...)")
+
+    def _build_now(self, points, radius, groups) -> None:
+        self._check_points(points)
         radius = float(radius)
         if not np.isfinite(radius) or radius <= 0.0:
             raise GeometryError(f"HashGrid.build: argument 'radius' must be a positive finite number, got {radius}")
@@ -88,15 +125,13 @@ class HashGrid:
             if len(grp) != len(data):
                 raise GeometryError(f"HashGrid.build: argument 'groups' has {len(grp)} entries, points has "
                                     f"{len(data)}")
-            if len(grp) and grp.min() < 0:
-                raise GeometryError("HashGrid.build: argument 'groups' holds a negative group id")
         gptr = grp.ctypes.data if grp is not None else None
         if self._precision == 64:
             pts = np.ascontiguousarray(data, dtype=np.float64)
             inv = 1.0 / radius
             with np.errstate(invalid="ignore", over="ignore"):
                 c = np.floor(pts * inv)
-            c = np.where(np.isnan(c) | (c <= -1e9), -1_000_000_000, np.where(c > 1e9, 1_000_000_000, c))
+            c = np.where(np.isnan(c), 0, np.where(c <= -1e9, -1_000_000_000, np.where(c > 1e9, 1_000_000_000, c)))
             c = c.astype(np.int64)
             dims = np.array([self.dim_x, self.dim_y, self.dim_z])
             w = np.mod(c, dims)
@@ -116,20 +151,3 @@ class HashGrid:
         out = np.empty(self.num_points, dtype=np.int32)
         self._lib.geo_hash_grid_sorted_ids(self._live_id(), out.ctypes.data, len(out))
         return out
-
-    def _live_id(self) -> int:
-        if self.id == 0:
-            raise GeometryError("HashGrid: this grid was destroyed")
-        return self.id
-
-    def destroy(self) -> None:
-        """Free the grid now; kernels given its id afterwards report an invalid-id error instead of reading it."""
-        if getattr(self, "id", 0):
-            self._lib.geo_hash_grid_destroy(self.id)
-            self.id = 0
-
-    def __del__(self):
-        try:
-            self.destroy()
-        except Exception:  # noqa: BLE001, S110 - interpreter shutdown
-            pass

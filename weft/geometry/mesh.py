@@ -6,10 +6,10 @@ import numpy as np
 
 from ..errors import GeometryError
 from . import native
-from ._common import check_finite, host_view
+from ._common import NativeHandle, check_finite, host_view
 
 
-class Mesh:
+class Mesh(NativeHandle):
     """A triangle mesh for closest-point, sign, ray and overlap queries in kernels.
 
     The BVH is a linear BVH (Morton-ordered radix tree, built in parallel and deterministically). The mesh keeps
@@ -28,6 +28,9 @@ class Mesh:
         GeometryError: empty mesh, an index array whose length is not a multiple of 3, an index out of range,
             NaN/inf points, or velocities of the wrong length (each naming the argument).
     """
+
+    _KIND = "Mesh"
+    _DESTROY = "geo_mesh_destroy"
 
     def __init__(self, points=None, indices=None, velocities=None, support_winding_number: bool = False,
                  bvh_constructor=None, bvh_leaf_size=None, device=None, groups=None):
@@ -124,20 +127,3 @@ class Mesh:
         out = (ctypes.c_int32 * 4)()
         self._lib.geo_bvh_info(self._live_id(), out)
         return {"num_prims": out[0], "depth": out[3]}
-
-    def _live_id(self) -> int:
-        if self.id == 0:
-            raise GeometryError("Mesh: this mesh was destroyed")
-        return self.id
-
-    def destroy(self) -> None:
-        """Free the mesh now; kernels given its id afterwards report an invalid-id error instead of reading it."""
-        if getattr(self, "id", 0):
-            self._lib.geo_mesh_destroy(self.id)
-            self.id = 0
-
-    def __del__(self):
-        try:
-            self.destroy()
-        except Exception:  # noqa: BLE001, S110 - interpreter shutdown
-            pass

@@ -189,6 +189,7 @@ class Graph:
         self.device = device
         self.launches: list = []
         self.native = None
+        self.apic = False
 
     def replay(self) -> None:
         for item in self.launches:
@@ -237,13 +238,15 @@ def active_capture():
 class ScopedCapture:
     """``with wp.ScopedCapture() as capture: step()`` then ``wp.capture_launch(capture.graph)``."""
 
-    def __init__(self, device=None, stream=None, force_module_load=True, external=False):
+    def __init__(self, device=None, stream=None, force_module_load=True, external=False, apic=False):
         self.device = device
         self.stream = stream
+        self.apic = bool(apic)  # Warp's serializable CPU capture: objects that cannot be serialized refuse it
         self.graph = None
 
     def __enter__(self):
         self._g = capture_begin(self.device, self.stream)
+        self._g.apic = self.apic
         return self
 
     def __exit__(self, exc_type, exc, tb):

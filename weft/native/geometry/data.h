@@ -79,6 +79,7 @@ WEFT_FN int32 hashed_cell(const HashGridData* g, int32 x, int32 y, int32 z) {
 
 WEFT_FN int32 cell_coord_d(double x, double inv_w) {
     const double c = floor(x * inv_w);
+    if (c != c) return 0;  // NaN: cell 0 (infinities clamp to the edge cells)
     if (!(c > -1.0e9)) return -1000000000;
     if (c > 1.0e9) return 1000000000;
     return int32(c);
@@ -86,7 +87,8 @@ WEFT_FN int32 cell_coord_d(double x, double inv_w) {
 
 WEFT_FN int32 cell_coord(float x, float inv_w) {
     const float c = floorf(x * inv_w);
-    // clamp far-away (or non-finite) coordinates into int range; they still hash to a valid cell
+    if (c != c) return 0;  // NaN: cell 0
+    // clamp far-away (or infinite) coordinates into int range; they still hash to a valid cell
     if (!(c > -1.0e9f)) return -1000000000;
     if (c > 1.0e9f) return 1000000000;
     return int32(c);

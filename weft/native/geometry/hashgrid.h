@@ -15,7 +15,8 @@ struct hash_grid_query_t {
     int32 cell;      // linear counter over the n[0] * n[1] * n[2] cells
     int32 cur;       // position in sorted_ids
     int32 end;
-    int32 group;     // only points of this group (grouped builds), or -1 for all
+    int32 group;     // only points of this group (grouped query of a grouped build)
+    int32 grouped;   // 1: filter by group (every int32 is a valid group id), 0: all points
 };
 
 namespace geo {
@@ -28,8 +29,9 @@ WEFT_FN const HashGridData* hash_grid(uint64 id, const char* what) {
 
 // The query point's cells are computed in the precision the grid was built in, so they match the build exactly.
 template <typename V, typename S>
-WEFT_FN hash_grid_query_t hash_grid_query(uint64 id, const V& p, S radius_in, int32 group = -1) {
+WEFT_FN hash_grid_query_t hash_grid_query_impl(uint64 id, const V& p, S radius_in, int32 group, int32 grouped) {
     hash_grid_query_t q = {};
+    q.grouped = grouped;
     q.grid = geo::hash_grid(id, "hash_grid_query: argument 'id' is not a live HashGrid (never created, destroyed, or another kind of object)");
     q.cur = 0;
     q.end = 0;
@@ -58,6 +60,16 @@ WEFT_FN hash_grid_query_t hash_grid_query(uint64 id, const V& p, S radius_in, in
     return q;
 }
 
+template <typename V, typename S>
+WEFT_FN hash_grid_query_t hash_grid_query(uint64 id, const V& p, S radius) {
+    return hash_grid_query_impl(id, p, radius, 0, 0);
+}
+
+template <typename V, typename S>
+WEFT_FN hash_grid_query_t hash_grid_query(uint64 id, const V& p, S radius, int32 group) {
+    return hash_grid_query_impl(id, p, radius, group, 1);
+}
+
 WEFT_FN bool hash_grid_query_next(hash_grid_query_t& q, int32& index) {
     const geo::HashGridData* g = q.grid;
     if (g == nullptr) return false;
@@ -74,7 +86,7 @@ WEFT_FN bool hash_grid_query_next(hash_grid_query_t& q, int32& index) {
             q.end = g->cell_ends[h];
         }
         const int32 pos = q.cur++;
-        if (q.group >= 0 && g->sorted_groups != nullptr && g->sorted_groups[pos] != q.group) continue;
+        if (q.grouped && g->sorted_groups != nullptr && g->sorted_groups[pos] != q.group) continue;
         index = g->sorted_ids[pos];
         return true;
     }
