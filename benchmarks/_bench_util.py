@@ -70,13 +70,16 @@ def interleaved_times(fns: dict[str, Callable[[], object]], rounds: int, number:
     """Median seconds per call of each function, sampled in interleaved rounds.
 
     Shared machines (CI runners, VMs) drift in memory bandwidth and clock over seconds; timing the frameworks in
-    alternation gives each the same conditions, so ratios stay meaningful even when absolute numbers wander.
+    alternation gives each the same conditions, so ratios stay meaningful even when absolute numbers wander. The
+    order rotates every round, so no framework always runs right after another one's cache-trashing call.
     """
     for fn in fns.values():
         fn()
     samples: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(rounds):
-        for name, fn in fns.items():
+    items = list(fns.items())
+    for r in range(rounds):
+        shift = r % len(items)
+        for name, fn in items[shift:] + items[:shift]:
             t0 = time.perf_counter()
             for _ in range(number):
                 fn()

@@ -172,11 +172,11 @@ if config.spec_cache:
 
 
 def __getattr__(name: str):
-    # weft.sim is imported on first use (``wp.sim``): most programs never need it
-    if name == "sim":
+    # weft.sim and weft.examples are imported on first use (``wp.sim``): most programs never need them
+    if name in ("sim", "examples"):
         import importlib
 
-        return importlib.import_module(".sim", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'weft' has no attribute '{name}'")
 
 

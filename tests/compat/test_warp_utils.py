@@ -1,6 +1,7 @@
 """``wp.utils`` and ``wp.types`` helpers against NumPy references."""
 
 import numpy as np
+import pytest
 
 import weft as wp
 
@@ -103,3 +104,23 @@ def test_host_value_types_like_warp():
     np.testing.assert_array_equal(np.array(v), [1.0, 2.0, 3.0])
     v[0:2] = wp.vec2(7.0, 8.0)
     assert v == (7.0, 8.0, 3.0)
+
+
+def test_examples_asset_directory(tmp_path, monkeypatch):
+    """wp.examples.get_asset_directory(): the assets of an installed warp-lang (weft ships none), or a clear error."""
+    import sys
+
+    examples = tmp_path / "warp" / "examples"
+    (examples / "assets").mkdir(parents=True)
+    monkeypatch.setenv("WEFT_WARP_EXAMPLES", str(examples))
+    assert wp.examples.get_asset_directory() == str(examples / "assets")
+    assert wp.examples.get_source_directory() == str(examples)
+    monkeypatch.setenv("WEFT_WARP_EXAMPLES", str(tmp_path))
+    with pytest.raises(wp.Error, match="WEFT_WARP_EXAMPLES"):
+        wp.examples.get_asset_directory()
+    monkeypatch.delenv("WEFT_WARP_EXAMPLES")
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])  # found on sys.path without importing warp
+    assert wp.examples.get_asset_directory() == str(examples / "assets")
+    monkeypatch.setattr(sys, "path", [])
+    with pytest.raises(wp.Error, match="not installed"):
+        wp.examples.get_asset_directory()

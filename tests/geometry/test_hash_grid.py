@@ -43,7 +43,8 @@ def neighbour_sum(grid: wp.uint64, pts: wp.array(dtype=wp.vec3), radius: float, 
 def candidates(grid: wp.uint64, pts: wp.array(dtype=wp.vec3), radius: float, out: wp.array(dtype=wp.int32)):
     i = wp.tid()
     n = int(0)
-    for j in wp.hash_grid_query(grid, pts[i], radius):
+    neighbours = wp.hash_grid_query(grid, pts[i], radius)  # iterating a query held in a variable, as Warp allows
+    for j in neighbours:
         n += 1
     out[i] = n
 

@@ -52,28 +52,36 @@ SPECIAL_NEXT = {name: _next_handler(name) for name in NEXT_CALLS}
 
 
 def iterator_of(lw, it: ast.AST) -> str | None:
-    """The builtin name when ``it`` is a call of an iterating query (``wp.hash_grid_query(...)``)."""
-    if not isinstance(it, ast.Call):
-        return None
-    callee = lw.eval_static_or_none(it.func)
-    name = getattr(callee, "_wp_kernel_builtin_", None)
-    return name if name in ITERATORS else None
+    """The ``*_next`` builtin that advances ``it`` when it iterates a query: a call of an iterating query
+    (``for i in wp.hash_grid_query(...)``) or a variable holding one (``q = wp.hash_grid_query(...)``; ``for i in q``).
+    """
+    if isinstance(it, ast.Call):
+        callee = lw.eval_static_or_none(it.func)
+        return ITERATORS.get(getattr(callee, "_wp_kernel_builtin_", None))
+    if isinstance(it, ast.Name) and it.id in lw.frame.env:
+        value = lw.frame.env[it.id]
+        return _NEXT_OF_TYPE.get(getattr(value, "type", None))
+    return None
 
 
-def lower_query_for(lw, node: ast.For, name: str) -> None:
-    """``for index in wp.<query>(...)``: a while loop advancing a hidden query variable."""
+#: query type -> the builtin advancing it (the first parameter of every ``*_next``)
+_NEXT_OF_TYPE = {SIGNATURES[nxt][0]: nxt for nxt in set(ITERATORS.values())}
+
+
+def lower_query_for(lw, node: ast.For, next_name: str) -> None:
+    """``for index in <query>``: a while loop advancing a hidden copy of the query with ``next_name``."""
     if not isinstance(node.target, ast.Name):
         raise lw.error("the loop variable of a query loop must be a single name", node.target)
     query = lw.op("copy", [lw.visit(node.iter)], node=node.iter)
-    state = lw.b.new_var(query.type, f"{name}_state", VarKind.MUTABLE)
+    state = lw.b.new_var(query.type, f"{next_name}_state", VarKind.MUTABLE)
     lw.b.assign(state, query)
     target = node.target.id
     frame = lw.frame
     saved = frame.env.get(target)
     with lw.b.nested() as cond_body:
         current = lw.op("copy", [state], node=node.iter)
-        extra = _INF[:len(SIGNATURES[ITERATORS[name]]) - 2]
-        ok, advanced, index = lw.op(ITERATORS[name], [current, Const(-1, T.INT32), *extra], node=node.iter)
+        extra = _INF[:len(SIGNATURES[next_name]) - 2]
+        ok, advanced, index = lw.op(next_name, [current, Const(-1, T.INT32), *extra], node=node.iter)
         lw.b.assign(state, advanced)
     frame.loop_depth += 1
     was_mutable = target in frame.mutable
