@@ -25,10 +25,11 @@ from .runtime.device import (Device, ScopedDevice, get_cuda_device_count, get_cu
                              get_preferred_device, is_cuda_available, set_device)
 from .runtime.launch import Launch, launch
 from .tiles import launch_tiled
-from .runtime.sync import (Event, ScopedStream, Stream, ScopedCapture, capture_begin, capture_end, capture_launch,
-                           get_stream, record_event, synchronize, synchronize_device, synchronize_event,
-                           synchronize_stream, wait_event, wait_stream, ScopedTimer, get_mempool_used_mem_current,
-                           get_mempool_used_mem_high)
+from .runtime.streams import (Event, ScopedStream, Stream, get_stream, record_event, synchronize, synchronize_device,
+                              synchronize_event, synchronize_stream, wait_event, wait_stream,
+                              get_mempool_used_mem_current, get_mempool_used_mem_high)
+from .runtime.capture import ScopedCapture, capture_begin, capture_end, capture_launch
+from .runtime.timing import ScopedTimer
 from .geometry import (Bvh, BvhQuery, HashGrid, HashGridQuery, MarchingCubes, Mesh, MeshQuery, MeshQueryAABB,
                        MeshQueryPoint, MeshQueryRay, is_cubql_available)
 from .builtins import expect_eq, expect_near, expect_neq, printf, public_builtins as _public_builtins, static, tid, where
@@ -130,10 +131,10 @@ def force_load(device=None, modules=None) -> None:
         load_module(m)
 
 
-from .autodiff.tape import Tape
+from .runtime.tape import Tape
 from .autodiff.custom import adjoint, func_grad, func_native, func_replay
-from .autodiff.checkpoint import checkpoint
-from . import autodiff as autograd
+from .runtime.checkpoint import checkpoint
+from . import autograd
 from . import optim
 from .interop.api import (device_from_torch, device_to_torch, dtype_from_jax, dtype_from_torch,
                           dtype_to_jax, dtype_to_torch, from_dlpack, from_jax, from_torch, stream_from_torch,

@@ -40,7 +40,7 @@ PY_GROUPS = (
     ("Arrays", ("weft.runtime.array", "weft.runtime.indexed", "weft.runtime.copy"), ""),
     ("Launching", ("weft.runtime.launch",), ""),
     ("Tiles", ("weft.tiles",), "Tile builtins themselves are listed on the builtins page."),
-    ("Differentiation", ("weft.autodiff",), ""),
+    ("Differentiation", ("weft.autograd",), ""),
     ("Devices, streams, events and graph capture", ("weft.runtime.device", "weft.runtime.sync", "weft.cuda"), ""),
     ("Interop (NumPy, DLPack, PyTorch, JAX)", ("weft.interop",), ""),
     ("Geometry", ("weft.geometry",), ""),
@@ -210,7 +210,7 @@ def _types_table(names: list[str]) -> list[str]:
 
 
 def _modules(names: list[str]) -> list[str]:
-    target = {"autograd": "weft.autodiff", "optim": "weft.optim", "config": "weft.config", "types": "weft.types_compat"}
+    target = {"autograd": "weft.autograd", "optim": "weft.optim", "config": "weft.config", "types": "weft.types_compat"}
     out = []
     for name in names:
         mod = target.get(name, getattr(weft, name).__name__)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import weft as wp
-from weft.autodiff import checkpoint as ckpt_mod
+from weft.runtime import checkpoint as ckpt_mod
 from weft.runtime.pool import HostPool
 
 N = 64

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import weft as wp
-import weft.autodiff as autograd
-from weft.autodiff.tape import OverwriteError
+from weft import autograd
+from weft.runtime.tape import OverwriteError
 
 f64 = wp.float64
 TOL = {"eps": 1e-6, "atol": 1e-6, "rtol": 1e-5, "show_summary": False}

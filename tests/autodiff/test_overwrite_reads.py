@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import weft as wp
-from weft.autodiff.tape import OverwriteError
+from weft.runtime.tape import OverwriteError
 
 TILE = 4
 

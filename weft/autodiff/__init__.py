@@ -1,9 +1,3 @@
-"""weft autodiff: the adjoint transform, the Tape, and (as ``wp.autograd``) gradient debugging tools.
-
-``wp.autograd.gradcheck``, ``jacobian``, ``jacobian_fd`` and ``gradcheck_tape`` follow Warp's
-``warp.autograd`` signatures; Jacobians come back as NumPy arrays in dicts keyed by (input, output) index.
-"""
-
-from .gradcheck import GradcheckError, gradcheck, gradcheck_tape, jacobian, jacobian_fd
-
-__all__ = ["GradcheckError", "gradcheck", "gradcheck_tape", "jacobian", "jacobian_fd"]
+"""weft autodiff: IR -> IR transforms only (``reverse``: the adjoint program, ``jumps``, ``prune``, ``custom``
+gradients, ``value_reads``). The Tape, ``wp.checkpoint`` and the gradient checks run kernels, so they live with the
+runtime (``weft.runtime.tape``, ``checkpoint``, ``gradcheck``); ``wp.autograd`` is ``weft.autograd``."""

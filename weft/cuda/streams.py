@@ -1,4 +1,4 @@
-"""CUDA streams and events behind ``wp.Stream`` / ``wp.Event`` (``weft.runtime.sync``).
+"""CUDA streams and events behind ``wp.Stream`` / ``wp.Event`` (``weft.runtime.streams``).
 
 Streams are created blocking with respect to the legacy default stream, so work that other libraries queue on
 stream 0 (PyTorch's default) is ordered with weft's without explicit synchronisation. Events are created without
@@ -39,7 +39,7 @@ def handle_of(stream) -> object:
 
 def current_stream(device):
     """The ``CUstream`` launches and copies on ``device`` go to now (respects ``wp.ScopedStream``)."""
-    from ..runtime.sync import get_stream
+    from ..runtime.streams import get_stream
 
     return get_stream(device)._native
 

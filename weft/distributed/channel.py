@@ -9,7 +9,7 @@ import numpy as np
 
 from ..runtime import array as _array
 from ..runtime.copy import copy as _copy
-from ..runtime.sync import synchronize_device
+from ..runtime.streams import synchronize_device
 from ..runtime.tape import active_tape
 from ._mpi import DistributedError, Transport, comm_stats, mpi, transport_for, untaped, wait_all
 

@@ -20,7 +20,7 @@ import zlib
 import weft as wp
 
 from ..runtime import array as _array
-from ..runtime.tape import active_tape
+from ..runtime.tape import LaunchRecord, active_tape
 from ._mpi import DistributedError, check_all, check_same, mpi, untaped
 from .channel import Channel, post
 from .kernels import ACCUMULATE, PACK, TAKE, UNPACK
@@ -231,8 +231,6 @@ def _exempt_ghost_writes(tape, first: int, a) -> None:
     ``start``), so the ghosts ``finish`` wrote do not change what their replay reads: record ``a``'s new version
     for them, so that the Tape's overwrite check does not flag the exchange. Launches before ``start`` keep theirs
     (a ghost write after them is still reported)."""
-    from ..autodiff.tape import LaunchRecord
-
     for rec in tape.launches[first:]:
         if isinstance(rec, LaunchRecord):
             for i, arg in enumerate(rec.args):

@@ -21,7 +21,9 @@ import numpy as np
 from ..ir import types as T
 from ..runtime import array as _A
 from ..runtime import device as _D
+from ..runtime.array import array, clone, np_from_ptr
 from ..runtime.dtypes import np_layout, resolve_dtype
+from ..runtime.streams import get_stream
 from ..types.composite import class_for
 from ..types.mapping import scalar_class
 
@@ -180,8 +182,6 @@ def to_capsule(arr, stream=None, max_version=None, dl_device=None, copy=None):
         arr = arr.to(target)
         copied = True
     elif copy:
-        from ..runtime.array import clone
-
         arr = clone(arr, requires_grad=False)
         copied = True
     if arr.device.is_cuda:
@@ -230,8 +230,6 @@ def _producer_sync(device, stream) -> None:
         return
     try:
         from ..cuda import streams as cuda_streams
-        from ..runtime.sync import get_stream
-
         producer = get_stream(device)
         if stream is not None and stream not in (1, 2) and stream == producer.cuda_stream:
             return
@@ -279,8 +277,6 @@ def _capsule_of(obj, device_hint=None):
 
 def _consumer_stream(ordinal: int) -> int:
     try:
-        from ..runtime.sync import get_stream
-
         handle = get_stream(f"cuda:{ordinal}").cuda_stream
         return handle if handle else 1  # 1: the legacy default stream
     except Exception:  # noqa: BLE001 - no CUDA backend: let the producer assume the default stream
@@ -322,8 +318,6 @@ def from_dlpack(obj, dtype=None):
         TypeError: unsupported element type, or a dtype that does not match the tensor.
         BufferError: an unsupported device, or a capsule already consumed.
     """
-    from ..runtime.array import array
-
     if isinstance(obj, array):
         return obj if dtype is None or resolve_dtype(dtype) == obj._ir else obj.view(dtype)
     capsule = _capsule_of(obj)
@@ -402,8 +396,6 @@ def element_bytes(base: np.dtype, trailing) -> int:
 
 def _wrap(ptr, base, full_shape, full_strides, dl_device, dtype, owner, read_only=False):
     """A weft array over foreign memory; ``owner`` is kept alive as long as any view of it."""
-    from ..runtime.array import array, np_from_ptr
-
     ir, shape, strides = split_dtype(base, full_shape, full_strides, dtype)
     kind = dl_device[0]
     if kind in (DeviceType.CPU, DeviceType.CUDA_HOST):
@@ -475,9 +467,7 @@ def _device_of_pointer(ptr) -> int:
             return int(memory.device_ordinal_of(ptr))
     except ImportError:
         pass
-    from ..runtime import device as D
-
-    dev = D.get_device(None)
+    dev = _D.get_device(None)
     return dev.ordinal if dev.is_cuda and dev.ordinal >= 0 else 0
 
 

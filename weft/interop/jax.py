@@ -13,8 +13,8 @@ import functools
 
 import numpy as np
 
-from ..autodiff.tape import Tape
 from ..runtime.array import array as _WeftArray
+from ..runtime.tape import Tape
 from .dlpack import from_dlpack
 from .foreign import as_weft_array
 from .kernel_fn import kernel_runner, param_dtypes

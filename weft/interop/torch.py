@@ -10,7 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import types as T
-from ..runtime.dtypes import np_layout
+from ..runtime import device as D
+from ..runtime.dtypes import np_layout, resolve_dtype
+from ..runtime.streams import Stream, get_stream
 from .dlpack import DeviceType, _wrap, split_dtype, wrap_host
 
 
@@ -47,8 +49,6 @@ def dtype_to_torch(dtype):
     Raises:
         TypeError: the dtype has no torch equivalent (structs, unsigned types torch lacks).
     """
-    from ..runtime.dtypes import resolve_dtype
-
     ir = resolve_dtype(dtype)
     if isinstance(ir, T.StructType):
         raise TypeError(f"struct {ir} has no torch dtype")
@@ -75,16 +75,12 @@ def dtype_from_torch(torch_dtype):
 
 def device_to_torch(device=None) -> str:
     """The torch device string of a weft device (``"cpu"``, ``"cuda:0"``)."""
-    from ..runtime import device as D
-
     dev = D.get_device(device)
     return "cpu" if dev.is_cpu else f"cuda:{max(dev.ordinal, 0)}"
 
 
 def device_from_torch(torch_device):
     """The weft device of a torch device (``torch.device`` or string)."""
-    from ..runtime import device as D
-
     torch = _torch()
     td = torch.device(torch_device) if not isinstance(torch_device, torch.device) else torch_device
     if td.type == "cpu":
@@ -220,8 +216,6 @@ def _tensor_of(a, torch):
 
 def stream_from_torch(stream_or_device=None):
     """A weft ``Stream`` wrapping a torch CUDA stream (best effort: needs the CUDA backend's external streams)."""
-    from ..runtime.sync import Stream
-
     torch = _torch()
     if stream_or_device is None or not isinstance(stream_or_device, torch.cuda.Stream):
         stream_or_device = torch.cuda.current_stream(stream_or_device)
@@ -234,8 +228,6 @@ def stream_from_torch(stream_or_device=None):
 
 def stream_to_torch(stream_or_device=None):
     """A ``torch.cuda.ExternalStream`` over a weft CUDA stream (default: the device's current stream)."""
-    from ..runtime.sync import Stream, get_stream
-
     torch = _torch()
     stream = stream_or_device if isinstance(stream_or_device, Stream) else get_stream(stream_or_device)
     if not stream.device.is_cuda:

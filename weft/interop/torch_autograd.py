@@ -22,9 +22,11 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..autodiff.tape import Tape
 from ..ir import types as T
 from ..runtime.array import array as _WeftArray
+from ..runtime.dtypes import resolve_dtype
+from ..runtime.streams import ScopedStream
+from ..runtime.tape import Tape
 from .kernel_fn import kernel_runner
 from .kernel_fn import param_dtypes as _param_dtypes
 from .torch import _wrap_tensor, stream_from_torch, to_torch
@@ -48,8 +50,6 @@ def _torch_stream(tensors):
     if dev is None:
         yield
         return
-    from ..runtime.sync import ScopedStream
-
     try:
         stream = stream_from_torch(dev)
     except (NotImplementedError, TypeError, ImportError):
@@ -163,8 +163,6 @@ class WeftOp:
         self.name = name or getattr(fn, "__name__", "weft_op")
         self.dtypes = _param_dtypes(fn)
         if dtypes:
-            from ..runtime.dtypes import resolve_dtype
-
             self.dtypes.update({k: resolve_dtype(v) for k, v in dtypes.items()})
         try:
             self._names = [p.name for p in inspect.signature(fn).parameters.values()

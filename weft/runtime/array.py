@@ -370,7 +370,7 @@ class array:
     # ------------------------------------------------------------------ mutation
     def fill_(self, value) -> array:
         if self.device.is_cpu:
-            from .sync import active_capture
+            from .capture import active_capture
 
             graph = active_capture()
             if graph is not None and graph.device == self.device:

@@ -27,7 +27,7 @@ def _raw_copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int =
     whole = dest_offset == 0 and src_offset == 0 and (count == 0 or count == src.size == dest.size)
     if whole and dest.shape != src.shape and dest.size != src.size:
         raise Error(f"wp.copy: shape mismatch (dest {dest.shape}, src {src.shape})")
-    from .sync import active_capture
+    from .capture import active_capture
 
     graph = active_capture()
     if graph is not None and dest.device.is_cpu and src.device.is_cpu and graph.device.is_cpu:

@@ -10,7 +10,7 @@ import numpy as np
 from .. import abi, config
 from ..errors import Error, LaunchError, RuntimeError_
 from . import device as D
-from .sync import _capture, active_capture
+from .capture import _capture, active_capture
 from .tape import active_tape
 from .threads import launch_threads
 
@@ -107,7 +107,7 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
     types = kernel.infer_types(args)
     read_only = adopt_foreign(kernel, types, args)
     if adjoint:
-        from ..autodiff.launch import launch_adjoint
+        from .backward import launch_adjoint
 
         return launch_adjoint(kernel, dims, args, list(adj_inputs) + list(adj_outputs), dev, len(inputs),
                               block_dim=block_dim, stream=stream, max_blocks=max_blocks)

@@ -1,13 +1,313 @@
-"""Tape hooks used by launches and copies; the Tape itself lives in ``weft.autodiff.tape``."""
+"""``wp.Tape``: records launches and copies, then runs their adjoints in reverse.
+
+Beyond Warp: every array a recorded launch reads carries a write-version; if a later write changed it before
+``backward`` and the launch's backward reads its values (``value_reads.adjoint_value_reads``: arrays only indexed for
+their gradients, such as a transpose's input, do not count), the replay would read the wrong values, so
+``backward`` raises an error naming both kernels and the array instead of returning a wrong gradient (``tape.allow_overwrite(a)`` opts an array out). Kernels that
+update an array in place get a private copy of its old contents for their replay, and stores that overwrite
+values written earlier on the tape consume the gradient of the overwritten value.
+"""
 
 from __future__ import annotations
 
 import contextvars
+import weakref
+from dataclasses import dataclass
 
+from ..autodiff.value_reads import adjoint_value_reads
+from ..errors import Error
+
+#: the Tape recording now (launches, copies and library calls record themselves on it)
 active_tape: contextvars.ContextVar = contextvars.ContextVar("weft_tape", default=None)
 
 
 def record_copy(dest, src, dest_offset, src_offset, count) -> None:
+    """Record ``wp.copy(dest, src, ...)`` on the active Tape, if any."""
     tape = active_tape.get()
     if tape is not None:
         tape._record_copy(dest, src, dest_offset, src_offset, count)
+
+
+@dataclass(frozen=True)
+class LaunchRecord:
+    kernel: object
+    spec: object
+    dims: tuple[int, ...]
+    args: tuple
+    device: object
+    n_inputs: int
+    block_dim: int
+    versions_after: dict  # param index -> version of the array right after the launch
+    snapshots: dict  # param index -> copy of the array taken before the launch
+    consume: frozenset  # param indices whose gradients a store consumes
+    stream: object = None  # the launch's stream (None: the device's current stream); the backward runs there too
+    max_blocks: int = 0  # CUDA block cap of the launch, kept for the backward
+
+
+@dataclass(frozen=True)
+class CopyRecord:
+    dest: object
+    src: object
+    dest_offset: int
+    src_offset: int
+    count: int
+    consume: bool
+
+
+@dataclass(frozen=True)
+class FuncRecord:
+    backward: object
+    arrays: tuple
+
+
+class ScopeError(Error, RuntimeError):
+    """``tape.record_scope_end()`` without an open scope (a RuntimeError, as in Warp)."""
+
+
+class OverwriteError(Error):
+    """An array read by a recorded launch was overwritten before ``tape.backward``."""
+
+
+class Tape:
+    """Records launches (``with wp.Tape() as tape:``) and computes gradients with ``tape.backward``."""
+
+    def __init__(self, check_overwrites: bool = True):
+        self.launches: list = []
+        self.loss = None
+        self.check_overwrites = check_overwrites
+        self._allowed: set[int] = set()
+        self._written: dict[int, list[int]] = {}  # identity of an array buffer -> indices of records writing it
+        self._arrays: dict[int, object] = {}  # every array seen, by id
+        # arrays seen only by a nested Tape inside a recorded callback (wp.checkpoint's recomputed segments), held
+        # weakly: zero() and gradients cover them while they live, but the Tape does not keep them alive
+        self._weak: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self._token = None
+        #: (launch index, scope name or None for an end, metadata): groups of launches, as in Warp
+        self.scopes: list = []
+
+    # ------------------------------------------------------------------ recording
+    def __enter__(self) -> Tape:
+        if self._token is not None:
+            raise Error("this Tape is already active")
+        self._token = active_tape.set(self)
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        active_tape.reset(self._token)
+        self._token = None
+        return False
+
+    def _before_launch(self, spec, args) -> dict:
+        snaps = {}
+        for i in spec.snapshot:
+            a = args[i]
+            if hasattr(a, "_new_like_layout"):
+                copy_ = a._new_like_layout()
+                from .copy import _raw_copy
+
+                _raw_copy(copy_, a)
+                snaps[i] = copy_
+        return snaps
+
+    def _record_launch(self, kernel, spec, dims, args, device, n_inputs, block_dim, snapshots, stream=None,
+                       max_blocks=0) -> None:
+        index = len(self.launches)
+        versions = {}
+        consume = set()
+        for i, a in enumerate(args):
+            if hasattr(a, "_shared"):
+                self._arrays[id(a)] = a
+                versions[i] = a._version
+            elif _is_struct(a):  # arrays inside struct arguments: zero() and gradients must see them too
+                for arr in _struct_arrays(a):
+                    self._arrays[id(arr)] = arr
+        for i in spec.written:
+            a = args[i]
+            if not hasattr(a, "_shared"):
+                continue
+            key = id(a._shared)
+            if self._written.get(key) or i in spec.read:
+                consume.add(i)
+            self._written.setdefault(key, []).append(index)
+        self.launches.append(LaunchRecord(kernel, spec, tuple(dims), tuple(args), device, n_inputs, block_dim,
+                                          versions, snapshots, frozenset(consume), stream, max_blocks))
+
+    def _record_copy(self, dest, src, dest_offset, src_offset, count) -> None:
+        key = id(dest._shared)
+        consume = bool(self._written.get(key))
+        self._written.setdefault(key, []).append(len(self.launches))
+        self._arrays[id(dest)] = dest
+        self._arrays[id(src)] = src
+        self.launches.append(CopyRecord(dest, src, dest_offset, src_offset, count, consume))
+
+    def record_func(self, backward, arrays) -> None:
+        """Record a Python callback run during ``backward`` (for work the Tape cannot see, e.g. a solver)."""
+        for a in arrays:
+            self._arrays[id(a)] = a
+        self.launches.append(FuncRecord(backward, tuple(arrays)))
+
+    def record_scope_begin(self, scope_name, metadata=None) -> None:
+        """Open a named group of the launches recorded from now on (for inspection; backward ignores scopes)."""
+        self.scopes.append((len(self.launches), scope_name, metadata or {}))
+
+    def record_scope_end(self, remove_scope_if_empty: bool = True) -> None:
+        """Close the innermost open scope (dropped if it recorded nothing and ``remove_scope_if_empty``)."""
+        depth = sum(1 if name is not None else -1 for _, name, _ in self.scopes)
+        if depth <= 0:
+            raise ScopeError("tape.record_scope_end(): ended tape scope, but scope not present (no scope is open)")
+        last = self.scopes[-1]
+        if remove_scope_if_empty and last[1] is not None and last[0] == len(self.launches):
+            self.scopes.pop()
+        else:
+            self.scopes.append((len(self.launches), None, None))
+
+    def _watch(self, arrays) -> None:
+        """Let ``zero()`` and ``gradients`` cover ``arrays`` (held weakly) without recording anything."""
+        for a in arrays:
+            if id(a) not in self._arrays:
+                self._weak[id(a)] = a
+
+    def allow_overwrite(self, *arrays) -> None:
+        """Opt arrays out of the overwrite check (you assert their replayed values do not matter)."""
+        for a in arrays:
+            self._allowed.add(id(a._shared))
+
+    # ------------------------------------------------------------------ backward
+    def backward(self, loss=None, grads: dict | None = None) -> None:
+        """Propagate from ``loss`` (a one-element array: its gradient is seeded with 1) or from ``grads``
+        ({array: gradient values}) back through every recorded launch, accumulating into ``.grad``."""
+        if loss is not None:
+            if loss.grad is None:
+                raise Error("tape.backward(loss): the loss array was not created with requires_grad=True")
+            loss.grad.fill_(1.0)
+            self.loss = loss
+        if grads:
+            for a, g in grads.items():
+                if a.grad is None:
+                    raise Error("tape.backward(grads=...): an array in grads has no .grad (requires_grad=False)")
+                a.grad.assign(g)
+        if self.check_overwrites:
+            self._check_overwrites()
+        from .backward import run_record_adjoint
+
+        for rec in reversed(self.launches):
+            if isinstance(rec, LaunchRecord):
+                run_record_adjoint(rec)
+            elif isinstance(rec, CopyRecord):
+                _copy_adjoint(rec)
+            else:
+                rec.backward()
+
+    def _check_overwrites(self) -> None:
+        for index, rec in enumerate(self.launches):
+            if not isinstance(rec, LaunchRecord):
+                continue
+            reads = (set(rec.spec.read) | set(rec.spec.snapshot)) & _adjoint_reads(rec)
+            for i in sorted(reads):
+                a = rec.args[i]
+                if not hasattr(a, "_shared") or id(a._shared) in self._allowed:
+                    continue
+                if i in rec.snapshots:
+                    continue  # replayed from a private copy
+                if a._version != rec.versions_after.get(i, a._version):
+                    later = [self._describe(j) for j in self._written.get(id(a._shared), []) if j > index]
+                    culprit = later[0] if later else "a write outside the tape (fill_, assign, numpy, ...)"
+                    name = rec.kernel._param_names[i]
+                    raise OverwriteError(
+                        f"kernel '{rec.kernel.__name__}' (tape launch #{index}) read array '{name}', which was then "
+                        f"overwritten by {culprit}; replaying it in backward would give a wrong gradient. Write the "
+                        f"new values to a separate array (or call tape.allow_overwrite(array) if the overwritten "
+                        f"values do not influence the gradient).")
+
+    def _describe(self, index: int) -> str:
+        rec = self.launches[index]
+        if isinstance(rec, LaunchRecord):
+            return f"kernel '{rec.kernel.__name__}' (tape launch #{index})"
+        return f"wp.copy (tape entry #{index})"
+
+    # ------------------------------------------------------------------ gradients
+    @property
+    def gradients(self) -> dict:
+        """{array: gradient array} for every array on the tape that has a gradient."""
+        out = {a: a.grad for a in self._arrays.values() if getattr(a, "grad", None) is not None}
+        for a in list(self._weak.values()):
+            if getattr(a, "grad", None) is not None:
+                out[a] = a.grad
+        return out
+
+    def zero(self) -> None:
+        """Zero the gradients of every array the tape has seen (keeps the recorded launches)."""
+        for a in [*self._arrays.values(), *self._weak.values()]:
+            g = getattr(a, "grad", None)
+            if g is not None:
+                g.zero_()
+
+    def reset(self) -> None:
+        """Forget the recorded launches and zero the gradients."""
+        self.zero()
+        self.launches = []
+        self._written = {}
+        self._arrays = {}
+        self._weak = weakref.WeakValueDictionary()
+        self.scopes = []
+        self.loss = None
+
+
+def _adjoint_reads(rec: LaunchRecord) -> set[int]:
+    """Parameter indices whose values the launch's backward reads (all its reads if that cannot be decided)."""
+    try:
+        grads = frozenset(i for i, a in enumerate(rec.args) if getattr(a, "grad", None) is not None or _is_struct(a))
+        prog = rec.kernel.adjoint_of(rec.spec).prog
+        # the analysis walks the whole adjoint program (~10 ms of Python for a 100-line kernel): once per program and
+        # set of parameters with gradients, not once per recorded launch
+        key = (id(prog), grads)
+        hit = _READS_CACHE.get(key)
+        if hit is None or hit[0] is not prog:
+            hit = _READS_CACHE[key] = (prog, adjoint_value_reads(prog, set(grads)))
+        return set(hit[1])
+    except Error:
+        return set(range(len(rec.args)))
+
+
+_READS_CACHE: dict = {}
+
+
+def _is_struct(value) -> bool:
+    return hasattr(getattr(value, "_ir_", None), "fields")
+
+
+def _struct_arrays(value) -> list:
+    """The arrays held in the fields of a struct instance (nested structs included)."""
+    out = []
+    for name, _ in value._ir_.fields:
+        v = getattr(value, name, None)
+        if hasattr(v, "_shared"):
+            out.append(v)
+        elif _is_struct(v):
+            out += _struct_arrays(v)
+    return out
+
+
+def _copy_adjoint(rec: CopyRecord) -> None:
+    dest, src = rec.dest, rec.src
+    if dest.grad is None or src.grad is None:
+        return
+    if dest.device.is_cpu and src.device.is_cpu:
+        dg, sg = dest.grad.numpy(), src.grad.numpy()
+        whole = rec.dest_offset == 0 and rec.src_offset == 0 and (rec.count in (0, src.size))
+        if whole and dg.shape == sg.shape:
+            sg += dg
+            if rec.consume:
+                dg[...] = 0
+        else:
+            trailing = dg.shape[dest.ndim:]
+            count = rec.count or src.size
+            dflat = dg.reshape((-1,) + trailing)
+            sflat = sg.reshape((-1,) + trailing)
+            sflat[rec.src_offset:rec.src_offset + count] += dflat[rec.dest_offset:rec.dest_offset + count]
+            if rec.consume:
+                dflat[rec.dest_offset:rec.dest_offset + count] = 0
+    else:
+        from ..cuda import memory
+
+        memory.copy_adjoint(rec)

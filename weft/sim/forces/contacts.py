@@ -3,6 +3,7 @@ contacts) and against each other (through ``wp.HashGrid``). Normal force ``ke * 
 friction ``min(kf |vt|, mu |fn|)`` along the tangential velocity, as in warp.sim 1.7."""
 
 import weft as wp
+from weft.runtime.capture import active_capture
 
 from .._spatial import spatial
 from ..model import PARTICLE_FLAG_ACTIVE, ModelShapeMaterials
@@ -131,8 +132,6 @@ def _contact_dim(model) -> int:
     capturing a graph); else the most contacts collide can make, one per (particle, shape) pair, capped by
     ``soft_contact_max`` (warp.sim launches ``soft_contact_max`` threads, 65,536 by default; the threads past the
     count return at once)."""
-    from ...runtime.sync import active_capture
-
     bound = min(model.soft_contact_max, model.particle_count * max(model.shape_count - 1, 0))
     if model.device.is_cpu and active_capture() is None:
         return min(int(model.soft_contact_count.numpy()[0]), bound)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import Error
-from ..runtime.tape import active_tape
+from .tape import active_tape
 
 
 class GradcheckError(Error, ValueError):
@@ -32,7 +32,7 @@ class GradcheckError(Error, ValueError):
 
 # ---------------------------------------------------------------------------------------------- array helpers
 def _is_array(x) -> bool:
-    from ..runtime.array import array
+    from .array import array
 
     return isinstance(x, array)
 
@@ -40,7 +40,7 @@ def _is_array(x) -> bool:
 def _is_float_array(x) -> bool:
     if not _is_array(x):
         return False
-    from ..runtime.dtypes import np_layout
+    from .dtypes import np_layout
 
     try:
         base, _ = np_layout(x._ir)
@@ -101,7 +101,7 @@ class _Problem:
 
     def run(self, record: bool = False):
         """Evaluate once; return the output arrays."""
-        from ..runtime.launch import launch
+        from .launch import launch
 
         if self.is_kernel:
             launch(self.function, dim=self.dim, inputs=self.inputs, outputs=self.outputs, device=self.device,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import abi
 from ..errors import LaunchError
-from ..runtime.launch import _DIMS, _threads, check_errors
+from .launch import _DIMS, _threads, check_errors
 
 
 def _run_bwd(kernel, spec, dims, args, device, overrides: dict, block_dim: int = 256, stream=None,
@@ -31,7 +31,7 @@ def run_record_adjoint(rec) -> None:
         snap = rec.snapshots.get(i)
         if snap is not None:
             # the replay writes into its buffer: give it a fresh copy so a second backward starts from the same values
-            from ..runtime.copy import _raw_copy
+            from .copy import _raw_copy
 
             buf = snap._new_like_layout()
             _raw_copy(buf, snap)

@@ -24,9 +24,9 @@ import weakref
 from collections.abc import Callable, Sequence
 
 from ..errors import Error
-from ..runtime.array import array, clone
-from ..runtime.pool import HostPool, grads_off
-from ..runtime.tape import active_tape
+from .array import array, clone
+from .pool import HostPool, grads_off
+from .tape import active_tape
 
 
 def checkpoint(step: Callable[[list, int], Sequence], state: Sequence[array], steps: int,

@@ -1,0 +1,178 @@
+"""Streams, events and synchronisation.
+
+On the CPU launches run synchronously, so streams and events are trivially ordered; CUDA devices delegate to
+``weft.cuda.streams``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+
+from . import device as D
+
+
+class Stream:
+    """A stream of work on a device (the CPU has one implicit, synchronous stream)."""
+
+    def __init__(self, device=None, priority: int = 0, **kwargs):
+        self.device = D.get_device(device)
+        self.priority = priority
+        self._native = None
+        if self.device.is_cuda:
+            from ..cuda import streams
+
+            self._native = streams.create_stream(self.device, priority)
+
+    def record_event(self, event: Event | None = None) -> Event:
+        event = event or Event(self.device)
+        event._record(self)
+        return event
+
+    def wait_event(self, event: Event) -> None:
+        if self._native is not None:
+            from ..cuda import streams
+
+            streams.wait_event(self, event)
+
+    def wait_stream(self, other: Stream) -> None:
+        self.wait_event(other.record_event())
+
+    def synchronize(self) -> None:
+        if self._native is not None:
+            from ..cuda import streams
+
+            streams.synchronize_stream(self)
+
+    @property
+    def cuda_stream(self) -> int:
+        return int(self._native) if self._native is not None else 0
+
+
+class Event:
+    """A marker in a stream; on the CPU it is complete as soon as it is recorded."""
+
+    def __init__(self, device=None, enable_timing: bool = False):
+        self.device = D.get_device(device)
+        self.enable_timing = enable_timing
+        self._time = None
+        self._native = None
+
+    def _record(self, stream: Stream) -> None:
+        self._time = time.perf_counter()
+        if stream._native is not None:
+            from ..cuda import streams
+
+            streams.record_event(self, stream)
+
+    def synchronize(self) -> None:
+        if self._native is not None:
+            from ..cuda import streams
+
+            streams.synchronize_event(self)
+
+    def elapsed_time(self, other: Event) -> float:
+        if self._native is not None and other._native is not None:
+            from ..cuda import streams
+
+            return streams.elapsed_time(self, other)
+        return (other._time - self._time) * 1000.0
+
+
+_streams: dict = {}
+_current_stream: contextvars.ContextVar = contextvars.ContextVar("weft_stream", default=None)
+
+
+def get_stream(device=None) -> Stream:
+    """The current stream of ``device`` (default: the current device): the one a ``ScopedStream`` set, else the
+    device's default stream."""
+    cur = _current_stream.get()
+    dev = D.get_device(device)
+    if cur is not None and cur.device == dev:
+        return cur
+    if dev.alias not in _streams:
+        _streams[dev.alias] = Stream(dev)
+    return _streams[dev.alias]
+
+
+class ScopedStream:
+    """``with wp.ScopedStream(stream):`` makes ``stream`` the current stream of its device inside the block
+    (``None``: no change)."""
+
+    def __init__(self, stream: Stream | None, sync_enter: bool = True, sync_exit: bool = False):
+        self.stream = stream
+        self._token = None
+
+    def __enter__(self):
+        if self.stream is not None:
+            self._token = _current_stream.set(self.stream)
+        return self.stream
+
+    def __exit__(self, *exc):
+        if self._token is not None:
+            _current_stream.reset(self._token)
+        return False
+
+
+def record_event(event: Event | None = None) -> Event:
+    """Record ``event`` (a new :class:`Event` if None) on the current stream and return it."""
+    return get_stream().record_event(event)
+
+
+def wait_event(event: Event) -> None:
+    """Make the current stream wait until ``event`` has completed (no host blocking)."""
+    get_stream().wait_event(event)
+
+
+def wait_stream(other: Stream, event: Event | None = None) -> None:
+    """Make the current stream of ``other``'s device wait for all work queued so far on ``other``."""
+    get_stream(other.device).wait_stream(other)
+
+
+def synchronize() -> None:
+    """Wait for all work on all devices. Only devices already in use can have work: a CPU-only program never
+    probes for CUDA here."""
+    for dev in D.known_devices():
+        if dev.is_cuda:
+            from ..cuda import streams
+
+            streams.synchronize_device(dev)
+
+
+def synchronize_device(device=None) -> None:
+    """Wait for all work queued on ``device`` (default: the current device); a no-op on the CPU."""
+    dev = D.get_device(device)
+    if dev.is_cuda:
+        from ..cuda import streams
+
+        streams.synchronize_device(dev)
+
+
+def synchronize_stream(stream: Stream) -> None:
+    """Wait until all work queued on ``stream`` has finished."""
+    stream.synchronize()
+
+
+def synchronize_event(event: Event) -> None:
+    """Wait until ``event`` has completed."""
+    event.synchronize()
+
+
+def get_mempool_used_mem_current(device=None) -> int:
+    """Bytes currently allocated from ``device``'s stream-ordered memory pool (0 on the CPU)."""
+    dev = D.get_device(device)
+    if dev.is_cuda:
+        from ..cuda import memory
+
+        return memory.pool_used_current(dev)
+    return 0
+
+
+def get_mempool_used_mem_high(device=None) -> int:
+    """The high-water mark of ``device``'s memory pool in bytes (0 on the CPU)."""
+    dev = D.get_device(device)
+    if dev.is_cuda:
+        from ..cuda import memory
+
+        return memory.pool_used_high(dev)
+    return 0

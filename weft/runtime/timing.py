@@ -1,0 +1,37 @@
+"""``wp.ScopedTimer``: wall-clock timing of a block (optionally synchronising the devices around it)."""
+
+from __future__ import annotations
+
+import time
+
+from .streams import synchronize
+
+
+class ScopedTimer:
+    """Times a block; prints ``name took X ms`` unless ``print=False`` (elapsed in ``.elapsed``, ms)."""
+
+    def __init__(self, name: str = "", active: bool = True, print: bool = True, detailed: bool = False,
+                 dict=None, use_nvtx=False, color=None, synchronize=False, cuda_filter=None, report_func=None,
+                 skip_tape=False):
+        self.name = name
+        self.active = active
+        self.print = print
+        self.elapsed = 0.0
+        self.dict = dict
+        self.synchronize = synchronize
+
+    def __enter__(self):
+        if self.synchronize:
+            synchronize()
+        self._t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        if self.synchronize:
+            synchronize()
+        self.elapsed = (time.perf_counter() - self._t0) * 1000.0
+        if self.dict is not None:
+            self.dict.setdefault(self.name, []).append(self.elapsed)
+        if self.active and self.print:
+            print(f"{self.name} took {self.elapsed:.2f} ms")
+        return False
