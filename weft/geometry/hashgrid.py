@@ -65,7 +65,7 @@ class HashGrid(NativeHandle):
 
     def reserve(self, num_points: int, with_groups: bool = False) -> None:
         """Allocate room for ``num_points`` points so later builds of up to that many do not allocate."""
-        from ..runtime.sync import active_capture
+        from ..runtime.capture import active_capture
 
         graph = active_capture()
         if graph is not None and graph.device.is_cpu:
@@ -87,7 +87,7 @@ class HashGrid(NativeHandle):
         Raises:
             GeometryTypeError: ``points`` is a weft array of another precision than the grid's dtype.
         """
-        from ..runtime.sync import active_capture
+        from ..runtime.capture import active_capture
 
         graph = active_capture()
         if graph is not None and graph.device.is_cpu:
