@@ -1318,6 +1318,63 @@ entry("mathx", "lerp",
       case("lerp(transform)", (TF, TF, f64), TF, [normal(7), normal(7), uniform(0.0, 1.0)], x_lerp_t))
 
 
+
+# ================================================================================================ noise
+# float32 only (as Warp): steps of 2^-10 and percent tolerances; the points span several lattice cells, negative
+# coordinates and the periodic wrap included (the noise is C2 across cells)
+_F32_FD = {"eps": 2.0 ** -10, "rtol": 2e-2, "atol": 3e-3, "n": 4}
+
+
+@wp.func
+def n_noise1(x: float):
+    return wp.noise(wp.rand_init(3), x)
+
+
+@wp.func
+def n_noise4(p: wp.vec4):
+    return wp.noise(wp.rand_init(3), p)
+
+
+@wp.func
+def n_pnoise2(p: wp.vec2):
+    return wp.pnoise(wp.rand_init(5), p, 2, 3)
+
+
+@wp.func
+def n_pnoise3(p: wp.vec3):
+    return wp.pnoise(wp.rand_init(5), p, 2, 3, 2)
+
+
+@wp.func
+def n_curl2(p: wp.vec2, lac: float, gain: float):
+    return wp.curlnoise(wp.rand_init(7), p, wp.uint32(3), lac, gain)
+
+
+@wp.func
+def n_curl3(p: wp.vec3, lac: float, gain: float):
+    return wp.curlnoise(wp.rand_init(7), p, wp.uint32(2), lac, gain)
+
+
+@wp.func
+def n_curl4(p: wp.vec4, lac: float, gain: float):
+    return wp.curlnoise(wp.rand_init(7), p, wp.uint32(2), lac, gain)
+
+
+_LAC, _GAIN = uniform(1.7, 2.3), uniform(0.3, 0.7)
+entry("noise", "noise",
+      case("noise(float)", (wp.float32,), wp.float32, [normal(scale=2.0)], n_noise1, **_F32_FD),
+      case("noise(vec4)", (wp.vec4,), wp.float32, [normal(4, scale=2.0)], n_noise4, **_F32_FD))
+entry("noise", "pnoise",
+      case("pnoise(vec2)", (wp.vec2,), wp.float32, [normal(2, scale=3.0)], n_pnoise2, **_F32_FD),
+      case("pnoise(vec3)", (wp.vec3,), wp.float32, [normal(3, scale=3.0)], n_pnoise3, **_F32_FD))
+entry("noise", "curlnoise",
+      case("curlnoise(vec2)", (wp.vec2, wp.float32, wp.float32), wp.vec2, [normal(2), _LAC, _GAIN], n_curl2,
+           **_F32_FD),
+      case("curlnoise(vec3)", (wp.vec3, wp.float32, wp.float32), wp.vec3, [normal(3), _LAC, _GAIN], n_curl3,
+           **_F32_FD),
+      case("curlnoise(vec4)", (wp.vec4, wp.float32, wp.float32), wp.vec3, [normal(4), _LAC, _GAIN], n_curl4,
+           **_F32_FD))
+
 #: (domain, name) of every op covered, for the registry coverage test.
 COVERED = {(e.domain, e.name) for e in TABLE}
 

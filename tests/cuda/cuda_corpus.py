@@ -176,6 +176,20 @@ def k_random(seed: int, out: wp.array(dtype=float), outi: wp.array(dtype=int)):
 
 
 @wp.kernel
+def k_noise(seed: int, cdf: wp.array(dtype=float), p: wp.array(dtype=wp.vec3), out: wp.array(dtype=float),
+            outu: wp.array(dtype=wp.uint32)):
+    i = wp.tid()
+    state = wp.rand_init(seed, i)
+    q = p[i]
+    v = wp.sample_unit_sphere(state) + wp.sample_unit_hemisphere(state) + wp.vec3(wp.sample_triangle(state)[0])
+    c2 = wp.curlnoise(state, wp.vec2(q[0], q[1]), wp.uint32(2), 2.0, 0.5)
+    c4 = wp.curlnoise(state, wp.vec4(q[0], q[1], q[2], 0.5))
+    out[i] = wp.noise(state, q) + wp.pnoise(state, q, 2, 3, 4) + wp.noise(state, q[0]) + wp.dot(v, q) + c2[0] \
+        + wp.length(wp.curlnoise(state, q)) + c4[2] + float(wp.sample_cdf(state, cdf))
+    outu[i] = wp.poisson(state, 12.0) + wp.randu(state, wp.uint32(1), wp.uint32(9))
+
+
+@wp.kernel
 def k_views(x: wp.array2d(dtype=float), out: wp.array(dtype=float)):
     i = wp.tid()
     row = x[i]
@@ -248,6 +262,9 @@ CASES = {
                N),
     "grid4": (k_grid4, lambda d: [wp.zeros((2, 3, 4, 5), device=d)], (2, 3, 4, 5)),
     "random": (k_random, lambda d: [42, wp.zeros(N, device=d), wp.zeros(N, dtype=int, device=d)], N),
+    "noise": (k_noise, lambda d: [7, wp.array(np.linspace(0.1, 1.0, 10, dtype=np.float32), device=d),
+                                  wp.array(_rand((N, 3)) * 4.0, dtype=wp.vec3, device=d), wp.zeros(N, device=d),
+                                  wp.zeros(N, dtype=wp.uint32, device=d)], N),
     "views": (k_views, lambda d: [wp.array(_rand((N, 5)), device=d), wp.zeros(N, device=d)], N),
     "generic_f32": (k_generic, lambda d: [wp.array(_rand(N), device=d), wp.zeros(N, device=d)], N),
     "generic_vec3d": (k_generic, lambda d: [wp.array(_rand((N, 3), np.float64), dtype=wp.vec3d, device=d),
@@ -257,4 +274,4 @@ CASES = {
 #: cases whose results are deterministic (compared between CPU and CUDA); atomics on float sums are order-dependent
 #: only in the last bits, so they are compared with a tolerance too.
 NUMERIC = ["saxpy", "scalars", "vectors", "matrices", "quats", "structs", "atomics", "loops", "grid4", "random",
-           "views", "generic_f32", "generic_vec3d"]
+           "noise", "views", "generic_f32", "generic_vec3d"]

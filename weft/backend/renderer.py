@@ -30,6 +30,7 @@ from ..ir.nodes import (
     While,
     walk,
 )
+from ..ops.random import STATEFUL
 from ..ops.registry import OpKind
 from . import rules
 from .guards import GuardPlan, Side, plan_guards
@@ -554,7 +555,7 @@ for _name, _rule in (
     ("expect_eq", Renderer.op_expect_eq), ("expect_neq", Renderer.op_expect_neq),
     ("expect_near", Renderer.op_expect_near), ("identity", Renderer.op_identity),
     ("quat_identity", Renderer.op_quat_identity), ("transform_identity", Renderer.op_transform_identity),
-    ("randi", Renderer.op_random), ("randf", Renderer.op_random), ("randn", Renderer.op_random),
+    *((name, Renderer.op_random) for name in STATEFUL),
 ):
     Renderer.forward_rules.add([op for op in rules.ops(_name) if op.kind is OpKind.SPECIAL], _rule)
 

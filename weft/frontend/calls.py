@@ -9,6 +9,8 @@ import numpy as np
 
 from ..ir import types as T
 from ..ir.nodes import Const, If, Var, VarKind
+from ..ops.noise import SIGNATURES
+from ..ops.random import STATEFUL
 from ..types.mapping import to_ir
 from ..typing.resolve import Weak
 from .analysis import binding_analysis, only_tail_return
@@ -522,11 +524,42 @@ def _typed_identity(opname):
     return handler
 
 
+def _signature(opname):
+    """A builtin with named parameters, declared types and trailing defaults (``weft.ops.noise.SIGNATURES``)."""
+    params, types, defaults = SIGNATURES[opname]
+    required = len(params) - len(defaults)
+
+    def handler(lw, node):
+        if len(node.args) > len(params):
+            raise lw.error(f"wp.{opname}() takes at most {len(params)} arguments ({', '.join(params)})", node)
+        values = dict(zip(params, node.args))
+        for kw in node.keywords:
+            if kw.arg not in params or kw.arg in values:
+                raise lw.error(f"wp.{opname}() got an unexpected or repeated argument '{kw.arg}' "
+                               f"(parameters: {', '.join(params)})", kw)
+            values[kw.arg] = kw.value
+        args = []
+        for i, (p, want) in enumerate(zip(params, types)):
+            if p in values:
+                value = lw.as_operand_or_weak(lw.visit(values[p]), values[p])
+            elif i >= required:
+                value = Weak(defaults[i - required])
+            else:
+                raise lw.error(f"wp.{opname}() is missing argument '{p}'", node)
+            if want is not None and isinstance(value, Weak):
+                value = lw.operand(value, node, want=want)
+            elif want is not None and isinstance(value.type, T.ScalarType) and value.type != want \
+                    and value.type.is_int and want.is_int:
+                value = lw.op("cast", [value], attrs=(want,), node=node)
+            args.append(value)
+        return lw.op(opname, args, node=node)
+    return handler
+
+
 SPECIAL.update(SPECIAL_NEXT)
+SPECIAL.update({name: _signature(name) for name in SIGNATURES})
 SPECIAL.update({
-    "randi": _random("randi"),
-    "randf": _random("randf"),
-    "randn": _random("randn"),
+    **{name: _random(name) for name in STATEFUL},
     "svd3": _out_params("svd3", 1, 3),
     "qr3": _out_params("qr3", 1, 2),
     "eig3": _out_params("eig3", 1, 2),

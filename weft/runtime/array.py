@@ -674,7 +674,10 @@ def _dtype_name(ir: T.Type) -> str:
 
 
 # ---------------------------------------------------------------------- constructors
-def _resolve_shape(shape, length=None):
+def _resolve_shape(shape, length=None, n=None):
+    """The shape from ``shape``, or from Warp's older ``length=`` / ``n=`` keywords for 1-D arrays."""
+    if shape is None and length is None:
+        length = n
     if shape is None:
         if length is None:
             raise ValueError("shape is required")
@@ -684,8 +687,8 @@ def _resolve_shape(shape, length=None):
 
 def zeros(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, length=None, **kwargs) -> array:
     """A zero-filled array."""
-    return array(dtype=dtype, shape=_resolve_shape(shape, length), device=device, requires_grad=requires_grad,
-                 pinned=pinned)
+    return array(dtype=dtype, shape=_resolve_shape(shape, length, kwargs.get("n")), device=device,
+                 requires_grad=requires_grad, pinned=pinned)
 
 
 zeros._wp_kernel_builtin_ = "fixed_zeros"
@@ -693,12 +696,12 @@ zeros._wp_kernel_builtin_ = "fixed_zeros"
 
 def empty(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, length=None, **kwargs) -> array:
     """An array whose contents are unspecified (weft zero-fills it anyway on the CPU)."""
-    return zeros(shape, dtype, device, requires_grad, pinned, length)
+    return zeros(shape, dtype, device, requires_grad, pinned, length, **kwargs)
 
 
 def ones(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, length=None, **kwargs) -> array:
     """An array filled with ones."""
-    return full(shape, 1, dtype, device, requires_grad, pinned, length)
+    return full(shape, 1, dtype, device, requires_grad, pinned, length, **kwargs)
 
 
 def full(shape=None, value=0, dtype=typing.Any, device=None, requires_grad=False, pinned=False, length=None,
@@ -710,7 +713,7 @@ def full(shape=None, value=0, dtype=typing.Any, device=None, requires_grad=False
             _infer_dtype(value) if isinstance(value, np.generic) else  # NumPy scalars keep their own type
             np.int32 if isinstance(value, int) and not isinstance(value, bool) else
             (bool if isinstance(value, bool) else float))
-    a = zeros(shape, dtype, device, requires_grad, pinned, length)
+    a = zeros(shape, dtype, device, requires_grad, pinned, length, **kwargs)
     a.fill_(value)
     return a
 
