@@ -173,8 +173,8 @@ if config.spec_cache:
 
 
 def __getattr__(name: str):
-    # weft.sim and weft.examples are imported on first use (``wp.sim``): most programs never need them
-    if name in ("sim", "examples"):
+    # weft.sim, weft.examples and weft.sparse are imported on first use (``wp.sim``): most programs never need them
+    if name in ("sim", "examples", "sparse"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)

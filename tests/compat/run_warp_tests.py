@@ -247,6 +247,8 @@ def run_module(python: str, tests_dir: str, mod: str, timeout: float, module_tim
             prev = tests.get(r["test"])
             if prev is None or prev["outcome"] == "pass":
                 tests[r["test"]] = {"outcome": r["outcome"], "reason": r.get("reason", "")}
+                if r.get("detail"):
+                    tests[r["test"]]["detail"] = r["detail"]
     done = done or import_error is not None
     if not done:
         if started and started not in tests:
