@@ -31,7 +31,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_BASELINE = os.path.join(HERE, "warp119_cpu_baseline.json")
 
-# Modules that test Warp's private internals, each with the reason. Everything else is in scope.
+# Modules that test Warp's private internals, each with the reason. Everything else is in scope: kernel and
+# function redefinition (test_codegen_instancing), reloading (test_reload), transient and unique modules,
+# block_dim dispatch and deterministic mode are public behaviour and are run.
 OUT_OF_SCOPE = {
     "test_allocation_tracker": "Warp's allocator bookkeeping (warp._src.context internals)",
     "test_allocator": "Warp's custom CUDA/host allocator plumbing (warp._src internals)",
@@ -39,25 +41,22 @@ OUT_OF_SCOPE = {
     "test_apic_load_from_bytes": "APIC: Warp's capture serialization format (private)",
     "test_apic_mesh": "APIC: Warp's capture serialization format (private)",
     "test_apic_utility_algorithms": "APIC: Warp's capture serialization format (private)",
-    "test_codegen_instancing": "Warp's codegen module-instancing and hashing details",
     "test_core_library_binary": "Warp's shared-library binary (warp.so symbols and build)",
     "test_cpu_block_codegen": "Warp's CPU block-codegen internals (generated source text)",
     "test_cpu_precompiled_headers": "Warp's precompiled-header build option",
     "test_cpu_vectorization": "Warp's CPU vectorisation compiler options and generated code",
     "test_external_build": "building Warp's native library externally",
-    "test_fast_math": "Warp's fast-math compiler option",
+    "test_fast_math": "PTX approximations under Warp's fast-math option (CUDA codegen; its CPU tests check the option "
+                      "plumbing only)",
     "test_kernel_cache": "Warp's own kernel-cache files and layout",
     "test_logger": "Warp's private logger (warp._src.logger)",
-    "test_module_contamination": "Warp's module registry internals",
+    "test_module_contamination": "Warp's bookkeeping of failed module builds (its registry and native loader)",
     "test_module_hashing": "Warp's module content hashes",
     "test_module_parallel_load": "Warp's module loader threading",
-    "test_module_variants": "Warp's module variant (option hash) bookkeeping",
+    "test_module_variants": "symbol names of Warp's generated helper variants in its native modules",
     "test_modules_lite": "Warp's bundled-module compilation of warp.sim/fem internals",
     "test_options": "Warp's module/compiler option plumbing",
-    "test_reload": "Warp's module reload and hash internals",
     "test_template_launch_bounds": "Warp's CUDA launch-bounds codegen template",
-    "test_transient_module": "Warp's module registry for transient modules",
-    "test_unique_module": "Warp's module registry naming",
     "test_version": "the warp-lang package version string",
     "test_examples": "runs Warp's example scripts as subprocesses (measured separately in the report)",
     "test_builtins_resolution": "Warp's internal builtin resolution tables (warp._src.context.builtin_functions)",
@@ -65,14 +64,13 @@ OUT_OF_SCOPE = {
     "test_sanitize": "Warp's compute-sanitizer integration",
     "test_diagnostics": "Warp's native diagnostic channel",
     "test_cuda_profiler": "Warp's CUDA profiler hooks",
-    "test_block_dim_dispatch": "Warp's per-block-dim module variants",
     "unittest_serial": "Warp's test driver",
     "run_coverage_serial": "Warp's test driver",
     "fem/": "warp.fem (finite elements) is not part of weft (issue 16 lists top-level, types, utils, autograd, "
             "optim, sparse)",
-    "cuda/": "CUDA-only modules (they skip on the CPU)",
+    "cuda/": "CUDA-only features (streams, graphs, mempools, peer access, IPC, textures, occupancy): Warp skips "
+             "their tests on the CPU",
     "aot/": "Warp's ahead-of-time module compilation",
-    "deterministic/": "Warp's deterministic-mode codegen internals",
 }
 
 
@@ -258,19 +256,47 @@ def run_module(python: str, tests_dir: str, mod: str, timeout: float, module_tim
             "complete": done}
 
 
+def short_name(test_id: str) -> str:
+    """``warp.tests.test_x.TestX.test_y_cpu`` -> ``TestX.test_y_cpu`` (the baseline's test names)."""
+    return ".".join(test_id.split(".")[-2:])
+
+
+def load_baseline(path: str) -> dict | None:
+    """``{module: {"pass": [...], "fail": [...], "skip": [...]}}`` from a compact baseline
+    (``gen_warp_baseline.py``) or from a raw ``--save`` file of a ``--reference`` run."""
+    if not path or not os.path.isfile(path):
+        return None
+    with open(path) as f:
+        data = json.load(f)
+    if "modules" in data:
+        return data["modules"]
+    out = {}
+    for mod, res in data.items():
+        entry = {"pass": [], "fail": [], "skip": []}
+        for test_id, t in res["tests"].items():
+            entry[t["outcome"]].append(short_name(test_id))
+        out[mod] = entry
+    return out
+
+
 def summarize(res: dict, baseline: dict | None) -> dict:
-    """Counts for one module's results (tests known only from the baseline count as failed)."""
-    tests = dict(res["tests"])
-    base = (baseline or {}).get(res["module"], {}).get("tests", {})
-    for name in base:
-        if name not in tests:
-            tests[name] = {"outcome": "fail", "reason": f"not run: {res['import_error'] or 'missing'}"}
+    """Counts for one module's results (tests known only from the baseline count as failed), and the share of the
+    tests passing on Warp's CPU backend that pass on weft, with the failure classes among those."""
+    tests = {short_name(k): v for k, v in res["tests"].items()}
+    base = (baseline or {}).get(res["module"])
+    base_pass = set(base["pass"]) if base else set()
+    if base:
+        for name in (*base["pass"], *base["fail"], *base["skip"]):
+            if name not in tests:
+                tests[name] = {"outcome": "fail", "reason": f"not run: {res['import_error'] or 'missing'}"}
     counts = collections.Counter(t["outcome"] for t in tests.values())
     classes = collections.Counter(t["reason"] for t in tests.values() if t["outcome"] == "fail")
-    base_pass = {n for n, b in base.items() if b["outcome"] == "pass"}
     ok_of_base = sum(1 for n in base_pass if tests.get(n, {}).get("outcome") == "pass")
+    base_classes = collections.Counter(tests[n]["reason"] if tests[n]["outcome"] == "fail" else "skipped on weft"
+                                       for n in base_pass if tests[n]["outcome"] != "pass")
     return {"tests": len(tests), "passed": counts["pass"], "failed": counts["fail"], "skipped": counts["skip"],
             "classes": classes, "warp_pass": len(base_pass), "pass_of_warp_pass": ok_of_base,
+            "base_classes": base_classes, "has_baseline": base is not None,
             "imports": res["import_error"] is None or res["tests"] != {}}
 
 
@@ -289,6 +315,61 @@ def _merge_save(path: str, result: dict) -> None:
             json.dump(data, f, indent=0, sort_keys=True)
 
 
+def _rate(ok: int, n: int) -> str:
+    return f"{100.0 * ok / n:5.1f}%" if n else "    -"
+
+
+def report(results: list[dict], baseline: dict | None, nclasses: int, markdown: str | None) -> None:
+    """Print the per-module table and the totals; with a baseline, weft's pass rate over the tests that pass on
+    Warp's CPU backend (per module and overall) and, per module, the failure classes among those tests."""
+    print(f"{'module':40s} {'tests':>6s} {'pass':>6s} {'fail':>6s} {'skip':>6s} {'warp-ok':>8s} {'both-ok':>8s} "
+          f"{'rate':>6s}")
+    tot = collections.Counter()
+    rows = []
+    all_base_classes = collections.Counter()
+    for r in results:
+        s = summarize(r, baseline)
+        for k in ("tests", "passed", "failed", "skipped", "warp_pass", "pass_of_warp_pass"):
+            tot[k] += s[k]
+        tot["modules"] += 1
+        tot["imported"] += bool(s["imports"])
+        tot["with_baseline"] += s["has_baseline"]
+        all_base_classes.update(s["base_classes"])
+        base_cols = (f"{s['warp_pass']:8d} {s['pass_of_warp_pass']:8d} {_rate(s['pass_of_warp_pass'], s['warp_pass'])}"
+                     if s["has_baseline"] else f"{'-':>8s} {'-':>8s} {'-':>6s}")
+        print(f"{r['module']:40s} {s['tests']:6d} {s['passed']:6d} {s['failed']:6d} {s['skipped']:6d} {base_cols}"
+              + ("" if r["complete"] else "  [incomplete]"))
+        if r["import_error"] and not r["tests"]:
+            print(f"    import: {r['import_error']}")
+        shown = s["base_classes"] if s["has_baseline"] else s["classes"]
+        for cls, n in shown.most_common(nclasses):
+            print(f"    {n:4d} x {cls}")
+        top = (shown.most_common(1)[0][0] if shown else "").replace("|", "/")[:90]
+        rows.append(f"| {r['module']} | {s['tests']} | {s['passed']} | {s['failed']} | {s['skipped']} | "
+                    + (f"{s['warp_pass']} | {s['pass_of_warp_pass']} | {_rate(s['pass_of_warp_pass'], s['warp_pass'])}"
+                       if s["has_baseline"] else "- | - | -") + f" | {top} |")
+    print(f"{'TOTAL':40s} {tot['tests']:6d} {tot['passed']:6d} {tot['failed']:6d} {tot['skipped']:6d} "
+          f"{tot['warp_pass']:8d} {tot['pass_of_warp_pass']:8d} {_rate(tot['pass_of_warp_pass'], tot['warp_pass'])}")
+    print(f"modules importing: {tot['imported']}/{tot['modules']}")
+    if baseline is not None:
+        print(f"modules with a Warp CPU baseline: {tot['with_baseline']}/{tot['modules']}")
+        if tot["warp_pass"]:
+            print(f"tests passing on Warp's CPU backend that pass on weft: {tot['pass_of_warp_pass']}/"
+                  f"{tot['warp_pass']} = {100.0 * tot['pass_of_warp_pass'] / tot['warp_pass']:.1f}%")
+            print("largest failure classes among them:")
+            for cls, n in all_base_classes.most_common(12):
+                print(f"    {n:4d} x {cls}")
+    if markdown:
+        with open(markdown, "w") as f:
+            f.write("| module | tests | pass | fail | skip | Warp CPU pass | both pass | rate | top failure class |\n")
+            f.write("|---|---|---|---|---|---|---|---|---|\n")
+            f.write("\n".join(rows) + "\n")
+            f.write(f"| **total** | {tot['tests']} | {tot['passed']} | {tot['failed']} | {tot['skipped']} | "
+                    f"{tot['warp_pass']} | {tot['pass_of_warp_pass']} | "
+                    f"{_rate(tot['pass_of_warp_pass'], tot['warp_pass'])} | {tot['imported']}/{tot['modules']} "
+                    f"modules import |\n")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("patterns", nargs="*", help="substrings selecting module paths (default: all in scope)")
@@ -300,6 +381,8 @@ def main(argv=None) -> int:
     ap.add_argument("--baseline", default=DEFAULT_BASELINE, help="Warp's CPU results (JSON) to compare with")
     ap.add_argument("--save", default=None, help="write the raw results to this JSON file (merged if it exists)")
     ap.add_argument("--classes", type=int, default=4, help="failure classes printed per module")
+    ap.add_argument("--markdown", default=None, help="also write the per-module table as Markdown to this file")
+    ap.add_argument("--from-saved", default=None, help="print the report of a saved run (--save) without running")
     ap.add_argument("--groups", default=None, help="comma-separated suite groups to run, in this order "
                     "(core, matrix, tile, interop, geometry, ...)")
     ap.add_argument("--import-only", action="store_true", help="only import the modules and count their tests")
@@ -325,10 +408,7 @@ def main(argv=None) -> int:
         mods = [m for m in mods if m not in skipped_scope]
     python = args.reference or sys.executable
     backend = "warp" if args.reference else "weft"
-    baseline = None
-    if not args.reference and args.baseline and os.path.isfile(args.baseline):
-        with open(args.baseline) as f:
-            baseline = json.load(f)
+    baseline = None if args.reference else load_baseline(args.baseline)
 
     from concurrent.futures import ThreadPoolExecutor
 
@@ -342,29 +422,15 @@ def main(argv=None) -> int:
             print(f"[{m}: {len(r['tests'])} tests, {r['seconds']} s]", file=sys.stderr, flush=True)
         return r
 
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        results = list(pool.map(one, mods))
+    if args.from_saved:
+        with open(args.from_saved) as f:
+            saved = json.load(f)
+        results = [saved[m] for m in mods if m in saved]
+    else:
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            results = list(pool.map(one, mods))
 
-    print(f"{'module':40s} {'tests':>6s} {'pass':>6s} {'fail':>6s} {'skip':>6s} {'warp-ok':>8s} {'both-ok':>8s}")
-    tot = collections.Counter()
-    for r in results:
-        s = summarize(r, baseline)
-        for k in ("tests", "passed", "failed", "skipped", "warp_pass", "pass_of_warp_pass"):
-            tot[k] += s[k]
-        tot["modules"] += 1
-        tot["imported"] += bool(s["imports"])
-        print(f"{r['module']:40s} {s['tests']:6d} {s['passed']:6d} {s['failed']:6d} {s['skipped']:6d} "
-              f"{s['warp_pass']:8d} {s['pass_of_warp_pass']:8d}" + ("" if r["complete"] else "  [incomplete]"))
-        if r["import_error"] and not r["tests"]:
-            print(f"    import: {r['import_error']}")
-        for cls, n in s["classes"].most_common(args.classes):
-            print(f"    {n:4d} x {cls}")
-    print(f"{'TOTAL':40s} {tot['tests']:6d} {tot['passed']:6d} {tot['failed']:6d} {tot['skipped']:6d} "
-          f"{tot['warp_pass']:8d} {tot['pass_of_warp_pass']:8d}")
-    print(f"modules importing: {tot['imported']}/{tot['modules']}")
-    if baseline is not None and tot["warp_pass"]:
-        print(f"tests passing on Warp's CPU backend that pass on weft: {tot['pass_of_warp_pass']}/{tot['warp_pass']}"
-              f" = {100.0 * tot['pass_of_warp_pass'] / tot['warp_pass']:.1f}%")
+    report(results, baseline, args.classes, args.markdown)
     if skipped_scope and not args.all:
         print("\nout of scope (Warp internals):")
         for m, why in sorted(skipped_scope.items()):

@@ -37,3 +37,34 @@ def test_runner_runs_a_warp_module(tmp_path):
     res = json.loads(out.read_text())["test_smoothstep"]
     assert res["import_error"] is None
     assert [t["outcome"] for t in res["tests"].values()] == ["pass"]
+
+
+def test_rate_is_over_the_tests_passing_on_warp():
+    baseline = {"test_x": {"pass": ["TestX.test_a_cpu", "TestX.test_b_cpu", "TestX.test_c_cpu"],
+                           "fail": ["TestX.test_d_cpu"], "skip": []}}
+    res = {"module": "test_x", "import_error": None, "complete": True,
+           "tests": {"warp.tests.test_x.TestX.test_a_cpu": {"outcome": "pass", "reason": ""},
+                     "warp.tests.test_x.TestX.test_b_cpu": {"outcome": "fail", "reason": "KeyError: 'V'"},
+                     "warp.tests.test_x.TestX.test_d_cpu": {"outcome": "pass", "reason": ""}}}
+    s = run_warp_tests.summarize(res, baseline)
+    # test_c did not run on weft: it counts as failed; test_d passes on weft only and is outside the rate
+    assert (s["warp_pass"], s["pass_of_warp_pass"]) == (3, 1)
+    assert s["base_classes"] == {"KeyError: 'V'": 1, "not run: missing": 1}
+    assert (s["tests"], s["passed"], s["failed"]) == (4, 2, 2)
+
+
+def test_baseline_file_is_compact_and_complete():
+    import json
+
+    import gen_warp_baseline
+
+    path = gen_warp_baseline.BASELINE
+    if not os.path.isfile(path):
+        pytest.skip("no committed baseline")
+    with open(path) as f:
+        doc = json.load(f)
+    assert doc["warp"] == "1.19.0" and doc["device"] == "cpu"
+    for mod, entry in doc["modules"].items():
+        assert run_warp_tests.scope_reason(mod) is None, f"{mod} is out of scope but in the baseline"
+        assert set(entry) <= {"pass", "fail", "skip", "complete", "import_error"}
+        assert all("." in name for name in entry["pass"])
