@@ -420,6 +420,8 @@ for _name, _rule in (("copy", AdjointRenderer.adj_copy), ("getfield", AdjointRen
 for _name, _rule in (("store", AdjointRenderer.replay_store), ("atomic_add", AdjointRenderer.replay_atomic),
                      ("atomic_sub", AdjointRenderer.replay_atomic), ("atomic_min", AdjointRenderer.replay_atomic),
                      ("atomic_max", AdjointRenderer.replay_atomic), ("atomic_exch", AdjointRenderer.replay_atomic),
+                     ("atomic_and", AdjointRenderer.replay_atomic), ("atomic_or", AdjointRenderer.replay_atomic),
+                     ("atomic_xor", AdjointRenderer.replay_atomic),
                      ("atomic_cas", AdjointRenderer.replay_atomic_cas)):
     AdjointRenderer.replay_rules.add(_special(_name), _rule)
 

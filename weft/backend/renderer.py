@@ -551,6 +551,7 @@ for _name, _rule in (
     ("array_shape", Renderer.op_array_shape), ("fixed_zeros", Renderer.op_fixed_zeros),
     ("atomic_add", Renderer.op_atomic), ("atomic_sub", Renderer.op_atomic), ("atomic_min", Renderer.op_atomic),
     ("atomic_max", Renderer.op_atomic), ("atomic_exch", Renderer.op_atomic), ("atomic_cas", Renderer.op_atomic_cas),
+    ("atomic_and", Renderer.op_atomic), ("atomic_or", Renderer.op_atomic), ("atomic_xor", Renderer.op_atomic),
     ("printf", Renderer.op_printf), ("print", Renderer.op_print), ("assert", Renderer.op_assert),
     ("expect_eq", Renderer.op_expect_eq), ("expect_neq", Renderer.op_expect_neq),
     ("expect_near", Renderer.op_expect_near), ("identity", Renderer.op_identity),

@@ -73,6 +73,14 @@ WEFT_FN double fetch_max(double* p, double v) { return cas_loop<double, uint64>(
 WEFT_FN half fetch_max(half* p, half v) { return cas_loop<half, uint16>(p, v, Max()); }
 WEFT_FN bfloat16 fetch_max(bfloat16* p, bfloat16 v) { return cas_loop<bfloat16, uint16>(p, v, Max()); }
 
+// bitwise read-modify-write of integers
+template <typename T>
+WEFT_FN T fetch_and(T* p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }
+template <typename T>
+WEFT_FN T fetch_or(T* p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }
+template <typename T>
+WEFT_FN T fetch_xor(T* p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); }
+
 template <typename T>
 WEFT_FN T exchange(T* p, T v) {
     T old;
@@ -183,6 +191,9 @@ WEFT_DEVICE T sub_word_rmw(T* p, Op op) {
     WEFT_DEVICE T fetch_min(T* p, T v) { return sub_word_rmw(p, [=](T c) { return v < c ? v : c; }); }        \
     WEFT_DEVICE T fetch_max(T* p, T v) { return sub_word_rmw(p, [=](T c) { return v > c ? v : c; }); }        \
     WEFT_DEVICE T exchange(T* p, T v) { return sub_word_rmw(p, [=](T) { return v; }); }                       \
+    WEFT_DEVICE T fetch_and(T* p, T v) { return sub_word_rmw(p, [=](T c) { return T(c & v); }); }             \
+    WEFT_DEVICE T fetch_or(T* p, T v) { return sub_word_rmw(p, [=](T c) { return T(c | v); }); }              \
+    WEFT_DEVICE T fetch_xor(T* p, T v) { return sub_word_rmw(p, [=](T c) { return T(c ^ v); }); }             \
     WEFT_DEVICE T compare_exchange(T* p, T cmp, T v) {                                                        \
         return sub_word_rmw(p, [=](T c) { return c == cmp ? v : c; });                                        \
     }
@@ -215,12 +226,18 @@ WEFT_DEVICE bfloat16 fetch_max(bfloat16* p, bfloat16 v) {
 }
 WEFT_DEVICE bfloat16 exchange(bfloat16* p, bfloat16 v) { return sub_word_rmw(p, [=](bfloat16) { return v; }); }
 template <typename T> WEFT_DEVICE T exchange(T* p, T v) { return atomicExch(p, v); }
+template <typename T> WEFT_DEVICE T fetch_and(T* p, T v) { return atomicAnd(p, v); }
+template <typename T> WEFT_DEVICE T fetch_or(T* p, T v) { return atomicOr(p, v); }
+template <typename T> WEFT_DEVICE T fetch_xor(T* p, T v) { return atomicXor(p, v); }
 template <typename T> WEFT_DEVICE T compare_exchange(T* p, T cmp, T v) { return atomicCAS(p, cmp, v); }
 // CUDA has no signed 64-bit add/exch/CAS and no double exch/CAS: the same bits through unsigned long long
 typedef unsigned long long ull_;
 WEFT_DEVICE int64 fetch_add(int64* p, int64 v) { return int64(atomicAdd(reinterpret_cast<ull_*>(p), ull_(v))); }
 WEFT_DEVICE int64 fetch_sub(int64* p, int64 v) { return int64(atomicAdd(reinterpret_cast<ull_*>(p), ull_(-v))); }
 WEFT_DEVICE int64 exchange(int64* p, int64 v) { return int64(atomicExch(reinterpret_cast<ull_*>(p), ull_(v))); }
+WEFT_DEVICE int64 fetch_and(int64* p, int64 v) { return int64(atomicAnd(reinterpret_cast<ull_*>(p), ull_(v))); }
+WEFT_DEVICE int64 fetch_or(int64* p, int64 v) { return int64(atomicOr(reinterpret_cast<ull_*>(p), ull_(v))); }
+WEFT_DEVICE int64 fetch_xor(int64* p, int64 v) { return int64(atomicXor(reinterpret_cast<ull_*>(p), ull_(v))); }
 WEFT_DEVICE int64 compare_exchange(int64* p, int64 cmp, int64 v) {
     return int64(atomicCAS(reinterpret_cast<ull_*>(p), ull_(cmp), ull_(v)));
 }
@@ -267,6 +284,9 @@ WEFT_ATOMIC_COMPOSITE(fetch_add)
 WEFT_ATOMIC_COMPOSITE(fetch_sub)
 WEFT_ATOMIC_COMPOSITE(fetch_min)
 WEFT_ATOMIC_COMPOSITE(fetch_max)
+WEFT_ATOMIC_COMPOSITE(fetch_and)
+WEFT_ATOMIC_COMPOSITE(fetch_or)
+WEFT_ATOMIC_COMPOSITE(fetch_xor)
 #undef WEFT_ATOMIC_COMPOSITE
 
 }  // namespace atom
@@ -282,6 +302,12 @@ template <typename A, typename T, typename... I>
 WEFT_FN T atomic_max(const A& a, const T& v, I... idx) { return atom::fetch_max(&address(a, idx...), v); }
 template <typename A, typename T, typename... I>
 WEFT_FN T atomic_exch(const A& a, const T& v, I... idx) { return atom::exchange(&address(a, idx...), v); }
+template <typename A, typename T, typename... I>
+WEFT_FN T atomic_and(const A& a, const T& v, I... idx) { return atom::fetch_and(&address(a, idx...), v); }
+template <typename A, typename T, typename... I>
+WEFT_FN T atomic_or(const A& a, const T& v, I... idx) { return atom::fetch_or(&address(a, idx...), v); }
+template <typename A, typename T, typename... I>
+WEFT_FN T atomic_xor(const A& a, const T& v, I... idx) { return atom::fetch_xor(&address(a, idx...), v); }
 template <typename A, typename T, typename... I>
 WEFT_FN T atomic_cas(const A& a, const T& cmp, const T& v, I... idx) {
     return atom::compare_exchange(&address(a, idx...), cmp, v);
@@ -719,6 +745,18 @@ WEFT_FN T replay_atomic_max(const array_t<T>& a, const T& v, I... idx) {
 template <typename T, typename... I>
 WEFT_FN T replay_atomic_exch(const array_t<T>& a, const T& v, I... idx) {
     return (a.flags & 1) ? atomic_exch(a, v, idx...) : T();
+}
+template <typename T, typename... I>
+WEFT_FN T replay_atomic_and(const array_t<T>& a, const T& v, I... idx) {
+    return (a.flags & 1) ? atomic_and(a, v, idx...) : T();
+}
+template <typename T, typename... I>
+WEFT_FN T replay_atomic_or(const array_t<T>& a, const T& v, I... idx) {
+    return (a.flags & 1) ? atomic_or(a, v, idx...) : T();
+}
+template <typename T, typename... I>
+WEFT_FN T replay_atomic_xor(const array_t<T>& a, const T& v, I... idx) {
+    return (a.flags & 1) ? atomic_xor(a, v, idx...) : T();
 }
 template <typename T, typename... I>
 WEFT_FN T replay_atomic_cas(const array_t<T>& a, const T& c, const T& v, I... idx) {

@@ -29,5 +29,15 @@ for _name, _adj in (("atomic_add", Adjoint.SPECIAL), ("atomic_sub", Adjoint.SPEC
                     ("atomic_max", Adjoint.SPECIAL), ("atomic_exch", Adjoint.NONE)):
     register(Op(_name, _atomic, native=_name, kind=OpKind.SPECIAL, adjoint=_adj, side_effect=True, domain=D,
                 doc=f"wp.{_name}(a, i..., value): returns the old value."))
+def _atomic_bitwise(args, attrs):
+    t = _atomic(args, attrs)
+    s = T.scalar_of(t) if t is not None else None
+    return t if s is not None and s.is_int else None
+
+
+for _name, _what in (("atomic_and", "&"), ("atomic_or", "|"), ("atomic_xor", "^")):
+    register(Op(_name, _atomic_bitwise, native=_name, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, side_effect=True,
+                domain=D, doc=f"wp.{_name}(a, i..., value): a[i...] = a[i...] {_what} value atomically (integer "
+                              f"scalars, and component-wise on integer vectors and matrices); returns the old value."))
 register(Op("atomic_cas", _atomic_cas, native="atomic_cas", kind=OpKind.SPECIAL, adjoint=Adjoint.NONE,
             side_effect=True, domain=D, doc="wp.atomic_cas(a, i..., compare, value): returns the old value."))
