@@ -8,7 +8,21 @@ from __future__ import annotations
 
 from . import linear
 from .adam import Adam
-from .linear import LinearOperator, aslinearoperator, bicgstab, cg, preconditioner
+from .linear import (
+    CG,
+    CR,
+    GMRES,
+    BiCGSTAB,
+    LinearOperator,
+    LinearSolverState,
+    aslinearoperator,
+    bicgstab,
+    cg,
+    cr,
+    gmres,
+    preconditioner,
+)
 from .sgd import SGD
 
-__all__ = ["SGD", "Adam", "LinearOperator", "aslinearoperator", "bicgstab", "cg", "linear", "preconditioner"]
+__all__ = ["CG", "CR", "GMRES", "SGD", "Adam", "BiCGSTAB", "LinearOperator", "LinearSolverState", "aslinearoperator",
+           "bicgstab", "cg", "cr", "gmres", "linear", "preconditioner"]

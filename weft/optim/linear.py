@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +20,8 @@ import weft as wp
 
 from . import _kernels
 
-__all__ = ["LinearOperator", "aslinearoperator", "bicgstab", "cg", "preconditioner"]
+__all__ = ["CG", "CR", "GMRES", "BiCGSTAB", "LinearOperator", "LinearSolverState", "aslinearoperator", "bicgstab",
+           "cg", "cr", "gmres", "preconditioner"]
 
 
 class LinearOperator:
@@ -62,7 +64,8 @@ class LinearOperator:
 
 
 def aslinearoperator(A) -> LinearOperator | None:
-    """Wrap a dense 2-D weft array as a ``LinearOperator`` (a ``LinearOperator`` or None is returned as is).
+    """Wrap a dense 2-D weft array or a ``weft.sparse.BsrMatrix`` as a ``LinearOperator`` (a ``LinearOperator`` or
+    None is returned as is).
 
     Raises:
         TypeError: for anything else.
@@ -78,7 +81,29 @@ def aslinearoperator(A) -> LinearOperator | None:
                       inputs=[A, x, y, scalar(alpha), scalar(beta)], outputs=[z])
 
         return LinearOperator(A.shape, scalar, A.device, matvec)
-    raise TypeError(f"expected a dense 2-D weft array or a LinearOperator, got {type(A).__name__}")
+    if _is_bsr(A):
+        return _bsr_operator(A)
+    raise TypeError(f"expected a dense 2-D weft array, a BsrMatrix or a LinearOperator, got {type(A).__name__}")
+
+
+def _is_bsr(A) -> bool:
+    sparse = __import__("sys").modules.get("weft.sparse")
+    return sparse is not None and isinstance(A, (sparse.BsrMatrix, sparse.ScaledBsr))
+
+
+def _bsr_operator(A) -> LinearOperator:
+    """``z = alpha A x + beta y`` through ``bsr_mv`` on the flat scalar vectors of the solvers."""
+    from weft import sparse
+
+    M, _scale = sparse._matrix.split(A)
+    scalar = _check_float_scalar(M.scalar_type, "A")
+
+    def matvec(x, y, z, alpha, beta):
+        if float(beta) != 0.0 and y.ptr != z.ptr:
+            wp.copy(z, y)
+        sparse.bsr_mv(A, x, z, alpha=float(alpha), beta=float(beta))
+
+    return LinearOperator(M.shape, scalar, M.device, matvec)
 
 
 def preconditioner(A, ptype: str = "diag") -> LinearOperator | None:
@@ -97,8 +122,10 @@ def preconditioner(A, ptype: str = "diag") -> LinearOperator | None:
         return None
     if ptype not in ("diag", "diag_abs"):
         raise ValueError(f"unknown preconditioner type {ptype!r}; expected 'diag', 'diag_abs' or 'id'")
+    if _is_bsr(A):
+        return _bsr_preconditioner(A, ptype)
     if not (isinstance(A, wp.array) and A.ndim == 2):
-        raise TypeError(f"preconditioner: expected a dense 2-D weft array, got {type(A).__name__}")
+        raise TypeError(f"preconditioner: expected a dense 2-D weft array or a BsrMatrix, got {type(A).__name__}")
     if A.shape[0] != A.shape[1]:
         raise ValueError(f"preconditioner: A must be square, got shape {A.shape}")
     scalar = _check_float_scalar(A.dtype, "A")
@@ -114,6 +141,28 @@ def preconditioner(A, ptype: str = "diag") -> LinearOperator | None:
 
     op = LinearOperator((n, n), scalar, A.device, matvec)
     op.inv_diagonal = inv_diag
+    return op
+
+
+def _bsr_preconditioner(A, ptype: str) -> LinearOperator:
+    """Block Jacobi for a BSR matrix: the inverses of its diagonal blocks (of their absolute values for
+    ``diag_abs``), as a block-diagonal ``BsrMatrix``. A singular diagonal block leaves its rows unpreconditioned."""
+    from weft import sparse
+
+    M, _scale = sparse._matrix.split(A)
+    if M.nrow != M.ncol or M.block_shape[0] != M.block_shape[1]:
+        raise ValueError(f"preconditioner: A must be square with square blocks, got {M.shape}, {M.block_shape}")
+    blocks = sparse.bsr_get_diag(A).numpy().astype(np.float64).reshape(M.nrow, *M.block_shape)
+    if ptype == "diag_abs":
+        blocks = np.abs(blocks)
+    inv = np.empty_like(blocks)
+    eye = np.eye(M.block_shape[0])
+    for i, blk in enumerate(blocks):
+        inv[i] = np.linalg.inv(blk) if np.linalg.cond(blk) < 1.0 / np.finfo(np.float64).eps else eye
+    diag = wp.array(inv if M.block_shape != (1, 1) else inv.reshape(-1), dtype=M.values.dtype, device=M.device)
+    D = sparse.bsr_diag(diag)
+    op = _bsr_operator(D)
+    op.inv_diagonal = diag
     return op
 
 
@@ -236,7 +285,7 @@ class _CG:
 
 
 def cg(A, b, x, tol: float | None = None, atol: float | None = None, maxiter: int = 0, M=None,
-       callback: Callable | None = None, check_every: int = 10, use_cuda_graph: bool = True):
+       callback: Callable | None = None, check_every: int = 10, use_cuda_graph: bool = True, run: bool = True):
     """Solve the symmetric positive-definite system ``A x = b`` by (preconditioned) conjugate gradients.
 
     Args:
@@ -253,9 +302,13 @@ def cg(A, b, x, tol: float | None = None, atol: float | None = None, maxiter: in
             launched (those after convergence change nothing) and nothing is read back.
         use_cuda_graph: on CUDA devices, capture a block of ``check_every`` iterations once and replay it.
 
+        run: False returns a ``CG`` solver object instead of solving (call it to solve; see ``LinearSolverState``).
+
     Returns:
         ``(iterations, residual_norm, atol)``; with ``check_every=0`` the last two are 1-element device arrays.
     """
+    if not run:
+        return CG(A, b, x, tol, atol, maxiter, M, callback, check_every, use_cuda_graph)
     S = _CG
     pb = _Problem(A, b, x, M, 7)
     ck = _kernels.cg_kernels(pb.C)
@@ -304,7 +357,7 @@ def _left_preconditioned(A: LinearOperator, M: LinearOperator, n: int, C) -> Lin
 
 def bicgstab(A, b, x, tol: float | None = None, atol: float | None = None, maxiter: int = 0, M=None,
              callback: Callable | None = None, check_every: int = 10, use_cuda_graph: bool = True,
-             is_left_preconditioner: bool = False):
+             is_left_preconditioner: bool = False, run: bool = True):
     """Solve the (possibly non-symmetric) system ``A x = b`` by the biconjugate gradient stabilised method.
 
     Arguments and return value as for ``cg``, plus:
@@ -313,6 +366,9 @@ def bicgstab(A, b, x, tol: float | None = None, atol: float | None = None, maxit
         is_left_preconditioner: apply ``M`` on the left (solve ``M A x = M b``; the residual checked is then
             the preconditioned one) instead of on the right (``A M y = b, x = M y``; the true residual).
     """
+    if not run:
+        return BiCGSTAB(A, b, x, tol, atol, maxiter, M, callback, check_every, use_cuda_graph,
+                        is_left_preconditioner=is_left_preconditioner)
     S = _BICGSTAB
     if is_left_preconditioner and M is not None:
         A, M = aslinearoperator(A), aslinearoperator(M)
@@ -356,3 +412,187 @@ def bicgstab(A, b, x, tol: float | None = None, atol: float | None = None, maxit
 
     return _run(pb, iterate, S.RR, S.TOL2, maxiter, check_every, callback, use_cuda_graph)
 
+
+
+# ---------------------------------------------------------------------------------------------------- CR
+class _CR:
+    ZAZ, APMAP, ZAZ_NEW, RR, TOL2, BETA, ALPHA, BB = range(8)
+
+
+def cr(A, b, x, tol: float | None = None, atol: float | None = None, maxiter: int = 0, M=None,
+       callback: Callable | None = None, check_every: int = 10, use_cuda_graph: bool = True, run: bool = True):
+    """Solve the symmetric (possibly indefinite) system ``A x = b`` by (preconditioned) conjugate residuals: each
+    iteration minimises the residual norm over the Krylov space, so it decreases monotonically. Arguments and
+    return value as for ``cg`` (``M`` must be symmetric positive definite)."""
+    if not run:
+        return CR(A, b, x, tol, atol, maxiter, M, callback, check_every, use_cuda_graph)
+    S = _CR
+    pb = _Problem(A, b, x, M, 8)
+    ck = _kernels.cr_kernels(pb.C)
+    tol, atol = _tolerances(tol, atol, pb.C)
+    maxiter = int(maxiter) if maxiter and maxiter > 0 else pb.n
+    r, p, Az, Ap = pb.vector(), pb.vector(), pb.vector(), pb.vector()
+    z = pb.vector() if pb.M is not None else r
+    MAp = pb.vector() if pb.M is not None else Ap
+
+    pb.set_tolerance(tol, atol, S.BB, S.TOL2)
+    pb.residual(r)
+    if pb.M is not None:
+        pb.apply(pb.M, r, z)
+    pb.apply(pb.A, z, Az)
+    pb.copy(z, p)
+    pb.copy(Az, Ap)
+    pb.dot(z, Az, S.ZAZ)
+    pb.dot(r, r, S.RR)
+
+    def iterate() -> None:
+        if pb.M is not None:
+            pb.apply(pb.M, Ap, MAp)
+        pb.dot(Ap, MAp, S.APMAP)
+        pb.launch(ck.alpha, 1, [pb.scal])
+        pb.launch(ck.update, pb.n, [pb.scal, p, Ap, MAp, int(pb.M is not None), x, r, z])
+        pb.dot(r, r, S.RR)
+        pb.apply(pb.A, z, Az)
+        pb.dot(z, Az, S.ZAZ_NEW)
+        pb.launch(ck.beta, 1, [pb.scal])
+        pb.launch(ck.update_p, pb.n, [pb.scal, z, Az, p, Ap])
+
+    return _run(pb, iterate, S.RR, S.TOL2, maxiter, check_every, callback, use_cuda_graph)
+
+
+# ---------------------------------------------------------------------------------------------------- GMRES
+class _GMRES:
+    DOT, WW, TOL2, RR, BB = range(5)
+
+
+def gmres(A, b, x, tol: float | None = None, atol: float | None = None, restart: int = 31, maxiter: int = 0, M=None,
+          callback: Callable | None = None, check_every: int = 31, use_cuda_graph: bool = True,
+          is_left_preconditioner: bool = False, run: bool = True):
+    """Solve the general system ``A x = b`` by restarted GMRES(``restart``): Arnoldi with modified Gram-Schmidt
+    and Givens rotations, all on the device; the solution is updated and the true residual recomputed after each
+    cycle of ``restart`` iterations, which is also when the host checks convergence (``check_every`` is rounded
+    up to whole cycles). ``M`` preconditions on the right (``is_left_preconditioner``: on the left). Arguments and
+    return value otherwise as for ``cg``; iterations are counted in whole cycles."""
+    if not run:
+        return GMRES(A, b, x, tol, atol, restart, maxiter, M, callback, check_every, use_cuda_graph,
+                     is_left_preconditioner=is_left_preconditioner)
+    S = _GMRES
+    if is_left_preconditioner and M is not None:
+        A, M = aslinearoperator(A), aslinearoperator(M)
+        n = x.shape[0]
+        mb = wp.zeros(n, dtype=x.dtype, device=x.device)
+        M.matvec(b, mb, mb, x.dtype(1.0), x.dtype(0.0))
+        A, b, M = _left_preconditioned(A, M, n, x.dtype), mb, None
+    pb = _Problem(A, b, x, M, 5)
+    gk = _kernels.gmres_kernels(pb.C)
+    tol, atol = _tolerances(tol, atol, pb.C)
+    m = max(1, min(int(restart), pb.n))
+    maxiter = int(maxiter) if maxiter and maxiter > 0 else pb.n
+    cycles = -(-maxiter // m)
+    n, C, dev = pb.n, pb.C, pb.device
+    V = wp.zeros((m + 1, n), dtype=C, device=dev)
+    H = wp.zeros((m + 1, m), dtype=C, device=dev)
+    cs, sn = wp.zeros(m, dtype=C, device=dev), wp.zeros(m, dtype=C, device=dev)
+    g, y = wp.zeros(m + 1, dtype=C, device=dev), wp.zeros(m, dtype=C, device=dev)
+    w, tmp = pb.vector(), pb.vector()
+
+    pb.set_tolerance(tol, atol, S.BB, S.TOL2)
+    pb.residual(w)
+    pb.dot(w, w, S.RR)
+
+    def cycle() -> None:
+        pb.launch(gk.start, 1, [pb.scal, g, m])
+        pb.launch(gk.set_row, n, [w, g, V, 0])
+        for j in range(m):
+            vj = V[j]
+            if pb.M is not None:
+                pb.apply(pb.M, vj, tmp)
+                pb.apply(pb.A, tmp, w)
+            else:
+                pb.apply(pb.A, vj, w)
+            for i in range(j + 1):
+                vi = V[i]
+                pb.dot(w, vi, S.DOT)
+                pb.launch(gk.store_h, 1, [pb.scal, S.DOT, 0, H, i, j])
+                pb.launch(gk.orthogonalize, n, [pb.scal, S.DOT, V, i, w])
+            pb.dot(w, w, S.WW)
+            pb.launch(gk.store_h, 1, [pb.scal, S.WW, 1, H, j + 1, j])
+            pb.launch(gk.normalize, n, [w, H, j, V])
+            pb.launch(gk.givens, 1, [pb.scal, H, cs, sn, g, j])
+        pb.launch(gk.back_solve, 1, [H, g, m, y])
+        pb.launch(gk.combine, n, [V, y, m, tmp])
+        if pb.M is not None:
+            pb.M.matvec(tmp, x, x, C(1.0), C(1.0))
+        else:
+            pb.launch(_axpy_kernel(C), n, [tmp, x])
+        pb.residual(w)
+        pb.dot(w, w, S.RR)
+
+    checks = max(1, -(-int(check_every) // m)) if check_every and check_every > 0 else 0
+    it, err, tol_out = _run(pb, cycle, S.RR, S.TOL2, cycles, checks, callback, use_cuda_graph)
+    return (it * m if isinstance(it, int) else it), err, tol_out
+
+
+@__import__("functools").cache
+def _axpy_kernel(C):
+    @wp.kernel
+    def add_into(src: wp.array(dtype=Any), dst: wp.array(dtype=Any)):
+        i = wp.tid()
+        dst[i] = dst[i] + src[i]
+
+    return add_into
+
+
+# ---------------------------------------------------------------------------------------------------- solver objects
+class LinearSolverState:
+    """A configured solve (``cg(..., run=False)`` and friends return one): calling it runs the solver, optionally
+    on another system of the same size (``state(A=..., b=..., x=...)``), and returns ``(iterations, residual_norm,
+    atol)`` as the function does."""
+
+    _solve: Callable = None
+
+    def __init__(self, A, b, x, tol=None, atol=None, maxiter=0, M=None, callback=None, check_every=10,
+                 use_cuda_graph=True, **options):
+        self.A, self.b, self.x, self.M = A, b, x, M
+        self.options = dict(tol=tol, atol=atol, maxiter=maxiter, callback=callback, check_every=check_every,
+                            use_cuda_graph=use_cuda_graph, **options)
+
+    def __call__(self, A=None, b=None, x=None, M=None):
+        if A is not None:
+            self.A = A
+        if b is not None:
+            self.b = b
+        if x is not None:
+            self.x = x
+        if M is not None:
+            self.M = M
+        return type(self)._solve(self.A, self.b, self.x, M=self.M, **self.options)
+
+
+class CG(LinearSolverState):
+    """Conjugate gradients as a reusable solver object (see ``cg``)."""
+
+    _solve = staticmethod(cg)
+
+
+class CR(LinearSolverState):
+    """Conjugate residuals as a reusable solver object (see ``cr``)."""
+
+    _solve = staticmethod(cr)
+
+
+class BiCGSTAB(LinearSolverState):
+    """BiCGSTAB as a reusable solver object (see ``bicgstab``)."""
+
+    _solve = staticmethod(bicgstab)
+
+
+class GMRES(LinearSolverState):
+    """Restarted GMRES as a reusable solver object (see ``gmres``)."""
+
+    _solve = staticmethod(gmres)
+
+    def __init__(self, A, b, x, tol=None, atol=None, restart=31, maxiter=0, M=None, callback=None, check_every=31,
+                 use_cuda_graph=True, **options):
+        super().__init__(A, b, x, tol, atol, maxiter, M, callback, check_every, use_cuda_graph, restart=restart,
+                         **options)
