@@ -22,6 +22,11 @@ ARRAY_FLAG_REPLAY_WRITES = 1  # the replay stores into this array (a private cop
 ARRAY_FLAG_CONSUME_GRAD = 2  # a store's adjoint reads the gradient and clears it (the array is overwritten later)
 ARRAY_FLAG_GRAD_PLAIN = 4  # the launch owns this gradient: plain adds, no atomics (weft::kGradPlain)
 
+#: weft::kEntry* (launch.h): what a generated CPU entry (weft_fwd, weft_bwd) returns
+ENTRY_DONE = 0
+ENTRY_NEEDS_STRIDED = 1  # a non-contiguous array: run the module's general instantiation (compiled on demand)
+ENTRY_GRID_UNFIT = 2  # a grid the entry's loop cannot index (launches are checked before; an internal error)
+
 #: weft::kDeferLanes (launch.h): grid points per chunk of a deferred-form backward
 DEFER_LANES = 64
 

@@ -92,5 +92,6 @@ def _make_kernel(op, arg_types, result_type):
     spec.written = (len(types) - 1,)
     spec.fwd = lib.weft_fwd
     spec.fwd.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32]
+    spec.fwd.restype = ctypes.c_int32
     spec.lib = lib
     return _HostKernel(spec, arg_types, result_type)

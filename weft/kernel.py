@@ -68,6 +68,15 @@ class Spec:
     deps: object = None  # what the lowering resolved statically (a warm-start record is saved when known)
     record_block_dim: int | None = None  # the block_dim the record key of this spec was made with
     cpp_key: str | None = None  # kernel-cache key of the CPU binary, from a warm-start record
+    _strided: object = None  # the forward entry of the general (any layout) instantiation, built on first need
+
+    def strided_fwd(self):
+        """The forward entry for launches whose arrays are not all contiguous in their innermost dimension: the
+        module's source compiled with WEFT_STRIDED (Renderer.render_entry), on the first launch that needs it."""
+        if self._strided is None:
+            name = self.kernel.__name__ if self.kernel is not None else self.fn.name
+            self._strided = _strided_entry(self.source, name, self.debug, "weft_fwd")
+        return self._strided
 
     @property
     def fn(self) -> Function:
@@ -93,6 +102,13 @@ class Spec:
         return b"".join(parts)
 
 
+def _strided_entry(source: str, name: str, debug: bool, entry: str):
+    lib = pipeline.build(source, name + "_strided", debug, strided=True)
+    fn = lib._FuncPtr((entry, lib))  # called like the fast entries: (bytes, bytes, int, int)
+    fn.restype = ctypes.c_int32
+    return fn
+
+
 @dataclass
 class AdjointSpec:
     prog: object
@@ -101,6 +117,15 @@ class AdjointSpec:
     bwd: object
     errors: object
     programs: dict = field(default_factory=dict)  # pipeline.Target -> pipeline.Program rendered for another target
+    name: str = ""
+    debug: bool = False
+    _strided: object = None
+
+    def strided_bwd(self):
+        """The backward entry for launches with non-contiguous arrays (see Spec.strided_fwd)."""
+        if self._strided is None:
+            self._strided = _strided_entry(self.source, self.name, self.debug, "weft_bwd")
+        return self._strided
 
     @property
     def snapshot_params(self) -> tuple[int, ...]:
@@ -336,7 +361,7 @@ class Kernel:
             raise CacheError(f"the compiled module of kernel '{self.__name__}' ({lib._name}) lacks weft's entry "
                              "points; clear the kernel cache with wp.clear_kernel_cache()") from None
         fwd.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32]
-        fwd.restype = None
+        fwd.restype = ctypes.c_int32  # a status (runtime/launch.py, finish_entry)
         size_fn.restype = ctypes.c_int32
         _, _, total = padding_plan(spec.types)
         if size_fn() != total:
@@ -351,7 +376,7 @@ class Kernel:
         # the same entry point without ctypes argument conversion (half the call cost), for the launch fast paths
         # that always pass (bytes, bytes, int, int)
         spec.fwd_fast = lib._FuncPtr(("weft_fwd", lib))
-        spec.fwd_fast.restype = None
+        spec.fwd_fast.restype = ctypes.c_int32
 
     def adjoint_of(self, spec: Spec) -> AdjointSpec:
         """The backward entry of a specialisation, compiled on first use (forward-only programs never pay)."""
@@ -367,10 +392,11 @@ class Kernel:
                 lib = pipeline.build(source, self.__name__ + "_adj", spec.debug)
                 bwd = lib.weft_bwd
                 bwd.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32]
-                bwd.restype = None
+                bwd.restype = ctypes.c_int32  # a status (runtime/launch.py, finish_entry)
                 errors = lib.weft_errors
                 errors.restype = ctypes.c_void_p
-                spec.adjoint = AdjointSpec(prog, source, lib, bwd, errors())
+                spec.adjoint = AdjointSpec(prog, source, lib, bwd, errors(), name=self.__name__ + "_adj",
+                                           debug=spec.debug)
         return spec.adjoint
 
     def compile(self, types: tuple | None = None) -> Spec:

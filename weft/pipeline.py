@@ -106,12 +106,15 @@ def compile(code, name: str, debug: bool, target: Target, direction: Direction) 
     return Program(module.source, target, direction, module.entry, module.shared_bytes, block_dim)
 
 
-def cpu_options(debug: bool) -> CpuOptions:
-    return CpuOptions(opt_level=config.optimization_level, debug=debug, extra=tuple(config.cpu_compile_flags))
+def cpu_options(debug: bool, strided: bool = False) -> CpuOptions:
+    return CpuOptions(opt_level=config.optimization_level, debug=debug, extra=tuple(config.cpu_compile_flags),
+                      strided=strided)
 
 
-def build(source: str, name: str, debug: bool):
-    return build_cpu(source, cpu_options(debug), name)
+def build(source: str, name: str, debug: bool, strided: bool = False):
+    """Compile (or load from the cache) a CPU module: its contiguous instantiation, or with ``strided`` its general
+    one (for launches with non-contiguous arrays, see Renderer.render_entry)."""
+    return build_cpu(source, cpu_options(debug, strided), name)
 
 
 def built_key(source: str, debug: bool) -> str:

@@ -25,6 +25,9 @@ def test_constants_match_the_headers():
     assert _one(r"char message\[(\d+)\];", _read("error.h")) == abi.ERROR_MESSAGE_BYTES
     assert _one(r"constexpr int32 kGradPlain = (\d+);", _read("atomic.h")) == abi.ARRAY_FLAG_GRAD_PLAIN
     assert _one(r"constexpr int32 kDeferLanes = (\d+);", _read("launch.h")) == abi.DEFER_LANES
+    for name, value in (("Done", abi.ENTRY_DONE), ("NeedsStrided", abi.ENTRY_NEEDS_STRIDED),
+                        ("GridUnfit", abi.ENTRY_GRID_UNFIT)):
+        assert _one(rf"constexpr int32 kEntry{name} = (\d+);", _read("launch.h")) == value
 
 
 def test_error_codes_match_the_headers():

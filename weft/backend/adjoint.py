@@ -187,13 +187,12 @@ class AdjointRenderer(Renderer):
     def grid_lambda_head(self) -> str:
         return "[](const Args& args, " if self.grad_plan.private else "[args]("
 
-    def contiguous_launch(self, contig: str, launch: str) -> tuple[str, str]:
-        """Launches that allow it take the deferred form; the general body (non-contiguous instantiation, which is
-        correct for every layout) takes the others."""
+    def contiguous_launch(self, launch: str) -> tuple[str | None, str]:
+        """Contiguous launches that allow it take the deferred form; the others run the plain body."""
         plan = self.deferred
         if plan is None or not self.grad_plan.plain:
-            return contig, launch
-        conds = [contig, f"weft::deferred_launch_ok(dims, ndim, {self.tid_rank()})"]
+            return None, launch
+        conds = [f"weft::deferred_launch_ok(dims, ndim, {self.tid_rank()})"]
         conds += [f"weft::grad_offsets_fit(args.{name})" for name in plan.site_arrays]
         if plan.stored_arrays:
             stored = ", ".join(f"weft::detail::grad_bytes(args.{n})" for n in plan.stored_arrays)

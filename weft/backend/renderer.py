@@ -230,9 +230,12 @@ class Renderer:
         return " && ".join(checks) if checks else "true"
 
     def render_entry(self, entry: str = "weft_fwd", body: str = "fwd_body") -> str:
-        """The CPU entry: unpack the arguments, then run ``body`` over the grid, with the contiguous instantiation
-        when every array allows it. The adjoint renderer fills the hooks (``entry_prologue``, ``grid_runner``,
-        ``grid_lambda_head``, ``contiguous_launch``) from its gradient-accumulation plan."""
+        """The CPU entry: unpack the arguments, then run ``body`` over the grid. Compiled as is, the module runs
+        launches whose arrays are all contiguous in their innermost dimension (the contiguous instantiation) and
+        returns ``kEntryNeedsStrided`` for the others; compiled with ``WEFT_STRIDED`` defined (on the first launch
+        that needs it, toolchain/build.py), the general instantiation, correct for every layout. The adjoint renderer
+        fills the hooks (``entry_prologue``, ``grid_runner``, ``grid_lambda_head``, ``contiguous_launch``) from its
+        gradient-accumulation plan."""
         # the lambda holds its own copy of the arguments (see run_range in launch.h); a straight-line body (the code
         # that can vectorise) is forced inline into the grid loop for contiguous arrays, the common layout, where
         # g++'s size limits would otherwise leave a call per point
@@ -241,21 +244,30 @@ class Renderer:
         grid = f"weft::run_grid<{independent}, {self.tid_rank()}{debug}>"
         prologue = self.entry_prologue()
         args = "const Args args" if prologue is None else "Args args"
-        head = [f"    {args} = *static_cast<const Args*>(argbuf);"] + (prologue or [])
+        head = [f"    if (!weft::grid_fits(dims, ndim, {self.tid_rank()})) return weft::kEntryGridUnfit;",
+                f"    {args} = *static_cast<const Args*>(argbuf);"] + (prologue or [])
         fast_launch = self.grid_launch(grid, self.straight_line(), f"{body}<true>")
         if self.guard is not None and entry == "weft_fwd":
             fast_launch = self.split_launch(independent)
-        cond, fast = self.contiguous_launch(self.contiguity_check(), fast_launch)
-        general = self.grid_launch(grid, False, f"{body}<false>")
+        extra, fast = self.contiguous_launch(fast_launch)
+        contig = self.contiguity_check()
+        lines = [f"    if (!({contig})) return weft::kEntryNeedsStrided;"] if contig != "true" else []
+        if extra is None:
+            lines.append(f"    {fast}")
+        else:  # the contiguous launches that do not meet the fast form's other conditions run the plain body
+            lines += [f"    if ({extra})", f"        {fast}", "    else",
+                      f"        {self.grid_launch(grid, False, f'{body}<true>')}"]
         return (
             'extern "C" WEFT_EXPORT int32_t weft_args_size() { return int32_t(sizeof(Args)); }\n'
-            f'extern "C" WEFT_EXPORT void {entry}(const void* argbuf, const int64_t* dims, int32_t ndim, '
+            f'extern "C" WEFT_EXPORT int32_t {entry}(const void* argbuf, const int64_t* dims, int32_t ndim, '
             "int32_t nthreads) {\n"
             + "\n".join(head) + "\n"
-            f"    if ({cond})\n"
-            f"        {fast}\n"
-            "    else\n"
-            f"        {general}\n"
+            "#ifndef WEFT_STRIDED\n"
+            + "\n".join(lines) + "\n"
+            "#else\n"
+            f"    {self.grid_launch(grid, False, f'{body}<false>')}\n"
+            "#endif\n"
+            "    return weft::kEntryDone;\n"
             "}"
         )
 
@@ -285,9 +297,10 @@ class Renderer:
         return (f"weft::run_grid_split<{independent}, {self.tid_rank()}>(dims, ndim, nthreads, {body}, {known}, "
                 f"{clip});")
 
-    def contiguous_launch(self, contig: str, launch: str) -> tuple[str, str]:
-        """The condition and launch of the contiguous instantiation."""
-        return contig, launch
+    def contiguous_launch(self, launch: str) -> tuple[str | None, str]:
+        """The launch of the contiguous instantiation, with the condition (besides the layout) under which it runs
+        (None: always; otherwise the plain contiguous body runs the other launches)."""
+        return None, launch
 
     # ------------------------------------------------------------------ statements
     def comment(self, loc: SourceLoc | None) -> None:

@@ -19,6 +19,15 @@ struct Grid {
     int32 ndim;
 };
 
+// What a generated CPU entry (weft_fwd, weft_bwd) returns. A module is first compiled for launches whose arrays are
+// contiguous in their innermost dimension (the common layout); such a module returns kEntryNeedsStrided for any
+// other launch, which the caller then runs through the same source compiled with WEFT_STRIDED defined (every
+// layout; compiled on the first launch that needs it). kEntryGridUnfit: a launch the grid loop cannot index (see
+// grid_fits), which weft's launch checks reject before it gets here.
+constexpr int32 kEntryDone = 0;
+constexpr int32 kEntryNeedsStrided = 1;
+constexpr int32 kEntryGridUnfit = 2;
+
 WEFT_FN Grid make_grid(const int64* dims, int32 ndim) {
     Grid g;
     for (int d = 0; d < 4; ++d) g.dim[d] = d < ndim ? dims[d] : 1;
@@ -136,32 +145,33 @@ inline void run_rows(const Grid& g, int64 begin, int64 end, Body& body) {
     }
 }
 
+// Whether a launch fits the grid loop of a kernel whose thread-index rank is ND (see run_range): rank 1 (the flat
+// index) needs fewer than 2^31 points, rank ND >= 2 a grid of that rank whose innermost extent fits an int32. weft's
+// launches are checked for this before they reach native code (runtime/launch.py, check_grid); the generated entry
+// checks again and returns kGridUnfit instead of running a launch the loop cannot index.
+inline bool grid_fits(const int64* dims, int32 ndim, int ND) {
+    if (ND <= 1) {
+        int64 total = 1;
+        for (int d = 0; d < ndim; ++d) total *= dims[d];
+        return total <= int64(INT32_MAX);
+    }
+    return ndim == ND && dims[ND - 1] <= int64(INT32_MAX);
+}
+
 // ND: what the kernel reads of its thread index, known when its module is rendered: 1 = only the flat index (``i =
 // wp.tid()``, or no wp.tid() at all), 2..4 = that many indices, 0 = unknown. With ND known, the launch's points run
-// through one loop holding the only inlined copy of the kernel body (a large body copied into a loop per launch rank
-// was not inlined at all: a call per point, nothing vectorised); launches outside that loop's assumptions (more than
-// 2^31 points, or a rank other than ND) call the body out of line.
+// through one loop holding the only copy of the kernel body (a large body copied into a loop per launch rank was not
+// inlined at all: a call per point, nothing vectorised); the launch must pass grid_fits (checked by the entry), so no
+// second, out-of-line copy of the body is compiled for launches outside the loop's assumptions.
 template <bool Independent = false, int ND = 0, typename Body>
 __attribute__((noinline)) void run_range(const Grid& g, int64 begin, int64 end, Body body) {
     if constexpr (ND == 0) {
         run_range_any<Independent>(g, begin, end, body);
+    } else if constexpr (ND == 1) {
+        const int32 jb = int32(begin), je = int32(end);
+        WEFT_GRID_LOOP(Independent, body(j, 0, 0, 0, int64(j)))
     } else {
-        if constexpr (ND == 1) {
-            if (end <= int64(INT32_MAX)) {
-                const int32 jb = int32(begin), je = int32(end);
-                WEFT_GRID_LOOP(Independent, body(j, 0, 0, 0, int64(j)))
-                return;
-            }
-        } else {
-            if (g.ndim == ND && g.dim[ND - 1] <= int64(INT32_MAX)) {
-                run_rows<Independent, ND>(g, begin, end, body);
-                return;
-            }
-        }
-        auto out_of_line = [&](int32 i0, int32 i1, int32 i2, int32 i3, int64 flat) __attribute__((noinline)) {
-            body(i0, i1, i2, i3, flat);
-        };
-        run_range_any<false>(g, begin, end, out_of_line);
+        run_rows<Independent, ND>(g, begin, end, body);
     }
 }
 
@@ -286,7 +296,7 @@ inline void run_grid(const int64* dims, int32 ndim, int32 nthreads, Body&& body)
 // three parts: clip(i0, i1, i2, i3, base, lo, hi) gives the interval [lo, hi) of the innermost index on which the
 // comparisons have the values the plan assumed; there `known` (the body with those comparisons as constants, so the
 // guard folds and the loop vectorises) runs, and on the rest of the row (a few points at the rim) the unchanged
-// body, called out of line. Launches outside the row loop's assumptions run the unchanged body everywhere.
+// body, called out of line. The launch must pass grid_fits.
 #define WEFT_SPLIT_CALL(F, ND)                                                       \
     ((ND) == 1   ? F(j, 0, 0, 0, int64(j))                                           \
      : (ND) == 2 ? F(idx[0], j, 0, 0, base + j)                                      \
@@ -310,31 +320,23 @@ inline void run_split_row(const int32* idx, int64 base, int32 rb, int32 re, Body
     for (int32 j = b; j < re; ++j) WEFT_SPLIT_CALL(rim, ND);
 }
 
+// The launch must pass grid_fits (as for run_range).
 template <bool Independent, int ND, typename Body, typename Known, typename Clip>
 __attribute__((noinline)) void run_range_split(const Grid& g, int64 begin, int64 end, Body body, Known known,
                                                Clip clip) {
     static_assert(ND >= 1 && ND <= 4, "guard splitting needs the launch rank");
     if constexpr (ND == 1) {
-        if (end <= int64(INT32_MAX)) {
-            const int32 idx[4] = {0, 0, 0, 0};
-            const int64 base = 0;
-            (void)base;
-            run_split_row<Independent, ND>(idx, 0, int32(begin), int32(end), body, known, clip);
-            return;
-        }
+        const int32 idx[4] = {0, 0, 0, 0};
+        run_split_row<Independent, ND>(idx, 0, int32(begin), int32(end), body, known, clip);
     } else {
-        if (g.ndim == ND && g.dim[ND - 1] <= int64(INT32_MAX)) {
-            const int64 inner = g.dim[ND - 1];
-            int64 flat = begin;
-            while (flat < end) {
-                const RowSpan rs = row_span(g, ND, inner, flat, end);
-                run_split_row<Independent, ND>(rs.idx, rs.base, int32(rs.j0), int32(rs.jend), body, known, clip);
-                flat += rs.jend - rs.j0;
-            }
-            return;
+        const int64 inner = g.dim[ND - 1];
+        int64 flat = begin;
+        while (flat < end) {
+            const RowSpan rs = row_span(g, ND, inner, flat, end);
+            run_split_row<Independent, ND>(rs.idx, rs.base, int32(rs.j0), int32(rs.jend), body, known, clip);
+            flat += rs.jend - rs.j0;
         }
     }
-    run_range<false, ND>(g, begin, end, body);
 }
 
 template <bool Independent, int ND, typename Body, typename Known, typename Clip>

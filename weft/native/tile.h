@@ -753,25 +753,37 @@ inline void run_blocks_private(const Grid& g, int32 block_dim, int32 threads, co
                                int npriv, Body&& body) {
     const int64 nblocks = block_count(g, block_dim);
     if (nblocks <= 0) return;
+    auto range = [&body](const A& mine, int64 b0, int64 b1) __attribute__((noinline)) {
+        for (int64 b = b0; b < b1; ++b) body(mine, b);
+    };
     if (threads <= 1) {
-        for (int64 b = 0; b < nblocks; ++b) body(args, b);
+        range(args, 0, nblocks);
         return;
     }
     GridSlice slices[kMaxGridThreads];
     make_slices(nblocks, threads, slices, 1);  // a block is worth a piece of its own
     with_private_grads(threads, args, priv, npriv, [&](const A& mine, int t) {
-        run_slices(slices, threads, t, [&](int64 b0, int64 b1) {
-            for (int64 b = b0; b < b1; ++b) body(mine, b);
-        });
+        run_slices(slices, threads, t, [&](int64 b0, int64 b1) { range(mine, b0, b1); });
     });
 }
 
 // run_blocks_private without gradients: body(block).
 template <typename Body>
 inline void run_blocks(const Grid& g, int32 block_dim, int32 nthreads, Body&& body) {
-    const int dummy = 0;
-    run_blocks_private(g, block_dim, block_threads(g, block_dim, nthreads), dummy, nullptr, 0,
-                       [&](const int&, int64 b) { body(b); });
+    const int64 nblocks = block_count(g, block_dim);
+    if (nblocks <= 0) return;
+    const int32 threads = block_threads(g, block_dim, nthreads);
+    auto range = [&body](int64 b0, int64 b1) __attribute__((noinline)) {
+        for (int64 b = b0; b < b1; ++b) body(b);
+    };
+    if (threads <= 1) {
+        range(0, nblocks);
+        return;
+    }
+    GridSlice slices[kMaxGridThreads];
+    make_slices(nblocks, threads, slices, 1);
+#pragma omp parallel num_threads(threads)
+    run_slices(slices, threads, omp_get_thread_num(), range);
 }
 #endif
 }  // namespace weft

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import abi
 from ..errors import LaunchError
-from .launch import _DIMS, _threads, check_errors
+from .launch import _DIMS, _threads, check_errors, finish_entry
 
 
 def _run_bwd(kernel, spec, dims, args, device, overrides: dict, block_dim: int = 256, stream=None,
@@ -12,7 +12,10 @@ def _run_bwd(kernel, spec, dims, args, device, overrides: dict, block_dim: int =
     adj = kernel.adjoint_of(spec)
     packed = spec.pack(args, overrides)
     if device.is_cpu:
-        adj.bwd(packed, _DIMS[len(dims)].pack(*dims), len(dims), _threads())
+        dims_b, nthreads = _DIMS[len(dims)].pack(*dims), _threads()
+        status = adj.bwd(packed, dims_b, len(dims), nthreads)
+        if status:
+            finish_entry(status, adj.strided_bwd, adj.name, packed, dims_b, len(dims), nthreads)
     else:
         from ..cuda import launch as cuda_launch
 

@@ -66,6 +66,17 @@ def check_grid(kernel, arity: int, dims: tuple[int, ...]) -> None:
                               f"{dims} has {total} points; unpack wp.tid() into one index per dimension instead")
 
 
+def finish_entry(status: int, strided, name: str, packed: bytes, dims: bytes, ndim: int, nthreads: int) -> None:
+    """Act on the status a CPU entry returned (launch.h, kEntry*): a launch with non-contiguous arrays runs on the
+    general instantiation (``strided()`` gives its entry, compiled on first need); a grid the entry cannot index is
+    an internal error (check_grid rejects such launches first)."""
+    if status == abi.ENTRY_NEEDS_STRIDED:
+        status = strided()(packed, dims, ndim, nthreads)
+    if status != abi.ENTRY_DONE:
+        raise LaunchError(f"internal error: the compiled module of '{name}' cannot run this launch grid "
+                          f"(status {status}); please report it")
+
+
 def _tid_where(kernel) -> str:
     """The user's line calling wp.tid() in ``kernel`` (the kernel's first line if there is none)."""
     import ast
@@ -203,7 +214,10 @@ def _launch_fast(fast: _Fast, dim, inputs, outputs, device, record_tape) -> bool
         return False  # the general path reports it, naming the argument
     if packed is None:
         return False
-    fast.fwd(packed, dims, ndim, launch_threads())
+    nthreads = launch_threads()
+    status = fast.fwd(packed, dims, ndim, nthreads)
+    if status:
+        finish_entry(status, fast.spec.strided_fwd, fast.spec.kernel.__name__, packed, dims, ndim, nthreads)
     for i in fast.written:
         args[i]._shared.version += 1
     return True
@@ -211,7 +225,11 @@ def _launch_fast(fast: _Fast, dim, inputs, outputs, device, record_tape) -> bool
 
 def _run(spec, packed: bytes, dims: tuple[int, ...], dev, args, block_dim=256, stream=None, max_blocks=0) -> None:
     if dev.is_cpu:  # max_blocks limits CUDA blocks only (as in Warp); the CPU grid is split over threads
-        spec.fwd(packed, _DIMS[len(dims)].pack(*dims), len(dims), _threads())
+        dims_b, nthreads = _DIMS[len(dims)].pack(*dims), _threads()
+        status = spec.fwd(packed, dims_b, len(dims), nthreads)
+        if status:
+            name = spec.kernel.__name__ if spec.kernel is not None else spec.fn.name
+            finish_entry(status, spec.strided_fwd, name, packed, dims_b, len(dims), nthreads)
     else:
         from ..cuda import launch as cuda_launch
 
@@ -387,7 +405,11 @@ class Launch:
     def launch(self, stream=None) -> None:
         fwd = self._fast_fwd
         if fwd is not None and not config.verify_fp:
-            fwd(self._packed, self._dims, self._ndim, launch_threads())
+            nthreads = launch_threads()
+            status = fwd(self._packed, self._dims, self._ndim, nthreads)
+            if status:
+                finish_entry(status, self.spec.strided_fwd, self.kernel.__name__, self._packed, self._dims,
+                             self._ndim, nthreads)
             for shared in self._written:
                 shared.version += 1
             return

@@ -103,16 +103,20 @@ class BlockRendering:
         head = [f"    {args} = *static_cast<const Args*>(argbuf);",
                 "    const weft::Grid grid = weft::make_grid(dims, ndim);"]
         head += prologue or []
+        contig = self.contiguity_check()
         return (
             'extern "C" WEFT_EXPORT int32_t weft_args_size() { return int32_t(sizeof(Args)); }\n'
             f'extern "C" WEFT_EXPORT int32_t weft_block_dim() {{ return {bd}; }}\n'
-            f'extern "C" WEFT_EXPORT void {entry}(const void* argbuf, const int64_t* dims, int32_t ndim, '
+            f'extern "C" WEFT_EXPORT int32_t {entry}(const void* argbuf, const int64_t* dims, int32_t ndim, '
             "int32_t nthreads) {\n"
             + "\n".join(head) + "\n"
-            f"    if ({self.contiguity_check()})\n"
-            f"        {self.block_runner(f'{body}<true>')}\n"
-            "    else\n"
-            f"        {self.block_runner(f'{body}<false>')}\n"
+            "#ifndef WEFT_STRIDED\n"  # the general instantiation is compiled on demand (see Renderer.render_entry)
+            + (f"    if (!({contig})) return weft::kEntryNeedsStrided;\n" if contig != "true" else "")
+            + f"    {self.block_runner(f'{body}<true>')}\n"
+            "#else\n"
+            f"    {self.block_runner(f'{body}<false>')}\n"
+            "#endif\n"
+            "    return weft::kEntryDone;\n"
             "}"
         )
 

@@ -124,6 +124,7 @@ finally:
 
 def _pch_key(options: CpuOptions) -> str:
     cc = find_compiler()
+    options = options.header_options
     return cache.make_key("pch", WEFT_VERSION, cache.headers_digest(), cc.path, cc.version,
                           " ".join(options.flags(cc.is_clang)), host_target())
 
@@ -140,7 +141,7 @@ def pch_include_dir(options: CpuOptions, start: bool = True) -> Path | None:
     with _lock:
         if start and key not in _pch_builds:
             d.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            flags = [f for f in options.flags(cc.is_clang) if f != "-shared"]
+            flags = [f for f in options.header_options.flags(cc.is_clang) if f != "-shared"]
             cmd = [cc.path, *flags, "-x", "c++-header", str(cache.native_dir() / "weft.h")]
             _pch_builds[key] = subprocess.Popen([sys.executable, "-c", _PCH_SCRIPT, str(d), *cmd],
                                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

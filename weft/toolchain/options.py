@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True, slots=True)
@@ -10,6 +10,14 @@ class CpuOptions:
     opt_level: int = 3
     debug: bool = False
     extra: tuple[str, ...] = ()
+    #: compile a kernel module's general (any array layout) instantiation instead of its contiguous one (the
+    #: generated entry, backend/renderer.py); weft.h does not read the macro, so both share one precompiled header
+    strided: bool = False
+
+    @property
+    def header_options(self) -> CpuOptions:
+        """The options the precompiled weft.h is built with (the same for both instantiations)."""
+        return replace(self, strided=False)
 
     def flags(self, is_clang: bool) -> list[str]:
         flags = [
@@ -19,4 +27,6 @@ class CpuOptions:
         ]
         if self.debug:
             flags += ["-g"]
+        if self.strided:
+            flags += ["-DWEFT_STRIDED=1"]
         return flags + list(self.extra)
