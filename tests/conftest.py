@@ -1,8 +1,9 @@
 """Shared test setup.
 
 Kernels are defined at module level in the test files so each compiles once per session. By default the
-suite uses a per-session kernel cache under pytest's tmp base (hermetic); set WEFT_TEST_REUSE_CACHE=1 to reuse
-the normal cache directory (~/.cache/weft or $WEFT_CACHE_DIR) across sessions for faster reruns.
+suite uses a per-session kernel cache under pytest's tmp base (hermetic), one for all xdist workers of the run;
+set WEFT_TEST_REUSE_CACHE=1 to reuse the normal cache directory (~/.cache/weft or $WEFT_CACHE_DIR) across sessions
+for faster reruns.
 """
 
 from __future__ import annotations
@@ -23,7 +24,12 @@ def weft_cache_dir(tmp_path_factory):
         yield wp.config.cache_dir()
         return
     old = wp.config.kernel_cache_dir
-    path = tmp_path_factory.getbasetemp() / "weft-kernel-cache"
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # xdist: one cache for the whole run, shared by its workers (their basetemps are <run dir>/popen-gwN). The
+        # cache's per-key build lock makes a kernel both workers need compile once (g++ and the NVRTC check alike).
+        base = base.parent
+    path = base / "weft-kernel-cache"
     path.mkdir(mode=0o700, exist_ok=True)
     os.chmod(path, 0o700)
     wp.config.kernel_cache_dir = str(path)

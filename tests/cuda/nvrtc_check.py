@@ -2,9 +2,11 @@
 
 Registered by ``tests/cuda/conftest.py`` (a plugin object, so it sees the tests of every directory). After each
 test, the kernel specialisations that test lowered (forward and, when differentiable, adjoint) are rendered with
-the CUDA renderer and compiled for each architecture in ``WEFT_NVRTC_ARCHS`` (default ``80,90``); an NVRTC
-error (or a renderer crash) fails that test, naming the kernel; tile kernels included. No GPU is needed. NVRTC
-results go through the kernel cache, so reruns with ``WEFT_TEST_REUSE_CACHE=1`` are quick.
+the CUDA renderer and compiled for each architecture in ``WEFT_NVRTC_ARCHS`` (default ``80``: the oldest
+architecture weft targets, so the strictest; CI sets ``80,90``); an NVRTC error (or a renderer crash) fails that
+test, naming the kernel; tile kernels included. No GPU is needed. Each distinct CUDA source is compiled once per
+run: results go through the kernel cache, which the xdist workers share (a per-key lock makes the second worker
+wait for the first's result), so reruns with ``WEFT_TEST_REUSE_CACHE=1`` are quick too.
 
 Environment: ``WEFT_NVRTC_CHECK=0`` turns the check off; ``WEFT_REQUIRE_NVRTC=1`` makes a missing NVRTC an error
 (CI sets it) instead of a skipped check.
@@ -25,7 +27,7 @@ _recorded_lock = threading.Lock()
 
 
 def archs() -> tuple[int, ...]:
-    return tuple(int(a) for a in os.environ.get("WEFT_NVRTC_ARCHS", "80,90").split(",") if a.strip())
+    return tuple(int(a) for a in os.environ.get("WEFT_NVRTC_ARCHS", "80").split(",") if a.strip())
 
 
 def install_recorder() -> None:

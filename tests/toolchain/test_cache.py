@@ -100,7 +100,7 @@ def test_two_processes_compile_the_same_kernel_at_once(tmp_path):
     cache_dir = _private_dir(tmp_path / "cache")
     script = _write_script(tmp_path)
     go = tmp_path / "go"
-    env = _env(cache_dir, WEFT_TEST_GO=str(go))
+    env = _env(cache_dir, WEFT_TEST_GO=str(go), WEFT_VERBOSE="1")
     procs = [subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True) for _ in range(2)]
     time.sleep(0.5)  # both have imported weft and wait on the go file
@@ -111,10 +111,45 @@ def test_two_processes_compile_the_same_kernel_at_once(tmp_path):
     results = [[float(x) for x in next(ln for ln in out.splitlines() if ln.startswith("RESULT")).split()[1:]]
                for out, _ in outs]
     assert results[0] == results[1] == EXPECTED
+    # the per-key build lock: one process compiled, the other waited and loaded its binary
+    compiled = [ln for out, _ in outs for ln in out.splitlines() if ln.startswith("weft: compiled fresh_kernel")]
+    assert len(compiled) == 1, outs
     # one valid entry, no temp files left behind
     assert len(list(cache_dir.glob("cpu/*/*.ref"))) == 1
     assert not list(cache_dir.glob("cpu/*/.*.tmp"))
     assert not list(cache_dir.glob(".build-*"))
+
+
+def test_build_lock_makes_concurrent_publishers_build_once(tmp_path, monkeypatch):
+    """Threads (like processes: each opens the lock file itself) publishing one key: the first builds, the others
+    wait on the key's lock and return its entry; a different key is not held up."""
+    import threading
+
+    monkeypatch.setattr(wp.config, "kernel_cache_dir", str(_private_dir(tmp_path / "cache")))
+    builds = []
+
+    def build(tmp: Path) -> Path:
+        builds.append(threading.get_ident())
+        time.sleep(0.2)
+        out = tmp / "module.bin"
+        out.write_bytes(b"binary")
+        return out
+
+    key = cache.make_key("lock-test", uuid.uuid4().hex)
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(cache.publish("cpu", key, "bin", build)))
+               for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(builds) == 1
+    assert len(set(results)) == 1 and results[0].read_bytes() == b"binary"
+    assert cache.lookup("cpu", key, "bin") == results[0]
+    other = cache.make_key("lock-test", uuid.uuid4().hex)
+    with cache.build_lock(cache.root() / "cpu" / key[:2], key):  # holding one key's lock blocks no other key
+        assert cache.publish("cpu", other, "bin", build).read_bytes() == b"binary"
+    assert len(builds) == 2
 
 
 def test_truncated_entry_is_detected_and_rebuilt(tmp_path):

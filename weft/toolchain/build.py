@@ -85,10 +85,16 @@ def build_cpu(source: str, options: CpuOptions, name: str, mode: int = ctypes.DE
     if lib is None:
         runtime.start_for_source(source)  # the runtime libraries it calls build alongside it
         t0 = time.perf_counter()
-        path = cache.publish("cpu", key, "so", lambda tmp: _compile(source, options, tmp, name, key),
-                             keep={"cpp": source})
+        built = []  # stays empty when another process built it while this one waited for the build lock
+
+        def compile_into(tmp):
+            built.append(True)
+            return _compile(source, options, tmp, name, key)
+
+        path = cache.publish("cpu", key, "so", compile_into, keep={"cpp": source})
         if config.verbose:
-            print(f"weft: compiled {name} in {time.perf_counter() - t0:.3f} s -> {path}")
+            done = "compiled" if built else "waited for another process to compile"
+            print(f"weft: {done} {name} in {time.perf_counter() - t0:.3f} s -> {path}")
         lib = _loaded_module(path, mode)
     elif config.verbose:
         print(f"weft: loaded {name} from cache {path}")

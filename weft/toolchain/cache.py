@@ -3,11 +3,15 @@
 Layout: ``<root>/<kind>/<key[:2]>/<key>.ref`` names the binary ``<key>-<digest>.<ext>`` beside it. Binaries are
 written to a private temp file and renamed into place, then the ``.ref`` is replaced atomically, so readers
 always see a complete entry; a binary whose content does not match its digest (truncated, corrupt) is rebuilt.
-Concurrent processes building the same key each publish a complete binary and one ``.ref`` wins.
+Processes building the same key at once (xdist workers, MPI ranks, two scripts) take turns on a per-key lock file
+(``.<key>.lock`` beside the entry): the first builds, the others wait and then load its binary instead of compiling
+the same source again. Where no lock can be had (no ``fcntl``, a file system without locks, a holder stuck past
+``LOCK_WAIT_S``) each builds and publishes a complete binary and one ``.ref`` wins.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -15,11 +19,17 @@ import re
 import shutil
 import stat
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 from .. import config
 from ..errors import CacheError
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no build lock; concurrent builds stay correct (atomic publish)
+    fcntl = None
 
 
 def digest_bytes(data: bytes) -> str:
@@ -263,6 +273,50 @@ def _publish(kind: str, key: str, ext: str, build: Callable[[Path], Path], keep:
     check_tree(d)
     d.mkdir(parents=True, exist_ok=True, mode=0o700)
     check_tree(d)
+    with build_lock(d, key):
+        done = lookup(kind, key, ext)  # published by another process while this one waited for the lock
+        return done if done is not None else _build_and_publish(d, key, ext, build, keep)
+
+
+LOCK_WAIT_S = 900.0  # longer than a compile may take (compiler.run times out after 600 s)
+
+
+@contextlib.contextmanager
+def build_lock(d: Path, key: str):
+    """Hold the per-key build lock in entry directory ``d`` (released when the block ends or the process dies)."""
+    fd = -1
+    if fcntl is not None:
+        try:
+            fd = os.open(d / f".{key}.lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        except OSError:
+            fd = -1
+    try:
+        if fd >= 0:
+            _acquire(fd)
+        yield
+    finally:
+        if fd >= 0:
+            os.close(fd)  # releases the lock
+
+
+def _acquire(fd: int) -> None:
+    deadline = time.monotonic() + LOCK_WAIT_S
+    pause = 0.005
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return  # a stuck holder: build without the lock
+        except OSError:
+            return  # the file system has no locks
+        time.sleep(pause)
+        pause = min(2 * pause, 0.1)
+
+
+def _build_and_publish(d: Path, key: str, ext: str, build: Callable[[Path], Path],
+                       keep: dict[str, str] | None) -> Path:
     sweep_orphans()
     tmp = Path(tempfile.mkdtemp(prefix=f".build-{key[:8]}-{_HOST}-{os.getpid()}-", dir=root()))
     try:

@@ -117,10 +117,16 @@ def build_cuda(source: str, options: NvrtcOptions, name: str) -> bytes:
     path = cache.lookup("cuda", key, ext)
     if path is None:
         t0 = time.perf_counter()
-        path = cache.publish("cuda", key, ext, lambda tmp: _compile_to(tmp, source, options, name, key),
-                             keep={"cu": source})
+        built = []  # stays empty when another process compiled it while this one waited for the build lock
+
+        def compile_into(tmp):
+            built.append(True)
+            return _compile_to(tmp, source, options, name, key)
+
+        path = cache.publish("cuda", key, ext, compile_into, keep={"cu": source})
         if config.verbose:
-            print(f"weft: NVRTC compiled {name} for sm_{options.arch} in {time.perf_counter() - t0:.3f} s -> {path}")
+            done = "NVRTC compiled" if built else "waited for another process to NVRTC-compile"
+            print(f"weft: {done} {name} for sm_{options.arch} in {time.perf_counter() - t0:.3f} s -> {path}")
     elif config.verbose:
         print(f"weft: loaded {name} (sm_{options.arch}) from cache {path}")
     image = path.read_bytes()
