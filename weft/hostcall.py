@@ -14,6 +14,8 @@ from .ir import types as T
 from .ir.builder import Builder
 from .ir.nodes import Call, Const, Function, Var, VarKind
 from .ir.verify import verify
+from .types.composite import class_for
+from .types.dtypes import to_host_value
 from .types.mapping import type_of_value
 from .typing.resolve import Weak, resolve
 
@@ -51,9 +53,7 @@ class _HostKernel:
 
     def __call__(self, args):
         from .runtime.array import zeros
-        from .runtime.dtypes import to_host_value
         from .runtime.launch import _run
-        from .types.composite import class_for
 
         out = zeros(1, dtype=class_for(self.result_type))
         values = list(args) + [out]

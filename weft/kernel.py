@@ -361,7 +361,7 @@ class Kernel:
             raise CacheError(f"the compiled module of kernel '{self.__name__}' ({lib._name}) lacks weft's entry "
                              "points; clear the kernel cache with wp.clear_kernel_cache()") from None
         fwd.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32]
-        fwd.restype = ctypes.c_int32  # a status (runtime/launch.py, finish_entry)
+        fwd.restype = ctypes.c_int32  # a status (runtime/backends.py, finish_entry)
         size_fn.restype = ctypes.c_int32
         _, _, total = padding_plan(spec.types)
         if size_fn() != total:
@@ -392,7 +392,7 @@ class Kernel:
                 lib = pipeline.build(source, self.__name__ + "_adj", spec.debug)
                 bwd = lib.weft_bwd
                 bwd.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32]
-                bwd.restype = ctypes.c_int32  # a status (runtime/launch.py, finish_entry)
+                bwd.restype = ctypes.c_int32  # a status (runtime/backends.py, finish_entry)
                 errors = lib.weft_errors
                 errors.restype = ctypes.c_void_p
                 spec.adjoint = AdjointSpec(prog, source, lib, bwd, errors(), name=self.__name__ + "_adj",

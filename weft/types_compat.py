@@ -7,7 +7,19 @@ import numpy as np
 from .ir import types as T
 from .runtime.array import array, array1d, array2d, array3d, array4d
 from .types.aliases import NAMED_TYPES as _NAMED
-from .types.composite import MatrixBase, QuatBase, TransformBase, VectorBase, matrix, quaternion, transformation, vector
+from .types.composite import (
+    MatrixBase,
+    QuatBase,
+    TransformBase,
+    VectorBase,
+    class_for,
+    matrix,
+    quaternion,
+    transformation,
+    vector,
+)
+from .types.dtypes import element_size
+from .types.mapping import to_ir
 from .types.scalars import (
     Float,
     Int,
@@ -37,16 +49,11 @@ vector_types = tuple(_NAMED.values())
 
 def types_equal(a, b, match_generic=False) -> bool:
     """True when two annotations or dtypes denote the same weft type."""
-    from .types.mapping import to_ir
-
     return to_ir(a) == to_ir(b)
 
 
 def type_size_in_bytes(t) -> int:
     """Size in bytes of one value of the type."""
-    from .runtime.dtypes import element_size
-    from .types.mapping import to_ir
-
     return element_size(to_ir(t))
 
 
@@ -69,8 +76,6 @@ warp_type_to_np_dtype = {c: c._ir_.np_dtype for c in (bool_, *scalar_types) if c
 
 
 def _ir(t):
-    from .types.mapping import to_ir
-
     try:
         return to_ir(t)
     except TypeError:
@@ -271,8 +276,6 @@ def type_repr(t) -> str:
 
 
 def _host_class(ir):
-    from .types.composite import class_for
-
     try:
         return class_for(ir)
     except TypeError:

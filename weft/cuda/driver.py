@@ -189,11 +189,10 @@ def driver_version() -> int:
     return int(check(api().cuDriverGetVersion(), "cuDriverGetVersion"))
 
 
-def discover_devices() -> list:
-    """A ``Device`` per GPU, in ordinal order; an empty list when there is no driver or GPU (never raises)."""
+def discover_contexts() -> list[Context]:
+    """A :class:`Context` per GPU, in ordinal order; an empty list when there is no driver or GPU (never raises).
+    The runtime wraps each in a ``Device`` (``weft.runtime.device``)."""
     global unavailable_reason
-    from ..runtime.device import Device
-
     if not initialise():
         return []
     try:
@@ -204,4 +203,4 @@ def discover_devices() -> list:
         return []
     if not contexts:
         unavailable_reason = "the NVIDIA driver reports no GPU"
-    return [Device(alias=f"cuda:{c.ordinal}", name=c.name, ordinal=c.ordinal, backend=c) for c in contexts]
+    return contexts

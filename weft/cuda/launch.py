@@ -17,6 +17,7 @@ from ..backend import cuda as cuda_backend
 from ..errors import RuntimeError_
 from ..pipeline import Direction, Target
 from ..toolchain import nvrtc
+from ..types.layout import args_layout
 from . import graphs
 from .driver import api, check
 
@@ -66,9 +67,7 @@ def load_program(source: str, name: str, debug: bool, entry: str, device) -> Loa
 
 def layout_assert(spec) -> str:
     """A ``static_assert`` that the device's ``Args`` has the size of the bytes Python packs (checked by NVRTC)."""
-    from ..runtime.packing import padding_plan
-
-    _, _, total = padding_plan(spec.types)
+    total = args_layout(spec.types).size
     return (f'static_assert(sizeof(Args) == {total}, "internal error: argument layout mismatch between Python '
             f'({total} bytes) and the device");\n')
 

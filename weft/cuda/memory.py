@@ -14,7 +14,7 @@ import weakref
 import numpy as np
 
 from ..errors import Error
-from ..runtime.dtypes import element_size, np_layout
+from ..types.dtypes import element_size, np_layout
 from .driver import api, check
 
 _MEMPOOL_ALLOC_FALLBACK: dict[int, int] = {}  # device ordinal -> bytes allocated without a pool (old GPUs)
@@ -101,16 +101,14 @@ def pool_used_high(device) -> int:
 
 
 # ---------------------------------------------------------------------- pinned host memory
-def pinned_empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """A NumPy array in page-locked host memory (fast, truly asynchronous transfers); freed with the array."""
-    from ..runtime.device import get_cuda_devices
-
-    cudas = get_cuda_devices()
+def pinned_empty(shape: tuple[int, ...], dtype: np.dtype, context=None) -> np.ndarray:
+    """A NumPy array in page-locked host memory (fast, truly asynchronous transfers); freed with the array.
+    ``context``: the GPU's :class:`~weft.cuda.driver.Context` to pin with (None: no GPU, ordinary memory)."""
     dtype = np.dtype(dtype)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    if not cudas or nbytes == 0:
+    if context is None or nbytes == 0:
         return np.zeros(shape, dtype)  # no driver: ordinary memory keeps programs portable
-    cudas[0].backend.make_current()
+    context.make_current()
     drv = api()
     ptr = int(check(drv.cuMemHostAlloc(nbytes, drv.CU_MEMHOSTALLOC_PORTABLE), f"pinning {nbytes} host bytes"))
     raw = (ctypes.c_byte * nbytes).from_address(ptr)
@@ -191,21 +189,8 @@ def copy_to_host(arr, stream=None) -> np.ndarray:
     return view if arr.is_contiguous else np.ascontiguousarray(view)
 
 
-def _element_bytes(arr, value) -> bytes:
-    base, trailing = np_layout(arr._ir)
-    from ..ir import types as T
-
-    if isinstance(arr._ir, T.StructType):
-        from ..runtime.array import _structs_to_np
-
-        return _structs_to_np([value], arr._ir).tobytes()
-    raw = np.asarray(getattr(value, "_a", value), dtype=base)
-    return np.broadcast_to(raw, trailing).tobytes() if trailing else raw.reshape(()).tobytes()
-
-
-def fill(arr, value, stream=None) -> None:
-    """Set every element of a device array to ``value`` (memset when the byte pattern allows)."""
-    pattern = _element_bytes(arr, value)
+def fill(arr, pattern: bytes, stream=None) -> None:
+    """Set every element of a device array to the element bytes ``pattern`` (memset when the pattern allows)."""
     count = arr.size
     if count == 0:
         return
@@ -279,37 +264,3 @@ def copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int = 0, s
         check(drv.cuMemcpyDtoHAsync(dst_ptr, src_ptr, nbytes, s), "device-to-host copy")
         if not dest.pinned:  # pinned destinations stay asynchronous, as in Warp (synchronize before reading)
             check(drv.cuStreamSynchronize(s), "cuStreamSynchronize")
-
-
-# ---------------------------------------------------------------------- gradient plumbing (weft.autodiff)
-def accumulate(dst, src) -> None:
-    """``dst += src`` element-wise, on ``dst``'s GPU (``src`` is brought there first when it lives elsewhere)."""
-    if src.device != dst.device:
-        src = src.to(dst.device)
-    if dst.size == 0:
-        return
-    if dst.is_contiguous and src.is_contiguous:
-        from . import kernels
-
-        flat_dst, flat_src = dst.flatten(), src.flatten()
-        kernels.wp.launch(kernels.accumulate_1d, dst.size, inputs=[flat_dst, flat_src], device=dst.device,
-                          record_tape=False)
-    else:  # strided gradients: through the host (rare; correct, not fast)
-        copy_from_host(dst, dst.numpy() + src.numpy())
-    dst._mark_written()
-
-
-def copy_adjoint(rec) -> None:
-    """The adjoint of ``wp.copy(dest, src, ...)``: ``src.grad[range] += dest.grad[range]`` (then zero the
-    destination's range when the copy overwrote it)."""
-    dest, src = rec.dest, rec.src
-    if dest.grad is None or src.grad is None:
-        return
-    dg, sg = dest.grad, src.grad
-    count = rec.count or src.size
-    if rec.dest_offset or rec.src_offset or count != src.size or dg.shape != sg.shape:
-        dg = dg.flatten()[rec.dest_offset:rec.dest_offset + count]
-        sg = sg.flatten()[rec.src_offset:rec.src_offset + count]
-    accumulate(sg, dg)
-    if rec.consume:
-        dg.zero_()

@@ -37,11 +37,14 @@ def handle_of(stream) -> object:
     return stream
 
 
+#: ``device -> CUstream`` of the stream work on ``device`` goes to now; the runtime installs it (``wp.ScopedStream``
+#: and the per-device default streams are runtime state), so this package needs nothing from the runtime.
+current_stream_source = None
+
+
 def current_stream(device):
     """The ``CUstream`` launches and copies on ``device`` go to now (respects ``wp.ScopedStream``)."""
-    from ..runtime.streams import get_stream
-
-    return get_stream(device)._native
+    return current_stream_source(device) if current_stream_source is not None else 0
 
 
 def _event_handle(event):

@@ -22,9 +22,9 @@ from ..ir import types as T
 from ..runtime import array as _A
 from ..runtime import device as _D
 from ..runtime.array import array, clone, np_from_ptr
-from ..runtime.dtypes import np_layout, resolve_dtype
 from ..runtime.streams import get_stream
 from ..types.composite import class_for
+from ..types.dtypes import np_layout, resolve_dtype
 from ..types.mapping import scalar_class
 
 

@@ -8,6 +8,7 @@ import sys
 import numpy as np
 
 from ..ir import types as T
+from ..types.dtypes import np_layout
 
 
 def _is_torch_tensor(obj) -> bool:
@@ -52,7 +53,6 @@ def as_weft_array(obj, t: T.ArrayType | None = None):
 
 
 def _from_numpy(obj: np.ndarray, dtype):
-    from ..runtime.dtypes import np_layout
     from .dlpack import split_dtype, wrap_host
 
     if obj.dtype.kind not in "biuf" or obj.dtype.byteorder == ">":

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..runtime.array import array as _WeftArray
 from ..runtime.tape import Tape
+from ..types.dtypes import np_layout, resolve_dtype
 from .dlpack import from_dlpack
 from .foreign import as_weft_array
 from .kernel_fn import kernel_runner, param_dtypes
@@ -38,8 +39,6 @@ def to_jax(a):
 
 def dtype_to_jax(dtype):
     """The JAX (NumPy) scalar dtype storing a weft dtype."""
-    from ..runtime.dtypes import np_layout, resolve_dtype
-
     return np.dtype(np_layout(resolve_dtype(dtype))[0])
 
 
@@ -62,7 +61,6 @@ class JaxOp:
         self.out_specs = out_specs
         self.dtypes = param_dtypes(fn)
         if dtypes:
-            from ..runtime.dtypes import resolve_dtype
 
             self.dtypes.update({k: resolve_dtype(v) for k, v in dtypes.items()})
         try:

@@ -11,8 +11,8 @@ import numpy as np
 
 from ..ir import types as T
 from ..runtime import device as D
-from ..runtime.dtypes import np_layout, resolve_dtype
 from ..runtime.streams import Stream, get_stream
+from ..types.dtypes import np_layout, resolve_dtype
 from .dlpack import DeviceType, _wrap, split_dtype, wrap_host
 
 

@@ -24,9 +24,9 @@ import torch
 
 from ..ir import types as T
 from ..runtime.array import array as _WeftArray
-from ..runtime.dtypes import resolve_dtype
 from ..runtime.streams import ScopedStream
 from ..runtime.tape import Tape
+from ..types.dtypes import resolve_dtype
 from .kernel_fn import kernel_runner
 from .kernel_fn import param_dtypes as _param_dtypes
 from .torch import _wrap_tensor, stream_from_torch, to_torch

@@ -15,10 +15,10 @@ import numpy as np
 from ..errors import LaunchError
 from ..ir import types as T
 from ..types import composite as C
+from ..types.dtypes import element_size, np_layout, resolve_dtype, struct_np_dtype, to_host_value
+from ..types.layout import ARRAY_DESC
 from ..types.mapping import scalar_class
 from . import device as D
-from .dtypes import element_size, np_layout, resolve_dtype, to_host_value
-from .layout import ARRAY_DESC
 from .pool import active_pool, grads_off
 
 
@@ -98,7 +98,7 @@ class array:
         self._set_dtype(dtype)
         shape = _norm_shape(shape)
         base, trailing = np_layout(self._ir)
-        if self.device.is_cpu:
+        if self.device.impl.host_memory:
             self._np = _pinned_zeros(shape + trailing, base) if self.pinned else aligned_zeros(shape + trailing, base)
             self._finish_np(len(shape))
         else:
@@ -139,7 +139,7 @@ class array:
             outer = 1
         if outer > 4:
             raise ValueError(f"arrays have at most 4 dimensions, got {outer}")
-        if self.device.is_cpu:
+        if self.device.impl.host_memory:
             if copy or not (arr.flags.writeable and _element_contiguous(arr, len(trailing))):
                 src = arr
                 arr = aligned_zeros(src.shape, base)
@@ -149,7 +149,7 @@ class array:
         else:
             host = np.ascontiguousarray(arr)
             self._alloc_device(host.shape[:outer])
-            self._device_backend().copy_from_host(self, host)
+            self.device.impl.upload(self, host)
 
     def _init_from_ptr(self, ptr, dtype, shape, strides, device) -> None:
         self._set_dtype(dtype)
@@ -161,7 +161,7 @@ class array:
         self.strides = tuple(int(s) for s in strides)
         self.ndim = len(shape)
         self._ptr = int(ptr)
-        if self.device.is_cpu:
+        if self.device.impl.host_memory:
             base, trailing = np_layout(self._ir)
             self._np = np_from_ptr(int(ptr), shape, self.strides, base, trailing, None)
 
@@ -177,13 +177,8 @@ class array:
         esize = element_size(self._ir)
         self.strides = _contiguous_strides(self.shape, esize)
         nbytes = int(np.prod(self.shape, dtype=np.int64)) * esize
-        self._dev_mem = self._device_backend().alloc(self.device, nbytes, self.pinned)
+        self._dev_mem = self.device.impl.alloc(self.device, nbytes, self.pinned)
         self._ptr = int(self._dev_mem.ptr) if nbytes else 0
-
-    def _device_backend(self):
-        from ..cuda import memory  # optional backend
-
-        return memory
 
     @classmethod
     def _view_of(cls, parent: array, np_view: np.ndarray | None, ptr: int, shape, strides) -> array:
@@ -322,9 +317,7 @@ class array:
     # ------------------------------------------------------------------ host access
     def numpy(self) -> np.ndarray:
         """A NumPy view (CPU: zero-copy) or copy (CUDA) of the data; vector dtypes add trailing dimensions."""
-        if self.device.is_cpu:
-            return self._np
-        return self._device_backend().copy_to_host(self)
+        return self.device.impl.to_host(self)
 
     def list(self) -> list:
         flat = self.numpy().reshape((self.size,) + np_layout(self._ir)[1])
@@ -336,7 +329,7 @@ class array:
 
     @property
     def __array_interface__(self):
-        if not self.device.is_cpu:
+        if not self.device.impl.host_memory:
             raise AttributeError("__array_interface__ is only available for CPU arrays")
         return self._np.__array_interface__
 
@@ -369,20 +362,18 @@ class array:
 
     # ------------------------------------------------------------------ mutation
     def fill_(self, value) -> array:
-        if self.device.is_cpu:
-            from .capture import active_capture
-
-            graph = active_capture()
-            if graph is not None and graph.device == self.device:
-                # inside wp.ScopedCapture the fill is part of the graph: it runs at every replay, in order
-                graph.launches.append(lambda: self._fill_cpu(value))
-                return self
-            return self._fill_cpu(value)
-        self._device_backend().fill(self, value)
-        self._mark_written()
+        self.device.impl.fill(self, value)
         return self
 
-    def _fill_cpu(self, value) -> array:
+    def _element_bytes(self, value) -> bytes:
+        """The bytes of one element equal to ``value`` (a backend fills device memory with this pattern)."""
+        base, trailing = np_layout(self._ir)
+        if isinstance(self._ir, T.StructType):
+            return _structs_to_np([value], self._ir).tobytes()
+        raw = np.asarray(getattr(value, "_a", value), dtype=base)
+        return np.broadcast_to(raw, trailing).tobytes() if trailing else raw.reshape(()).tobytes()
+
+    def _fill_host(self, value) -> array:
         base, trailing = np_layout(self._ir)
         if isinstance(self._ir, T.StructType):
             self._np[...] = _structs_to_np([value], self._ir)[0]
@@ -440,7 +431,7 @@ class array:
             else:
                 raise IndexError(f"unsupported index {k!r}; use ints and slices (or wp.indexedarray)")
         if not shape:
-            if self.device.is_cpu:
+            if self.device.impl.host_memory:
                 return to_host_value(self._ir, self._np[tuple(int(k) for k in key)])
             host = self.numpy()
             return to_host_value(self._ir, host[tuple(int(k) for k in key)])
@@ -450,7 +441,7 @@ class array:
         return view
 
     def __setitem__(self, key, value) -> None:
-        if self.device.is_cpu:
+        if self.device.impl.host_memory:
             target = self[key]
             if isinstance(target, array):
                 target.assign(value) if isinstance(value, array) else target.fill_(value) if np.ndim(value) == 0 \
@@ -481,7 +472,7 @@ class array:
         out = _strided_view(self, 0, self.shape, self.strides)
         out._ir = new_ir
         out.dtype = _dtype_class(new_ir) if not isinstance(new_ir, T.ScalarType) else scalar_class(new_ir.name)
-        if self.device.is_cpu:
+        if self.device.impl.host_memory:
             base, trailing = np_layout(new_ir)
             out._np = np_from_ptr(out._ptr, out.shape, out.strides, base, trailing, self._np)
         return out
@@ -520,7 +511,7 @@ class array:
 def _strided_view(parent: array, byte_offset: int, shape, strides) -> array:
     ptr = parent._ptr + byte_offset
     np_view = None
-    if parent.device.is_cpu:
+    if parent.device.impl.host_memory:
         base, trailing = np_layout(parent._ir)
         np_view = np_from_ptr(ptr, tuple(shape), tuple(strides), base, trailing, parent._np)
     return array._view_of(parent, np_view, ptr, shape, strides)
@@ -542,7 +533,7 @@ def aligned_zeros(shape, dtype) -> np.ndarray:
 def _pinned_zeros(shape, dtype) -> np.ndarray:
     """Page-locked host memory when a CUDA driver is present (fast asynchronous copies), else ordinary memory."""
     try:
-        from ..cuda.memory import pinned_empty
+        from .cuda_backend import pinned_empty
     except ImportError:
         return aligned_zeros(shape, dtype)
     return pinned_empty(shape, dtype)
@@ -641,8 +632,6 @@ def _flatten_host_values(data):
 
 
 def _structs_to_np(data, ir: T.StructType) -> np.ndarray:
-    from .dtypes import struct_np_dtype
-
     dt = struct_np_dtype(ir)
     if isinstance(data, np.ndarray) and data.dtype == dt:
         return data

@@ -4,22 +4,14 @@ from __future__ import annotations
 
 from .. import abi
 from ..errors import LaunchError
-from .launch import _DIMS, _threads, check_errors, finish_entry
+from .launch import check_errors
 
 
 def _run_bwd(kernel, spec, dims, args, device, overrides: dict, block_dim: int = 256, stream=None,
              max_blocks: int = 0) -> None:
     adj = kernel.adjoint_of(spec)
     packed = spec.pack(args, overrides)
-    if device.is_cpu:
-        dims_b, nthreads = _DIMS[len(dims)].pack(*dims), _threads()
-        status = adj.bwd(packed, dims_b, len(dims), nthreads)
-        if status:
-            finish_entry(status, adj.strided_bwd, adj.name, packed, dims_b, len(dims), nthreads)
-    else:
-        from ..cuda import launch as cuda_launch
-
-        cuda_launch.run_backward(spec, adj, packed, dims, device, block_dim, stream, max_blocks)
+    device.impl.launch_backward(spec, adj, packed, dims, device, block_dim, stream, max_blocks)
     # debug-mode bounds checks, and the (release) report of a backward launch that ran out of memory for its adds
     check_errors(type("E", (), {"errors": adj.errors})())
 

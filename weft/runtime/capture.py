@@ -31,10 +31,7 @@ def capture_begin(device=None, stream=None, force_module_load=True, external=Fal
     """Start recording launches into a graph on ``device`` (CUDA graph capture on a GPU; a replay list on the CPU)."""
     dev = D.get_device(device)
     graph = Graph(dev)
-    if dev.is_cuda:
-        from ..cuda import graphs
-
-        graphs.begin(graph, stream)
+    dev.impl.capture_begin(graph, stream)
     graph._token = _capture.set(graph)
     return graph
 
@@ -45,21 +42,13 @@ def capture_end(device=None, stream=None, graph=None) -> Graph:
     if graph is None:
         raise RuntimeError("wp.capture_end() without wp.capture_begin()")
     _capture.reset(graph._token)
-    if graph.device.is_cuda:
-        from ..cuda import graphs
-
-        graphs.end(graph, stream)
+    graph.device.impl.capture_end(graph, stream)
     return graph
 
 
 def capture_launch(graph: Graph, stream=None) -> None:
     """Replay a graph returned by :func:`capture_end` (or held by ``wp.ScopedCapture().graph``)."""
-    if graph.device.is_cuda and graph.native is not None:
-        from ..cuda import graphs
-
-        graphs.launch(graph, stream)
-    else:
-        graph.replay()
+    graph.device.impl.capture_launch(graph, stream)
 
 
 def active_capture():

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 
 from ..errors import Error
 from .array import array, clone
+from .backends import backend_for
 from .pool import HostPool, grads_off
 from .tape import active_tape
 
@@ -138,11 +139,4 @@ def _call(step, cur: list, t: int, n: int) -> list:
 
 
 def _accumulate(dst: array, src: array) -> None:
-    if dst.device.is_cpu and src.device.is_cpu:
-        d = dst.numpy()
-        d += src.numpy()
-        dst._mark_written()
-    else:
-        from ..cuda import memory
-
-        memory.accumulate(dst, src)
+    backend_for(dst.device, src.device).accumulate(dst, src)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..errors import Error
+from .backends import backend_for
+from .capture import active_capture
 
 
 def copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int = 0, stream=None) -> None:
@@ -27,27 +27,15 @@ def _raw_copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int =
     whole = dest_offset == 0 and src_offset == 0 and (count == 0 or count == src.size == dest.size)
     if whole and dest.shape != src.shape and dest.size != src.size:
         raise Error(f"wp.copy: shape mismatch (dest {dest.shape}, src {src.shape})")
-    from .capture import active_capture
-
+    impl = backend_for(dest.device, src.device)
     graph = active_capture()
-    if graph is not None and dest.device.is_cpu and src.device.is_cpu and graph.device.is_cpu:
+    if graph is not None and impl.capture_by_replay and graph.device.impl.capture_by_replay:
         graph.launches.append(lambda: copy(dest, src, dest_offset, src_offset, count, stream))
         return
-    if count == 0:
-        count = min(src.size - src_offset, dest.size - dest_offset) if not whole else src.size
-    if dest.device.is_cpu and src.device.is_cpu:
-        d, s = dest.numpy(), src.numpy()
-        if whole and d.shape == s.shape:
-            np.copyto(d, s)
-        else:
-            trailing = d.shape[dest.ndim:]
-            dflat = d.reshape((-1,) + trailing) if dest.is_contiguous else None
-            sflat = s.reshape((-1,) + trailing)
-            if dflat is None:
-                raise Error("wp.copy with offsets needs a contiguous destination")
-            dflat[dest_offset:dest_offset + count] = sflat[src_offset:src_offset + count]
-    else:
-        from ..cuda import memory
-
-        memory.copy(dest, src, dest_offset, src_offset, count, stream)
+    if whole:
+        count = 0  # the whole array (the backend knows its size)
+    elif count == 0:
+        count = min(src.size - src_offset, dest.size - dest_offset)
+    if whole or count > 0:
+        impl.copy(dest, src, dest_offset, src_offset, count, stream)
     dest._mark_written()

@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import contextvars
+import enum
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from ..cuda import driver
 from ..errors import DeviceError
+from .backends import CpuBackend, DeviceBackend
+
+
+class DeviceKind(enum.Enum):
+    """The kinds of device weft runs on; each has a backend class implementing ``runtime.backends.DeviceBackend``."""
+
+    CPU = "cpu"
+    CUDA = "cuda"
 
 
 @dataclass(eq=False)
@@ -15,14 +25,17 @@ class Device:
     name: str
     ordinal: int = -1
     backend: object = None  # the CUDA context object for GPUs
+    kind: DeviceKind = DeviceKind.CPU
+    #: what the runtime asks of the device (memory, launches, streams, events, capture): runtime/backends.py
+    impl: DeviceBackend = field(default_factory=CpuBackend)
 
     @property
     def is_cpu(self) -> bool:
-        return self.alias == "cpu"
+        return self.kind is DeviceKind.CPU
 
     @property
     def is_cuda(self) -> bool:
-        return self.alias.startswith("cuda")
+        return self.kind is DeviceKind.CUDA
 
     def __str__(self) -> str:
         return self.alias
@@ -62,11 +75,12 @@ def _probe_cuda() -> None:
     if _cuda_probed:
         return
     _cuda_probed = True
-    try:
-        from ..cuda import driver  # optional backend
-    except ImportError:
+    contexts = driver.discover_contexts()  # empty without the driver, a GPU or the cuda extra (never raises)
+    if not contexts:
         return
-    for dev in driver.discover_devices():
+    from .cuda_backend import wrap_contexts  # the CUDA backend is loaded only when there is a GPU to drive
+
+    for dev in wrap_contexts(contexts, Device, DeviceKind.CUDA):
         _devices[dev.alias] = dev
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import Error
+from ..types.dtypes import np_layout
 from .tape import active_tape
 
 
@@ -40,7 +41,6 @@ def _is_array(x) -> bool:
 def _is_float_array(x) -> bool:
     if not _is_array(x):
         return False
-    from .dtypes import np_layout
 
     try:
         base, _ = np_layout(x._ir)
@@ -58,7 +58,7 @@ def _set_values(a, flat: np.ndarray) -> None:
     """Write ``flat`` (all scalar components) into ``a`` without recording anything on a Tape."""
     host = a.numpy()
     values = np.asarray(flat, dtype=host.dtype).reshape(host.shape)
-    if a.device.is_cpu:
+    if a.device.impl.host_memory:
         host[...] = values
         a._mark_written()
     else:

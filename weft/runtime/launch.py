@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import ctypes
-import struct
 
 import numpy as np
 
 from .. import abi, config
 from ..errors import Error, LaunchError, RuntimeError_
 from . import device as D
+from .backends import _DIMS, finish_entry
 from .capture import _capture, active_capture
 from .tape import active_tape
 from .threads import launch_threads
-
-_DIMS = {n: struct.Struct(f"<{n}q") for n in range(1, 5)}
-
 
 _INT32_MAX = 2**31 - 1
 _INT64_MAX = 2**63 - 1
@@ -64,17 +61,6 @@ def check_grid(kernel, arity: int, dims: tuple[int, ...]) -> None:
         if total > _INT32_MAX:
             raise LaunchError(f"kernel '{name}' reads its flat thread index (i = wp.tid()), which is 32-bit, but dim "
                               f"{dims} has {total} points; unpack wp.tid() into one index per dimension instead")
-
-
-def finish_entry(status: int, strided, name: str, packed: bytes, dims: bytes, ndim: int, nthreads: int) -> None:
-    """Act on the status a CPU entry returned (launch.h, kEntry*): a launch with non-contiguous arrays runs on the
-    general instantiation (``strided()`` gives its entry, compiled on first need); a grid the entry cannot index is
-    an internal error (check_grid rejects such launches first)."""
-    if status == abi.ENTRY_NEEDS_STRIDED:
-        status = strided()(packed, dims, ndim, nthreads)
-    if status != abi.ENTRY_DONE:
-        raise LaunchError(f"internal error: the compiled module of '{name}' cannot run this launch grid "
-                          f"(status {status}); please report it")
 
 
 def _tid_where(kernel) -> str:
@@ -138,14 +124,14 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
     tape = active_tape.get() if record_tape else None
     snapshots = tape._before_launch(spec, args) if tape is not None and spec.snapshot else {}
     graph = active_capture()
-    if graph is not None and graph.device == dev and dev.is_cpu:
+    if graph is not None and graph.device == dev and dev.impl.capture_by_replay:
         graph.launches.append(lambda: _run(spec, packed, dims, dev, args, block_dim))
     else:
         _run(spec, packed, dims, dev, args, block_dim, stream, max_blocks)
     if tape is not None:
         tape._record_launch(kernel, spec, dims, args, dev, len(inputs), block_dim, snapshots, stream=stream,
                             max_blocks=max_blocks)
-    elif dev.is_cpu and not spec.debug and types is kernel._fixed_types and "_launch_fast" not in kernel.__dict__ \
+    elif dev.impl.fast_launch and not spec.debug and types is kernel._fixed_types and "_launch_fast" not in kernel.__dict__ \
             and not spec.tile_dim and not spec.checks_errors:  # tile kernels depend on block_dim, which the fast
         # path does not check; kernels that report errors in release mode need the general path's check
         _enable_fast(kernel, spec)
@@ -224,21 +210,12 @@ def _launch_fast(fast: _Fast, dim, inputs, outputs, device, record_tape) -> bool
 
 
 def _run(spec, packed: bytes, dims: tuple[int, ...], dev, args, block_dim=256, stream=None, max_blocks=0) -> None:
-    if dev.is_cpu:  # max_blocks limits CUDA blocks only (as in Warp); the CPU grid is split over threads
-        dims_b, nthreads = _DIMS[len(dims)].pack(*dims), _threads()
-        status = spec.fwd(packed, dims_b, len(dims), nthreads)
-        if status:
-            name = spec.kernel.__name__ if spec.kernel is not None else spec.fn.name
-            finish_entry(status, spec.strided_fwd, name, packed, dims_b, len(dims), nthreads)
-    else:
-        from ..cuda import launch as cuda_launch
-
-        cuda_launch.run_forward(spec, packed, dims, dev, block_dim, stream=stream, max_blocks=max_blocks)
+    dev.impl.launch(spec, packed, dims, dev, block_dim, stream, max_blocks)
     for i in spec.written:
         a = args[i]
         if hasattr(a, "_mark_written"):
             a._mark_written()
-    if spec.debug or (spec.checks_errors and dev.is_cpu):
+    if spec.debug or (spec.checks_errors and dev.impl.synchronous):
         check_errors(spec)
     if config.verify_fp:
         verify_fp(spec, args)
@@ -370,7 +347,7 @@ class Launch:
         """What launch() needs, resolved once: the raw entry point and the version counters of written arrays."""
         spec = self.spec
         fwd = spec.fwd_fast
-        self._fast_fwd = fwd if fwd is not None and self.device.is_cpu and not spec.debug \
+        self._fast_fwd = fwd if fwd is not None and self.device.impl.fast_launch and not spec.debug \
             and not spec.checks_errors else None
         try:
             self._written = tuple(self.args[i]._shared for i in spec.written)

@@ -9,8 +9,8 @@ import numpy as np
 
 from ..errors import LaunchError
 from ..ir import types as T
+from ..types.layout import args_layout, layout
 from ..types.scalars import check_host_scalar
-from .layout import args_layout, layout
 
 
 def _scalar_packer(t: T.ScalarType, where: Callable[[], str]) -> Callable:

@@ -18,11 +18,7 @@ class Stream:
     def __init__(self, device=None, priority: int = 0, **kwargs):
         self.device = D.get_device(device)
         self.priority = priority
-        self._native = None
-        if self.device.is_cuda:
-            from ..cuda import streams
-
-            self._native = streams.create_stream(self.device, priority)
+        self._native = self.device.impl.create_stream(self.device, priority)
 
     def record_event(self, event: Event | None = None) -> Event:
         event = event or Event(self.device)
@@ -30,19 +26,13 @@ class Stream:
         return event
 
     def wait_event(self, event: Event) -> None:
-        if self._native is not None:
-            from ..cuda import streams
-
-            streams.wait_event(self, event)
+        self.device.impl.wait_event(self, event)
 
     def wait_stream(self, other: Stream) -> None:
         self.wait_event(other.record_event())
 
     def synchronize(self) -> None:
-        if self._native is not None:
-            from ..cuda import streams
-
-            streams.synchronize_stream(self)
+        self.device.impl.synchronize_stream(self)
 
     @property
     def cuda_stream(self) -> int:
@@ -60,23 +50,13 @@ class Event:
 
     def _record(self, stream: Stream) -> None:
         self._time = time.perf_counter()
-        if stream._native is not None:
-            from ..cuda import streams
-
-            streams.record_event(self, stream)
+        stream.device.impl.record_event(self, stream)
 
     def synchronize(self) -> None:
-        if self._native is not None:
-            from ..cuda import streams
-
-            streams.synchronize_event(self)
+        self.device.impl.synchronize_event(self)
 
     def elapsed_time(self, other: Event) -> float:
-        if self._native is not None and other._native is not None:
-            from ..cuda import streams
-
-            return streams.elapsed_time(self, other)
-        return (other._time - self._time) * 1000.0
+        return self.device.impl.elapsed_time(self, other)
 
 
 _streams: dict = {}
@@ -133,19 +113,13 @@ def synchronize() -> None:
     """Wait for all work on all devices. Only devices already in use can have work: a CPU-only program never
     probes for CUDA here."""
     for dev in D.known_devices():
-        if dev.is_cuda:
-            from ..cuda import streams
-
-            streams.synchronize_device(dev)
+        dev.impl.synchronize(dev)
 
 
 def synchronize_device(device=None) -> None:
     """Wait for all work queued on ``device`` (default: the current device); a no-op on the CPU."""
     dev = D.get_device(device)
-    if dev.is_cuda:
-        from ..cuda import streams
-
-        streams.synchronize_device(dev)
+    dev.impl.synchronize(dev)
 
 
 def synchronize_stream(stream: Stream) -> None:
@@ -161,18 +135,10 @@ def synchronize_event(event: Event) -> None:
 def get_mempool_used_mem_current(device=None) -> int:
     """Bytes currently allocated from ``device``'s stream-ordered memory pool (0 on the CPU)."""
     dev = D.get_device(device)
-    if dev.is_cuda:
-        from ..cuda import memory
-
-        return memory.pool_used_current(dev)
-    return 0
+    return dev.impl.pool_used_current(dev)
 
 
 def get_mempool_used_mem_high(device=None) -> int:
     """The high-water mark of ``device``'s memory pool in bytes (0 on the CPU)."""
     dev = D.get_device(device)
-    if dev.is_cuda:
-        from ..cuda import memory
-
-        return memory.pool_used_high(dev)
-    return 0
+    return dev.impl.pool_used_high(dev)

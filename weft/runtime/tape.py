@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from ..autodiff.value_reads import adjoint_value_reads
 from ..errors import Error
+from .backends import backend_for
 
 #: the Tape recording now (launches, copies and library calls record themselves on it)
 active_tape: contextvars.ContextVar = contextvars.ContextVar("weft_tape", default=None)
@@ -292,22 +293,4 @@ def _copy_adjoint(rec: CopyRecord) -> None:
     dest, src = rec.dest, rec.src
     if dest.grad is None or src.grad is None:
         return
-    if dest.device.is_cpu and src.device.is_cpu:
-        dg, sg = dest.grad.numpy(), src.grad.numpy()
-        whole = rec.dest_offset == 0 and rec.src_offset == 0 and (rec.count in (0, src.size))
-        if whole and dg.shape == sg.shape:
-            sg += dg
-            if rec.consume:
-                dg[...] = 0
-        else:
-            trailing = dg.shape[dest.ndim:]
-            count = rec.count or src.size
-            dflat = dg.reshape((-1,) + trailing)
-            sflat = sg.reshape((-1,) + trailing)
-            sflat[rec.src_offset:rec.src_offset + count] += dflat[rec.dest_offset:rec.dest_offset + count]
-            if rec.consume:
-                dflat[rec.dest_offset:rec.dest_offset + count] = 0
-    else:
-        from ..cuda import memory
-
-        memory.copy_adjoint(rec)
+    backend_for(dest.device, src.device).copy_adjoint(rec)

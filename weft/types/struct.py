@@ -34,7 +34,7 @@ class StructInstance:
         object.__setattr__(self, name, _convert(ftype, value, name))
 
     def _pack(self) -> bytes:
-        from ..runtime.layout import layout
+        from .layout import layout
 
         return pystruct.pack("<" + layout(self._ir_).fmt, *self._flat())
 

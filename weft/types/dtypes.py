@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import types as T
-from ..types import composite as C
-from ..types.mapping import to_ir
+from . import composite as C
+from .mapping import to_ir
 
 
 def resolve_dtype(dtype) -> T.Type:

@@ -1,0 +1,208 @@
+"""Devices behind one protocol: what the runtime asks of a device, and the CPU's answers.
+
+Every :class:`~weft.runtime.device.Device` carries a backend object (``device.impl``) implementing
+:class:`DeviceBackend`: memory (``alloc``, ``to_host``, ``upload``, ``fill``, ``copy``, gradient ``accumulate``),
+launches (``launch``, ``launch_backward``), streams and events, synchronisation, graph capture and memory-pool
+counters. Arrays, launches, the Tape, streams and capture call these methods instead of asking which device they are
+on; :class:`CpuBackend` is below, ``runtime/cuda_backend.py`` holds the CUDA one (over ``weft.cuda``). A new kind of
+device is a ``DeviceKind`` member and one more class with these methods (docs/architecture.md, "add a target").
+
+Memory of a backend with ``host_memory`` is ordinary host memory, so its arrays keep a zero-copy NumPy view
+(``array._np``); other backends' arrays hold an allocation with a ``ptr``.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Protocol
+
+import numpy as np
+
+from .. import abi
+from ..errors import Error, LaunchError
+from .threads import launch_threads
+
+
+class DeviceBackend(Protocol):
+    """The operations the runtime needs from a kind of device (``stream`` arguments: a weft Stream or None for the
+    device's current stream)."""
+
+    host_memory: bool  # arrays are NumPy views of host memory
+    synchronous: bool  # a launch has finished when the call returns (its error state can be read at once)
+    capture_by_replay: bool  # graph capture records Python closures replayed in order (no native graphs)
+    fast_launch: bool  # plain launches of fixed-type kernels may take the cached direct native call
+
+    # memory
+    def alloc(self, device, nbytes: int, pinned: bool): ...
+    def to_host(self, arr, stream=None) -> np.ndarray: ...
+    def upload(self, arr, host: np.ndarray, stream=None) -> None: ...
+    def fill(self, arr, value) -> None: ...
+    def copy(self, dest, src, dest_offset: int, src_offset: int, count: int, stream=None) -> None:
+        """Copy ``count`` elements (0: all of ``src``, offsets 0) in flattened order, across devices."""
+    def accumulate(self, dst, src) -> None: ...
+    def copy_adjoint(self, rec) -> None: ...
+
+    # launches
+    def launch(self, spec, packed: bytes, dims: tuple, device, block_dim: int, stream, max_blocks: int) -> None: ...
+    def launch_backward(self, spec, adj, packed: bytes, dims: tuple, device, block_dim: int, stream,
+                        max_blocks: int) -> None: ...
+
+    # streams, events, synchronisation
+    def create_stream(self, device, priority: int): ...
+    def record_event(self, event, stream) -> None: ...
+    def wait_event(self, stream, event) -> None: ...
+    def synchronize_stream(self, stream) -> None: ...
+    def synchronize_event(self, event) -> None: ...
+    def elapsed_time(self, start, end) -> float: ...
+    def synchronize(self, device) -> None: ...
+
+    # graph capture
+    def capture_begin(self, graph, stream) -> None: ...
+    def capture_end(self, graph, stream) -> None: ...
+    def capture_launch(self, graph, stream) -> None: ...
+
+    # memory-pool counters
+    def pool_used_current(self, device) -> int: ...
+    def pool_used_high(self, device) -> int: ...
+
+
+#: the launch grid as the native entry points read it: 1-4 int64 extents
+_DIMS = {n: struct.Struct(f"<{n}q") for n in range(1, 5)}
+
+
+def finish_entry(status: int, strided, name: str, packed: bytes, dims: bytes, ndim: int, nthreads: int) -> None:
+    """Act on the status a CPU entry returned (launch.h, kEntry*): a launch with non-contiguous arrays runs on the
+    general instantiation (``strided()`` gives its entry, compiled on first need); a grid the entry cannot index is
+    an internal error (check_grid rejects such launches first)."""
+    if status == abi.ENTRY_NEEDS_STRIDED:
+        status = strided()(packed, dims, ndim, nthreads)
+    if status != abi.ENTRY_DONE:
+        raise LaunchError(f"internal error: the compiled module of '{name}' cannot run this launch grid "
+                          f"(status {status}); please report it")
+
+
+def backend_for(a, b):
+    """The backend that does work between two devices: the one that is not host memory (it can reach both), else
+    the first's."""
+    ia, ib = a.impl, b.impl
+    return ib if ia.host_memory and not ib.host_memory else ia
+
+
+class CpuBackend:
+    """The CPU: host memory (NumPy), synchronous launches on the calling thread plus OpenMP workers, one implicit
+    stream, graph capture as a list of recorded launches replayed in order."""
+
+    host_memory = True
+    synchronous = True
+    capture_by_replay = True
+    fast_launch = True
+
+    # ------------------------------------------------------------------ memory
+    def alloc(self, device, nbytes: int, pinned: bool):
+        raise NotImplementedError("CPU arrays allocate NumPy memory (runtime/array.py aligned_zeros)")
+
+    def to_host(self, arr, stream=None) -> np.ndarray:
+        return arr._np
+
+    def upload(self, arr, host: np.ndarray, stream=None) -> None:
+        arr._np[...] = host
+
+    def fill(self, arr, value) -> None:
+        from .capture import active_capture
+
+        graph = active_capture()
+        if graph is not None and graph.device == arr.device:
+            # inside wp.ScopedCapture the fill is part of the graph: it runs at every replay, in order
+            graph.launches.append(lambda: arr._fill_host(value))
+            return
+        arr._fill_host(value)
+
+    def copy(self, dest, src, dest_offset: int, src_offset: int, count: int, stream=None) -> None:
+        d, s = dest._np, src._np
+        if count == 0 and d.shape == s.shape:
+            np.copyto(d, s)
+            return
+        count = count or src.size
+        trailing = d.shape[dest.ndim:]
+        dflat = d.reshape((-1,) + trailing) if dest.is_contiguous else None
+        sflat = s.reshape((-1,) + trailing)
+        if dflat is None:
+            raise Error("wp.copy with offsets needs a contiguous destination")
+        dflat[dest_offset:dest_offset + count] = sflat[src_offset:src_offset + count]
+
+    def accumulate(self, dst, src) -> None:
+        d = dst.numpy()
+        d += src.numpy()
+        dst._mark_written()
+
+    def copy_adjoint(self, rec) -> None:
+        dest, src = rec.dest, rec.src
+        dg, sg = dest.grad.numpy(), src.grad.numpy()
+        whole = rec.dest_offset == 0 and rec.src_offset == 0 and (rec.count in (0, src.size))
+        if whole and dg.shape == sg.shape:
+            sg += dg
+            if rec.consume:
+                dg[...] = 0
+            return
+        trailing = dg.shape[dest.ndim:]
+        count = rec.count or src.size
+        dflat = dg.reshape((-1,) + trailing)
+        sflat = sg.reshape((-1,) + trailing)
+        sflat[rec.src_offset:rec.src_offset + count] += dflat[rec.dest_offset:rec.dest_offset + count]
+        if rec.consume:
+            dflat[rec.dest_offset:rec.dest_offset + count] = 0
+
+    # ------------------------------------------------------------------ launches
+    def launch(self, spec, packed: bytes, dims: tuple, device, block_dim: int, stream, max_blocks: int) -> None:
+        # max_blocks limits CUDA blocks only (as in Warp); the CPU grid is split over threads
+        dims_b, nthreads = _DIMS[len(dims)].pack(*dims), launch_threads()
+        status = spec.fwd(packed, dims_b, len(dims), nthreads)
+        if status:  # the entry asks for its strided variant (finish_entry)
+            name = spec.kernel.__name__ if spec.kernel is not None else spec.fn.name
+            finish_entry(status, spec.strided_fwd, name, packed, dims_b, len(dims), nthreads)
+
+    def launch_backward(self, spec, adj, packed: bytes, dims: tuple, device, block_dim: int, stream,
+                        max_blocks: int) -> None:
+        dims_b, nthreads = _DIMS[len(dims)].pack(*dims), launch_threads()
+        status = adj.bwd(packed, dims_b, len(dims), nthreads)
+        if status:
+            finish_entry(status, adj.strided_bwd, adj.name, packed, dims_b, len(dims), nthreads)
+
+    # ------------------------------------------------------------------ streams, events, synchronisation
+    def create_stream(self, device, priority: int):
+        return None  # one implicit synchronous stream
+
+    def record_event(self, event, stream) -> None:
+        pass  # launches are synchronous: an event is complete when recorded
+
+    def wait_event(self, stream, event) -> None:
+        pass
+
+    def synchronize_stream(self, stream) -> None:
+        pass
+
+    def synchronize_event(self, event) -> None:
+        pass
+
+    def elapsed_time(self, start, end) -> float:
+        return (end._time - start._time) * 1000.0
+
+    def synchronize(self, device) -> None:
+        pass
+
+    # ------------------------------------------------------------------ graph capture
+    def capture_begin(self, graph, stream) -> None:
+        pass  # launches, fills and copies append themselves to graph.launches while the capture is active
+
+    def capture_end(self, graph, stream) -> None:
+        pass
+
+    def capture_launch(self, graph, stream) -> None:
+        graph.replay()
+
+    # ------------------------------------------------------------------ memory-pool counters
+    def pool_used_current(self, device) -> int:
+        return 0
+
+    def pool_used_high(self, device) -> int:
+        return 0
