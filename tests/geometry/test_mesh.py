@@ -325,3 +325,35 @@ def test_grouped_mesh_ray_roots():
     assert got[3] in (0, 3)  # group 3 is absent: root -1 searches the whole mesh (the nearest square, x = 1)
     for g in range(3):
         assert groups[got[g]] == g  # the hit face belongs to the group
+
+
+@wp.kernel
+def _mesh_get_and_bvh(mesh: wp.uint64, out_pts: wp.array(dtype=wp.vec3), out_idx: wp.array(dtype=wp.int32),
+                      centre: wp.vec3, radius: float, hits: wp.array(dtype=wp.int32)):
+    i = wp.tid()
+    m = wp.mesh_get(mesh)
+    if i < m.points.shape[0]:
+        out_pts[i] = m.points[i]
+    if i < m.indices.shape[0]:
+        out_idx[i] = m.indices[i]
+    if i == 0:
+        q = wp.bvh_query_sphere(wp.mesh_get_bvh(mesh), centre, radius)
+        f = int(0)
+        while wp.bvh_query_next(q, f):
+            hits[f] = 1
+
+
+def test_mesh_get_and_mesh_get_bvh():
+    pts, tris = uv_sphere(5, 6)
+    mesh = wp.Mesh(wp.array(pts, dtype=wp.vec3), wp.array(tris.reshape(-1), dtype=wp.int32))
+    n = max(len(pts), tris.size)
+    out_pts, out_idx = wp.zeros(n, dtype=wp.vec3), wp.zeros(n, dtype=wp.int32)
+    hits = wp.zeros(len(tris), dtype=wp.int32)
+    centre, radius = np.array([0.3, 0.2, 0.9], np.float32), 0.4
+    wp.launch(_mesh_get_and_bvh, dim=n, inputs=[mesh.id, out_pts, out_idx, wp.vec3(*centre), radius, hits])
+    np.testing.assert_array_equal(out_pts.numpy()[:len(pts)], pts)
+    np.testing.assert_array_equal(out_idx.numpy()[:tris.size], tris.reshape(-1))
+    lo, hi = pts[tris].min(axis=1), pts[tris].max(axis=1)
+    expected = ((centre - np.clip(centre, lo, hi)) ** 2).sum(axis=1) <= radius * radius
+    np.testing.assert_array_equal(hits.numpy().astype(bool), expected)
+    assert expected.any() and not expected.all()

@@ -89,3 +89,58 @@ def test_ray_gradient(wrt):
     w = rng.normal(size=(6, 3)).astype(np.float32)
     grad, fd = _grad_and_fd(ray_loss, mesh, [o, d], wrt, w)
     np.testing.assert_allclose(grad, fd, rtol=2e-2, atol=2e-2)
+
+
+def _mesh_point_grad_and_fd(kernel, pts, tris, inputs, w, verts, eps=1e-3):
+    """Gradient w.r.t. the mesh points (points.grad after tape.backward) and central differences on `verts`."""
+    points = wp.array(pts, dtype=wp.vec3, requires_grad=True)
+    mesh = wp.Mesh(points, wp.array(tris.reshape(-1), dtype=wp.int32))
+    arrays = [wp.array(x, dtype=wp.vec3) for x in inputs]
+    loss = wp.zeros(1, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(kernel, dim=len(inputs[0]), inputs=[mesh.id, *arrays, wp.array(w, dtype=wp.vec3), loss])
+    tape.backward(loss)
+    grad = points.grad.numpy()[verts].copy()
+
+    def f(x):
+        m = wp.Mesh(wp.array(x, dtype=wp.vec3), wp.array(tris.reshape(-1), dtype=wp.int32))
+        out = wp.zeros(1, dtype=float)
+        wp.launch(kernel, dim=len(inputs[0]), inputs=[m.id, *arrays, wp.array(w, dtype=wp.vec3), out])
+        return float(out.numpy()[0])
+
+    fd = np.zeros((len(verts), 3))
+    for n, i in enumerate(verts):
+        for k in range(3):
+            xp, xm = pts.copy(), pts.copy()
+            xp[i, k] += eps
+            xm[i, k] -= eps
+            fd[n, k] = (f(xp) - f(xm)) / (2 * eps)
+    return grad, fd
+
+
+def test_gradient_wrt_mesh_points_closest_point_both_sides():
+    # queries on both sides of the surface: the signed distance's gradient w.r.t. the vertices flips with the side
+    # exactly as the sign does (a wrong sign would show as an opposite-signed FD mismatch)
+    pts, tris = uv_sphere(6, 8, radius=1.0)
+    rng = np.random.default_rng(3)
+    dirs = rng.normal(size=(6, 3))
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    q = (dirs * np.array([0.6, 1.4, 0.7, 1.3, 0.8, 1.2])[:, None]).astype(np.float32)
+    w = rng.normal(size=(6, 3)).astype(np.float32)
+    verts = np.arange(len(pts))
+    grad, fd = _mesh_point_grad_and_fd(closest_loss, pts, tris, [q], w, verts)
+    assert np.abs(fd).max() > 0.05  # the chosen vertices matter to the loss
+    np.testing.assert_allclose(grad, fd, rtol=3e-2, atol=3e-2)
+
+
+def test_gradient_wrt_mesh_points_ray():
+    pts, tris = uv_sphere(6, 8, radius=1.0)
+    rng = np.random.default_rng(4)
+    o = (rng.normal(size=(6, 3)) * 0.2 + np.array([0.0, 0.0, -3.0])).astype(np.float32)
+    d = (np.array([0.0, 0.0, 1.0]) + rng.normal(size=(6, 3)) * 0.1).astype(np.float32)
+    w = rng.normal(size=(6, 3)).astype(np.float32)
+    verts = np.arange(len(pts))
+    grad, fd = _mesh_point_grad_and_fd(ray_loss, pts, tris, [o, d], w, verts)
+    assert np.abs(fd).max() > 0.05
+    np.testing.assert_allclose(grad, fd, rtol=3e-2, atol=3e-2)

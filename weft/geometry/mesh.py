@@ -16,7 +16,10 @@ class Mesh(NativeHandle):
     the arrays it was given: after moving the points in place, call :meth:`refit`.
 
     Args:
-        points: array of vec3 (float32) vertex positions, on the CPU.
+        points: array of vec3 (float32) vertex positions, on the CPU. With ``requires_grad=True`` the backward
+            pass adds the gradients of the queries' outputs (closest point u, v; ray t, u, v), of
+            ``mesh_eval_position``, ``mesh_get_point`` and ``mesh_get(id).points`` w.r.t. the points to
+            ``points.grad``.
         indices: int32 array of 3 * num_faces vertex indices (flat, or shape (num_faces, 3)).
         velocities: optional array of vec3 per-vertex velocities (``mesh_eval_velocity``).
         support_winding_number: precompute the dipole data of ``mesh_query_point_sign_winding_number``.
@@ -72,6 +75,7 @@ class Mesh(NativeHandle):
                                                 grp.ctypes.data if grp is not None else None))
         if self.id == 0:
             raise GeometryError(f"Mesh: out of memory building the BVH of {idx.size // 3} triangles")
+        self._set_grads()
 
     # ------------------------------------------------------------------ arrays
     @property
@@ -87,6 +91,7 @@ class Mesh(NativeHandle):
         check_finite(pts, "points", "Mesh.points")
         self._points, self._pts_np = value, pts
         self._lib.geo_mesh_set_points(self._live_id(), pts.ctypes.data, self._vel_ptr())
+        self._set_grads()
 
     @property
     def indices(self):
@@ -105,6 +110,24 @@ class Mesh(NativeHandle):
             raise GeometryError(f"Mesh.velocities: {len(vel)} entries, the mesh has {len(self._pts_np)} points")
         self._velocities, self._vel_np = value, vel
         self._lib.geo_mesh_set_points(self._live_id(), None, self._vel_ptr())
+        self._set_grads()
+
+    def _set_grads(self) -> None:
+        """Point the backward pass at points.grad / velocities.grad (queries' adjoints add vertex gradients there)."""
+
+        def grad_ptr(arr, data):
+            grad = getattr(arr, "grad", None) if getattr(arr, "requires_grad", False) else None
+            if grad is None or data is None:
+                return None
+            g = grad.numpy()
+            # the gradient is addressed like the points the mesh reads: a contiguous float32 (n, 3) buffer
+            if g.dtype != np.float32 or not g.flags.c_contiguous or g.size != data.size:
+                raise GeometryError("Mesh: the gradient of 'points'/'velocities' must be a contiguous vec3 (float32) "
+                                    "array to receive the queries' gradients")
+            return g.ctypes.data
+
+        self._lib.geo_mesh_set_grads(self._live_id(), grad_ptr(self._points, self._pts_np),
+                                     grad_ptr(self._velocities, self._vel_np))
 
     def _vel_ptr(self):
         return self._vel_np.ctypes.data if self._vel_np is not None else None
@@ -119,6 +142,7 @@ class Mesh(NativeHandle):
         self._lib.geo_mesh_set_points(self._live_id(), self._pts_np.ctypes.data, self._vel_ptr())
         if self._lib.geo_mesh_refit(self.id) != 0:
             raise GeometryError("Mesh.refit: the mesh was destroyed")
+        self._set_grads()
 
     def bvh_info(self) -> dict:
         """Tree statistics: number of primitives and the depth of the deepest leaf."""

@@ -35,6 +35,7 @@ _SIGNATURES = {
     "geo_mesh_refit": (ctypes.c_int, [u64]),
     "geo_mesh_set_points": (ctypes.c_int, [u64, vp, vp]),
     "geo_mesh_destroy": (ctypes.c_int, [u64]),
+    "geo_mesh_set_grads": (ctypes.c_int, [u64, vp, vp]),
 }
 
 

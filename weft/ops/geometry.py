@@ -144,7 +144,18 @@ _geo("mesh_eval_velocity", (T.UINT64, T.INT32, T.FLOAT32, T.FLOAT32), VEC3,
 _geo("mesh_eval_face_normal", (T.UINT64, T.INT32), VEC3,
      "mesh_eval_face_normal(id, face) -> vec3: the unit normal of a face (right-handed winding).")
 _geo("mesh_get_point", (T.UINT64, T.INT32), VEC3,
-     "mesh_get_point(id, index) -> vec3: the point mesh.indices[index] refers to.")
+     "mesh_get_point(id, index) -> vec3: the point mesh.indices[index] refers to (differentiable w.r.t. the mesh "
+     "points when they require grad).", adjoint=Adjoint.NATIVE)
+#: wp.mesh_get(id): the mesh's arrays as a struct (points / velocities carry their gradients)
+MESH_STRUCT = _struct("Mesh", (("points", T.ArrayType(VEC3, 1)), ("indices", T.ArrayType(T.INT32, 1)),
+                               ("velocities", T.ArrayType(VEC3, 1))))
+_geo("mesh_get", (T.UINT64,), tuple(t for _, t in MESH_STRUCT.fields),
+     "mesh_get(id) -> Mesh: the mesh's arrays (fields points, indices, velocities; velocities is empty when the mesh "
+     "has none). Reads of mesh.points are differentiable when the points require grad.", kind=OpKind.OUT_CALL)
+STRUCT_QUERIES["mesh_get"] = (MESH_STRUCT, ("id",), (), ())
+_geo("mesh_get_bvh", (T.UINT64,), T.UINT64,
+     "mesh_get_bvh(id) -> uint64: the id of the mesh's face BVH, for the bvh_query_* builtins (item i = face i, its "
+     "box the face's bounds); valid while the mesh lives.")
 _geo("mesh_get_velocity", (T.UINT64, T.INT32), VEC3,
      "mesh_get_velocity(id, index) -> vec3: the velocity of the point mesh.indices[index] refers to.")
 _geo("mesh_get_index", (T.UINT64, T.INT32), T.INT32, "mesh_get_index(id, index) -> int: mesh.indices[index].")

@@ -68,13 +68,14 @@ WEFT_FN int32 walk_start(const BvhData* b, int32 root) {
 }
 
 // Depth-first walk visiting nearer children first. key(lo, hi) gives a child's priority (lower first); a child is
-// skipped when its key is not below limit() at the time it is reached; leaf(prim_id, key) handles a primitive.
+// skipped when its key is not below limit() at the time it is reached; leaf(s, key) handles the primitive at sorted
+// position s (its id is b->prim_ids[s]).
 template <typename Key, typename Limit, typename Leaf>
 WEFT_FN void walk(const BvhData* b, int32 root, Key key, Limit limit, Leaf leaf) {
     const int32 start = walk_start(b, root);
     if (start == int32(0x80000000)) return;
     if (start < 0) {
-        leaf(b->prim_ids[~start], 0.0f);
+        leaf(~start, 0.0f);
         return;
     }
     int32 stack[WALK_STACK];
@@ -86,6 +87,7 @@ WEFT_FN void walk(const BvhData* b, int32 root, Key key, Limit limit, Leaf leaf)
         --sp;
         if (!(keys[sp] < limit())) continue;
         const BvhNode& nd = b->nodes[stack[sp]];
+
         const float k0 = key(nd.lo[0], nd.hi[0]);
         const float k1 = key(nd.lo[1], nd.hi[1]);
         const int first = k1 < k0 ? 1 : 0;
@@ -93,10 +95,10 @@ WEFT_FN void walk(const BvhData* b, int32 root, Key key, Limit limit, Leaf leaf)
         const int32 cf = nd.child[first], cs = nd.child[1 - first];
         // push the farther child first so the nearer one is expanded next; leaves are handled at once
         if (cf < 0) {
-            if (kf < limit()) leaf(b->prim_ids[~cf], kf);
+            if (kf < limit()) leaf(~cf, kf);
         }
         if (cs < 0) {
-            if (ks < limit()) leaf(b->prim_ids[~cs], ks);
+            if (ks < limit()) leaf(~cs, ks);
         } else if (ks < limit() && sp < WALK_STACK) {
             stack[sp] = cs;
             keys[sp++] = ks;

@@ -27,10 +27,13 @@ struct HashGridData {
 
 // An internal BVH node holds the boxes of both children, so a traversal step tests two boxes at once.
 // child >= 0: internal node index; child < 0: a leaf, ~child = position in the sorted primitive order.
+// Nodes are one 64-byte cache line each (64-byte aligned storage) and stored in depth-first order (a node's first
+// child follows it), so a traversal reads mostly neighbouring lines.
 struct BvhNode {
     float lo[2][3];
     float hi[2][3];
     int32 child[2];
+    int32 pad[2];  // to 64 bytes
 };
 
 struct BvhData {
@@ -66,6 +69,12 @@ struct MeshData {
     int32 num_tris;
     BvhData bvh;
     WindingNode* winding;     // num_prims - 1 entries when support_winding_number, else null
+    float* leaf_tris;         // 9 floats per sorted position: the vertices of face prim_ids[s], refreshed by refit
+    float* tri_lo;            // num_tris x 3 triangle boxes (the primitive boxes of mesh_get_bvh's BVH)
+    float* tri_hi;
+    uint64 bvh_id;            // registry id of bvh as a user BVH over tri_lo/tri_hi (wp.mesh_get_bvh)
+    float* points_grad;       // gradient of the points (points.grad when points.requires_grad), else null
+    float* velocities_grad;
 };
 
 WEFT_FN int32 wrap(int32 i, int32 n) {

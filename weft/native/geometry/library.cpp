@@ -95,6 +95,14 @@ static T* alloc(int64 n) {
     return static_cast<T*>(std::malloc(sizeof(T) * size_t(n)));
 }
 
+// Cache-line aligned storage (tree nodes: one 64-byte node per line); freed with std::free.
+template <typename T>
+static T* alloc_lines(int64 n) {
+    if (n <= 0) return nullptr;
+    const size_t bytes = (sizeof(T) * size_t(n) + 63) & ~size_t(63);
+    return static_cast<T*>(std::aligned_alloc(64, bytes));
+}
+
 // ------------------------------------------------------------------------------------------------ hash grid
 static void hash_grid_free_storage(HashGridData* g) {
     std::free(g->sorted_groups);
@@ -297,6 +305,96 @@ static void bvh_fill_boxes(BvhData* b, const float* prim_lo, const float* prim_h
     box_union(root.lo[0], root.hi[0], root.lo[1], root.hi[1], b->root_lo, b->root_hi);
 }
 
+// Roots of the groups of a grouped tree: public root indices (internal node i -> i, leaf at sorted position s ->
+// num_prims - 1 + s). The primitives of a group are contiguous in sorted order and, their keys sharing the group
+// prefix, form one subtree; its root is internal node s or e of the range [s, e].
+static int bvh_group_roots(BvhData* b, const int32* groups) {
+    const int32 n = b->num_prims;
+    int32 max_group = -1;
+    for (int32 i = 0; i < n; ++i) max_group = std::max(max_group, groups[i]);
+    b->num_groups = max_group + 1;
+    if (b->num_groups <= 0) return 0;
+    b->group_roots = alloc<int32>(b->num_groups);
+    if (b->group_roots == nullptr) return 2;
+    std::fill(b->group_roots, b->group_roots + b->num_groups, -1);
+    int32 s = 0;
+    while (s < n) {
+        const int32 g = groups[b->prim_ids[s]];
+        int32 e = s;
+        while (e + 1 < n && groups[b->prim_ids[e + 1]] == g) ++e;
+        int32 root;
+        if (s == e) {
+            root = n - 1 + s;
+        } else {
+            root = -1;
+            for (int32 cand : {s, e}) {
+                if (cand >= n - 1) continue;
+                // the range of internal node cand: walk to its leftmost and rightmost leaves
+                int32 x = cand, lo, hi;
+                while (true) { const int32 c = b->nodes[x].child[0]; if (c < 0) { lo = ~c; break; } x = c; }
+                x = cand;
+                while (true) { const int32 c = b->nodes[x].child[1]; if (c < 0) { hi = ~c; break; } x = c; }
+                if (lo == s && hi == e) { root = cand; break; }
+            }
+        }
+        b->group_roots[g] = root;
+        s = e + 1;
+    }
+    return 0;
+}
+
+// Renumber the internal nodes in depth-first order (first child = parent + 1; the root stays 0), after the Karras
+// build (whose numbering the group-root search relies on). Deterministic, O(n).
+static int bvh_depth_first(BvhData* b) {
+    const int32 m = b->num_prims - 1;
+    if (m <= 1) return 0;
+    std::vector<int32> order(static_cast<size_t>(m));  // new index -> old index
+    std::vector<int32> remap(static_cast<size_t>(m));  // old index -> new index
+    std::vector<int32> stack;
+    stack.reserve(128);
+    stack.push_back(0);
+    int32 next = 0;
+    while (!stack.empty()) {
+        const int32 x = stack.back();
+        stack.pop_back();
+        order[next] = x;
+        remap[x] = next++;
+        const BvhNode& nd = b->nodes[x];
+        if (nd.child[1] >= 0) stack.push_back(nd.child[1]);
+        if (nd.child[0] >= 0) stack.push_back(nd.child[0]);
+    }
+    BvhNode* nodes = alloc_lines<BvhNode>(m);
+    int32* parents = alloc<int32>(m);
+    if (nodes == nullptr || parents == nullptr) {
+        std::free(nodes);
+        std::free(parents);
+        return 2;
+    }
+#pragma omp parallel for schedule(static) if (m > PARALLEL_MIN)
+    for (int32 i = 0; i < m; ++i) {
+        BvhNode nd = b->nodes[order[i]];
+        for (int c = 0; c < 2; ++c)
+            if (nd.child[c] >= 0) nd.child[c] = remap[nd.child[c]];
+        nodes[i] = nd;
+        const int32 p = b->parents[order[i]];
+        parents[i] = p < 0 ? -1 : remap[p];
+    }
+#pragma omp parallel for schedule(static) if (m > PARALLEL_MIN)
+    for (int32 s = 0; s < b->num_prims; ++s) {
+        const int32 p = b->leaf_parents[s];
+        if (p >= 0) b->leaf_parents[s] = remap[p];
+    }
+    for (int32 g = 0; g < b->num_groups; ++g) {
+        const int32 r = b->group_roots[g];
+        if (r >= 0 && r < m) b->group_roots[g] = remap[r];
+    }
+    std::free(b->nodes);
+    std::free(b->parents);
+    b->nodes = nodes;
+    b->parents = parents;
+    return 0;
+}
+
 // Build the tree over n primitive boxes (groups optional); returns 0, or 2 when out of memory.
 static int bvh_build(BvhData* b, const float* prim_lo, const float* prim_hi, int32 n, const int32* groups) {
     b->num_prims = n;
@@ -306,7 +404,7 @@ static int bvh_build(BvhData* b, const float* prim_lo, const float* prim_hi, int
     b->prim_ids = alloc<int32>(n);
     b->leaf_parents = alloc<int32>(n);
     if (n > 1) {
-        b->nodes = alloc<BvhNode>(n - 1);
+        b->nodes = alloc_lines<BvhNode>(n - 1);
         b->parents = alloc<int32>(n - 1);
     }
     if (b->prim_ids == nullptr || b->leaf_parents == nullptr || (n > 1 && (b->nodes == nullptr || b->parents == nullptr)))
@@ -364,6 +462,7 @@ static int bvh_build(BvhData* b, const float* prim_lo, const float* prim_hi, int
             const int32 gamma = i + s * d + std::min(d, 0);
             const int32 lo = std::min(i, j), hi = std::max(i, j);
             BvhNode& node = b->nodes[i];
+            node.pad[0] = node.pad[1] = 0;
             node.child[0] = lo == gamma ? ~gamma : gamma;
             node.child[1] = hi == gamma + 1 ? ~(gamma + 1) : gamma + 1;
             for (int c = 0; c < 2; ++c) {
@@ -374,48 +473,13 @@ static int bvh_build(BvhData* b, const float* prim_lo, const float* prim_hi, int
     } else {
         b->leaf_parents[0] = -1;
     }
+    if (groups != nullptr)
+        if (int rc = bvh_group_roots(b, groups)) return rc;
+    if (int rc = bvh_depth_first(b)) return rc;
     bvh_fill_boxes(b, prim_lo, prim_hi);
     return 0;
 }
 
-
-// Roots of the groups of a grouped tree: public root indices (internal node i -> i, leaf at sorted position s ->
-// num_prims - 1 + s). The primitives of a group are contiguous in sorted order and, their keys sharing the group
-// prefix, form one subtree; its root is internal node s or e of the range [s, e].
-static int bvh_group_roots(BvhData* b, const int32* groups) {
-    const int32 n = b->num_prims;
-    int32 max_group = -1;
-    for (int32 i = 0; i < n; ++i) max_group = std::max(max_group, groups[i]);
-    b->num_groups = max_group + 1;
-    if (b->num_groups <= 0) return 0;
-    b->group_roots = alloc<int32>(b->num_groups);
-    if (b->group_roots == nullptr) return 2;
-    std::fill(b->group_roots, b->group_roots + b->num_groups, -1);
-    int32 s = 0;
-    while (s < n) {
-        const int32 g = groups[b->prim_ids[s]];
-        int32 e = s;
-        while (e + 1 < n && groups[b->prim_ids[e + 1]] == g) ++e;
-        int32 root;
-        if (s == e) {
-            root = n - 1 + s;
-        } else {
-            root = -1;
-            for (int32 cand : {s, e}) {
-                if (cand >= n - 1) continue;
-                // the range of internal node cand: walk to its leftmost and rightmost leaves
-                int32 x = cand, lo, hi;
-                while (true) { const int32 c = b->nodes[x].child[0]; if (c < 0) { lo = ~c; break; } x = c; }
-                x = cand;
-                while (true) { const int32 c = b->nodes[x].child[1]; if (c < 0) { hi = ~c; break; } x = c; }
-                if (lo == s && hi == e) { root = cand; break; }
-            }
-        }
-        b->group_roots[g] = root;
-        s = e + 1;
-    }
-    return 0;
-}
 
 // ------------------------------------------------------------------------------------------------ meshes
 static void triangle_boxes(const MeshData* m, float* lo, float* hi) {
@@ -508,7 +572,24 @@ static void mesh_winding(MeshData* m) {
 static void mesh_free(MeshData* m) {
     bvh_free(&m->bvh);
     std::free(m->winding);
+    std::free(m->leaf_tris);
+    std::free(m->tri_lo);
+    std::free(m->tri_hi);
     m->winding = nullptr;
+    m->leaf_tris = m->tri_lo = m->tri_hi = nullptr;
+}
+
+// The vertices of each leaf's face in leaf order: a traversal reads one contiguous 36-byte record per leaf instead
+// of following prim_ids -> indices -> points.
+static void mesh_leaf_tris(MeshData* m) {
+    const int32 n = m->bvh.num_prims;
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+    for (int32 s = 0; s < n; ++s) {
+        const int32* t = m->indices + 3 * int64(m->bvh.prim_ids[s]);
+        float* out = m->leaf_tris + 9 * int64(s);
+        for (int v = 0; v < 3; ++v)
+            for (int k = 0; k < 3; ++k) out[3 * v + k] = m->points[3 * int64(t[v]) + k];
+    }
 }
 
 }  // namespace geo
@@ -586,7 +667,7 @@ GEO_API uint64 geo_bvh_create(const float* lowers, const float* uppers, int32 n,
     b->lowers = lowers;
     b->uppers = uppers;
     b->groups = groups;
-    if (bvh_build(b, lowers, uppers, n, groups) != 0 || (groups && n > 0 && bvh_group_roots(b, groups) != 0)) {
+    if (bvh_build(b, lowers, uppers, n, groups) != 0) {
         bvh_free(b);
         delete b;
         return 0;
@@ -647,15 +728,21 @@ GEO_API int32 geo_bvh_group_root(uint64 id, int32 group) {
 
 // ------------------------------------------------------------------------------------------------ mesh API
 static int mesh_rebuild_boxes(MeshData* m, bool build, const int32* groups = nullptr) {
-    std::vector<float> lo(size_t(3) * size_t(std::max(m->num_tris, 1))), hi(lo.size());
-    triangle_boxes(m, lo.data(), hi.data());
     if (build) {
-        if (int rc = bvh_build(&m->bvh, lo.data(), hi.data(), m->num_tris, groups)) return rc;
-        if (groups != nullptr && m->num_tris > 0)
-            if (int rc = bvh_group_roots(&m->bvh, groups)) return rc;
-    } else {
-        bvh_fill_boxes(&m->bvh, lo.data(), hi.data());
+        m->tri_lo = alloc<float>(3 * int64(m->num_tris));
+        m->tri_hi = alloc<float>(3 * int64(m->num_tris));
+        m->leaf_tris = alloc<float>(9 * int64(m->num_tris));
+        if (m->tri_lo == nullptr || m->tri_hi == nullptr || m->leaf_tris == nullptr) return 2;
     }
+    triangle_boxes(m, m->tri_lo, m->tri_hi);
+    if (build) {
+        if (int rc = bvh_build(&m->bvh, m->tri_lo, m->tri_hi, m->num_tris, groups)) return rc;
+        m->bvh.lowers = m->tri_lo;  // the tree doubles as a user BVH over the triangle boxes (mesh_get_bvh)
+        m->bvh.uppers = m->tri_hi;
+    } else {
+        bvh_fill_boxes(&m->bvh, m->tri_lo, m->tri_hi);
+    }
+    mesh_leaf_tris(m);
     mesh_winding(m);
     return 0;
 }
@@ -685,7 +772,9 @@ GEO_API uint64 geo_mesh_create(const float* points, const int32* indices, const 
     if (id == 0) {
         mesh_free(m);
         delete m;
+        return 0;
     }
+    m->bvh_id = add_object(&m->bvh, KIND_BVH);
     return id;
 }
 
@@ -699,8 +788,20 @@ GEO_API int geo_mesh_refit(uint64 id) {
 GEO_API int geo_mesh_set_points(uint64 id, const float* points, const float* velocities) {
     MeshData* m = static_cast<MeshData*>(get_object(id, KIND_MESH));
     if (m == nullptr) return 1;
-    if (points != nullptr) m->points = points;
     m->velocities = velocities;
+    if (points != nullptr) {
+        m->points = points;
+        return mesh_rebuild_boxes(m, false);  // new positions: refit, as Warp does
+    }
+    return 0;
+}
+
+// Where the backward pass adds the gradients of the points / velocities (null: none).
+GEO_API int geo_mesh_set_grads(uint64 id, float* points_grad, float* velocities_grad) {
+    MeshData* m = static_cast<MeshData*>(get_object(id, KIND_MESH));
+    if (m == nullptr) return 1;
+    m->points_grad = points_grad;
+    m->velocities_grad = velocities_grad;
     return 0;
 }
 
@@ -708,6 +809,7 @@ GEO_API int geo_mesh_destroy(uint64 id) {
     MeshData* m = static_cast<MeshData*>(get_object(id, KIND_MESH));
     if (m == nullptr) return 1;
     remove_object(id);
+    if (m->bvh_id != 0) remove_object(m->bvh_id);
     mesh_free(m);
     delete m;
     return 0;

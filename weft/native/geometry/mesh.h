@@ -3,6 +3,7 @@
 #pragma once
 #include "bvh.h"
 #include "triangle.h"
+#include "../atomic.h"
 
 namespace weft {
 
@@ -22,6 +23,30 @@ WEFT_FN void tri(const MeshData* m, int32 f, v3& a, v3& b, v3& c) {
     c = load3(m->points, t[2]);
 }
 
+// The vertices of the face at sorted (leaf) position s, from the leaf-ordered copy.
+WEFT_FN void leaf_tri(const MeshData* m, int32 s, v3& a, v3& b, v3& c) {
+    const float* t = m->leaf_tris + 9 * int64(s);
+    a = v3(t[0], t[1], t[2]);
+    b = v3(t[3], t[4], t[5]);
+    c = v3(t[6], t[7], t[8]);
+}
+
+// Accumulate g into the gradient of point i (atomically: backward threads share vertices); no-op without a gradient.
+WEFT_FN void add_point_grad(const MeshData* m, int32 i, const v3& g) {
+    if (m->points_grad == nullptr) return;
+    float* at = m->points_grad + 3 * int64(i);
+    for (int k = 0; k < 3; ++k)
+        if (g.c[k] != 0.0f) atom::fetch_add(at + k, g.c[k]);
+}
+
+WEFT_FN void add_face_grads(const MeshData* m, int32 face, const v3& ga, const v3& gb, const v3& gc) {
+    if (m->points_grad == nullptr) return;
+    const int32* t = m->indices + 3 * int64(face);
+    add_point_grad(m, t[0], ga);
+    add_point_grad(m, t[1], gb);
+    add_point_grad(m, t[2], gc);
+}
+
 struct Closest {
     float d2;
     int32 face;
@@ -34,15 +59,15 @@ WEFT_FN Closest closest_face(const MeshData* m, const v3& p, float limit2) {
     const float pp[3] = {p.c[0], p.c[1], p.c[2]};
     walk(&m->bvh, -1, [&](const float* lo, const float* hi) { return box_dist2(lo, hi, pp); },
          [&]() { return best.d2; },
-         [&](int32 f, float) {
+         [&](int32 s, float) {
              v3 a, b, c;
-             tri(m, f, a, b, c);
+             leaf_tri(m, s, a, b, c);
              if (degenerate_triangle(a, b, c)) return;
              float wa, wb, wc;
              closest_weights(p, a, b, c, wa, wb, wc);
              const v3 q = a * wa + b * wb + c * wc;
              const float d2 = length_sq(p - q);
-             if (d2 < best.d2) best = Closest{d2, f, wa, wb};
+             if (d2 < best.d2) best = Closest{d2, m->bvh.prim_ids[s], wa, wb};
          });
     return best;
 }
@@ -53,15 +78,16 @@ WEFT_FN Closest furthest_face(const MeshData* m, const v3& p, float min2) {
     // priority: minus the largest distance a box can hold, so the farthest boxes come first
     walk(&m->bvh, -1, [&](const float* lo, const float* hi) { return -box_max_dist2(lo, hi, pp); },
          [&]() { return -best.d2; },
-         [&](int32 f, float) {
+         [&](int32 s, float) {
              v3 a, b, c;
-             tri(m, f, a, b, c);
+             leaf_tri(m, s, a, b, c);
              if (degenerate_triangle(a, b, c)) return;
              // the farthest point of a triangle is a vertex
              const v3 vs[3] = {a, b, c};
              for (int k = 0; k < 3; ++k) {
                  const float d2 = length_sq(p - vs[k]);
-                 if (d2 > best.d2) best = Closest{d2, f, k == 0 ? 1.0f : 0.0f, k == 1 ? 1.0f : 0.0f};
+                 if (d2 > best.d2)
+                     best = Closest{d2, m->bvh.prim_ids[s], k == 0 ? 1.0f : 0.0f, k == 1 ? 1.0f : 0.0f};
              }
          });
     return best;
@@ -79,11 +105,11 @@ WEFT_FN Hit closest_hit(const MeshData* m, const v3& o, const v3& d, float max_t
     const float inv[3] = {1.0f / d.c[0], 1.0f / d.c[1], 1.0f / d.c[2]};
     walk(&m->bvh, root, [&](const float* lo, const float* hi) { return ray_box(lo, hi, oo, inv, best.t); },
          [&]() { return best.t; },
-         [&](int32 f, float) {
+         [&](int32 s, float) {
              v3 a, b, c;
-             tri(m, f, a, b, c);
+             leaf_tri(m, s, a, b, c);
              float t, u, v;
-             if (ray_triangle(o, d, a, b, c, t, u, v) && t < best.t) best = Hit{t, f, u, v};
+             if (ray_triangle(o, d, a, b, c, t, u, v) && t < best.t) best = Hit{t, m->bvh.prim_ids[s], u, v};
          });
     return best;
 }
@@ -94,9 +120,9 @@ WEFT_FN int32 count_hits(const MeshData* m, const v3& o, const v3& d, int32 root
     const float inv[3] = {1.0f / d.c[0], 1.0f / d.c[1], 1.0f / d.c[2]};
     walk(&m->bvh, root, [&](const float* lo, const float* hi) { return ray_box(lo, hi, oo, inv, inf_f()); },
          [&]() { return inf_f(); },
-         [&](int32 f, float) {
+         [&](int32 s, float) {
              v3 a, b, c;
-             tri(m, f, a, b, c);
+             leaf_tri(m, s, a, b, c);
              float t, u, v;
              if (ray_triangle(o, d, a, b, c, t, u, v)) ++n;
          });
@@ -172,7 +198,7 @@ WEFT_FN float winding_number(const MeshData* m, const v3& p, float accuracy) {
                 if (sp < WALK_STACK) stack[sp++] = ch;
             } else {
                 v3 a, bb, cc;
-                tri(m, b->prim_ids[~ch], a, bb, cc);
+                leaf_tri(m, ~ch, a, bb, cc);
                 w += solid_angle(p, a, bb, cc);
             }
         }
@@ -191,9 +217,10 @@ WEFT_FN float sign_pseudo_normal(const MeshData* m, const v3& p, const Closest& 
     const float pp[3] = {p.c[0], p.c[1], p.c[2]};
     walk(&m->bvh, -1, [&](const float* lo, const float* hi) { return box_dist2(lo, hi, pp); },
          [&]() { return reach * reach; },
-         [&](int32 f, float) {
+         [&](int32 s, float) {
+             const int32 f = m->bvh.prim_ids[s];
              v3 x, y, z;
-             tri(m, f, x, y, z);
+             leaf_tri(m, s, x, y, z);
              if (degenerate_triangle(x, y, z)) return;
              float wa, wb, wc;
              closest_weights(p, x, y, z, wa, wb, wc);
@@ -234,7 +261,16 @@ WEFT_FN void adj_closest_point(uint64 id, const geo::v3& p, bool result, int32 f
     if (m == nullptr || face < 0 || face >= m->num_tris) return;
     geo::v3 a, b, c;
     geo::tri(m, face, a, b, c);
-    adj_p += geo::adj_closest_weights(p, a, b, c, u, v, 1.0f - u - v, adj_u, adj_v);
+    // the region (vertex / edge / interior) from the forward computation itself: its zero weights are exact, while
+    // 1 - u - v of the outputs can be off by rounding and pick the interior formula on an edge
+    float wa, wb, wc;
+    geo::closest_weights(p, a, b, c, wa, wb, wc);
+    adj_p += geo::adj_closest_weights(p, a, b, c, wa, wb, wc, adj_u, adj_v);
+    if (m->points_grad != nullptr) {
+        geo::v3 ga, gb, gc;
+        geo::adj_closest_weights_verts(p, a, b, c, wa, wb, wc, adj_u, adj_v, ga, gb, gc);
+        geo::add_face_grads(m, face, ga, gb, gc);
+    }
 }
 
 WEFT_FN void adj_mesh_query_point_no_sign(uint64 id, const geo::v3& p, float32, bool result, float32, int32 face,
@@ -338,7 +374,7 @@ WEFT_FN void mesh_query_ray(uint64 id, const geo::v3& start, const geo::v3& dir,
 }
 
 WEFT_FN void adj_mesh_query_ray(uint64 id, const geo::v3& start, const geo::v3& dir, float32, int32, bool result,
-                                float32, int32 face, float32 t, float32, float32, const geo::v3&, uint64&,
+                                float32, int32 face, float32 t, float32 u, float32 v, const geo::v3&, uint64&,
                                 geo::v3& adj_start, geo::v3& adj_dir, float32&, int32&, bool&, float32&, int32&,
                                 float32& adj_t, float32& adj_u, float32& adj_v, geo::v3&) {
     if (!result) return;
@@ -346,7 +382,16 @@ WEFT_FN void adj_mesh_query_ray(uint64 id, const geo::v3& start, const geo::v3& 
     if (m == nullptr || face < 0 || face >= m->num_tris) return;
     geo::v3 a, b, c;
     geo::tri(m, face, a, b, c);
-    geo::adj_ray_triangle(start, dir, a, b, c, t, adj_t, adj_u, adj_v, adj_start, adj_dir);
+    geo::v3 g_start, g_dir;
+    geo::adj_ray_triangle(start, dir, a, b, c, t, adj_t, adj_u, adj_v, g_start, g_dir);
+    adj_start += g_start;
+    adj_dir += g_dir;
+    if (m->points_grad != nullptr) {
+        // (t, u, v) solve t dir - u (a - c) - v (b - c) = c - start: with lambda = -d/dstart, each vertex gets its
+        // barycentric weight times lambda
+        const geo::v3 lam = -g_start;
+        geo::add_face_grads(m, face, lam * u, lam * v, lam * (1.0f - u - v));
+    }
 }
 
 WEFT_FN bool mesh_query_ray_anyhit(uint64 id, const geo::v3& start, const geo::v3& dir, float32 max_t, int32 root) {
@@ -381,7 +426,7 @@ WEFT_FN geo::v3 mesh_eval_position(uint64 id, int32 face, float32 u, float32 v) 
     return a * u + b * v + c * (1.0f - u - v);
 }
 
-WEFT_FN void adj_mesh_eval_position(uint64 id, int32 face, float32, float32, uint64&, int32&, float32& adj_u,
+WEFT_FN void adj_mesh_eval_position(uint64 id, int32 face, float32 u, float32 v, uint64&, int32&, float32& adj_u,
                                     float32& adj_v, const geo::v3& adj_ret) {
     const geo::MeshData* m = geo::mesh(id, "");
     if (m == nullptr || face < 0 || face >= m->num_tris) return;
@@ -389,6 +434,7 @@ WEFT_FN void adj_mesh_eval_position(uint64 id, int32 face, float32, float32, uin
     geo::tri(m, face, a, b, c);
     adj_u += dot(adj_ret, a - c);
     adj_v += dot(adj_ret, b - c);
+    geo::add_face_grads(m, face, adj_ret * u, adj_ret * v, adj_ret * (1.0f - u - v));
 }
 
 WEFT_FN geo::v3 mesh_eval_velocity(uint64 id, int32 face, float32 u, float32 v) {
@@ -425,6 +471,43 @@ WEFT_FN geo::v3 mesh_get_point(uint64 id, int32 index) {
         return geo::v3();
     }
     return geo::load3(m->points, m->indices[index]);
+}
+
+WEFT_FN void adj_mesh_get_point(uint64 id, int32 index, uint64&, int32&, const geo::v3& adj_ret) {
+    const geo::MeshData* m = geo::mesh(id, "");
+    if (m == nullptr || index < 0 || index >= 3 * m->num_tris) return;
+    geo::add_point_grad(m, m->indices[index], adj_ret);
+}
+
+// The mesh's arrays (wp.mesh_get(id).points / .indices / .velocities); the points carry their gradient.
+WEFT_FN void mesh_get(uint64 id, array_t<geo::v3>& points, array_t<int32>& indices, array_t<geo::v3>& velocities) {
+    points = array_t<geo::v3>{};
+    indices = array_t<int32>{};
+    velocities = array_t<geo::v3>{};
+    const geo::MeshData* m = geo::mesh(id, WEFT_MESH_ID_ERROR("mesh_get"));
+    if (m == nullptr) return;
+    points.data = reinterpret_cast<geo::v3*>(const_cast<float*>(m->points));
+    points.grad = reinterpret_cast<geo::v3*>(m->points_grad);
+    points.shape[0] = m->num_points;
+    points.ndim = 1;
+    points.strides[0] = int64(sizeof(geo::v3));
+    indices.data = const_cast<int32*>(m->indices);
+    indices.shape[0] = 3 * m->num_tris;
+    indices.ndim = 1;
+    indices.strides[0] = int64(sizeof(int32));
+    if (m->velocities != nullptr) {
+        velocities.data = reinterpret_cast<geo::v3*>(const_cast<float*>(m->velocities));
+        velocities.grad = reinterpret_cast<geo::v3*>(m->velocities_grad);
+        velocities.shape[0] = m->num_points;
+    }
+    velocities.ndim = 1;
+    velocities.strides[0] = int64(sizeof(geo::v3));
+}
+
+// The id of the mesh's face BVH as a user BVH (item i = face i, boxes = the faces' bounds; valid until destroy).
+WEFT_FN uint64 mesh_get_bvh(uint64 id) {
+    const geo::MeshData* m = geo::mesh(id, WEFT_MESH_ID_ERROR("mesh_get_bvh"));
+    return m == nullptr ? uint64(0) : m->bvh_id;
 }
 
 WEFT_FN geo::v3 mesh_get_velocity(uint64 id, int32 index) {
@@ -497,7 +580,7 @@ WEFT_FN bool mesh_query_next(mesh_query_t& q, int32& index) {
         if (x < 0) {
             const int32 f = b->prim_ids[~x];
             geo::v3 a, bb, c;
-            geo::tri(m, f, a, bb, c);
+            geo::leaf_tri(m, ~x, a, bb, c);
             if (q.kind == 1) {
                 const geo::v3 p(q.centre[0], q.centre[1], q.centre[2]);
                 float wa, wb, wc;

@@ -80,6 +80,48 @@ WEFT_FN v3 adj_closest_weights(const v3& p, const v3& a, const v3& b, const v3& 
     return (e1 * i11 + e2 * i12) * g[0] + (e1 * i12 + e2 * i22) * g[1];
 }
 
+// Gradient of the closest point's weights (u = wa, v = wb) w.r.t. the vertices a, b, c (added to ga, gb, gc); the
+// companion of adj_closest_weights (which gives the part w.r.t. p: the four sum to zero, a rigid shift changes nothing).
+// Interior: the projection's barycentrics solve G (u, v) = (e1.(p - c), e2.(p - c)), e1 = a - c, e2 = b - c, G the Gram
+// matrix; with lambda = G^-1 (adj_u, adj_v), w = lambda1 e1 + lambda2 e2 and d = p - h: ga = lambda1 d - u w,
+// gb = lambda2 d - v w, gc = -(ga + gb + w). Edge (i, j): s = (p - Vi).e / |e|^2. Vertex: constant weights.
+WEFT_FN void adj_closest_weights_verts(const v3& p, const v3& a, const v3& b, const v3& c, float wa, float wb, float wc,
+                                       float adj_u, float adj_v, v3& ga, v3& gb, v3& gc) {
+    const float g[3] = {adj_u, adj_v, 0.0f};
+    const v3 verts[3] = {a, b, c};
+    const float w[3] = {wa, wb, wc};
+    int zero = 0;
+    for (int k = 0; k < 3; ++k) zero += w[k] == 0.0f ? 1 : 0;
+    if (zero >= 2) return;
+    if (zero == 1) {
+        int i = -1, j = -1;
+        for (int k = 0; k < 3; ++k)
+            if (w[k] != 0.0f) { if (i < 0) i = k; else j = k; }
+        const v3 e = verts[j] - verts[i];
+        const float l2 = dot(e, e);
+        if (!(l2 > 0.0f)) return;
+        const float gs = g[j] - g[i], s = w[j];
+        const v3 pi = p - verts[i];
+        const v3 gvj = (pi - e * (2.0f * s)) * (gs / l2);
+        const v3 gvi = (e * (2.0f * s) - e - pi) * (gs / l2);
+        v3* out[3] = {&ga, &gb, &gc};
+        *out[i] += gvi;
+        *out[j] += gvj;
+        return;
+    }
+    const v3 e1 = a - c, e2 = b - c;
+    const float g11 = dot(e1, e1), g12 = dot(e1, e2), g22 = dot(e2, e2);
+    const float det = g11 * g22 - g12 * g12;
+    if (!(fabsf(det) > 0.0f)) return;
+    const float l1 = (g22 * g[0] - g12 * g[1]) / det, l2 = (g11 * g[1] - g12 * g[0]) / det;
+    const v3 wv = e1 * l1 + e2 * l2;
+    const v3 d = p - (c + e1 * wa + e2 * wb);
+    const v3 da = d * l1 - wv * wa, db = d * l2 - wv * wb;
+    ga += da;
+    gb += db;
+    gc -= da + db + wv;
+}
+
 // Moller-Trumbore, both sides: t along dir (in units of |dir|) and Warp barycentrics; false when parallel or behind.
 WEFT_FN bool ray_triangle(const v3& o, const v3& d, const v3& a, const v3& b, const v3& c, float& t, float& u,
                           float& v) {
