@@ -7,7 +7,7 @@ from .builder.joints import JointAxis
 from .collide import collide
 from .importers import parse_mjcf, parse_urdf
 from .inertia import transform_inertia
-from .integrators import Integrator, SemiImplicitIntegrator, integrate_bodies, integrate_particles
+from .integrators import Integrator, SemiImplicitIntegrator, XPBDIntegrator, integrate_bodies, integrate_particles
 from .model import (
                     GEO_BOX,
                     GEO_CAPSULE,
@@ -75,6 +75,7 @@ __all__ = [
                     "SemiImplicitIntegrator",
                     "SimError",
                     "State",
+                    "XPBDIntegrator",
                     "collide",
                     "eval_fk",
                     "eval_ik",

@@ -2,5 +2,6 @@
 
 from .base import Integrator, integrate_bodies, integrate_particles
 from .euler import SemiImplicitIntegrator
+from .xpbd import XPBDIntegrator
 
-__all__ = ["Integrator", "SemiImplicitIntegrator", "integrate_bodies", "integrate_particles"]
+__all__ = ["Integrator", "SemiImplicitIntegrator", "XPBDIntegrator", "integrate_bodies", "integrate_particles"]
