@@ -52,13 +52,11 @@ struct plan_t {
 };
 
 #if !WEFT_CUDA
-template <typename T, int N>
-inline void build_plan(plan_t<T, N>& P) {
-    int rem = N, ns = 0, tw = 0, tab = 0;
-    int radices[kMaxStages];
-    // powers of two: radix 8 where possible (fewer passes over the data), 4 to finish; a lone radix-2 pass only for
-    // an odd power of two below 8 (2^(3a+1) = 8^(a-1) * 4 * 4)
-    int e = 0;
+// The radices of the passes of a length-n plan, in order; returns their number. Powers of two: radix 8 where possible
+// (fewer passes over the data), 4 to finish; a lone radix-2 pass only for an odd power of two below 8
+// (2^(3a+1) = 8^(a-1) * 4 * 4); then the odd prime factors.
+constexpr int plan_radices(int n, int* radices) {
+    int rem = n, ns = 0, e = 0;
     while (rem % 2 == 0) { ++e; rem /= 2; }
     int r8 = e / 3, r4 = (e % 3) / 2, r2 = (e % 3) % 2;
     if (r2 && r8 > 0) { --r8; r4 += 2; r2 = 0; }
@@ -67,6 +65,26 @@ inline void build_plan(plan_t<T, N>& P) {
     if (r2) radices[ns++] = 2;
     for (int p = 3; rem > 1; p += 2)
         while (rem % p == 0) { radices[ns++] = p; rem /= p; }
+    return ns;
+}
+// The set of pass kinds a length-n plan runs: bit R for the radices R = 2, 3, 4, 5, 8 with their own pass, bit 0 for
+// the generic odd radix.
+constexpr int radix_bits(int n) {
+    int radices[kMaxStages] = {};
+    const int ns = plan_radices(n, radices);
+    int bits = 0;
+    for (int k = 0; k < ns; ++k) {
+        const int r = radices[k];
+        bits |= (r == 2 || r == 3 || r == 4 || r == 5 || r == 8) ? (1 << r) : 1;
+    }
+    return bits;
+}
+
+template <typename T, int N>
+inline void build_plan(plan_t<T, N>& P) {
+    int tw = 0, tab = 0;
+    int radices[kMaxStages] = {};
+    const int ns = plan_radices(N, radices);
     int n = N;
     for (int k = 0; k < ns; ++k) {
         const int r = radices[k];
@@ -345,27 +363,81 @@ WEFT_FN bool run(const plan_t<T, N>& P, T* xr, T* xi, T* yr, T* yi, int B) {
 }
 
 #if !WEFT_CUDA && WEFT_FFT_RUNTIME
-// ---- CPU, in weft's toolchain (-DWEFT_FFT_RUNTIME=1): the passes are compiled once per scalar type into weft's FFT
-// runtime libraries (weft/native/runtime/fft_f32.cpp, fft_f64.cpp, built and loaded by weft/toolchain/runtime.py)
-// instead of into every kernel that uses tile_fft: they are most of such a kernel's compile time and do not depend
-// on the length. Only the forward
-// transform is needed: the inverse is the forward transform of the data with real and imaginary parts swapped, parts
-// swapped back (IFFT(x) = swap(FFT(swap(x))), swap(a + ib) = b + ia); with split arrays both swaps are free.
-extern "C" __attribute__((visibility("default"))) bool weft_rt_fft_f32(const stage_t*, int, const float*,
-                                                                        const float*, const float*, const float*,
-                                                                        float*, float*, float*, float*, int);
-extern "C" __attribute__((visibility("default"))) bool weft_rt_fft_f64(const stage_t*, int, const double*,
-                                                                        const double*, const double*, const double*,
-                                                                        double*, double*, double*, double*, int);
+// ---- CPU, in weft's toolchain (-DWEFT_FFT_RUNTIME=1): the passes are compiled once per scalar type and radix into
+// weft's FFT runtime libraries (built and loaded by weft/toolchain/runtime.py) instead of into every kernel that uses
+// tile_fft: they are most of such a kernel's compile time and do not depend on the length. A kernel module refers
+// only to the passes its lengths use (radix_bits), so a program builds only those libraries (a length 512 needs the
+// radix-8 one). Only the forward transform is needed: the inverse is the forward transform of the data with real and
+// imaginary parts swapped, parts swapped back (IFFT(x) = swap(FFT(swap(x))), swap(a + ib) = b + ia); with split
+// arrays both swaps are free.
+#define WEFT_RT_FFT_PASS(T, S, R)                                                                            \
+    extern "C" __attribute__((visibility("default"))) void weft_rt_fft_##S##_r##R(int, int, const T*, const T*, \
+                                                                                  T*, T*, const T*, const T*);
+#define WEFT_RT_FFT_DECLS(T, S)                                                                                 \
+    WEFT_RT_FFT_PASS(T, S, 2)                                                                                    \
+    WEFT_RT_FFT_PASS(T, S, 3)                                                                                    \
+    WEFT_RT_FFT_PASS(T, S, 4)                                                                                    \
+    WEFT_RT_FFT_PASS(T, S, 5)                                                                                    \
+    WEFT_RT_FFT_PASS(T, S, 8)                                                                                    \
+    extern "C" __attribute__((visibility("default"))) void weft_rt_fft_##S##_rg(                                 \
+        int, int, int, const T*, const T*, T*, T*, const T*, const T*, const T*, const T*);
+WEFT_RT_FFT_DECLS(float, f32)
+WEFT_RT_FFT_DECLS(double, f64)
+#undef WEFT_RT_FFT_DECLS
+#undef WEFT_RT_FFT_PASS
 
+// One pass of radix R (0: the generic odd radix r) through the runtime library of T.
+template <int R, typename T>
+inline void rt_pass(int r, int m, int s, const T* xr, const T* xi, T* yr, T* yi, const T* wr, const T* wi,
+                    const T* tr, const T* ti) {
+#define WEFT_RT_FFT_CALL(S)                                                                                     \
+    if constexpr (R == 0) weft_rt_fft_##S##_rg(r, m, s, xr, xi, yr, yi, wr, wi, tr, ti);                        \
+    else if constexpr (R == 2) weft_rt_fft_##S##_r2(m, s, xr, xi, yr, yi, wr, wi);                              \
+    else if constexpr (R == 3) weft_rt_fft_##S##_r3(m, s, xr, xi, yr, yi, wr, wi);                              \
+    else if constexpr (R == 4) weft_rt_fft_##S##_r4(m, s, xr, xi, yr, yi, wr, wi);                              \
+    else if constexpr (R == 5) weft_rt_fft_##S##_r5(m, s, xr, xi, yr, yi, wr, wi);                              \
+    else weft_rt_fft_##S##_r8(m, s, xr, xi, yr, yi, wr, wi);
+    if constexpr (std::is_same<T, float>::value) {
+        WEFT_RT_FFT_CALL(f32)
+    } else {
+        WEFT_RT_FFT_CALL(f64)
+    }
+#undef WEFT_RT_FFT_CALL
+}
+
+// run_stages for a length-N plan, each pass a call into the runtime (only the pass kinds N uses are referenced).
 template <typename T, int N>
 inline bool run_forward(const plan_t<T, N>& P, T* xr, T* xi, T* yr, T* yi, int B) {
-    if constexpr (std::is_same<T, float>::value)
-        return weft_rt_fft_f32(P.st, P.nstages, P.twr, P.twi, P.tabr, P.tabi, xr, xi, yr, yi, B);
-    else if constexpr (std::is_same<T, double>::value)
-        return weft_rt_fft_f64(P.st, P.nstages, P.twr, P.twi, P.tabr, P.tabi, xr, xi, yr, yi, B);
-    else
+    if constexpr (!std::is_same<T, float>::value && !std::is_same<T, double>::value) {
         return run<false, T, N>(P, xr, xi, yr, yi, B);
+    } else {
+        constexpr int bits = radix_bits(N);
+        int s = B;
+        bool in_y = false;
+        for (int k = 0; k < P.nstages; ++k) {
+            const stage_t& st = P.st[k];
+            const T* sr = in_y ? yr : xr;
+            const T* si = in_y ? yi : xi;
+            T* dr = in_y ? xr : yr;
+            T* di = in_y ? xi : yi;
+            const T* wr = P.twr + st.tw;
+            const T* wi = P.twi + st.tw;
+            const T* tr = P.tabr + st.tab;
+            const T* ti = P.tabi + st.tab;
+            switch (st.radix) {
+                case 8: if constexpr (bits & (1 << 8)) rt_pass<8, T>(8, st.m, s, sr, si, dr, di, wr, wi, tr, ti); break;
+                case 4: if constexpr (bits & (1 << 4)) rt_pass<4, T>(4, st.m, s, sr, si, dr, di, wr, wi, tr, ti); break;
+                case 2: if constexpr (bits & (1 << 2)) rt_pass<2, T>(2, st.m, s, sr, si, dr, di, wr, wi, tr, ti); break;
+                case 3: if constexpr (bits & (1 << 3)) rt_pass<3, T>(3, st.m, s, sr, si, dr, di, wr, wi, tr, ti); break;
+                case 5: if constexpr (bits & (1 << 5)) rt_pass<5, T>(5, st.m, s, sr, si, dr, di, wr, wi, tr, ti); break;
+                default:
+                    if constexpr (bits & 1) rt_pass<0, T>(st.radix, st.m, s, sr, si, dr, di, wr, wi, tr, ti);
+            }
+            s *= st.radix;
+            in_y = !in_y;
+        }
+        return in_y;
+    }
 }
 
 // The forward (INV = false) or the unnormalised inverse transform, through the runtime's forward passes.

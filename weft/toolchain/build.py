@@ -27,17 +27,19 @@ LOAD_HOOKS: list = []
 
 
 def _loaded_module(path, mode: int = ctypes.DEFAULT_MODE) -> ctypes.CDLL:
-    try:
+    for _ in range(len(runtime.LIBRARIES) + 1):
         try:
             lib = ctypes.CDLL(str(path), mode=mode)
+            break
         except OSError as exc:
             needed = runtime.for_missing_symbol(str(exc))
-            if needed is None:
-                raise
-            runtime.ensure(needed)  # a runtime library the module calls into (toolchain/runtime.py), then again
-            lib = ctypes.CDLL(str(path), mode=mode)
-    except OSError as exc:
-        raise CacheError(f"cannot load the compiled kernel module {path}: {exc}") from None
+            if needed is None or needed.name in runtime._loaded:
+                raise CacheError(f"cannot load the compiled kernel module {path}: {exc}") from None
+            # a runtime library the module calls into (toolchain/runtime.py; the loader names one missing symbol at
+            # a time): build or load it, then try again
+            runtime.ensure(needed)
+    else:
+        raise CacheError(f"cannot load the compiled kernel module {path}: unresolved runtime symbols")
     for hook in LOAD_HOOKS:
         hook(lib)
     return lib
@@ -83,7 +85,6 @@ def build_cpu(source: str, options: CpuOptions, name: str, mode: int = ctypes.DE
     path = cache.lookup("cpu", key, "so")
     lib = _load_cached(key, path, mode) if path is not None else None
     if lib is None:
-        runtime.start_for_source(source)  # the runtime libraries it calls build alongside it
         t0 = time.perf_counter()
         built = []  # stays empty when another process built it while this one waited for the build lock
 

@@ -1,45 +1,58 @@
 """weft's runtime libraries: native code shared by kernel modules instead of compiled into each of them.
 
-A runtime library (``weft/native/runtime/<name>.cpp``) is compiled once per kernel cache, compiler, flag set and
-CPU like any module (same cache, same trust checks) and loaded with global symbol visibility, so kernel modules
-that declare its ``weft_rt_<name>*`` entry points resolve them when they are loaded. Today: ``fft_f32`` and
-``fft_f64``, the passes of tile FFTs (see fft.h), which were most of the compile time of every kernel using
-``tile_fft`` / ``tile_ifft``.
+A runtime library is compiled once per kernel cache, compiler, flag set and CPU like any module (same cache, same
+trust checks) and loaded with global symbol visibility, so kernel modules that declare its entry point resolve it
+when they are loaded. Today: the passes of tile FFTs (see fft.h), one library per scalar type and radix (2, 3, 4, 5,
+8 and the generic odd radix), which were most of the compile time of every kernel using ``tile_fft`` /
+``tile_ifft``. A kernel module refers only to the passes of its transform lengths, so a program builds only those
+(a length-512 transform: the radix-8 library, about 0.4 s of g++ CPU time instead of 1.1 s for all passes).
 
-A kernel module that needs a library is recognised by its source when it is compiled (the library then starts
-building alongside it) and, when a cached module is loaded, by the loader's "undefined symbol" error naming an
-entry point (the library is then built or fetched from the cache, loaded, and the module loaded again).
+A kernel module needs a library when the loader reports its entry point as an undefined symbol: the library is then
+built or fetched from the cache, loaded, and the module loaded again (build.py).
 """
 
 from __future__ import annotations
 
 import ctypes
+import re
 import threading
 from dataclasses import dataclass
 
 from .. import config
 
+_FFT_TYPES = (("f32", "float"), ("f64", "double"))
+_FFT_RADICES = ("2", "3", "4", "5", "8", "g")  # g: the generic odd radix (primes 7..31)
+_FFT_ARGS = "int m, int s, const {T}* xr, const {T}* xi, {T}* yr, {T}* yi, const {T}* wr, const {T}* wi"
+
 
 @dataclass(frozen=True, slots=True)
 class RuntimeLibrary:
     name: str
-    source: str  # under weft/native
-    symbol_prefix: str  # every entry point starts with it
-    calls: tuple[str, ...]  # generated code containing one of these ...
-    operand: str  # ... and this type probably calls into the library (a guess to start building early)
+    symbol: str  # its one entry point
+    scalar: str  # C++ scalar type of the FFT data
+    radix: str
 
-    def probably_needed_by(self, source: str) -> bool:
-        return self.operand in source and any(c in source for c in self.calls)
+    @property
+    def source(self) -> str:
+        """The library's C++ source: the entry point running one forward pass of its radix."""
+        params = _FFT_ARGS.format(T=self.scalar)
+        if self.radix == "g":
+            params = "int r, " + params + f", const {self.scalar}* tr, const {self.scalar}* ti"
+            call = f"weft::fft::pass_generic<false, {self.scalar}>(r, m, s, xr, xi, yr, yi, wr, wi, tr, ti);"
+        else:
+            call = f"weft::fft::pass<{self.radix}, false, {self.scalar}>(m, s, xr, xi, yr, yi, wr, wi);"
+        return (f"// weft's FFT runtime library ({self.scalar}, radix {self.radix}): one forward pass of tile_fft / "
+                "tile_ifft (weft/toolchain/runtime.py, fft.h)\n"
+                '#include "weft.h"\n\n'
+                f'extern "C" WEFT_EXPORT void {self.symbol}({params}) {{\n    {call}\n}}\n')
 
 
-_FFT_CALLS = ("tile_fft(", "tile_ifft(")
-# one library per scalar type: a program pays only for the types it transforms
-LIBRARIES = (RuntimeLibrary("fft_f32", "runtime/fft_f32.cpp", "weft_rt_fft_f32", _FFT_CALLS, "vec_t<2,float>"),
-             RuntimeLibrary("fft_f64", "runtime/fft_f64.cpp", "weft_rt_fft_f64", _FFT_CALLS, "vec_t<2,double>"))
+LIBRARIES = tuple(RuntimeLibrary(f"fft_{s}_r{r}", f"weft_rt_fft_{s}_r{r}", t, r)
+                  for s, t in _FFT_TYPES for r in _FFT_RADICES)
+_BY_SYMBOL = {lib.symbol: lib for lib in LIBRARIES}
 
 _lock = threading.Lock()
 _loaded: dict[str, ctypes.CDLL] = {}
-_building: dict[str, threading.Thread] = {}
 
 
 def _options():
@@ -57,37 +70,13 @@ def ensure(lib: RuntimeLibrary) -> ctypes.CDLL:
         loaded = _loaded.get(lib.name)
         if loaded is None:
             from .build import build_cpu
-            from .cache import native_dir
 
-            source = (native_dir() / lib.source).read_text()
-            loaded = build_cpu(source, _options(), f"weft_runtime_{lib.name}", mode=ctypes.RTLD_GLOBAL)
+            loaded = build_cpu(lib.source, _options(), f"weft_runtime_{lib.name}", mode=ctypes.RTLD_GLOBAL)
             _loaded[lib.name] = loaded
     return loaded
 
 
-def start_for_source(source: str) -> None:
-    """Start building (in a thread) the libraries a module about to be compiled will need."""
-    for lib in LIBRARIES:
-        if lib.name in _loaded or lib.name in _building or not lib.probably_needed_by(source):
-            continue
-        with _lock:
-            if lib.name in _building:
-                continue
-            t = threading.Thread(target=_build_quietly, args=(lib,), name=f"weft-runtime-{lib.name}", daemon=True)
-            _building[lib.name] = t
-        t.start()
-
-
-def _build_quietly(lib: RuntimeLibrary) -> None:
-    try:
-        ensure(lib)
-    except Exception:  # noqa: BLE001 - the loader builds it again and reports the failure
-        _building.pop(lib.name, None)
-
-
 def for_missing_symbol(message: str) -> RuntimeLibrary | None:
     """The library whose entry point a loader error ("undefined symbol: ...") names, if any."""
-    for lib in LIBRARIES:
-        if f"undefined symbol: {lib.symbol_prefix}" in message:
-            return lib
-    return None
+    found = re.search(r"undefined symbol: (\w+)", message)
+    return _BY_SYMBOL.get(found.group(1)) if found else None
