@@ -173,8 +173,8 @@ if config.spec_cache:
 
 
 def __getattr__(name: str):
-    # weft.sim, weft.examples and weft.sparse are imported on first use (``wp.sim``): most programs never need them
-    if name in ("sim", "examples", "sparse"):
+    # weft.sim, weft.examples, weft.sparse and weft.render are imported on first use (``wp.sim``): most programs never need them
+    if name in ("sim", "examples", "sparse", "render"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
