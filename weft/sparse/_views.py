@@ -11,7 +11,7 @@ import numpy as np
 
 import weft as wp
 from weft.runtime.array import _strided_view, np_from_ptr
-from weft.runtime.dtypes import np_layout, resolve_dtype
+from weft.types.dtypes import np_layout, resolve_dtype
 from weft.types.mapping import scalar_class
 
 
