@@ -66,7 +66,7 @@ KNOWN: set[tuple[str, str, str]] = {
     ("weft.frontend.calls", "weft.types", "local"),
     ("weft.frontend.calls", "weft.types.composite", "local"),
     ("weft.frontend.lower", "weft.ops", "local"),
-    ("weft.geometry.marching", "weft.types.aliases", "local"),
+    ("weft.geometry.marching", "weft", "upward"),  # marching cubes is written as weft kernels (import weft as wp)
     ("weft.hostcall", "weft.ops", "local"),
     ("weft.hostcall", "weft.pipeline", "local"),
     ("weft.interop.dlpack", "weft.cuda", "local"),

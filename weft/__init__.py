@@ -30,7 +30,8 @@ from .runtime.streams import (Event, ScopedStream, Stream, get_stream, record_ev
                               get_mempool_used_mem_current, get_mempool_used_mem_high)
 from .runtime.capture import ScopedCapture, capture_begin, capture_end, capture_launch
 from .runtime.timing import ScopedTimer
-from .geometry import (Bvh, BvhQuery, HashGrid, HashGridQuery, MarchingCubes, Mesh, MeshQuery, MeshQueryAABB,
+from .geometry import IsoSurfaceMarchingCubes as _IsoSurfaceMarchingCubes
+from .geometry import (Bvh, BvhQuery, HashGrid, HashGridQuery, Mesh, MeshQuery, MeshQueryAABB,
                        MeshQueryPoint, MeshQueryRay, is_cubql_available)
 from .builtins import expect_eq, expect_near, expect_neq, printf, public_builtins as _public_builtins, static, tid, where
 
@@ -178,6 +179,12 @@ def __getattr__(name: str):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
+    if name == "MarchingCubes":  # Warp 1.19 deprecates the top-level name (the class itself, not a subclass)
+        import warnings
+
+        warnings.warn("wp.MarchingCubes is deprecated; use wp.geometry.IsoSurfaceMarchingCubes", DeprecationWarning,
+                      stacklevel=2)
+        return _IsoSurfaceMarchingCubes
     raise AttributeError(f"module 'weft' has no attribute '{name}'")
 
 

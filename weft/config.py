@@ -69,6 +69,7 @@ debug_internal: bool = _env_bool("WEFT_DEBUG_INTERNAL", False)
 verify_ir: bool = _env_bool("WEFT_VERIFY_IR", False)
 #: Ignored; kept for Warp compatibility.
 quiet: bool = True
+verbose_warnings: bool = False
 print_launches: bool = False
 cache_kernels: bool = True
 verify_cuda: bool = False

@@ -67,14 +67,14 @@ def install(tests_dir: str) -> None:
     pkg.__package__ = "warp.tests"
     sys.modules["warp.tests"] = pkg
     weft.tests = pkg  # `import warp.tests.x as m` reads the attribute
-    # Warp's tests read their data (meshes, volumes) through warp.examples.get_asset_directory(): serve the assets
-    # of the same warp-lang installation the test files come from.
-    assets = os.path.join(os.path.dirname(os.path.abspath(tests_dir)), "examples", "assets")
-    if not hasattr(weft, "examples") and os.path.isdir(assets):
-        examples = types.ModuleType("warp.examples")
-        examples.get_asset_directory = lambda: assets
-        sys.modules["warp.examples"] = examples
-        weft.examples = examples
+    # Warp's tests save and restore the de-duplication set of Warp's private logger around deprecation checks;
+    # weft warns through `warnings` (no such set): an empty stand-in keeps those tests importable.
+    import weft._src as weft_src
+
+    if not hasattr(weft_src, "logger"):
+        logger = types.ModuleType("warp._src.logger")
+        logger._warnings_seen = set()
+        weft_src.logger = logger
     here = os.path.dirname(os.path.abspath(__file__))
     if here not in sys.path:
         sys.path.insert(0, here)

@@ -1,4 +1,4 @@
-"""wp.MarchingCubes: closed, consistently oriented surfaces on the isosurface of analytic fields."""
+"""wp.geometry.IsoSurfaceMarchingCubes (wp.MarchingCubes): closed, consistently oriented surfaces on the isosurface of analytic fields."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def _edges_twice(tris):
 
 def test_sphere_surface_is_closed_outward_and_on_the_isosurface():
     n, centre, radius = 24, np.array([11.3, 12.1, 11.7]), 7.2
-    mc = wp.MarchingCubes(n, n, n)
+    mc = wp.geometry.IsoSurfaceMarchingCubes(n, n, n)
     mc.surface(wp.array(_sphere_field(n, centre, radius).astype(np.float32), dtype=float), 0.0)
     verts = mc.verts.numpy().astype(np.float64)
     tris = mc.indices.numpy().reshape(-1, 3)
@@ -42,7 +42,7 @@ def test_sphere_surface_is_closed_outward_and_on_the_isosurface():
 def test_bounds_scale_the_vertices_and_empty_fields():
     n = 10
     f = _sphere_field(n, np.array([4.5, 4.5, 4.5]), 3.0).astype(np.float32)
-    mc = wp.MarchingCubes(n, n, n, lower=(-1.0, -1.0, -1.0), upper=(1.0, 1.0, 1.0))
+    mc = wp.geometry.IsoSurfaceMarchingCubes(n, n, n, lower=(-1.0, -1.0, -1.0), upper=(1.0, 1.0, 1.0))
     mc.surface(f, 0.0)
     v = mc.verts.numpy()
     assert v.min() >= -1.0 and v.max() <= 1.0
@@ -52,12 +52,50 @@ def test_bounds_scale_the_vertices_and_empty_fields():
 
 
 def test_bad_input():
-    with pytest.raises(wp.Error, match="nx"):
-        wp.MarchingCubes(1, 4, 4)
-    mc = wp.MarchingCubes(4, 4, 4)
+    with pytest.raises(wp.Error, match="at least 2 nodes"):
+        wp.geometry.IsoSurfaceMarchingCubes(1, 4, 4).surface(np.zeros((1, 4, 4), np.float32), 0.0)
+    with pytest.warns(DeprecationWarning, match="wp.MarchingCubes is deprecated"):
+        mc = wp.MarchingCubes(4, 4, 4)
     with pytest.raises(wp.Error, match="field.*shape"):
         mc.surface(np.zeros((4, 4, 5), np.float32), 0.0)
     bad = np.zeros((4, 4, 4), np.float32)
     bad[1, 1, 1] = np.nan
     with pytest.raises(wp.Error, match="NaN"):
         mc.surface(bad, 0.0)
+
+
+@wp.kernel
+def _weighted_vertex_sum(verts: wp.array(dtype=wp.vec3), w: wp.array(dtype=wp.vec3), out: wp.array(dtype=float)):
+    i = wp.tid()
+    wp.atomic_add(out, 0, wp.dot(verts[i], w[i]))
+
+
+def test_vertices_are_differentiable_wrt_the_field():
+    # loss = sum_i w_i . vert_i through the tape, against central differences on field values (small steps keep
+    # every node on its side of the threshold, so the connectivity does not change)
+    n = 6
+    f = _sphere_field(n, np.array([2.4, 2.6, 2.5]), 1.7).astype(np.float32)
+    field = wp.array(f, dtype=float, requires_grad=True)
+    verts, _ = wp.geometry.IsoSurfaceMarchingCubes.extract(field, 0.0)
+    w = np.random.default_rng(0).normal(size=(len(verts), 3)).astype(np.float32)
+    tape = wp.Tape()
+    with tape:
+        verts, _ = wp.geometry.IsoSurfaceMarchingCubes.extract(field, 0.0)
+        loss = wp.zeros(1, dtype=float, requires_grad=True)
+        wp.launch(_weighted_vertex_sum, dim=len(verts), inputs=[verts, wp.array(w, dtype=wp.vec3), loss])
+    tape.backward(loss)
+    grad = field.grad.numpy()
+
+    def value(x):
+        v, _ = wp.geometry.IsoSurfaceMarchingCubes.extract(wp.array(x, dtype=float), 0.0)
+        return float((v.numpy().astype(np.float64) * w).sum())
+
+    nodes = np.argwhere(np.abs(f) < 0.8)[:12]  # nodes next to the surface
+    assert len(nodes) >= 6
+    for node in map(tuple, nodes):
+        eps = min(1e-2, 0.5 * abs(float(f[node])))
+        xp, xm = f.copy(), f.copy()
+        xp[node] += eps
+        xm[node] -= eps
+        fd = (value(xp) - value(xm)) / (2 * eps)
+        assert grad[node] == pytest.approx(fd, rel=2e-2, abs=2e-3)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .bvh import Bvh
 from .hashgrid import HashGrid
-from .marching import MarchingCubes
+from .marching import IsoSurfaceBase, IsoSurfaceMarchingCubes, MarchingCubes
 from .mesh import Mesh
 from .types import BvhQuery, HashGridQuery, MeshQuery, MeshQueryAABB, MeshQueryPoint, MeshQueryRay
 
@@ -17,9 +17,5 @@ def is_cubql_available() -> bool:
     """Whether the cuBQL BVH builder is available: never in weft (it builds LBVHs on the CPU)."""
     return False
 
-
-#: Warp 1.19 name of the marching-cubes class (``wp.geometry.IsoSurfaceMarchingCubes``)
-IsoSurfaceMarchingCubes = MarchingCubes
-
-__all__ = ["Bvh", "BvhQuery", "HashGrid", "HashGridQuery", "IsoSurfaceMarchingCubes", "MarchingCubes", "Mesh",
-           "MeshQuery", "MeshQueryAABB", "MeshQueryPoint", "MeshQueryRay", "is_cubql_available"]
+__all__ = ["Bvh", "BvhQuery", "HashGrid", "HashGridQuery", "IsoSurfaceBase", "IsoSurfaceMarchingCubes",
+           "MarchingCubes", "Mesh", "MeshQuery", "MeshQueryAABB", "MeshQueryPoint", "MeshQueryRay", "is_cubql_available"]
