@@ -75,6 +75,11 @@ def install(tests_dir: str) -> None:
         logger = types.ModuleType("warp._src.logger")
         logger._warnings_seen = set()
         weft_src.logger = logger
+    # Warp's tests read their data (meshes, volumes) through warp.examples.get_asset_directory(): serve the assets
+    # of the same warp-lang installation the test files come from (weft.examples reads this variable).
+    examples = os.path.join(os.path.dirname(os.path.abspath(tests_dir)), "examples")
+    if os.path.isdir(os.path.join(examples, "assets")):
+        os.environ.setdefault("WEFT_WARP_EXAMPLES", examples)
     here = os.path.dirname(os.path.abspath(__file__))
     if here not in sys.path:
         sys.path.insert(0, here)
