@@ -8,6 +8,7 @@ import numpy as np
 
 import weft as wp
 
+from ..coloring import ColoringAlgorithm, color_trimesh, combine_independent_particle_coloring
 from ..model import JOINT_FREE, SimError
 from .collapse import CollapseMixin
 from .elements import ElementsMixin
@@ -165,6 +166,31 @@ class ModelBuilder(ElementsMixin, GridsMixin, ShapesMixin, JointsMixin, Collapse
 
     # -- composition -------------------------------------------------------------------------------------------
 
+    def set_coloring(self, particle_coloring) -> None:
+        """Use the given particle colouring (a list of index lists or arrays, one per colour) for VBD."""
+        self.particle_coloring = [np.asarray(g, dtype=np.int32) for g in particle_coloring]
+
+    def color(self, include_bending: bool = False, balance_colors: bool = True,
+              target_max_min_color_ratio: float = 1.1,
+              coloring_algorithm: ColoringAlgorithm = ColoringAlgorithm.MCS) -> None:
+        """Colour the particles for the VBD integrator: particles joined by a mesh edge (``edge_indices``' v0-v1;
+        with ``include_bending`` also the opposite vertices o0-o1) get different colours.
+
+        Args:
+            include_bending: also separate the two opposite vertices of every bending edge.
+            balance_colors: move particles between colours until the largest/smallest size ratio is at most
+                ``target_max_min_color_ratio`` (a ``UserWarning`` when that cannot be reached).
+            target_max_min_color_ratio: the balancing target.
+            coloring_algorithm: :class:`~weft.sim.ColoringAlgorithm` ``MCS`` (maximum cardinality search, fewer
+                colours) or ``ORDERED_GREEDY`` (decreasing degree).
+        """
+        if not isinstance(coloring_algorithm, ColoringAlgorithm):
+            raise SimError(f"color: 'coloring_algorithm' must be a ColoringAlgorithm, got {coloring_algorithm!r}")
+        self.particle_coloring = color_trimesh(len(self.particle_q), np.asarray(self.edge_indices).reshape(-1, 4),
+                                               include_bending, balance_colors=balance_colors,
+                                               target_max_min_color_ratio=target_max_min_color_ratio,
+                                               algorithm=coloring_algorithm)
+
     def add_builder(self, builder: ModelBuilder, xform=None, update_num_env_count: bool = True,
                     separate_collision_group: bool = True) -> None:
         """Append everything in ``builder`` (an environment) to this builder, its particles moved by ``xform``'s
@@ -188,7 +214,8 @@ class ModelBuilder(ElementsMixin, GridsMixin, ShapesMixin, JointsMixin, Collapse
         self.edge_indices.extend(tuple(v + p0 if v != -1 else -1 for v in e) for e in builder.edge_indices)
         self.tri_indices.extend(tuple(v + p0 for v in t) for t in builder.tri_indices)
         self.tet_indices.extend(tuple(v + p0 for v in t) for t in builder.tet_indices)
-        self.particle_coloring.extend(np.asarray(c) + p0 for c in builder.particle_coloring)
+        self.particle_coloring = combine_independent_particle_coloring(
+            self.particle_coloring, [np.asarray(c, dtype=np.int32) + p0 for c in builder.particle_coloring])
         for s, b in enumerate(builder.shape_body):
             if b > -1:
                 self.shape_body.append(b + b0)
