@@ -106,7 +106,8 @@ class DifferentiableNS:
     instead of its own; only the per-stage vorticity and streamfunction stay separate. The FFT chain is linear, so
     its adjoints never read the overwritten values, and weft's Tape hands each overwritten array's gradient to the
     right writer (a store consumes the gradient of the value it overwrote): the gradients are bitwise the same, for
-    about a quarter of the memory. The Tape must be told with ``tape.allow_overwrite(*solver.scratch)``.
+    about a quarter of the memory. The Tape's overwrite check sees that (it looks through the functions ``tile_map``
+    applies), so no ``allow_overwrite`` is needed.
     """
 
     def __init__(self, n: int, steps: int, dt: float, re: float = 1000.0, device=None, checkpoint: bool = False,
@@ -215,10 +216,7 @@ class OptimalPerturbation:
         return self.final
 
     def tape(self):
-        tape = wp.Tape()
-        if self.solver.scratch is not None:
-            tape.allow_overwrite(*self.solver.scratch)
-        return tape
+        return wp.Tape()
 
     def gradient(self) -> np.ndarray:
         """d loss / d delta_omega at the current delta (one Tape pass); leaves the gradient zeroed afterwards."""

@@ -119,3 +119,72 @@ def test_tile_rule_reading_the_input_still_raises():
     tape = _run(tile_square_k, x, y, fill2_k, (TILE, TILE), tiled=True)
     with pytest.raises(OverwriteError, match="tile_square_k"):
         tape.backward(grads={y: np.ones((TILE, TILE), np.float32)})
+
+
+@wp.func
+def _pair(a: float, b: float) -> wp.vec2f:
+    return wp.vec2f(a, b)
+
+
+@wp.func
+def _scaled_sum(z: wp.vec2f, s: float) -> float:
+    return (z[0] + z[1]) * s
+
+
+@wp.func
+def _cube(a: float) -> float:
+    return a * a * a
+
+
+@wp.kernel
+def tile_funcs_k(x: wp.array2d(dtype=float), c: wp.array2d(dtype=float), y: wp.array2d(dtype=float)):
+    # user functions that only combine their inputs linearly (the scale comes from an array without gradient)
+    t = wp.tile_load(x, shape=(TILE, TILE))
+    k = wp.tile_load(c, shape=(TILE, TILE))
+    z = wp.tile_map(_pair, t, wp.tile_transpose(t))
+    wp.tile_store(y, wp.tile_map(_scaled_sum, z, k))
+
+
+@wp.kernel
+def tile_cube_k(x: wp.array2d(dtype=float), y: wp.array2d(dtype=float)):
+    t = wp.tile_load(x, shape=(TILE, TILE))
+    wp.tile_store(y, wp.tile_map(_cube, t))
+
+
+def test_tile_map_of_linear_user_functions_then_overwrite_is_not_an_error():
+    """The analysis sees through the functions tile_map applies (here: a constructor, extraction, a sum and a
+    product with a tile that has no gradient)."""
+    rng = np.random.default_rng(1)
+    x = wp.array(rng.standard_normal((TILE, TILE)).astype(np.float32), requires_grad=True)
+    c_np = rng.standard_normal((TILE, TILE)).astype(np.float32)
+    c = wp.array(c_np)
+    y = wp.zeros((TILE, TILE), dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch_tiled(tile_funcs_k, dim=[1], inputs=[x, c, y], block_dim=8)
+        wp.launch(fill2_k, dim=(TILE, TILE), inputs=[x])
+    g = rng.standard_normal((TILE, TILE)).astype(np.float32)
+    tape.backward(grads={y: g})
+    # y = (x + x^T) * c  ->  dL/dx = g c + (g c)^T
+    np.testing.assert_allclose(x.grad.numpy(), g * c_np + (g * c_np).T, rtol=1e-5, atol=1e-6)
+
+
+def test_tile_map_of_a_nonlinear_user_function_still_raises():
+    x = wp.array(np.ones((TILE, TILE), np.float32), requires_grad=True)
+    y = wp.zeros((TILE, TILE), dtype=float, requires_grad=True)
+    tape = _run(tile_cube_k, x, y, fill2_k, (TILE, TILE), tiled=True)
+    with pytest.raises(OverwriteError, match="tile_cube_k"):
+        tape.backward(grads={y: np.ones((TILE, TILE), np.float32)})
+
+
+def test_tile_map_product_of_two_gradient_tiles_still_raises():
+    """_scaled_sum's product reads its scale when the scale tile carries a gradient."""
+    x = wp.array(np.ones((TILE, TILE), np.float32), requires_grad=True)
+    c = wp.array(np.ones((TILE, TILE), np.float32), requires_grad=True)
+    y = wp.zeros((TILE, TILE), dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch_tiled(tile_funcs_k, dim=[1], inputs=[x, c, y], block_dim=8)
+        wp.launch(fill2_k, dim=(TILE, TILE), inputs=[x])
+    with pytest.raises(OverwriteError, match="tile_funcs_k"):
+        tape.backward(grads={y: np.ones((TILE, TILE), np.float32)})

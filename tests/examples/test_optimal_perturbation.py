@@ -87,11 +87,13 @@ def test_checkpointed_gradient_equals_full_tape(deterministic):
 
 
 def test_shared_fft_scratch_gradient_equals_per_stage_arrays(deterministic):
-    """One set of FFT arrays for every Poisson solve (overwritten stage after stage, allowed on the Tape): the Tape's
-    write-after-write rule routes each gradient to the right writer, so the gradient is bitwise the same."""
+    """One set of FFT arrays for every Poisson solve (overwritten stage after stage; the Tape's overwrite check sees
+    that no derivative reads them, with no allow_overwrite): the Tape's write-after-write rule routes each gradient
+    to the right writer, so the gradient is bitwise the same."""
     full = op.OptimalPerturbation(n=N, steps=STEPS, init_fraction=0.2)
     shared = op.OptimalPerturbation(n=N, steps=STEPS, init_fraction=0.2, share_fft_scratch=True)
     assert shared.solver.stages[0][0][1].spectra is shared.solver.stages[-1][-1][1].spectra
+    assert not shared.tape()._allowed
     np.testing.assert_array_equal(shared.gradient(), full.gradient())
 
 

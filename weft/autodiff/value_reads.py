@@ -43,6 +43,13 @@ def _rule_reads(let: Let, active: set[int] | None) -> list:
     idx = [a for a in args if _is_index(a)]  # indices and conditions are always read
     if name in _GRADIENT_ONLY or name in _LINEAR:
         return idx
+    if name == "tile_map" and let.call.attrs:
+        # the mapped function (a builtin or an inlined @wp.func) is a block on element parameters: the map's rule
+        # reads a tile operand's values only if the block's own rules need that parameter's values
+        body = let.call.attrs[0]
+        read = _body_param_reads(body, [not _inactive(a, active) for a in args])
+        if read is not None:
+            return idx + [a for a, r in zip(args, read) if r and isinstance(a, Var)]
     if not op.adjoint_reads_primal:
         return [a for a in args if isinstance(a, Var) and not isinstance(a.type, (T.TileType, T.ArrayType))]
     if name in ("mul", "div") and len(args) == 2:
@@ -55,6 +62,27 @@ def _rule_reads(let: Let, active: set[int] | None) -> list:
     if let.call.op.kind.name == "OUT_CALL":
         reads += list(let.dsts)
     return reads
+
+
+def _body_param_reads(body, active_params: list[bool]) -> list[bool] | None:
+    """For a ``tile_map`` body (``params``, straight-line ``block``, ``result``): whether the derivative of the
+    block reads each parameter's value (directly, or through a value a rule reads). None when the block is not
+    straight-line code (then the caller assumes every operand is read)."""
+    params = getattr(body, "params", None)
+    block = getattr(body, "block", None)
+    if params is None or block is None or not all(isinstance(x, Let) for x in block):
+        return None
+    active = {p.id for p, a in zip(params, active_params) if a}
+    for let in block:  # activity: values a gradient can flow into
+        if let.call.op.differentiable and any(isinstance(a, Var) and a.id in active for a in let.args):
+            active |= {d.id for d in let.dsts}
+    needed: set[int] = set()
+    for let in block:
+        needed.update(v.id for v in _rule_reads(let, active) if isinstance(v, Var))
+    for let in reversed(block):  # recomputing a needed value needs its operands
+        if any(d.id in needed for d in let.dsts):
+            needed.update(a.id for a in let.args if isinstance(a, Var))
+    return [p.id in needed for p in params]
 
 
 def _vars(stmt) -> list:
