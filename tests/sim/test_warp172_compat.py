@@ -1,5 +1,6 @@
-"""warp.sim 1.7.2's own deformable builder tests, run with ``warp`` aliased to weft (in a child process, so the alias
-never leaks into this one). Skipped when warp-lang 1.7.2's files are not installed at /opt/warp172."""
+"""warp.sim 1.7.2's own deformable builder, XPBD and VBD tests, run with ``warp`` aliased to weft (in a child
+process, so the alias never leaks into this one). Skipped when warp-lang 1.7.2's files are not installed at
+/opt/warp172."""
 
 from __future__ import annotations
 
@@ -18,17 +19,22 @@ import importlib.util, sys, unittest
 sys.path.insert(0, {root!r}); sys.path.insert(0, {compat!r})
 import warp_shim
 warp_shim.install({tests!r})
-spec = importlib.util.spec_from_file_location("warp.tests.sim.test_model", {tests!r} + "/sim/test_model.py")
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
-suite = unittest.TestSuite([mod.TestModel("test_add_triangles"), mod.TestModel("test_add_edges")])
+def load(name):
+    spec = importlib.util.spec_from_file_location("warp.tests.sim." + name, {tests!r} + "/sim/" + name + ".py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+model, xpbd, vbd = load("test_model"), load("test_xpbd"), load("test_vbd")
+suite = unittest.TestSuite([model.TestModel("test_add_triangles"), model.TestModel("test_add_edges"),
+                            xpbd.TestXPBD("test_xpbd_free_falling_cpu"), vbd.TestVbd("test_vbd_bending_cpu"),
+                            vbd.TestVbd("test_vbd_bending_non_zero_rest_angle_bending_cpu")])
 result = unittest.TextTestRunner(verbosity=2).run(suite)
-sys.exit(0 if result.wasSuccessful() and result.testsRun == 2 else 1)
+sys.exit(0 if result.wasSuccessful() and result.testsRun == 5 else 1)
 """
 
 
 @pytest.mark.skipif(not (WARP172_TESTS / "sim" / "test_model.py").exists(), reason="warp-lang 1.7.2 not installed")
-def test_warp172_builder_tests_pass_under_weft():
+def test_warp172_deformable_tests_pass_under_weft():
     code = _RUNNER.format(root=str(ROOT), compat=str(ROOT / "tests" / "compat"), tests=str(WARP172_TESTS))
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=False,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
