@@ -68,6 +68,9 @@ class Spec:
     deps: object = None  # what the lowering resolved statically (a warm-start record is saved when known)
     record_block_dim: int | None = None  # the block_dim the record key of this spec was made with
     cpp_key: str | None = None  # kernel-cache key of the CPU binary, from a warm-start record
+    #: (parameter index, field path) of the arrays held in struct parameters that the kernel writes (what
+    #: wp.config.verify_fp checks besides array parameters); computed on first need
+    struct_written: tuple | None = None
     _strided: object = None  # the forward entry of the general (any layout) instantiation, built on first need
 
     def strided_fwd(self):

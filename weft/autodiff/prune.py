@@ -18,6 +18,7 @@ import dataclasses
 
 from ..ir import types as T
 from ..ir.nodes import AdjLet, AdjointProgram, Let, ReplayLet, Var, VarKind, walk
+from ..ir.roles import Role
 from ..ops.registry import OpKind
 
 
@@ -56,7 +57,7 @@ def _droppable(s, needed: set[int], snapshot: set[int]) -> bool:
     if isinstance(s, Let):
         return (bool(s.dsts) and not s.call.op.side_effect and all(isinstance(d.type, T.TileType) for d in s.dsts)
                 and not any(d.id in needed for d in s.dsts))
-    if isinstance(s, ReplayLet) and s.let.call.name == "tile_store":
+    if isinstance(s, ReplayLet) and s.let.call.op.role is Role.TILE_STORE:
         arr = s.let.args[0]
         return isinstance(arr, Var) and arr.kind is VarKind.PARAM and arr.id not in snapshot
     return False

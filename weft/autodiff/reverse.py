@@ -34,6 +34,7 @@ from ..ir.nodes import (
     While,
     walk,
 )
+from ..ir.roles import Role
 from ..ops.registry import Adjoint
 from .jumps import lower_jumps
 from .util import assign, op, read
@@ -181,7 +182,7 @@ def check_loop_array_updates(block: list[Stmt]) -> None:
         return root.get(v.id, v) if isinstance(v, Var) else None
 
     for s in walk(block):
-        if isinstance(s, Let) and s.call.op.name == "view" and s.dsts:
+        if isinstance(s, Let) and s.call.op.role is Role.VIEW and s.dsts:
             root[s.dsts[0].id] = origin(s.args[0])
     for loop in walk(block):
         if not isinstance(loop, (For, While)):
@@ -194,9 +195,9 @@ def check_loop_array_updates(block: list[Stmt]) -> None:
             arr = origin(s.args[0])
             if not isinstance(arr.type, T.ArrayType) or _is_fixed_array(arr.type):
                 continue
-            if s.call.op.name == "load":
+            if s.call.op.role is Role.LOAD:
                 loaded.add(arr.id)
-            elif s.call.op.name == "store" or s.call.op.name.startswith("atomic_"):
+            elif s.call.op.role in (Role.STORE, Role.ATOMIC):
                 written.append((arr, s))
         for arr, s in written:
             if arr.id in loaded and T.is_differentiable_type(arr.type.dtype):

@@ -17,14 +17,11 @@ from __future__ import annotations
 
 from ..ir import types as T
 from ..ir.nodes import AdjAssign, AdjLet, AdjointProgram, Assign, For, If, Let, ReplayLet, Var, While, walk
+from ..ir.roles import OVERWRITES_ARRAY, Role
+from ..ops.registry import Factor, OpKind
 
 _CONTROL = (If, For, While)
 
-# Array ops whose reverse touches only the array's gradient, never its values.
-_GRADIENT_ONLY = frozenset({"load", "store", "atomic_add", "atomic_sub", "tile_load", "tile_store", "tile_atomic_add"})
-_STORES = frozenset({"store", "tile_store"})
-# Linear ops: their rules scale or route the result's adjoint and read no operand values.
-_LINEAR = frozenset({"add", "sub", "neg", "pos", "extract", "construct", "copy", "view"})
 
 
 def _is_index(v) -> bool:
@@ -39,11 +36,11 @@ def _inactive(x, active: set[int] | None) -> bool:
 
 def _rule_reads(let: Let, active: set[int] | None) -> list:
     """The operands (Vars) a derivative rule of ``let`` reads."""
-    name, args, op = let.call.name, let.args, let.call.op
+    args, op = let.args, let.call.op
     idx = [a for a in args if _is_index(a)]  # indices and conditions are always read
-    if name in _GRADIENT_ONLY or name in _LINEAR:
+    if op.adjoint_linear:  # the rule scales or routes adjoints (array ops: only the array's gradient)
         return idx
-    if name == "tile_map" and let.call.attrs:
+    if op.role is Role.TILE_MAP and let.call.attrs:
         # the mapped function (a builtin or an inlined @wp.func) is a block on element parameters: the map's rule
         # reads a tile operand's values only if the block's own rules need that parameter's values
         body = let.call.attrs[0]
@@ -52,14 +49,14 @@ def _rule_reads(let: Let, active: set[int] | None) -> list:
             return idx + [a for a, r in zip(args, read) if r and isinstance(a, Var)]
     if not op.adjoint_reads_primal:
         return [a for a in args if isinstance(a, Var) and not isinstance(a.type, (T.TileType, T.ArrayType))]
-    if name in ("mul", "div") and len(args) == 2:
+    if op.constant_factor is not Factor.NONE and len(args) == 2:
         # a product with a constant (a literal or a value no gradient flows into): the variable's adjoint reads
         # only the constant, and the constant's adjoint is never computed
         a, b = (_inactive(x, active) for x in args)
-        if b or (a and name == "mul"):
+        if b or (a and op.constant_factor is Factor.EITHER):
             return idx + [x for x in args if isinstance(x, Var) and _inactive(x, active)]
     reads = [a for a in args if isinstance(a, Var)]
-    if let.call.op.kind.name == "OUT_CALL":
+    if op.kind is OpKind.OUT_CALL:
         reads += list(let.dsts)
     return reads
 
@@ -117,7 +114,7 @@ def adjoint_value_reads(prog: AdjointProgram, grad_params=None) -> frozenset[int
     for x in stmts:
         ops = _vars(x)
         let = _let(x)
-        if let is not None and let.call.name in _STORES:
+        if let is not None and let.call.op.role in OVERWRITES_ARRAY:
             ops = [v for v in let.args[1:] if isinstance(v, Var)]
         read_in_replay.update(v.id for v in ops if v.id in params)
     live: set[int] = set()
@@ -133,7 +130,7 @@ def adjoint_value_reads(prog: AdjointProgram, grad_params=None) -> frozenset[int
             ops = _vars(x)
             if let is not None:
                 ops = [v for v in let.args if isinstance(v, Var)]
-                if let.call.name in _STORES:
+                if let.call.op.role in OVERWRITES_ARRAY:
                     ops = ops[1:]
             elif isinstance(x, Assign):
                 ops = [x.src] if isinstance(x.src, Var) else []
@@ -173,7 +170,7 @@ def _let(x):
 def _is_live(x, needed: set[int], params: dict, read_in_replay: set[int]) -> bool:
     let = _let(x)
     if let is not None:
-        if let.call.name in _STORES:
+        if let.call.op.role in OVERWRITES_ARRAY:
             dst = let.args[0]
             return not (isinstance(dst, Var) and dst.id in params and dst.id not in read_in_replay)
         if let.call.op.side_effect:

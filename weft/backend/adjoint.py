@@ -33,6 +33,7 @@ from ..ir.nodes import (
     VarKind,
     walk,
 )
+from ..ir.roles import Role
 from ..ops.registry import Adjoint, OpKind
 from . import rules
 from .renderer import Emitter, Renderer, RenderOptions, _defined_vars, _is_plain_array
@@ -454,10 +455,10 @@ def grad_access(fn: Function) -> GradAccess:
             continue
         if any(isinstance(v.type, T.TileType) for v in list(s.dsts) + [a for a in s.args if isinstance(a, Var)]):
             return out
-        if s.call.op.name == "tid":
+        if s.call.op.role is Role.TID:
             arity = len(s.dsts)
             tid.update({d.id: k for k, d in enumerate(s.dsts)})
-        elif s.call.op.name == "copy" and isinstance(s.args[0], Var) and s.args[0].id in tid:
+        elif s.call.op.role is Role.COPY and isinstance(s.args[0], Var) and s.args[0].id in tid:
             tid[s.dsts[0].id] = tid[s.args[0].id]
     candidates = {p.id for p in fn.params if _is_plain_array(p.type)}
     not_own: set[int] = set()

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from ..ir import types as T
 from ..ir.nodes import Assign, Const, Function, If, Let, Return, Stmt, Var, VarKind, walk
+from ..ir.roles import Role
 
 #: ops the bound of an atom may be computed with (int32 in, int32 out, total, no side effects)
 _PURE = frozenset({"add", "sub", "mul", "copy", "min", "max"})
@@ -82,7 +83,7 @@ def _assumed_values(block: list[Stmt]) -> dict[int, bool]:
 def plan_guards(fn: Function) -> GuardPlan | None:
     """The guard-splitting plan of a kernel, or None when it has no comparison of a thread index to split on."""
     stmts = list(walk(fn.body))
-    tids = [s for s in stmts if isinstance(s, Let) and s.call.name == "tid"]
+    tids = [s for s in stmts if isinstance(s, Let) and s.call.op.role is Role.TID]
     if len(tids) != 1 or any(d.type != T.INT32 for d in tids[0].dsts):
         return None
     tid = tids[0]
@@ -113,7 +114,7 @@ def plan_guards(fn: Function) -> GuardPlan | None:
     assumed = _assumed_values(fn.body)
     sources: dict[int, list[Var]] = {}
     for s in stmts:
-        if isinstance(s, Let) and s.call.name == "copy" and isinstance(s.args[0], Var):
+        if isinstance(s, Let) and s.call.op.role is Role.COPY and isinstance(s.args[0], Var):
             sources.setdefault(s.dsts[0].id, []).append(s.args[0])
         elif isinstance(s, Assign) and isinstance(s.src, Var):
             sources.setdefault(s.dst.id, []).append(s.src)
@@ -166,13 +167,13 @@ def plan_guards(fn: Function) -> GuardPlan | None:
             return
         closure.add(vid)
         s = lets.get(vid)
-        if s is not None and s.call.name != "tid":
+        if s is not None and s.call.op.role is not Role.TID:
             for x in s.args:
                 if isinstance(x, Var):
                     close(x.id)
 
     for vid in needed:
         close(vid)
-    prelude = tuple(s for s in stmts if isinstance(s, Let) and s.call.name != "tid"
+    prelude = tuple(s for s in stmts if isinstance(s, Let) and s.call.op.role is not Role.TID
                     and any(d.id in closure for d in s.dsts))
     return GuardPlan(inner_tid, tid, tuple(inner), tuple(outer), prelude)

@@ -30,6 +30,7 @@ from ..ir.nodes import (
     While,
     walk,
 )
+from ..ir.roles import Role
 from ..ops.random import STATEFUL
 from ..ops.registry import OpKind
 from . import rules
@@ -198,7 +199,7 @@ class Renderer:
         for s in self.fn.walk():
             if isinstance(s, CustomCall):
                 return False
-            if isinstance(s, Let) and s.call.op.side_effect and s.call.name != "store":
+            if isinstance(s, Let) and s.call.op.side_effect and s.call.op.role is not Role.STORE:
                 return False
         return True
 
@@ -209,7 +210,7 @@ class Renderer:
     def tid_rank(self) -> int:
         """How many thread indices the body reads: the wp.tid() unpack count, 1 for ``i = wp.tid()`` (the flat index)
         or no wp.tid() at all. The launch checks that a rank >= 2 matches its dims."""
-        ranks = {len(s.dsts) for s in self.fn.walk() if isinstance(s, Let) and s.call.name == "tid"}
+        ranks = {len(s.dsts) for s in self.fn.walk() if isinstance(s, Let) and s.call.op.role is Role.TID}
         return max(ranks) if ranks and max(ranks) >= 2 else 1
 
     # whole-value statements (target hook: a cooperative target copies, accumulates and clears block-wide values with
@@ -391,7 +392,7 @@ class Renderer:
         elif op.kind is OpKind.CALL:
             call = f"weft::{op.native}({', '.join(args)})"
             stmt = f"{n(s.dsts[0])} = {call};" if s.dsts else f"{call};"
-            if self.opts.debug and op.name in ("extract", "insert"):
+            if self.opts.debug and op.role in (Role.EXTRACT, Role.INSERT):
                 self.component_checked(s, args, stmt)
             else:
                 self.out(stmt)
@@ -424,7 +425,7 @@ class Renderer:
         (constant indices are checked when the kernel compiles); out of range reports an error and yields zero
         (extract) or the unchanged value (insert)."""
         t = s.args[0].type
-        idx = s.args[1:] if s.call.op.name == "extract" else s.args[1:-1]
+        idx = s.args[1:] if s.call.op.role is Role.EXTRACT else s.args[1:-1]
         extents = [t.length] if isinstance(t, T.VectorType) else [t.rows, t.cols][:len(idx)]
         where = f"line {s.loc.line}" if s.loc is not None else ""  # no file name: the code stays content-keyed
         conds = [f'weft::check_component({self.names(i)}, {n}, "{self.opts.kernel_name}", "{t}", {_c_string(where)})'
@@ -433,7 +434,7 @@ class Renderer:
             self.out(stmt)
             return
         d = self.names(s.dsts[0])
-        fallback = f"{d} = {{}};" if s.call.op.name == "extract" else f"{d} = {args[0]};"
+        fallback = f"{d} = {{}};" if s.call.op.role is Role.EXTRACT else f"{d} = {args[0]};"
         self.out(f"if ({' && '.join(conds)}) {{ {stmt} }} else {{ {fallback} }}")
 
     def op_copy(self, s: Let, args) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from . import types as T
 from .nodes import Function, Let, Var, walk
+from .roles import READS_ARRAY, WRITES_ARRAY, Role
 
 
 def array_access(fn: Function) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -14,18 +15,16 @@ def array_access(fn: Function) -> tuple[tuple[int, ...], tuple[int, ...]]:
     for s in walk(fn.body):
         if not isinstance(s, Let) or not s.args:
             continue
-        name = s.call.name
+        role = s.call.op.role
         arr = s.args[0]
         if not isinstance(arr, Var) or arr.id not in origin:
             continue
-        if name == "view":
+        if role is Role.VIEW:
             origin[s.dsts[0].id] = origin[arr.id]
-        elif name == "load":
+        elif role in READS_ARRAY:
             read.add(origin[arr.id])
-        elif name == "store" or name.startswith(("atomic_", "tile_store", "tile_atomic")):
+        elif role in WRITES_ARRAY:
             written.add(origin[arr.id])
-        elif name.startswith("tile_load"):
-            read.add(origin[arr.id])
     return tuple(sorted(written)), tuple(sorted(read))
 
 
@@ -45,7 +44,7 @@ def snapshot_params(fn: Function) -> tuple[int, ...]:
     origin = {p.id: i for i, p in enumerate(fn.params)}
     atomic_results = set()
     for s in walk(fn.body):
-        if isinstance(s, Let) and s.call.name.startswith("atomic_") and s.dsts and s.dsts[0].id in used:
+        if isinstance(s, Let) and s.call.op.role is Role.ATOMIC and s.dsts and s.dsts[0].id in used:
             arr = s.args[0]
             if isinstance(arr, Var) and arr.id in origin:
                 atomic_results.add(origin[arr.id])
@@ -74,13 +73,13 @@ def rewritten_arrays(fn: Function) -> frozenset[int]:
             if not isinstance(s, Let) or not s.args or not isinstance(s.args[0], Var) or s.args[0].id not in origin:
                 continue
             root = origin[s.args[0].id]
-            name = s.call.name
-            if name == "view":
+            role = s.call.op.role
+            if role is Role.VIEW:
                 origin[s.dsts[0].id] = root
-            elif name == "store":
+            elif role is Role.STORE:
                 stores.add(root)
                 writes[root] = writes.get(root, 0) + (2 if in_loop else 1)
-            elif name.startswith("atomic_"):
+            elif role is Role.ATOMIC:
                 writes[root] = writes.get(root, 0) + 1
 
     visit(fn.body, False)
@@ -104,11 +103,11 @@ def struct_arrays_written(fn: Function) -> tuple[tuple[int, tuple[str, ...]], ..
         if not isinstance(s, Let) or not s.args or not isinstance(s.args[0], Var) or s.args[0].id not in origin:
             continue
         src = origin[s.args[0].id]
-        name = s.call.name
-        if name == "getfield" and s.dsts:
+        role = s.call.op.role
+        if role is Role.GETFIELD and s.dsts:
             origin[s.dsts[0].id] = (src[0], (*src[1], s.call.attrs[0]))
-        elif name in ("view", "copy") and s.dsts:
+        elif role in (Role.VIEW, Role.COPY) and s.dsts:
             origin[s.dsts[0].id] = src
-        elif src[1] and (name == "store" or name.startswith(("atomic_", "tile_store", "tile_atomic"))):
+        elif src[1] and role in WRITES_ARRAY:
             written.add(src)
     return tuple(sorted(written))

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from . import types as T
 from .nodes import Assign, Const, CustomCall, For, Function, If, Let, Stmt, Var, While
+from .roles import Role
 
 # ops whose results are fresh mutable objects or read mutable state: never merged
-_IMPURE = {"copy", "fixed_zeros"}
+_IMPURE = frozenset({Role.COPY, Role.FRESH})
 
 
 def cse(fn: Function) -> Function:
@@ -47,7 +48,7 @@ class _Pass:
 
     def mergeable(self, s: Let) -> bool:
         op = s.call.op
-        if op.side_effect or op.name in _IMPURE or not s.dsts:
+        if op.side_effect or op.role in _IMPURE or not s.dsts:
             return False
         if not all(_value_type(d.type) for d in s.dsts):
             return False
@@ -69,7 +70,7 @@ class _Pass:
                     loads.clear()
                 if self.mergeable(s):
                     k = self.key(s)
-                    table = loads if s.call.op.name == "load" else values
+                    table = loads if s.call.op.role is Role.LOAD else values
                     if k is not None and k in table:
                         for d, prev in zip(s.dsts, table[k]):
                             self.subst[d.id] = prev

@@ -235,3 +235,13 @@ class AdjointProgram:
     locals: list[Var]
     uses_stack: bool
     snapshot_params: tuple[int, ...]  # array params the forward both reads and writes (replayed on a copy)
+
+    def extra_locals(self) -> list[Var]:
+        """The locals the backward program declares beyond the primal function's (loop counters, adjoint slots of
+        mutable locals...), in declaration order: what the printer lists and the verifier counts as declared."""
+        known = {v.id for v in self.fn.locals}
+        return [v for v in self.locals if v.id not in known]
+
+    def declared(self) -> set[int]:
+        """Ids of everything declared at the top of the backward body: parameters and all locals."""
+        return {p.id for p in self.fn.params} | {v.id for v in self.fn.locals} | {v.id for v in self.locals}

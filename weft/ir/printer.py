@@ -57,10 +57,8 @@ def print_adjoint(prog: AdjointProgram) -> str:
     named consistently across the three)."""
     name = _Namer()
     lines = [print_function(prog.fn, name), f"adjoint {prog.fn.name} {{"]
-    known = {v.id for v in prog.fn.locals}
-    for local in prog.locals:
-        if local.id not in known:
-            lines.append(f"  local {name(local)}: {local.type}")
+    for local in prog.extra_locals():
+        lines.append(f"  local {name(local)}: {local.type}")
     if prog.uses_stack:
         lines.append("  uses loop stack")
     if prog.snapshot_params:

@@ -28,6 +28,7 @@ from .nodes import (
     While,
     walk,
 )
+from .roles import Role
 
 
 class VerifyError(Error):
@@ -49,7 +50,7 @@ def verify_adjoint(prog: AdjointProgram) -> None:
     adjoint statements that wrap what they reverse.
     """
     verify(prog.fn)
-    base = {p.id for p in prog.fn.params} | {v.id for v in prog.fn.locals} | {v.id for v in prog.locals}
+    base = prog.declared()
     replay = _Checker(set(base), adjoint=True)
     replay.block(prog.replay, 0)
     for s in walk(prog.replay):
@@ -102,7 +103,7 @@ class _Checker:
     def let(self, s: Let) -> None:
         for a in s.args:
             self.use(a, f"{s.call.name}")
-            if isinstance(a, Var) and a.kind is VarKind.MUTABLE and s.call.name != "copy":
+            if isinstance(a, Var) and a.kind is VarKind.MUTABLE and s.call.op.role is not Role.COPY:
                 raise VerifyError(f"{s.call.name}: reads mutable {a!r} directly (must go through copy)")
         for d in s.dsts:
             if self.ssa and d.id in self.ssa_defs:

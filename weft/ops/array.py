@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..ir import types as T
+from ..ir.roles import Role
 from .registry import Adjoint, Op, OpKind, register
 
 D = "array"
@@ -37,12 +38,14 @@ def _view(args, attrs):
 
 
 register(Op("load", _load, native="load", kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, public=False, domain=D,
+            role=Role.LOAD, adjoint_linear=True,
             doc="a[i, j]: read an element (bounds-checked in debug mode)."))
 register(Op("store", _store, native="store", kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, side_effect=True,
-            public=False, domain=D, doc="a[i, j] = v: write an element."))
+            public=False, domain=D, role=Role.STORE, adjoint_linear=True, doc="a[i, j] = v: write an element."))
 register(Op("view", _view, native="view", kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, public=False, domain=D,
+            role=Role.VIEW, adjoint_linear=True,
             doc="a[i]: the sub-array of a multi-dimensional array."))
 register(Op("array_shape", lambda a, at: T.INT32 if len(a) == 1 and isinstance(a[0], T.ArrayType) else None,
-            kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, public=False, domain=D, doc="a.shape[k]"))
+            kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, public=False, domain=D, role=Role.SHAPE, doc="a.shape[k]"))
 register(Op("fixed_zeros", lambda a, at: at[0] if not a else None, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE,
-            public=False, domain=D, doc="wp.zeros(shape, dtype) inside a kernel: a zeroed local array."))
+            public=False, domain=D, role=Role.FRESH, doc="wp.zeros(shape, dtype) inside a kernel: a zeroed local array."))

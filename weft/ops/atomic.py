@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..ir import types as T
+from ..ir.roles import Role
 from .registry import Adjoint, Op, OpKind, register
 
 D = "atomic"
@@ -28,6 +29,7 @@ def _atomic_cas(args, attrs):
 for _name, _adj in (("atomic_add", Adjoint.SPECIAL), ("atomic_sub", Adjoint.SPECIAL), ("atomic_min", Adjoint.SPECIAL),
                     ("atomic_max", Adjoint.SPECIAL), ("atomic_exch", Adjoint.NONE)):
     register(Op(_name, _atomic, native=_name, kind=OpKind.SPECIAL, adjoint=_adj, side_effect=True, domain=D,
+                role=Role.ATOMIC, adjoint_linear=_name in ("atomic_add", "atomic_sub"),
                 doc=f"wp.{_name}(a, i..., value): returns the old value."))
 def _atomic_bitwise(args, attrs):
     t = _atomic(args, attrs)
@@ -37,7 +39,7 @@ def _atomic_bitwise(args, attrs):
 
 for _name, _what in (("atomic_and", "&"), ("atomic_or", "|"), ("atomic_xor", "^")):
     register(Op(_name, _atomic_bitwise, native=_name, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, side_effect=True,
-                domain=D, doc=f"wp.{_name}(a, i..., value): a[i...] = a[i...] {_what} value atomically (integer "
+                domain=D, role=Role.ATOMIC, doc=f"wp.{_name}(a, i..., value): a[i...] = a[i...] {_what} value atomically (integer "
                               f"scalars, and component-wise on integer vectors and matrices); returns the old value."))
 register(Op("atomic_cas", _atomic_cas, native="atomic_cas", kind=OpKind.SPECIAL, adjoint=Adjoint.NONE,
-            side_effect=True, domain=D, doc="wp.atomic_cas(a, i..., compare, value): returns the old value."))
+            side_effect=True, domain=D, role=Role.ATOMIC, doc="wp.atomic_cas(a, i..., compare, value): returns the old value."))

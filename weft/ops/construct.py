@@ -62,5 +62,5 @@ def _construct(args, attrs):
 
 
 register(Op("construct", _construct, native="make", kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, public=False,
-            domain=D,
+            domain=D, adjoint_linear=True,
             doc="Build a vector, matrix, quaternion, transform or struct value."))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..ir import types as T
+from ..ir.roles import Role
 from .registry import Adjoint, InPlace, Op, OpKind, register
 
 D = "misc"
@@ -13,9 +14,11 @@ def _copy(args, attrs):
 
 
 register(Op("copy", _copy, kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, in_place=InPlace.ALL, public=False, domain=D,
+            role=Role.COPY, adjoint_linear=True,
             doc="Read a mutable local into an SSA value."))
 register(Op("tid", lambda a, at: tuple(T.INT32 for _ in range(at[0])) if not a else None, kind=OpKind.SPECIAL,
-            adjoint=Adjoint.NONE, public=False, domain=D, doc="Thread index in the launch grid (1-4 components)."))
+            adjoint=Adjoint.NONE, public=False, domain=D, role=Role.TID,
+            doc="Thread index in the launch grid (1-4 components)."))
 
 
 def _getfield(args, attrs):
@@ -30,7 +33,8 @@ def _setfield(args, attrs):
     return None
 
 
-register(Op("getfield", _getfield, kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, public=False, domain=D, doc="s.field"))
+register(Op("getfield", _getfield, kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, public=False, domain=D,
+            role=Role.GETFIELD, doc="s.field"))
 register(Op("setfield", _setfield, kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, public=False, domain=D,
             doc="A copy of struct s with one field replaced."))
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..ir import types as T
+from ..ir.roles import Role
 
 
 class OpKind(enum.Enum):
@@ -32,6 +33,15 @@ class Adjoint(enum.Enum):
     NONE = "none"  # not differentiable: contributes no gradient (comparisons, floor, random ...)
     SPECIAL = "special"  # a rule in the backend's adjoint table for this record (array access, tiles, ...)
     UNSUPPORTED = "unsupported"  # no derivative rule yet: differentiating a kernel that calls it is an error
+
+
+class Factor(enum.Enum):
+    """Products whose adjoint rule reads only a constant factor when one operand is constant (no gradient flows into
+    it): the Tape's overwrite check then ignores the other operand's values."""
+
+    NONE = "none"
+    EITHER = "either"  # a * b: the adjoint of each operand reads only the other
+    DIVISOR = "divisor"  # a / b with b constant: the adjoint of a reads only b
 
 
 class InPlace(enum.Enum):
@@ -81,6 +91,13 @@ class Op:
     lane_level: bool = False
     #: callable as ``wp.<name>`` (False: an internal op the frontend emits, such as load, store, copy, comparisons)
     public: bool = True
+    #: what the IR analyses must recognise the op as (array access, thread index, copy...): ``ir.roles.Role``
+    role: Role = Role.CALL
+    #: the derivative rule only scales or routes adjoints (of the result, and of array elements): it reads no operand
+    #: values besides indices, so the Tape's overwrite check ignores them (``autodiff/value_reads.py``)
+    adjoint_linear: bool = False
+    #: a binary product whose adjoint reads only a constant factor (``autodiff/value_reads.py``)
+    constant_factor: Factor = Factor.NONE
 
     @property
     def differentiable(self) -> bool:

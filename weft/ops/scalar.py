@@ -6,7 +6,7 @@ import numpy as np
 
 from ..ir import types as T
 from . import rules as R
-from .registry import Adjoint, Op, OpKind, register
+from .registry import Adjoint, Factor, Op, OpKind, register
 
 D = "scalar"
 
@@ -17,14 +17,18 @@ _ARITH = (
 )
 for _name, _sym in _ARITH:
     register(Op(_name, R.scalar_binary, native=_name, kind=OpKind.INFIX, operator=_sym, domain=D,
+                adjoint_linear=_name in ("add", "sub"),
+                constant_factor={"mul": Factor.EITHER, "div": Factor.DIVISOR}.get(_name, Factor.NONE),
                 doc=f"Scalar ``a {_sym} b`` (integer division truncates toward zero, as in C)."))
 
 register(Op("floordiv", R.scalar_binary, native="floordiv", domain=D,
             doc="``a // b``: C truncating division for integers, floor(a / b) for floats."))
 register(Op("mod", R.scalar_binary, native="mod", domain=D,
             doc="``a % b`` and ``wp.mod``: C semantics (the result has the sign of ``a``)."))
-register(Op("neg", R.scalar_unary, native="neg", kind=OpKind.PREFIX, operator="-", domain=D, doc="``-a``."))
-register(Op("pos", R.scalar_unary, native="pos", kind=OpKind.PREFIX, operator="+", domain=D, doc="``+a``."))
+register(Op("neg", R.scalar_unary, native="neg", kind=OpKind.PREFIX, operator="-", domain=D, adjoint_linear=True,
+            doc="``-a``."))
+register(Op("pos", R.scalar_unary, native="pos", kind=OpKind.PREFIX, operator="+", domain=D, adjoint_linear=True,
+            doc="``+a``."))
 
 for _name, _sym in (("bit_and", "&"), ("bit_or", "|"), ("bit_xor", "^"), ("lshift", "<<"), ("rshift", ">>")):
     register(Op(_name, R.int_binary, native=_name, kind=OpKind.INFIX, operator=_sym, adjoint=Adjoint.NONE, domain=D,

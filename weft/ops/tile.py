@@ -8,8 +8,9 @@ live in ``weft.tiles.adjoint``. Compile-time arguments (shapes, dtypes, the func
 from __future__ import annotations
 
 from ..ir import types as T
+from ..ir.roles import Role
 from . import rules as R
-from .registry import Adjoint, InPlace, Op, OpKind, register
+from .registry import Adjoint, Factor, InPlace, Op, OpKind, register
 
 D = "tile"
 
@@ -58,11 +59,13 @@ def _atomic_add(args, attrs):
 
 
 _reg("tile_load", _load, "tile_load(a, shape, offset=(0, ...)): a tile read from an array; elements outside the "
-     "array read as zero.", **_PRIMAL_FREE, collective=True)
+     "array read as zero.", **_PRIMAL_FREE, collective=True, role=Role.TILE_LOAD, adjoint_linear=True)
 _reg("tile_store", _store, "tile_store(a, t, offset=(0, ...)): write a tile into an array; elements outside the "
-     "array are skipped.", side_effect=True, **_PRIMAL_FREE, collective=True)
+     "array are skipped.", side_effect=True, **_PRIMAL_FREE, collective=True, role=Role.TILE_STORE,
+     adjoint_linear=True)
 _reg("tile_atomic_add", _atomic_add, "tile_atomic_add(a, t, offset=(0, ...)): atomically add a tile into an array; "
-     "returns the previous values (zero outside the array).", side_effect=True, **_PRIMAL_FREE, collective=True)
+     "returns the previous values (zero outside the array).", side_effect=True, **_PRIMAL_FREE, collective=True,
+     role=Role.TILE_ATOMIC, adjoint_linear=True)
 
 
 # ---------------------------------------------------------------------------------------------- construction
@@ -124,7 +127,7 @@ _reg("untile", _untile, "untile(t): each lane's element of a tile whose trailing
      lane_level=True)
 _reg("tile_extract", _extract, "tile_extract(t, i, ...) or t[i, ...]: one element of a tile.", lane_level=True)
 register(Op("extract", _extract, native="tile_extract", kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, domain=D,
-            lane_level=True,
+            lane_level=True, role=Role.EXTRACT, adjoint_linear=True,
             doc="t[i, ...]: one element of a tile."))
 
 
@@ -188,11 +191,12 @@ def _element_rule(name, a, b):
 
 for _name in ("add", "sub", "mul", "div"):
     register(Op(_name, _elementwise(_name), native="tile_" + _name, kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL,
-                in_place=InPlace.ALL, adjoint_scratch=True,
+                in_place=InPlace.ALL, adjoint_scratch=True, adjoint_linear=_name in ("add", "sub"),
+                constant_factor={"mul": Factor.EITHER, "div": Factor.DIVISOR}.get(_name, Factor.NONE),
                 domain=D, doc=f"Element-wise {_name} of tiles (or a tile and a value broadcast to every element)."))
 register(Op("neg", lambda a, at: a[0] if len(a) == 1 and is_tile(a[0]) else None, native="tile_neg",
             kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, in_place=InPlace.ALL, adjoint_reads_primal=False, domain=D,
-            doc="-t element-wise."))
+            adjoint_linear=True, doc="-t element-wise."))
 
 
 def _map(args, attrs):
@@ -210,7 +214,7 @@ def _reduce(args, attrs):
 
 
 _reg("tile_map", _map, "tile_map(f, a, b, ...): f applied to every element (f a builtin or @wp.func).",
-     in_place=InPlace.ALL, collective=True)
+     in_place=InPlace.ALL, collective=True, role=Role.TILE_MAP)
 _reg("tile_reduce", _reduce, "tile_reduce(f, t): t reduced with the binary function f to a one-element tile.",
      collective=True)
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import types as T
+from ..ir.roles import Role
 from . import rules as R
-from .registry import Op, OpKind, register
+from .registry import Factor, Op, OpKind, register
 
 D = "vector"
 V = T.VecFlavor
@@ -25,10 +26,10 @@ def _unary_vm(args, attrs):
 
 
 for _name, _sym in (("add", "+"), ("sub", "-")):
-    register(Op(_name, _same_vm, native=_name, kind=OpKind.INFIX, operator=_sym, domain=D,
+    register(Op(_name, _same_vm, native=_name, kind=OpKind.INFIX, operator=_sym, domain=D, adjoint_linear=True,
                 doc=f"Component-wise a {_sym} b of vectors or matrices."))
-register(Op("neg", _unary_vm, native="neg", kind=OpKind.PREFIX, operator="-", domain=D))
-register(Op("pos", _unary_vm, native="pos", kind=OpKind.PREFIX, operator="+", domain=D))
+register(Op("neg", _unary_vm, native="neg", kind=OpKind.PREFIX, operator="-", domain=D, adjoint_linear=True))
+register(Op("pos", _unary_vm, native="pos", kind=OpKind.PREFIX, operator="+", domain=D, adjoint_linear=True))
 
 
 def _mul(args, attrs):
@@ -55,7 +56,7 @@ def _mul(args, attrs):
     return None
 
 
-register(Op("mul", _mul, native="mul", domain=D,
+register(Op("mul", _mul, native="mul", domain=D, constant_factor=Factor.EITHER,
             doc="Scalar scaling, matrix-vector and matrix-matrix products, quaternion and transform composition."))
 
 
@@ -73,7 +74,8 @@ def _div(args, attrs):
     return None
 
 
-register(Op("div", _div, native="div", domain=D, doc="Vector or matrix divided by a scalar (or scalar / vector)."))
+register(Op("div", _div, native="div", domain=D, constant_factor=Factor.DIVISOR,
+            doc="Vector or matrix divided by a scalar (or scalar / vector)."))
 
 
 def _vec_same(args, attrs):
@@ -166,6 +168,7 @@ def _insert(args, attrs):
     return None
 
 
-register(Op("extract", _extract, native="extract", domain=D, doc="v[i], m[i], m[i, j]."))
-register(Op("insert", _insert, native="insert", public=False, domain=D,
+register(Op("extract", _extract, native="extract", domain=D, role=Role.EXTRACT, adjoint_linear=True,
+            doc="v[i], m[i], m[i, j]."))
+register(Op("insert", _insert, native="insert", public=False, domain=D, role=Role.INSERT,
             doc="A copy of v/m with one component (or row) replaced."))

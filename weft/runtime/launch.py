@@ -261,7 +261,7 @@ def verify_fp(spec, args) -> None:
 
 
 def _struct_arrays_written(spec) -> tuple:
-    found = getattr(spec, "_struct_written", None)
+    found = spec.struct_written
     if found is None:
         from ..ir import types as T
         from ..ir.access import struct_arrays_written
@@ -271,7 +271,7 @@ def _struct_arrays_written(spec) -> tuple:
         else:
             fn = spec.fn if spec.fn is not None else spec._relower()  # a spec restored from its record: lower now
             found = struct_arrays_written(fn)
-        spec._struct_written = found
+        spec.struct_written = found
     return found
 
 

@@ -14,6 +14,7 @@ from ..backend.renderer import Emitter, RenderOptions
 from ..backend.rules import RuleTable
 from ..ir import types as T
 from ..ir.nodes import AdjointProgram, Assign, For, Function, Let, Var, VarKind
+from ..ir.roles import Role
 from .model import walk
 from .render import BlockRendering
 
@@ -144,9 +145,9 @@ def tile_loaded_only(fn: Function) -> dict[int, int]:
         for k, a in enumerate(getattr(s, "args", ()) or ()):
             if not isinstance(a, Var) or a.id not in candidates:
                 continue
-            if isinstance(s, Let) and k == 0 and s.call.name == "tile_load":
+            if isinstance(s, Let) and k == 0 and s.call.op.role is Role.TILE_LOAD:
                 counts[a.id] = counts.get(a.id, 0) + s.dsts[0].type.size
-            elif not (isinstance(s, Let) and k == 0 and s.call.name == "array_shape"):
+            elif not (isinstance(s, Let) and k == 0 and s.call.op.role is Role.SHAPE):
                 excluded.add(a.id)
         if isinstance(s, Assign) and isinstance(s.src, Var) and s.src.id in candidates:
             excluded.add(s.src.id)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from ..ir import types as T
 from ..ir.nodes import Assign, For, If, Let, Stmt, Var, VarKind, While
+from ..ir.roles import Role
 from .model import stmt_vars, walk
 
 
@@ -62,7 +63,7 @@ class Aliases:
         """Whether ``s`` became a copy of a value onto itself."""
         if isinstance(s, Assign):
             return self.resolve(s.dst) is self.resolve(s.src)
-        if isinstance(s, Let) and s.call.op.name == "copy" and s.dsts:
+        if isinstance(s, Let) and s.call.op.role is Role.COPY and s.dsts:
             return self.resolve(s.dsts[0]) is self.resolve(s.args[0])
         return False
 
@@ -77,7 +78,7 @@ class Aliases:
                 self.visit(s.cond_body)
                 self.visit(s.body)
         for idx, s in enumerate(block):
-            if isinstance(s, Let) and s.call.op.name == "copy" and _is_tile(s.dsts[0]) and _is_tile(s.args[0]):
+            if isinstance(s, Let) and s.call.op.role is Role.COPY and _is_tile(s.dsts[0]) and _is_tile(s.args[0]):
                 self.copy_alias(block, idx, s)
         for idx, s in enumerate(block):
             if isinstance(s, Let) and s.dsts and _is_tile(s.dsts[0]) and s.dsts[0].id not in self.target:

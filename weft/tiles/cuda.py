@@ -25,6 +25,7 @@ from ..backend.names import Names
 from ..backend.rules import RuleTable
 from ..ir import types as T
 from ..ir.nodes import If, Pop, Return, While
+from ..ir.roles import Role
 from . import adjoint as tile_adjoint
 from . import render as tile_render
 from .adjoint import TileAdjointRenderer
@@ -144,7 +145,7 @@ class CudaBlockRendering:
     def block_prologue(self, stmts: list) -> None:
         self.out("const int32_t _l = int32_t(threadIdx.x);")
         self.out("unsigned char* const weft_scratch_ = weft_smem + weft_scratch_offset;")
-        if any(s.__class__.__name__ == "Let" and s.call.op.name == "tid" for s in walk_all(stmts)):
+        if any(s.__class__.__name__ == "Let" and s.call.op.role is Role.TID for s in walk_all(stmts)):
             self.out(f"const weft::BlockCoords bc_(grid, block, {self.block_dim});")
         if self.model.lane_returns:
             self.out("bool _alive = true;")

@@ -13,6 +13,7 @@ from ..backend.renderer import Emitter, Renderer, RenderOptions, _defined_vars
 from ..backend.rules import RuleTable
 from ..ir import types as T
 from ..ir.nodes import Assign, For, Function, If, Let, Pop, Push, Repeat, Return, Stmt, Var, While
+from ..ir.roles import Role
 from .alias import Aliases
 from .model import LaneRun, Model, analyse
 from .model import walk as model_walk
@@ -88,7 +89,7 @@ class BlockRendering:
             out(f"{ct} {name} = {{}};")
 
     def block_prologue(self, stmts: list) -> None:
-        if any(isinstance(s, Let) and s.call.op.name == "tid" for s in walk_all(stmts)):
+        if any(isinstance(s, Let) and s.call.op.role is Role.TID for s in walk_all(stmts)):
             self.out(f"const weft::BlockCoords bc_(grid, block, {self.block_dim});")
         if self.model.lane_returns:
             self.out(f"bool _alive[{self.block_dim}];")
