@@ -15,7 +15,7 @@ _PLUGIN_NAME = "weft-nvrtc-check"
 
 
 def pytest_configure(config):
-    if os.environ.get("WEFT_NVRTC_CHECK", "1") == "0" or config.pluginmanager.has_plugin(_PLUGIN_NAME):
+    if nvrtc_check.mode() == "0" or config.pluginmanager.has_plugin(_PLUGIN_NAME):
         return
     from weft.toolchain import nvrtc
 

@@ -16,7 +16,11 @@ import warnings
 import xml.etree.ElementTree as ET
 
 import numpy as np
-from scipy.spatial.transform import Rotation
+
+try:
+    from scipy.spatial.transform import Rotation
+except ImportError:  # SciPy is optional (pip install 'weft-lang[sim]'): only parse_mjcf needs it
+    Rotation = None
 
 import weft as wp
 
@@ -433,6 +437,8 @@ def parse_mjcf(mjcf_filename, builder, xform=None, floating=False, base_joint=No
     """
     from ..builder import ModelBuilder
 
+    if Rotation is None:
+        raise SimError("parse_mjcf needs SciPy for the MJCF orientations: pip install scipy (or 'weft-lang[sim]')")
     if not isinstance(builder, ModelBuilder):
         raise SimError(f"parse_mjcf: 'builder' must be a ModelBuilder, got {type(builder).__name__}")
     xform = wp.transform_identity() if xform is None else \
