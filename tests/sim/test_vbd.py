@@ -208,6 +208,36 @@ def test_cloth_rests_on_the_ground():
     assert np.abs(s0.particle_qd.numpy()).max() < 1e-2
 
 
+@pytest.mark.parametrize("self_contact", [True, False])
+def test_self_contact_cloth_rests_on_cloth(self_contact):
+    """A free sheet dropped onto a fixed sheet of the same model (no ground): with self-contact it comes to rest one
+    contact radius above it (ke (r - d) carries m g: d = r - m g / ke); without, it falls through."""
+    b = sim.ModelBuilder()
+    rot = wp.quat_from_axis_angle(wp.vec3(1.0, 0.0, 0.0), -0.5 * np.pi)
+    kw = {"vel": wp.vec3(0.0, 0.0, 0.0), "cell_x": 0.1, "cell_y": 0.1, "mass": 0.01, "tri_ke": 1e3, "tri_ka": 1e3,
+          "tri_kd": 1e-3, "edge_ke": 0.1, "rot": rot}
+    b.add_cloth_grid(pos=wp.vec3(0.0, 0.5, 0.0), dim_x=6, dim_y=6, **kw)
+    lower = len(b.particle_q)
+    for i in range(lower):
+        b.particle_flags[i] = 0  # fixed
+    b.add_cloth_grid(pos=wp.vec3(0.1, 0.6, -0.1), dim_x=4, dim_y=4, **kw)
+    b.color(balance_colors=False)
+    m = b.finalize("cpu")
+    m.ground = False
+    m.soft_contact_radius, m.soft_contact_margin, m.soft_contact_ke = 0.02, 0.04, 1e4
+    integ = sim.VBDIntegrator(m, iterations=10, handle_self_contact=self_contact)
+    s0, s1 = m.state(), m.state()
+    for _ in range(120):
+        integ.simulate(m, s0, s1, 1.0 / 240.0)
+        s0, s1 = s1, s0
+    y = s0.particle_q.numpy()[lower:, 1]
+    if self_contact:
+        np.testing.assert_allclose(y, 0.52 - 0.01 * G / 1e4, atol=5e-4)
+        assert np.abs(s0.particle_qd.numpy()).max() < 1e-2
+    else:
+        assert y.max() < 0.4
+
+
 def test_bad_input():
     b = _cloth(2, 2, color=False)
     m = b.finalize("cpu")
@@ -215,7 +245,8 @@ def test_bad_input():
         sim.VBDIntegrator(m)
     b.color(balance_colors=False)
     m = b.finalize("cpu")
-    with pytest.raises(sim.SimError, match="self_contact"):
+    m.soft_contact_margin = 0.5 * m.soft_contact_radius
+    with pytest.raises(sim.SimError, match="soft_contact_margin"):
         sim.VBDIntegrator(m, handle_self_contact=True)
     integ = sim.VBDIntegrator(m)
     other = b.finalize("cpu")

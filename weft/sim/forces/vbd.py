@@ -123,6 +123,127 @@ def contact_force_hessian(n: wp.vec3, depth: float, ke: float, mu: float, dx: wp
     return n * fn + ff, wp.outer(n, n) * ke + hf
 
 
+# ---------------------------------------------------------------------------------------------------------------------
+# self-contact: vertex-triangle pairs found once per step, their penalty forces evaluated in every sweep
+
+
+@wp.func
+def closest_point_triangle(p: wp.vec3, a: wp.vec3, b: wp.vec3, c: wp.vec3):
+    """Barycentric weights (of a, b, c) of the point of triangle abc closest to ``p`` (Ericson's region tests)."""
+    ab = b - a
+    ac = c - a
+    ap = p - a
+    d1 = wp.dot(ab, ap)
+    d2 = wp.dot(ac, ap)
+    if d1 <= 0.0 and d2 <= 0.0:
+        return wp.vec3(1.0, 0.0, 0.0)
+    bp = p - b
+    d3 = wp.dot(ab, bp)
+    d4 = wp.dot(ac, bp)
+    if d3 >= 0.0 and d4 <= d3:
+        return wp.vec3(0.0, 1.0, 0.0)
+    vc = d1 * d4 - d3 * d2
+    if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
+        s = d1 / (d1 - d3)
+        return wp.vec3(1.0 - s, s, 0.0)
+    cp = p - c
+    d5 = wp.dot(ab, cp)
+    d6 = wp.dot(ac, cp)
+    if d6 >= 0.0 and d5 <= d6:
+        return wp.vec3(0.0, 0.0, 1.0)
+    vb = d5 * d2 - d1 * d6
+    if vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
+        s = d2 / (d2 - d6)
+        return wp.vec3(1.0 - s, 0.0, s)
+    va = d3 * d6 - d5 * d4
+    if va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0:
+        s = (d4 - d3) / ((d4 - d3) + (d5 - d6))
+        return wp.vec3(0.0, 1.0 - s, s)
+    denom = 1.0 / (va + vb + vc)
+    v = vb * denom
+    w = vc * denom
+    return wp.vec3(1.0 - v - w, v, w)
+
+
+@wp.kernel
+def vbd_detect_vertex_triangle(mesh: wp.uint64, x: wp.array(dtype=wp.vec3), tri_indices: wp.array2d(dtype=int),
+                               margin: float, vt_max: int, corner_max: int, vt_count: wp.array(dtype=wp.int32),
+                               vt_tri: wp.array(dtype=wp.int32), corner_count: wp.array(dtype=wp.int32),
+                               corner_ids: wp.array(dtype=wp.int32)):
+    # every triangle (not incident to vertex v) within ``margin`` of v; each pair is also listed under the
+    # triangle's three corners (corner_count starts at zero)
+    v = wp.tid()
+    p = x[v]
+    lo = p - wp.vec3(margin, margin, margin)
+    hi = p + wp.vec3(margin, margin, margin)
+    query = wp.mesh_query_aabb(mesh, lo, hi)
+    t = int(0)  # noqa: UP018, RUF046 - a mutable int local
+    n = int(0)  # noqa: UP018, RUF046
+    while wp.mesh_query_aabb_next(query, t):
+        i0 = tri_indices[t, 0]
+        i1 = tri_indices[t, 1]
+        i2 = tri_indices[t, 2]
+        if i0 != v and i1 != v and i2 != v and n < vt_max:
+            a = x[i0]
+            b = x[i1]
+            c = x[i2]
+            w = closest_point_triangle(p, a, b, c)
+            if wp.length(p - (a * w[0] + b * w[1] + c * w[2])) < margin:
+                cid = v * vt_max + n
+                vt_tri[cid] = t
+                n = n + 1
+                for k in range(3):
+                    u = tri_indices[t, k]
+                    slot = wp.atomic_add(corner_count, u, 1)
+                    if slot < corner_max:
+                        corner_ids[u * corner_max + slot] = cid
+    vt_count[v] = n
+
+
+@wp.func
+def self_contact_force_hessian(i: int, x: wp.array(dtype=wp.vec3), tri_indices: wp.array2d(dtype=int),
+                               radius: float, ke: float, vt_max: int, corner_max: int,
+                               vt_count: wp.array(dtype=wp.int32), vt_tri: wp.array(dtype=wp.int32),
+                               corner_count: wp.array(dtype=wp.int32), corner_ids: wp.array(dtype=wp.int32)):
+    """Force and Hessian on vertex ``i`` of the penalty energy ke (radius - d)^2 / 2 of its vertex-triangle pairs
+    closer than ``radius``, as the vertex and as a triangle corner (weighted by its barycentric weight)."""
+    f = wp.vec3()
+    h = wp.mat33()
+    xi = x[i]
+    for j in range(wp.min(vt_count[i], vt_max)):
+        t = int(vt_tri[i * vt_max + j])
+        a = x[tri_indices[t, 0]]
+        b = x[tri_indices[t, 1]]
+        c = x[tri_indices[t, 2]]
+        w = closest_point_triangle(xi, a, b, c)
+        d_vec = xi - (a * w[0] + b * w[1] + c * w[2])
+        d = wp.length(d_vec)
+        if d < radius and d > 1.0e-8:
+            n = d_vec / d
+            f = f + n * (ke * (radius - d))
+            h = h + wp.outer(n, n) * ke
+    for j in range(wp.min(corner_count[i], corner_max)):
+        cid = int(corner_ids[i * corner_max + j])
+        v = cid // vt_max
+        t = int(vt_tri[cid])
+        a = x[tri_indices[t, 0]]
+        b = x[tri_indices[t, 1]]
+        c = x[tri_indices[t, 2]]
+        w = closest_point_triangle(x[v], a, b, c)
+        d_vec = x[v] - (a * w[0] + b * w[1] + c * w[2])
+        d = wp.length(d_vec)
+        wi = w[0]
+        if tri_indices[t, 1] == i:
+            wi = w[1]
+        elif tri_indices[t, 2] == i:
+            wi = w[2]
+        if d < radius and d > 1.0e-8 and wi > 0.0:
+            n = d_vec / d
+            f = f - n * (wi * ke * (radius - d))
+            h = h + wp.outer(n, n) * (wi * wi * ke)
+    return f, h
+
+
 @wp.kernel
 def vbd_forward_step(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), inv_mass: wp.array(dtype=float),
                      f_ext: wp.array(dtype=wp.vec3), particle_flags: wp.array(dtype=wp.uint32), gravity: wp.vec3,
@@ -154,6 +275,9 @@ def vbd_solve_color(dt: float, ids: wp.array(dtype=wp.int32), x_prev: wp.array(d
                     body_com: wp.array(dtype=wp.vec3), contact_shape: wp.array(dtype=int),
                     contact_body_pos: wp.array(dtype=wp.vec3), contact_body_vel: wp.array(dtype=wp.vec3),
                     contact_normal: wp.array(dtype=wp.vec3), has_ground: bool, ground: wp.array(dtype=float),
+                    self_contact: bool, self_radius: float, self_ke: float, vt_max: int, corner_max: int,
+                    vt_count: wp.array(dtype=wp.int32), vt_tri: wp.array(dtype=wp.int32),
+                    corner_count: wp.array(dtype=wp.int32), corner_ids: wp.array(dtype=wp.int32),
                     x_new: wp.array(dtype=wp.vec3)):
     tid = wp.tid()
     i = int(ids[tid])
@@ -215,6 +339,11 @@ def vbd_solve_color(dt: float, ids: wp.array(dtype=wp.int32), x_prev: wp.array(d
             fc, hc = contact_force_hessian(n, depth, soft_contact_ke, friction_mu, -disp, eps_u)
             f = f + fc
             h = h + hc
+    if self_contact:
+        fs, hs = self_contact_force_hessian(i, x, tri_indices, self_radius, self_ke, vt_max, corner_max, vt_count,
+                                            vt_tri, corner_count, corner_ids)
+        f = f + fs
+        h = h + hs
     if wp.abs(wp.determinant(h)) > 1.0e-5:
         x_new[i] = xi + wp.inverse(h) * f
     else:

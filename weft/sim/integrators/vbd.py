@@ -39,7 +39,11 @@ class VBDIntegrator(Integrator):
     Args:
         model: the model this integrator simulates.
         iterations: Gauss-Seidel sweeps per step.
-        handle_self_contact: cloth self-contact (not available yet in weft: a ``SimError``).
+        handle_self_contact: cloth self-contact: vertex-triangle pairs closer than ``model.soft_contact_margin`` are
+            found once per step (through a ``wp.Mesh`` of the cloth) and repel with the penalty energy
+            ``soft_contact_ke (soft_contact_radius - d)^2 / 2`` in every sweep.
+        vertex_collision_buffer_pre_alloc: the most triangles kept per vertex for self-contact.
+        triangle_collision_buffer_pre_alloc: the most vertex-triangle pairs kept per triangle corner.
         friction_epsilon: velocity (m/s) below which contact friction is smoothed (IPC's mollifier).
         body_particle_contact_buffer_pre_alloc: the most shape contacts used per particle.
     """
@@ -49,8 +53,6 @@ class VBDIntegrator(Integrator):
                  body_particle_contact_buffer_pre_alloc: int = 4, vertex_collision_buffer_pre_alloc: int = 32,
                  edge_collision_buffer_pre_alloc: int = 64, triangle_collision_buffer_pre_alloc: int = 32,
                  edge_edge_parallel_epsilon: float = 1e-5):
-        if handle_self_contact:
-            raise SimError("VBDIntegrator: 'handle_self_contact=True' is not supported by weft.sim yet")
         if not model.particle_coloring:
             raise SimError("VBDIntegrator: 'model.particle_coloring' is empty: call ModelBuilder.color() or "
                            "ModelBuilder.set_coloring() before ModelBuilder.finalize()")
@@ -70,6 +72,24 @@ class VBDIntegrator(Integrator):
         self._x_new = wp.zeros(n, dtype=wp.vec3, device=dev)
         self._contact_counts = wp.zeros(n, dtype=wp.int32, device=dev)
         self._contact_ids = wp.zeros(max(1, n * body_particle_contact_buffer_pre_alloc), dtype=wp.int32, device=dev)
+        self.vertex_collision_buffer_pre_alloc = vertex_collision_buffer_pre_alloc
+        self.triangle_collision_buffer_pre_alloc = triangle_collision_buffer_pre_alloc
+        if handle_self_contact:
+            if not model.tri_count:
+                raise SimError("VBDIntegrator: 'handle_self_contact=True' needs triangles in the model")
+            if model.soft_contact_margin < model.soft_contact_radius:
+                raise SimError(f"VBDIntegrator: 'model.soft_contact_margin' ({model.soft_contact_margin}) must be at "
+                               f"least 'model.soft_contact_radius' ({model.soft_contact_radius}), else contacts are "
+                               "missed (1.5-2x is advisable)")
+            self._mesh_points = wp.clone(model.particle_q, requires_grad=False)
+            self._mesh = wp.Mesh(points=self._mesh_points, indices=wp.array(tri.reshape(-1).astype(np.int32),
+                                                                             dtype=wp.int32, device=dev))
+        self._vt_count = wp.zeros(n if handle_self_contact else 1, dtype=wp.int32, device=dev)
+        self._vt_tri = wp.zeros(max(1, n * vertex_collision_buffer_pre_alloc) if handle_self_contact else 1,
+                                dtype=wp.int32, device=dev)
+        self._corner_count = wp.zeros(n if handle_self_contact else 1, dtype=wp.int32, device=dev)
+        self._corner_ids = wp.zeros(max(1, n * triangle_collision_buffer_pre_alloc) if handle_self_contact else 1,
+                                    dtype=wp.int32, device=dev)
         self._tables = {name: getattr(model, name) if getattr(model, name) is not None and len(getattr(model, name))
                         else wp.zeros(1, dtype=dtype, device=dev)
                         for name, dtype in (("tri_poses", wp.mat22), ("tri_areas", float),
@@ -94,6 +114,8 @@ class VBDIntegrator(Integrator):
         has_shapes = model.shape_count > 1 and model.soft_contact_count is not None
         if has_shapes:
             kernels += [k.vbd_bin_contacts, create_soft_contacts]
+        if self.handle_self_contact:
+            kernels.append(k.vbd_detect_vertex_triangle)
         prepare(model, kernels)
         dev = model.device
         n = model.particle_count
@@ -107,6 +129,8 @@ class VBDIntegrator(Integrator):
                       inputs=[model.soft_contact_count, model.soft_contact_particle, model.soft_contact_max,
                               self.body_particle_contact_buffer_pre_alloc],
                       outputs=[self._contact_counts, self._contact_ids], device=dev)
+        if self.handle_self_contact:
+            self._detect_self_contacts(model, state_in)
         x = state_out.particle_q
         wp.launch(k.vbd_forward_step, dim=n,
                   inputs=[state_in.particle_q, state_in.particle_qd, model.particle_inv_mass, state_in.particle_f,
@@ -133,9 +157,22 @@ class VBDIntegrator(Integrator):
                                   self.friction_epsilon, model.particle_radius,
                                   self.body_particle_contact_buffer_pre_alloc, self._contact_counts,
                                   self._contact_ids, model.shape_materials, model.shape_body, body_q, body_qd,
-                                  model.body_com, *contact, bool(model.ground), model.ground_plane],
+                                  model.body_com, *contact, bool(model.ground), model.ground_plane,
+                                  bool(self.handle_self_contact), model.soft_contact_radius, model.soft_contact_ke,
+                                  self.vertex_collision_buffer_pre_alloc, self.triangle_collision_buffer_pre_alloc,
+                                  self._vt_count, self._vt_tri, self._corner_count, self._corner_ids],
                           outputs=[self._x_new], device=dev)
                 wp.launch(k.vbd_copy_color, dim=len(ids), inputs=[ids, self._x_new], outputs=[x], device=dev)
         wp.launch(k.vbd_update_velocity, dim=n, inputs=[state_in.particle_q, x, dt], outputs=[state_out.particle_qd],
                   device=dev)
         return state_out
+
+    def _detect_self_contacts(self, model, state) -> None:
+        """Vertex-triangle pairs within ``soft_contact_margin`` at the start of the step."""
+        wp.copy(self._mesh_points, state.particle_q)
+        self._mesh.refit()
+        self._corner_count.zero_()
+        wp.launch(k.vbd_detect_vertex_triangle, dim=model.particle_count,
+                  inputs=[self._mesh.id, state.particle_q, model.tri_indices, model.soft_contact_margin,
+                          self.vertex_collision_buffer_pre_alloc, self.triangle_collision_buffer_pre_alloc],
+                  outputs=[self._vt_count, self._vt_tri, self._corner_count, self._corner_ids], device=model.device)
