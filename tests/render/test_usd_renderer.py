@@ -82,3 +82,30 @@ def test_opengl_renderer_says_what_is_missing(monkeypatch):
     with pytest.raises(weft.render.RenderError, match="pyglet|display|UsdRenderer"):
         weft.render.OpenGLRenderer()
     assert wp.render.UsdRenderer is weft.render.UsdRenderer
+
+
+def test_sim_renderer_writes_through_usd_renderer(tmp_path):
+    """weft.sim's SimRenderer shares this writer: particles, static shapes and the ground land in the stage."""
+    from pxr import Usd, UsdGeom
+
+    builder = wp.sim.ModelBuilder()
+    builder.add_particle((0.0, 1.0, 0.0), (0.0, 0.0, 0.0), 1.0, radius=0.1)
+    builder.add_particle((0.5, 1.0, 0.0), (0.0, 0.0, 0.0), 1.0, radius=0.2)
+    builder.add_shape_sphere(-1, pos=(0.0, 0.5, 1.0), radius=0.3)
+    builder.add_shape_box(-1, pos=(1.0, 0.5, 0.0), hx=0.5, hy=0.25, hz=0.5)
+    model = builder.finalize()
+    path = str(tmp_path / "sim.usda")
+    r = wp.sim.render.SimRenderer(model, path, fps=10)
+    state = model.state()
+    r.begin_frame(0.0)
+    r.render(state)
+    r.end_frame()
+    r.save()
+    stage = Usd.Stage.Open(path)
+    pts = UsdGeom.Points(stage.GetPrimAtPath("/root/particles"))
+    assert np.allclose(np.array(pts.GetPointsAttr().Get(0)), [[0.0, 1.0, 0.0], [0.5, 1.0, 0.0]])
+    assert np.allclose(np.array(pts.GetWidthsAttr().Get(0)), [0.2, 0.4])
+    assert UsdGeom.Sphere(stage.GetPrimAtPath("/root/shape_0")).GetRadiusAttr().Get(0) == pytest.approx(0.3)
+    box = UsdGeom.Xformable(stage.GetPrimAtPath("/root/shape_1")).ComputeLocalToWorldTransform(0)
+    assert np.allclose(np.array(box.Transform((1.0, 1.0, 1.0))), [1.5, 0.75, 0.5])
+    assert stage.GetPrimAtPath("/root/ground")

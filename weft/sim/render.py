@@ -204,8 +204,8 @@ def _quat_matrix(q):
 
 
 class SimRendererUsd:
-    """Write a simulation to a USD stage (``usd-core``): particles as points, deformable surfaces as a mesh, shapes as
-    USD geometry prims with time-sampled transforms, the ground as a plane.
+    """Write a simulation to a USD stage (``usd-core``) through ``weft.render.UsdRenderer``: particles as points,
+    deformable surfaces as a mesh, shapes as USD geometry prims with time-sampled transforms, the ground as a plane.
 
     Args:
         model: the :class:`~weft.sim.Model`.
@@ -216,98 +216,61 @@ class SimRendererUsd:
     """
 
     def __init__(self, model, path: str, scaling: float = 1.0, fps: int = 60, up_axis: str = "Y", **_ignored):
-        try:
-            from pxr import Gf, Sdf, Usd, UsdGeom  # noqa: F401
-        except ImportError as exc:
-            raise SimError("SimRenderer writes USD and needs usd-core (pip install usd-core)") from exc
-        from pxr import Usd, UsdGeom
+        from ..render import RenderError, UsdRenderer
 
+        try:
+            self.usd = UsdRenderer(str(path), up_axis=up_axis, fps=fps, scaling=scaling)
+        except RenderError as exc:
+            raise SimError("SimRenderer writes USD and needs usd-core (pip install usd-core)") from exc
         self.model = model
         self.path = str(path)
         self.fps = fps
-        self.stage = Usd.Stage.CreateNew(self.path)
-        UsdGeom.SetStageUpAxis(self.stage, UsdGeom.Tokens.y if up_axis.upper() == "Y" else UsdGeom.Tokens.z)
-        self.stage.SetTimeCodesPerSecond(fps)
-        self.stage.SetStartTimeCode(0)
-        root = UsdGeom.Xform.Define(self.stage, "/root")
-        root.AddScaleOp().Set((scaling, scaling, scaling))
+        self.stage = self.usd.stage
         self.time = 0.0
         self._tris = _surface(model)
-        self._shapes = []
-        self._setup()
-
-    def _setup(self) -> None:
-        from pxr import UsdGeom
-
-        m = self.model
-        if m.particle_count and not len(self._tris):
-            self.points = UsdGeom.Points.Define(self.stage, "/root/particles")
-            self.points.CreateWidthsAttr(list((2.0 * m.particle_radius.numpy()).astype(float)))
-        else:
-            self.points = None
-        if len(self._tris):
-            self.mesh = UsdGeom.Mesh.Define(self.stage, "/root/surface")
-            self.mesh.CreateFaceVertexCountsAttr([3] * len(self._tris))
-            self.mesh.CreateFaceVertexIndicesAttr(self._tris.reshape(-1).astype(int).tolist())
-        else:
-            self.mesh = None
-        if m.ground:
-            plane = UsdGeom.Mesh.Define(self.stage, "/root/ground")
-            s = 10.0
-            plane.CreatePointsAttr([(-s, 0.0, -s), (s, 0.0, -s), (s, 0.0, s), (-s, 0.0, s)])
-            plane.CreateFaceVertexCountsAttr([4])
-            plane.CreateFaceVertexIndicesAttr([0, 3, 2, 1])
-        types = m.shape_geo.type.numpy()[:-1]
-        scales = m.shape_geo.scale.numpy()[:-1].astype(float)
-        for s, (t, sc) in enumerate(zip(types, scales)):
-            path = f"/root/shape_{s}"
-            if t == GEO_SPHERE:
-                prim = UsdGeom.Sphere.Define(self.stage, path)
-                prim.CreateRadiusAttr(sc[0])
-            elif t == GEO_BOX:
-                prim = UsdGeom.Cube.Define(self.stage, path)
-                prim.CreateSizeAttr(2.0)
-                prim.AddScaleOp().Set(tuple(sc))
-            elif t in (GEO_CAPSULE, GEO_CYLINDER, GEO_CONE):
-                cls = {GEO_CAPSULE: UsdGeom.Capsule, GEO_CYLINDER: UsdGeom.Cylinder, GEO_CONE: UsdGeom.Cone}[int(t)]
-                prim = cls.Define(self.stage, path)
-                prim.CreateRadiusAttr(sc[0])
-                prim.CreateHeightAttr(2.0 * sc[1])
-                prim.CreateAxisAttr("Y")
-            else:
-                continue
-            xf = UsdGeom.Xformable(prim)
-            self._shapes.append((s, xf.AddTranslateOp(), xf.AddOrientOp()))
+        self._radii = model.particle_radius.numpy().astype(float) if model.particle_count else None
+        if model.ground:
+            self.usd.render_ground(size=10.0)
+        self._shapes = [(s, int(t), sc) for s, (t, sc) in enumerate(zip(model.shape_geo.type.numpy()[:-1],
+                                                                       model.shape_geo.scale.numpy()[:-1]))
+                        if int(t) in (GEO_SPHERE, GEO_BOX, GEO_CAPSULE, GEO_CYLINDER, GEO_CONE)]
 
     def begin_frame(self, time: float) -> None:
         """Start the frame at simulation time ``time``."""
         self.time = time
+        self.usd.begin_frame(time)
 
     def render(self, state) -> None:
         """Write ``state`` at the current time."""
-        from pxr import Gf
-
-        code = self.time * self.fps
+        r = self.usd
         if state.particle_count:
-            x = state.particle_q.numpy().astype(float)
-            pts = [Gf.Vec3f(*p) for p in x]
-            if self.points is not None:
-                self.points.GetPointsAttr().Set(pts, code)
-            if self.mesh is not None:
-                self.mesh.GetPointsAttr().Set(pts, code)
-        for (s, translate, orient), (p, q) in zip(self._shapes, [_transforms(self.model, state)[s]
-                                                                 for s, _, _ in self._shapes]):
-            translate.Set(Gf.Vec3d(*p), code)
-            orient.Set(Gf.Quatf(float(q[3]), float(q[0]), float(q[1]), float(q[2])), code)
+            x = state.particle_q.numpy()
+            if len(self._tris):
+                r.render_mesh("surface", x, self._tris)
+            else:
+                r.render_points("particles", x, self._radii)
+        transforms = _transforms(self.model, state) if self._shapes else []
+        for s, t, sc in self._shapes:
+            p, q = transforms[s]
+            name = f"shape_{s}"
+            if t == GEO_SPHERE:
+                r.render_sphere(name, p, q, float(sc[0]))
+            elif t == GEO_BOX:
+                r.render_box(name, p, q, sc[:3])
+            elif t == GEO_CAPSULE:
+                r.render_capsule(name, p, q, float(sc[0]), float(sc[1]))
+            elif t == GEO_CYLINDER:
+                r.render_cylinder(name, p, q, float(sc[0]), float(sc[1]))
+            else:
+                r.render_cone(name, p, q, float(sc[0]), float(sc[1]))
 
     def end_frame(self) -> None:
         """Finish the frame."""
-        self.stage.SetEndTimeCode(self.time * self.fps)
+        self.usd.end_frame()
 
     def save(self) -> bool:
         """Write the stage to disk."""
-        self.stage.GetRootLayer().Save()
-        return True
+        return self.usd.save()
 
 
 SimRenderer = SimRendererUsd
