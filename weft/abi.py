@@ -24,7 +24,8 @@ ARRAY_FLAG_GRAD_PLAIN = 4  # the launch owns this gradient: plain adds, no atomi
 
 #: weft::kEntry* (launch.h): what a generated CPU entry (weft_fwd, weft_bwd) returns
 ENTRY_DONE = 0
-ENTRY_NEEDS_STRIDED = 1  # a non-contiguous array: run the module's general instantiation (compiled on demand)
+ENTRY_NEEDS_STRIDED = 1  # a non-contiguous array (or a backward launch outside the deferred form): run the module's
+# general instantiation (compiled on demand)
 ENTRY_GRID_UNFIT = 2  # a grid the entry's loop cannot index (launches are checked before; an internal error)
 
 #: weft::kDeferLanes (launch.h): grid points per chunk of a deferred-form backward

@@ -189,7 +189,9 @@ class AdjointRenderer(Renderer):
         return "[](const Args& args, " if self.grad_plan.private else "[args]("
 
     def contiguous_launch(self, launch: str) -> tuple[str | None, str]:
-        """Contiguous launches that allow it take the deferred form; the others run the plain body."""
+        """Contiguous launches that allow it take the deferred form; the others (launches of 2^31 points or more,
+        gradients beyond 32-bit offsets, a stored array's gradient overlapping a read one's) return
+        kEntryNeedsStrided and run the general instantiation, so the contiguous module holds one body copy."""
         plan = self.deferred
         if plan is None or not self.grad_plan.plain:
             return None, launch

@@ -255,9 +255,8 @@ class Renderer:
         lines = [f"    if (!({contig})) return weft::kEntryNeedsStrided;"] if contig != "true" else []
         if extra is None:
             lines.append(f"    {fast}")
-        else:  # the contiguous launches that do not meet the fast form's other conditions run the plain body
-            lines += [f"    if ({extra})", f"        {fast}", "    else",
-                      f"        {self.grid_launch(grid, False, f'{body}<true>')}"]
+        else:  # launches outside the fast form's other conditions (rare) run the general instantiation too
+            lines += [f"    if (!({extra})) return weft::kEntryNeedsStrided;", f"    {fast}"]
         return (
             'extern "C" WEFT_EXPORT int32_t weft_args_size() { return int32_t(sizeof(Args)); }\n'
             f'extern "C" WEFT_EXPORT int32_t {entry}(const void* argbuf, const int64_t* dims, int32_t ndim, '
@@ -300,7 +299,7 @@ class Renderer:
 
     def contiguous_launch(self, launch: str) -> tuple[str | None, str]:
         """The launch of the contiguous instantiation, with the condition (besides the layout) under which it runs
-        (None: always; otherwise the plain contiguous body runs the other launches)."""
+        (None: always; otherwise the general instantiation runs the other launches)."""
         return None, launch
 
     # ------------------------------------------------------------------ statements

@@ -20,9 +20,10 @@ struct Grid {
 };
 
 // What a generated CPU entry (weft_fwd, weft_bwd) returns. A module is first compiled for launches whose arrays are
-// contiguous in their innermost dimension (the common layout); such a module returns kEntryNeedsStrided for any
-// other launch, which the caller then runs through the same source compiled with WEFT_STRIDED defined (every
-// layout; compiled on the first launch that needs it). kEntryGridUnfit: a launch the grid loop cannot index (see
+// contiguous in their innermost dimension (the common layout) and, for a backward entry with a deferred form, that
+// meet that form's conditions; such a module returns kEntryNeedsStrided for any other launch, which the caller then
+// runs through the same source compiled with WEFT_STRIDED defined (the general instantiation, right for every
+// layout and launch; compiled on the first launch that needs it). kEntryGridUnfit: a launch the grid loop cannot index (see
 // grid_fits), which weft's launch checks reject before it gets here.
 constexpr int32 kEntryDone = 0;
 constexpr int32 kEntryNeedsStrided = 1;
