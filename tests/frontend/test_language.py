@@ -749,3 +749,28 @@ def test_deterministic_mode_is_reproducible_and_ordered():
         assert results[0] == np.cumsum(x.numpy(), dtype=np.float32)[-1]  # sequential float32 sum
     finally:
         wp.config.deterministic = old
+
+
+@wp.kernel
+def mixed_compare(f: wp.array(dtype=wp.float32), i: wp.array(dtype=wp.int32), u: wp.array(dtype=wp.uint32),
+                  d: wp.array(dtype=wp.float64), out: wp.array2d(dtype=wp.int32)):
+    k = wp.tid()
+    out[k, 0] = wp.where(f[k] < i[k], 1, 0)       # float32 vs int32: by value, in float32
+    out[k, 1] = wp.where(i[k] < u[k], 1, 0)       # int32 vs uint32: by value (int64), -1 < 1 holds
+    out[k, 2] = wp.where(d[k] >= f[k], 1, 0)      # float64 vs float32: in float64
+    out[k, 3] = wp.where(i[k] == wp.int64(2), 1, 0)
+    out[k, 4] = wp.where(f[k] <= i[k] < u[k], 1, 0)  # chained, mixed
+
+
+def test_comparisons_of_mixed_scalar_types_compare_values():
+    """Warp emits C++ comparisons, so programs compare a float with an int (`if d < radius:` in its fluid example);
+    weft compares the values (and, unlike C++, a negative int with an unsigned one by value too)."""
+    f = np.array([0.5, 2.0, -1.5, 3.0], np.float32)
+    i = np.array([1, 2, -1, 2], np.int32)
+    u = np.array([1, 0, 7, 3], np.uint32)
+    d = np.array([0.5, 1.0, -1.5, 3.000001], np.float64)
+    out = wp.zeros((4, 5), dtype=wp.int32)
+    wp.launch(mixed_compare, dim=4, inputs=[wp.array(f), wp.array(i), wp.array(u), wp.array(d), out])
+    fi, ii, ui = f.astype(np.float64), i.astype(np.int64), u.astype(np.int64)
+    expected = np.stack([fi < ii, ii < ui, d >= f.astype(np.float64), ii == 2, (fi <= ii) & (ii < ui)], axis=1)
+    np.testing.assert_array_equal(out.numpy(), expected.astype(np.int32))

@@ -730,7 +730,7 @@ class Lowerer:
             if isinstance(left, Weak) and isinstance(right, Weak):
                 results.append(Weak(_PY_CMPOPS[type(opnode)](left.value, right.value)))
             else:
-                results.append(self.op(_CMPOPS[type(opnode)], [left, right], node=node))
+                results.append(self.op(_CMPOPS[type(opnode)], self._comparable(left, right, node), node=node))
             left = right
         out = results[0]
         for r in results[1:]:
@@ -739,6 +739,28 @@ class Lowerer:
             else:
                 out = self.op("bit_and_bool", [self.operand(out, node), self.operand(r, node)], node=node)
         return out
+
+    def _comparable(self, left, right, node) -> list:
+        """Operands of a comparison. Two scalars of different types are compared by value, as Warp (which emits a
+        C++ comparison) does: in the wider float type when either is a float, else in the wider integer type, and
+        in int64 when a signed and an unsigned integer of up to 32 bits meet (C++ would compare -1 < 1u as false).
+        Nothing is converted anywhere else: a comparison only reads its operands."""
+        if not (isinstance(left, (Var, Const)) and isinstance(right, (Var, Const))):
+            return [left, right]
+        a, b = left, right
+        ta, tb = a.type, b.type
+        if ta == tb or not (isinstance(ta, T.ScalarType) and isinstance(tb, T.ScalarType)) or T.BOOL in (ta, tb):
+            return [left, right]
+        floats = [t for t in (ta, tb) if t.is_float]
+        if floats:
+            want = max(floats, key=lambda t: t.bits)
+            if len(floats) == 1 and want.bits < 32:
+                want = T.FLOAT32
+        elif ta.is_signed == tb.is_signed:
+            want = max((ta, tb), key=lambda t: t.bits)
+        else:
+            want = T.INT64 if max(ta.bits, tb.bits) < 64 else T.UINT64
+        return [o if o.type == want else self.op("cast", [o], attrs=(want,), node=node) for o in (a, b)]
 
     def visit_IfExp(self, node: ast.IfExp):
         cond = self.visit(node.test)
