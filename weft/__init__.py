@@ -12,7 +12,7 @@ from .errors import (CacheError, CompileError, DeviceError, Error, LaunchError, 
                      ToolchainError)
 from .types.scalars import (Float, Int, Scalar, bfloat16, bool_ as bool, float16, float32, float64, int8, int16, int32,
                             int64, uint8, uint16, uint32, uint64)
-from .types.composite import matrix, quaternion, transformation, vector
+from .types.composite import matrix, matrix_from_cols, matrix_from_rows, quaternion, transformation, vector
 from .types.aliases import NAMED_TYPES as _NAMED
 from .types.struct import struct
 from .frontend.func import Func, make_func as func
@@ -149,7 +149,7 @@ from . import _src
 
 Function = Func
 from .mathfuncs import len
-from .mathfuncs import (norm_huber, norm_l1, norm_l2, norm_pseudo_huber, quat_to_rpy, quat_twist,
+from .mathfuncs import (norm_huber, norm_l1, norm_l2, norm_pseudo_huber, quat_from_euler, quat_to_euler, quat_to_rpy, quat_twist,
                         quat_twist_angle, quat_twist_angle_signed, smooth_normalize, transform_twist, transform_wrench,
                         velocity_at_point)
 

@@ -13,8 +13,9 @@ import weft as wp
 
 from .frontend.func import make_func as _func
 
-__all__ = ["len", "norm_huber", "norm_l1", "norm_l2", "norm_pseudo_huber", "quat_to_rpy", "quat_twist", "quat_twist_angle",
-           "quat_twist_angle_signed", "smooth_normalize", "transform_twist", "transform_wrench", "velocity_at_point"]
+__all__ = ["len", "norm_huber", "norm_l1", "norm_l2", "norm_pseudo_huber", "quat_from_euler", "quat_to_euler",
+           "quat_to_rpy", "quat_twist", "quat_twist_angle", "quat_twist_angle_signed", "smooth_normalize",
+           "transform_twist", "transform_wrench", "velocity_at_point"]
 
 
 @_func
@@ -89,6 +90,67 @@ def quat_to_rpy(q: Any):
     pitch = wp.asin(wp.clamp(2.0 * (w * y - z * x), -1.0, 1.0))
     yaw = wp.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
     return wp.vector(roll, pitch, yaw)
+
+
+@_func
+def _axis_rotation(e: Any, axis: int):
+    """The rotation by ``e[axis]`` about coordinate axis ``axis`` (0, 1, 2: x, y, z)."""
+    zero = type(e[0])(0.0)
+    a = wp.vector(zero, zero, zero)
+    a[axis] = type(e[0])(1.0)
+    return wp.quat_from_axis_angle(a, e[axis])
+
+
+@_func
+def quat_from_euler(e: Any, i: int, j: int, k: int):
+    """The rotation about the fixed axes i, then j, then k (extrinsic; ``q_k q_j q_i``) by the angles ``e``, which is
+    indexed by axis (``e[0]`` about x). A proper Euler sequence (i == k) uses ``e[i]`` for the first and last
+    rotation. ``quat_from_euler(e, 0, 1, 2)`` equals ``quat_rpy(e[0], e[1], e[2])``."""
+    return _axis_rotation(e, k) * (_axis_rotation(e, j) * _axis_rotation(e, i))
+
+
+@_func
+def quat_to_euler(q: Any, i: int, j: int, k: int):
+    """Angles of rotation ``q`` for the fixed-axis sequence i, j, k, placed by axis as ``quat_from_euler`` reads them
+    (for a proper sequence, i == k, the last angle goes to the remaining axis' slot). The middle angle is in
+    [-pi/2, pi/2] (Tait-Bryan) or [0, pi] (proper); at gimbal lock the first angle is 0. Bernardes and Viollet's
+    direct method (PLoS ONE 17(11), 2022): one acos and two atan2 for every sequence."""
+    w = q[3]
+    zero = w - w
+    last = k
+    if i == k:
+        last = 3 - i - j
+    sign = type(w)(((i - j) * (j - last) * (last - i)) // 2)  # the parity of the permutation (i, j, last)
+    a = w
+    b = q[i]
+    c = q[j]
+    d = q[last] * sign
+    if i != k:  # Tait-Bryan: the same formula after a change of variables
+        a = w - q[j]
+        b = q[i] + q[last] * sign
+        c = q[j] + w
+        d = q[last] * sign - q[i]
+    ab = a * a + b * b
+    middle = wp.acos(wp.clamp(2.0 * ab / (ab + c * c + d * d) - 1.0, -1.0, 1.0))
+    plus = wp.atan2(b, a)
+    minus = wp.atan2(d, c)
+    first = zero
+    third = zero
+    if wp.abs(middle) < 1.0e-6:
+        third = 2.0 * plus
+    elif wp.abs(middle - 3.141592653589793) < 1.0e-6:
+        third = 2.0 * minus
+    else:
+        first = plus - minus
+        third = plus + minus
+    if i != k:
+        middle = middle - 1.5707963267948966
+        third = third * sign
+    e = wp.vector(zero, zero, zero)
+    e[i] = first
+    e[j] = middle
+    e[last] = third
+    return e
 
 
 @_func

@@ -1311,6 +1311,34 @@ entry("mathx", "erfinv", case("erfinv", _S, f64, [uniform(-0.9, 0.9)], x_erfinv)
 entry("mathx", "erfcinv", case("erfcinv", _S, f64, [uniform(0.1, 1.9)], x_erfcinv))
 entry("mathx", "copysign", case("copysign", _SS, f64, [away_from_zero(), away_from_zero()], x_copysign))
 entry("mathx", "quat_rpy", case("quat_rpy", (f64, f64, f64), Q, [normal(), normal(), normal()], x_quat_rpy))
+@wp.func
+def x_quat_to_axis_angle(q: Q):
+    axis, angle = wp.quat_to_axis_angle(q)
+    return wp.vec4d(axis[0], axis[1], axis[2], angle)
+
+
+@wp.func
+def x_quat_from_matrix44(m: M44):
+    return wp.quat_from_matrix(m)
+
+
+def _affine_rotation(rng, n):
+    m = np.zeros((n, 4, 4))
+    m[:, :3, :3] = rotation_matrix()(rng, n)
+    m[:, :3, 3] = rng.normal(size=(n, 3))
+    m[:, 3, 3] = 1.0
+    return m
+
+
+def _quats_both_signs(rng, n):
+    q = unit_quat()(rng, n)
+    q[:, 3] = np.where(np.arange(n) % 2 == 0, 1.0, -1.0) * np.maximum(np.abs(q[:, 3]), 0.2)  # away from w = 0
+    return q
+
+
+entry("mathx", "quat_to_axis_angle",
+      case("quat_to_axis_angle", (Q,), V4, [_quats_both_signs], x_quat_to_axis_angle, n=4))
+entry("mathx", "quat_from_matrix", case("quat_from_matrix(mat44)", (M44,), Q, [_affine_rotation], x_quat_from_matrix44))
 entry("mathx", "lerp",
       case("lerp(vec3)", (V3, V3, f64), V3, [normal(3), normal(3), uniform(0.0, 1.0)], x_lerp_v),
       case("lerp(mat22)", (M22, M22, f64), M22, [normal(2, 2), normal(2, 2), uniform(0.0, 1.0)], x_lerp_m),

@@ -186,3 +186,114 @@ def test_wp_len():
     out = wp.zeros(1, dtype=int)
     wp.launch(len_k, dim=1, inputs=[wp.zeros(3, dtype=wp.vec4d), out])
     assert out.numpy()[0] == 7 and wp.len(wp.vec3()) == 3
+
+
+@wp.kernel
+def euler_k(e: wp.array(dtype=wp.vec3d), seq: wp.array(dtype=wp.vec3i), q: wp.array(dtype=wp.quatd),
+            back: wp.array(dtype=wp.vec3d), q32: wp.array(dtype=wp.quat)):
+    t = wp.tid()
+    s = seq[t]
+    qq = wp.quat_from_euler(e[t], s[0], s[1], s[2])
+    q[t] = qq
+    back[t] = wp.quat_to_euler(qq, s[0], s[1], s[2])
+    q32[t] = wp.quat_from_euler(wp.vec3(wp.float32(e[t][0]), wp.float32(e[t][1]), wp.float32(e[t][2])), 0, 1, 2)
+
+
+def test_quat_euler_all_sequences_match_scipy_and_round_trip():
+    seqs = [(i, j, k) for i in range(3) for j in range(3) for k in range(3) if i != j and j != k]  # 6 + 6
+    reps = 6
+    n = len(seqs) * reps
+    rng = np.random.default_rng(11)
+    s = np.array([seqs[t % len(seqs)] for t in range(n)], dtype=np.int32)
+    e = rng.uniform(-1.3, 1.3, (n, 3))
+    rows = np.arange(n)
+    lock = rows < 2 * len(seqs)  # gimbal lock: middle angle +-pi/2 (Tait-Bryan) or 0 (proper)
+    proper = s[:, 0] == s[:, 2]
+    e[lock, s[lock, 1]] = np.where(proper[lock], 0.0, np.where(rows[lock] < len(seqs), np.pi / 2, -np.pi / 2))
+    q, back, q32 = wp.zeros(n, dtype=wp.quatd), wp.zeros(n, dtype=wp.vec3d), wp.zeros(n, dtype=wp.quat)
+    wp.launch(euler_k, dim=n, inputs=[wp.array(e, dtype=wp.vec3d), wp.array(s, dtype=wp.vec3i), q, back, q32])
+    Q, B = q.numpy(), back.numpy()
+    axes = "xyz"
+
+    def same_rotation(a, b, tol):
+        assert min(np.abs(a - b).max(), np.abs(a + b).max()) < tol
+
+    for t in range(n):
+        i, j, k = s[t]
+        name = axes[i] + axes[j] + axes[k]  # scipy: lower case = extrinsic, angles in sequence order
+        same_rotation(Q[t], Rotation.from_euler(name, [e[t, i], e[t, j], e[t, k]]).as_quat(), 1e-14)
+        last = 3 - i - j if i == k else k
+        same_rotation(Q[t], Rotation.from_euler(name, [B[t, i], B[t, j], B[t, last]]).as_quat(), 1e-9)
+        lo, hi = (0.0, np.pi) if i == k else (-np.pi / 2, np.pi / 2)
+        assert lo - 1e-12 <= B[t, j] <= hi + 1e-12
+    ref = Rotation.from_euler("xyz", e).as_quat()
+    got = q32.numpy() * np.sign(np.sum(q32.numpy() * ref, axis=1))[:, None]  # q and -q are the same rotation
+    np.testing.assert_allclose(got, ref, atol=2e-6)
+
+
+@wp.kernel
+def pieces_k(a: wp.array(dtype=wp.vec3d), sv: wp.array(dtype=wp.spatial_vectord), q: wp.array(dtype=wp.quatd),
+             v4: wp.array(dtype=wp.vec4d)):
+    t = wp.tid()
+    sv[t] = wp.spatial_vector(a[t], 2.0 * a[t])
+    q[t] = wp.quaternion(a[t], wp.float64(0.5))
+    v4[t] = wp.vec4d(wp.vec2d(a[t][2], a[t][1]), a[t][0], wp.float64(-1.0))
+
+
+def test_vectors_built_from_pieces_and_their_gradient():
+    x = np.array([[1.0, 2.0, 3.0], [-0.5, 0.25, 4.0]])
+    a = wp.array(x, dtype=wp.vec3d, requires_grad=True)
+    sv, q, v4 = (wp.zeros(2, dtype=d, requires_grad=True) for d in (wp.spatial_vectord, wp.quatd, wp.vec4d))
+    tape = wp.Tape()
+    with tape:
+        wp.launch(pieces_k, dim=2, inputs=[a, sv, q, v4])
+    np.testing.assert_array_equal(sv.numpy(), np.concatenate([x, 2 * x], 1))
+    np.testing.assert_array_equal(q.numpy(), np.concatenate([x, np.full((2, 1), 0.5)], 1))
+    np.testing.assert_array_equal(v4.numpy(), np.stack([x[:, 2], x[:, 1], x[:, 0], -np.ones(2)], 1))
+    w = [np.random.default_rng(k).normal(size=(2, n)) for k, n in enumerate((6, 4, 4))]
+    tape.backward(grads={sv: wp.array(w[0], dtype=wp.spatial_vectord), q: wp.array(w[1], dtype=wp.quatd),
+                         v4: wp.array(w[2], dtype=wp.vec4d)})
+    expected = w[0][:, :3] + 2 * w[0][:, 3:] + w[1][:, :3] + w[2][:, 2::-1]
+    np.testing.assert_allclose(a.grad.numpy(), expected, rtol=1e-15)
+
+
+M23D = wp.types.matrix((2, 3), wp.float64)
+M32D = wp.types.matrix((3, 2), wp.float64)
+
+
+@wp.kernel
+def rows_cols_k(a: wp.array(dtype=wp.vec3d), b: wp.array(dtype=wp.vec3d), r: wp.array(dtype=M23D),
+                c: wp.array(dtype=M32D), q: wp.array(dtype=wp.quatd), axis: wp.array(dtype=wp.vec3d),
+                angle: wp.array(dtype=wp.float64), qm: wp.array(dtype=wp.quatd), m: wp.array(dtype=wp.mat44d)):
+    t = wp.tid()
+    r[t] = wp.matrix_from_rows(a[t], b[t])
+    c[t] = wp.matrix_from_cols(a[t], b[t])
+    ax, an = wp.quat_to_axis_angle(q[t])
+    axis[t] = ax
+    angle[t] = an
+    qm[t] = wp.quat_from_matrix(m[t])
+
+
+def test_matrix_from_rows_cols_axis_angle_and_affine_rotation():
+    rng = np.random.default_rng(4)
+    a, b = rng.normal(size=(2, 5, 3))
+    q = Rotation.random(5, random_state=3).as_quat()
+    q[::2] *= -1  # w < 0 as well: the same rotation, the axis flips with the quaternion
+    m = np.zeros((5, 4, 4))
+    m[:, :3, :3] = Rotation.from_quat(q).as_matrix()
+    m[:, :3, 3], m[:, 3, 3] = rng.normal(size=(5, 3)), 1.0
+    outs = [wp.zeros(5, dtype=d) for d in (M23D, M32D, wp.vec3d, wp.float64, wp.quatd)]
+    wp.launch(rows_cols_k, dim=5, inputs=[wp.array(a, dtype=wp.vec3d), wp.array(b, dtype=wp.vec3d), outs[0], outs[1],
+                                          wp.array(q, dtype=wp.quatd), outs[2], outs[3], outs[4],
+                                          wp.array(m, dtype=wp.mat44d)])
+    np.testing.assert_array_equal(outs[0].numpy(), np.stack([a, b], 1))
+    np.testing.assert_array_equal(outs[1].numpy(), np.stack([a, b], 2))
+    rotvec = Rotation.from_quat(q).as_rotvec()  # angle in [0, pi]
+    np.testing.assert_allclose(outs[2].numpy() * outs[3].numpy()[:, None], rotvec, atol=1e-14)
+    assert (outs[3].numpy() >= 0).all() and (outs[3].numpy() <= np.pi).all()
+    qm = outs[4].numpy()
+    np.testing.assert_allclose(np.abs(np.sum(qm * q, axis=1)), 1.0, atol=1e-14)
+    # host forms
+    r = wp.matrix_from_cols(wp.vec2(1.0, 2.0), wp.vec2(3.0, 4.0), wp.vec2(5.0, 6.0))
+    np.testing.assert_array_equal(np.array(r), [[1, 3, 5], [2, 4, 6]])
+    assert type(wp.matrix_from_rows(wp.vec3d(1, 2, 3), wp.vec3d(4, 5, 6))) is wp.types.matrix((2, 3), wp.float64)

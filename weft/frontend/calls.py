@@ -55,7 +55,10 @@ def _factories() -> dict:
     from .. import mathfuncs
     from ..types import composite
 
-    return {composite.vector: _vector_factory, composite.matrix: _matrix_factory, mathfuncs.len: _py_len}
+    return {composite.vector: _vector_factory, composite.matrix: _matrix_factory, mathfuncs.len: _py_len,
+            composite.quaternion: _flavored_factory("quaternion", 4, T.VecFlavor.QUAT),
+            composite.transformation: _flavored_factory("transformation", 7, T.VecFlavor.TRANSFORM),
+            composite.matrix_from_rows: _matrix_from_vectors(False), composite.matrix_from_cols: _matrix_from_vectors(True)}
 
 
 def _callee(lw, func_node):
@@ -116,7 +119,34 @@ def construct(lw, t: T.Type, args, kwargs, node):
     scalar = T.scalar_of(t)
     ops = [lw.operand(a, node, want=scalar) if isinstance(lw.as_operand_or_weak(a, node), Weak)
            else lw.as_operand_or_weak(a, node) for a in args]
+    if isinstance(t, T.VectorType) and len(ops) >= 2 and any(isinstance(o.type, T.VectorType) for o in ops):
+        if t.flavor is T.VecFlavor.TRANSFORM and len(ops) == 2:
+            return lw.op("construct", ops, attrs=(t,), node=node)  # transform(p, q)
+        piece_scalars = {o.type.scalar for o in ops if isinstance(o.type, T.VectorType)}
+        if t.scalar == T.FLOAT32 and len(piece_scalars) == 1 and next(iter(piece_scalars)).is_float:
+            # Warp's generic constructors (spatial_vector(w, v), quaternion(ijk, w)) take the pieces' precision
+            t = T.VectorType(t.length, next(iter(piece_scalars)), t.flavor)
+            ops = [lw.operand(a, node, want=t.scalar) if isinstance(lw.as_operand_or_weak(a, node), Weak)
+                   else lw.as_operand_or_weak(a, node) for a in args]
+        ops = _components(lw, t, ops, node)
     return lw.op("construct", ops, attrs=(t,), node=node)
+
+
+def _components(lw, t: T.VectorType, ops, node):
+    """The scalars of a vector built from pieces: ``spatial_vector(w, v)`` from two vec3, ``quaternion(ijk, w)``,
+    ``vec4(v3, 1.0)``: vectors contribute their components in order (the same scalar type everywhere)."""
+    flat = []
+    for o in ops:
+        if isinstance(o.type, T.VectorType) and o.type.scalar == t.scalar:
+            flat += [lw.op("extract", [o, Const(i, T.INT32)], node=node) for i in range(o.type.length)]
+        elif o.type == t.scalar:
+            flat.append(o)
+        else:
+            raise lw.error(f"{t} cannot be built from a {o.type} (pieces must be {t.scalar} scalars or vectors)",
+                           node)
+    if len(flat) != t.length:
+        raise lw.error(f"{t} has {t.length} components, the pieces given have {len(flat)}", node)
+    return flat
 
 
 # ---------------------------------------------------------------------- funcs
@@ -448,6 +478,38 @@ def _vector_factory(lw, args, kwargs, node):
     return construct(lw, T.VectorType(n, scalar), args, {}, node)
 
 
+def _flavored_factory(name: str, length: int, flavor):
+    """``wp.quaternion(...)`` / ``wp.transformation(...)`` in kernel code: components, pieces (``quaternion(ijk,
+    w)``, ``transformation(p, q)``) or nothing (zeros), the precision from ``dtype=`` or else the arguments."""
+    def factory(lw, args, kwargs, node):
+        kwargs = {k: _plain(v) for k, v in kwargs.items()}
+        dtype = kwargs.pop("dtype", None)
+        if kwargs:
+            raise lw.error(f"wp.{name}() takes no keyword argument {next(iter(kwargs))!r}", node)
+        if dtype is None and len(args) == 1 and isinstance(_plain(args[0]), type):
+            dtype, args = _plain(args[0]), []
+        t = T.VectorType(length, _scalar_of_args(lw, args, dtype, node), flavor)
+        return construct(lw, t, args, {}, node)
+    return factory
+
+
+def _matrix_from_vectors(transpose: bool):
+    """``wp.matrix_from_rows(v0, v1, ...)`` / ``wp.matrix_from_cols(...)`` in kernel code."""
+    name = "matrix_from_cols" if transpose else "matrix_from_rows"
+
+    def factory(lw, args, kwargs, node):
+        vecs = [lw.operand(a, node) for a in args]
+        if kwargs or not vecs or len({v.type for v in vecs}) != 1 or not isinstance(vecs[0].type, T.VectorType):
+            raise lw.error(f"wp.{name}() takes one or more vectors of one type", node)
+        vt = vecs[0].type
+        if not transpose:
+            return lw.op("construct", vecs, attrs=(T.MatrixType(len(vecs), vt.length, vt.scalar),), node=node)
+        comps = [lw.op("extract", [vecs[c], Const(r, T.INT32)], node=node)
+                 for r in range(vt.length) for c in range(len(vecs))]
+        return lw.op("construct", comps, attrs=(T.MatrixType(vt.length, len(vecs), vt.scalar),), node=node)
+    return factory
+
+
 def _matrix_factory(lw, args, kwargs, node):
     """``wp.matrix(rows or components..., shape=(r, c), dtype=)`` in kernel code."""
     kwargs = {k: _plain(v) for k, v in kwargs.items()}
@@ -502,6 +564,17 @@ def _out_params(opname, n_in, n_out):
             if not isinstance(target, (ast.Name, ast.Attribute, ast.Subscript)):
                 raise lw.error(f"output argument of wp.{opname}() must be a variable", target)
             lw.store(target, value)
+    return handler
+
+
+def _results_or_out_params(opname, n_in, n_out):
+    """Warp's two forms: ``a, b = wp.f(x)`` (a tuple of results) or ``wp.f(x, a, b)`` (output variables)."""
+    out_form = _out_params(opname, n_in, n_out)
+
+    def handler(lw, node):
+        if len(node.args) == n_in and not node.keywords:
+            return tuple(lw.op(opname, [lw.visit(a) for a in node.args], node=node))
+        return out_form(lw, node)
     return handler
 
 
@@ -561,6 +634,7 @@ SPECIAL.update({name: _signature(name) for name in SIGNATURES})
 SPECIAL.update({
     **{name: _random(name) for name in STATEFUL},
     "svd3": _out_params("svd3", 1, 3),
+    "quat_to_axis_angle": _results_or_out_params("quat_to_axis_angle", 1, 2),
     "qr3": _out_params("qr3", 1, 2),
     "eig3": _out_params("eig3", 1, 2),
     "polar_decomposition": _out_params("polar_decomposition", 1, 2),

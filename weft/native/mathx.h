@@ -200,4 +200,22 @@ WEFT_FN mat_t<R, C, T> operator~(const mat_t<R, C, T>& a) {
 template <typename T>
 WEFT_FN WEFT_A(T) nonzero(T x) { return x != T(0) ? T(1) : T(0); }
 
+// the rotation of a 4x4 (affine) matrix: quat_from_matrix of its upper-left 3x3 block
+template <typename T>
+WEFT_FN quat_t<T> quat_from_matrix(const mat_t<4, 4, T>& m) {
+    mat_t<3, 3, T> r;
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) r.row[i].c[j] = m.row[i].c[j];
+    return quat_from_matrix(r);
+}
+template <typename T>
+WEFT_FN void adj_quat_from_matrix(const mat_t<4, 4, T>& m, mat_t<4, 4, T>& adj_m, const quat_t<T>& adj_ret) {
+    mat_t<3, 3, T> r, adj_r;
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) r.row[i].c[j] = m.row[i].c[j];
+    adj_quat_from_matrix(r, adj_r, adj_ret);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) adj_m.row[i].c[j] += adj_r.row[i].c[j];
+}
+
 }  // namespace weft

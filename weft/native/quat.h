@@ -229,13 +229,14 @@ WEFT_FN void adj_quat_from_axis_angle(const vec_t<3, T>& axis, T angle, vec_t<3,
     adj_angle += T(0.5) * (c * dot(axis, g) - s * adj_ret.w);
 }
 
-// axis (unit) and angle in [0, 2 pi] of a unit quaternion
+// axis and angle in [0, pi] of a rotation: angle = 2 atan2(|v|, |w|), axis = sign(w) v / |v| (both invariant to
+// the scale of q); axis (1, 0, 0) when v = 0. quat_from_axis_angle(axis, angle) is +-normalize(q).
 template <typename T>
 WEFT_FN void quat_to_axis_angle(const quat_t<T>& q, vec_t<3, T>& axis, T& angle) {
     vec_t<3, T> v = q.v();
     T s = length(v);
-    angle = T(2) * atan2(s, q.w);
-    axis = s > T(0) ? v / s : vec_t<3, T>(T(1), T(0), T(0));
+    angle = T(2) * atan2(s, abs(q.w));
+    axis = s > T(0) ? v * ((q.w < T(0) ? T(-1) : T(1)) / s) : vec_t<3, T>(T(1), T(0), T(0));
 }
 template <typename T>
 WEFT_FN void adj_quat_to_axis_angle(const quat_t<T>& q, const vec_t<3, T>&, T, quat_t<T>& adj_q,
@@ -243,12 +244,13 @@ WEFT_FN void adj_quat_to_axis_angle(const quat_t<T>& q, const vec_t<3, T>&, T, q
     vec_t<3, T> v = q.v();
     T s = length(v);
     if (!(s > T(0))) return;
+    const T sign = q.w < T(0) ? T(-1) : T(1);
     vec_t<3, T> av;
-    adj_normalize(v, av, adj_axis);
-    T d = s * s + q.w * q.w;
-    T as = T(2) * adj_angle * q.w / d;
-    adj_q.w -= T(2) * adj_angle * s / d;
-    av += v * (as / s);
+    adj_normalize(v, av, adj_axis * sign);
+    T w = abs(q.w);
+    T d = s * s + w * w;
+    adj_q.w -= T(2) * adj_angle * s / d * sign;
+    av += v * (T(2) * adj_angle * w / d / s);
     adj_q.x += av.c[0];
     adj_q.y += av.c[1];
     adj_q.z += av.c[2];

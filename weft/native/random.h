@@ -3,7 +3,6 @@
 #pragma once
 
 #include "vec.h"
-#include "array.h"
 
 namespace weft {
 
@@ -70,8 +69,10 @@ WEFT_FN float randn(uint32& state) {
 }
 WEFT_FN void adj_randn(uint32&, uint32&, const float&) {}
 
-// the first index i of the non-decreasing cdf with cdf[i] >= u, u uniform in [0, 1) (cdf.shape[0] if none)
-WEFT_FN int32 sample_cdf(uint32& state, const array_t<float>& cdf) {
+// the first index i of the non-decreasing cdf with cdf[i] >= u, u uniform in [0, 1) (cdf.shape[0] if none);
+// a template on the array type so this header needs no array.h (instantiated where kernels use it)
+template <typename A>
+WEFT_FN int32 sample_cdf(uint32& state, const A& cdf) {
     const float u = randf(state);
     int32 lo = 0, hi = cdf.shape[0];
     while (lo < hi) {
@@ -81,7 +82,8 @@ WEFT_FN int32 sample_cdf(uint32& state, const array_t<float>& cdf) {
     }
     return lo;
 }
-WEFT_FN void adj_sample_cdf(uint32&, const array_t<float>&, uint32&, array_t<float>&, const int32&) {}
+template <typename A>
+WEFT_FN void adj_sample_cdf(uint32&, const A&, uint32&, A&, const int32&) {}
 
 namespace detail {
 constexpr float two_pi_f = 6.28318530717958647692f;

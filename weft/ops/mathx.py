@@ -100,3 +100,20 @@ register(Op("nonzero", R.scalar_unary, native="nonzero", adjoint=Adjoint.NONE, d
 register(Op("step", lambda a, at: a[0] if len(a) == 1 and R.is_scalar(a[0], ints=True) else None, native="step",
             adjoint=Adjoint.NONE, domain=D, header=H, host=lambda x: (np.asarray(x) < 0).astype(np.asarray(x).dtype),
             doc="``step(x)`` of an integer: 1 where x < 0, else 0 (the native rule of scalar.h)."))
+
+
+def _quat_axis_angle_rule(args, attrs):
+    if len(args) == 1 and isinstance(args[0], T.VectorType) and args[0].flavor is T.VecFlavor.QUAT \
+            and args[0].scalar.is_float:
+        return (T.VectorType(3, args[0].scalar), args[0].scalar)
+    return None
+
+
+register(Op("quat_to_axis_angle", _quat_axis_angle_rule, native="quat_to_axis_angle", kind=OpKind.OUT_CALL, domain=D,
+            header=H, doc="``axis, angle = quat_to_axis_angle(q)`` (or ``quat_to_axis_angle(q, axis, angle)``): the "
+                          "rotation axis and the angle in [0, pi] of q, so that quat_from_axis_angle(axis, angle) is "
+                          "+-normalize(q); the axis is (1, 0, 0) when the angle is 0."))
+register(Op("quat_from_matrix", lambda a, at: T.VectorType(4, a[0].scalar, T.VecFlavor.QUAT)
+            if len(a) == 1 and isinstance(a[0], T.MatrixType) and (a[0].rows, a[0].cols) == (4, 4)
+            and a[0].scalar.is_float else None, native="quat_from_matrix", domain=D, header=H,
+            doc="The rotation of a 4x4 affine matrix (its upper-left 3x3 block) as a unit quaternion."))

@@ -78,11 +78,6 @@ def _invert_rotations_3(a0: wp.vec3, a1: wp.vec3, a2: wp.vec3, q_p: wp.quat, q_c
 
 
 @wp.func
-def _twist(w: wp.vec3, v: wp.vec3):
-    return wp.spatial_vector(w[0], w[1], w[2], v[0], v[1], v[2])
-
-
-@wp.func
 def _hinge_angle(axis: wp.vec3, q: wp.quat):
     """Angle of the twist of ``q`` about ``axis`` (unit)."""
     return 2.0 * wp.atan2(wp.dot(axis, wp.vec3(q[0], q[1], q[2])), q[3])
@@ -206,7 +201,7 @@ def _fk_range(joint_start: int, joint_end: int, joint_q: wp.array(dtype=float), 
                                       joint_axis_start[j], joint_q_start[j], joint_qd_start[j], joint_q, joint_qd,
                                       joint_axis)
         poses[j - joint_start] = (X_wpj * X_j) * wp.transform_inverse(joint_X_c[j])
-        twists[j - joint_start] = _twist(w_p + wp.transform_vector(X_wpj, w_j), v_p + wp.transform_vector(X_wpj, v_j))
+        twists[j - joint_start] = wp.spatial_vector(w_p + wp.transform_vector(X_wpj, w_j), v_p + wp.transform_vector(X_wpj, v_j))
     for j in range(joint_start, joint_end):
         body_q[joint_child[j]] = poses[j - joint_start]
         body_qd[joint_child[j]] = twists[j - joint_start]

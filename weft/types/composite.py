@@ -375,6 +375,25 @@ def matrix(shape: Any, dtype: Any = S.float32) -> type:
     return _CACHE[key]
 
 
+def matrix_from_rows(*rows: Any):
+    """The matrix whose rows are the given vectors (all of one vector type)."""
+    return _matrix_from_vectors(rows, transpose=False)
+
+
+def matrix_from_cols(*cols: Any):
+    """The matrix whose columns are the given vectors (all of one vector type)."""
+    return _matrix_from_vectors(cols, transpose=True)
+
+
+def _matrix_from_vectors(vecs, transpose: bool):
+    if not vecs or len({type(v) for v in vecs}) != 1 or not isinstance(vecs[0], VectorBase):
+        raise TypeError("matrix_from_rows/cols take one or more vectors of one type")
+    n = len(vecs[0])
+    shape = (n, len(vecs)) if transpose else (len(vecs), n)
+    comps = [vecs[c][r] for r in range(n) for c in range(len(vecs))] if transpose else [x for v in vecs for x in v]
+    return matrix(shape, type(vecs[0])._wp_scalar_type_)(*comps)
+
+
 def quaternion(dtype: Any = S.float32) -> type:
     """The quaternion type with scalar ``dtype`` (``wp.quaternion(dtype=wp.float64)`` is ``wp.quatd``)."""
     scls = _scalar_cls(dtype)

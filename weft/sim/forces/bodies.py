@@ -2,8 +2,6 @@
 
 import weft as wp
 
-from .._spatial import spatial
-
 
 @wp.kernel
 def eval_muscles(body_X_s: wp.array(dtype=wp.transform), body_v_s: wp.array(dtype=wp.spatial_vector),
@@ -23,8 +21,8 @@ def eval_muscles(body_X_s: wp.array(dtype=wp.transform), body_v_s: wp.array(dtyp
             pos_1 = wp.transform_point(body_X_s[link_1], muscle_points[i + 1] - body_com[link_1])
             f = wp.normalize(pos_1 - pos_0) * activation
             # wrenches as (torque, force) about the world origin
-            wp.atomic_add(body_f_s, link_0, spatial(wp.cross(pos_0, f), f))
-            wp.atomic_sub(body_f_s, link_1, spatial(wp.cross(pos_1, f), f))
+            wp.atomic_add(body_f_s, link_0, wp.spatial_vector(wp.cross(pos_0, f), f))
+            wp.atomic_sub(body_f_s, link_1, wp.spatial_vector(wp.cross(pos_1, f), f))
 
 
 def eval_muscle_forces(model, state, control, body_f) -> None:

@@ -5,7 +5,6 @@ friction ``min(kf |vt|, mu |fn|)`` along the tangential velocity, as in warp.sim
 import weft as wp
 from weft.runtime.capture import active_capture
 
-from .._spatial import spatial
 from ..model import PARTICLE_FLAG_ACTIVE, ModelShapeMaterials
 
 
@@ -95,9 +94,9 @@ def eval_particle_contacts(particle_x: wp.array(dtype=wp.vec3), particle_v: wp.a
     wp.atomic_sub(particle_f, particle_index, f_total)
     if body_index >= 0:
         if body_f_in_world_frame:
-            wp.atomic_sub(body_f, body_index, spatial(wp.cross(bx, f_total), f_total))
+            wp.atomic_sub(body_f, body_index, wp.spatial_vector(wp.cross(bx, f_total), f_total))
         else:
-            wp.atomic_add(body_f, body_index, spatial(wp.cross(r, f_total), f_total))
+            wp.atomic_add(body_f, body_index, wp.spatial_vector(wp.cross(r, f_total), f_total))
 
 
 def eval_particle_ground_contact_forces(model, state, particle_f) -> None:

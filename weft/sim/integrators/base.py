@@ -2,7 +2,6 @@
 
 import weft as wp
 
-from .._spatial import spatial
 from ..model import PARTICLE_FLAG_ACTIVE, SimError
 
 
@@ -51,7 +50,7 @@ def integrate_rigid_body(q: wp.transform, qd: wp.spatial_vector, f: wp.spatial_v
     w1 = wp.quat_rotate(r0, wb + inv_inertia * tb * dt)
     r1 = wp.normalize(r0 + wp.quat(w1[0], w1[1], w1[2], 0.0) * r0 * 0.5 * dt)
     w1 = w1 * (1.0 - angular_damping * dt)
-    return wp.transform(x1 - wp.quat_rotate(r1, com), r1), spatial(w1, v1)
+    return wp.transform(x1 - wp.quat_rotate(r1, com), r1), wp.spatial_vector(w1, v1)
 
 
 @wp.kernel
