@@ -297,3 +297,19 @@ def test_matrix_from_rows_cols_axis_angle_and_affine_rotation():
     r = wp.matrix_from_cols(wp.vec2(1.0, 2.0), wp.vec2(3.0, 4.0), wp.vec2(5.0, 6.0))
     np.testing.assert_array_equal(np.array(r), [[1, 3, 5], [2, 4, 6]])
     assert type(wp.matrix_from_rows(wp.vec3d(1, 2, 3), wp.vec3d(4, 5, 6))) is wp.types.matrix((2, 3), wp.float64)
+
+
+@wp.kernel
+def decomp_tuple_k(a: wp.array(dtype=wp.mat33d), out: wp.array(dtype=wp.mat33d)):
+    t = wp.tid()
+    u, s, v = wp.svd3(a[t])
+    q, r = wp.qr3(a[t])
+    ev, d = wp.eig3(a[t] + wp.transpose(a[t]))
+    out[t] = u * wp.diag(s) * wp.transpose(v) - q * r + ev * wp.diag(d) * wp.transpose(ev)
+
+
+def test_decompositions_return_tuples_as_in_warp():
+    a = np.random.default_rng(2).normal(size=(3, 3, 3))
+    out = wp.zeros(3, dtype=wp.mat33d)
+    wp.launch(decomp_tuple_k, dim=3, inputs=[wp.array(a, dtype=wp.mat33d), out])
+    np.testing.assert_allclose(out.numpy(), a + np.transpose(a, (0, 2, 1)), atol=1e-9)

@@ -633,11 +633,11 @@ SPECIAL.update(SPECIAL_NEXT)
 SPECIAL.update({name: _signature(name) for name in SIGNATURES})
 SPECIAL.update({
     **{name: _random(name) for name in STATEFUL},
-    "svd3": _out_params("svd3", 1, 3),
+    "svd3": _results_or_out_params("svd3", 1, 3),
     "quat_to_axis_angle": _results_or_out_params("quat_to_axis_angle", 1, 2),
-    "qr3": _out_params("qr3", 1, 2),
-    "eig3": _out_params("eig3", 1, 2),
-    "polar_decomposition": _out_params("polar_decomposition", 1, 2),
+    "qr3": _results_or_out_params("qr3", 1, 2),
+    "eig3": _results_or_out_params("eig3", 1, 2),
+    "polar_decomposition": _results_or_out_params("polar_decomposition", 1, 2),
     "identity": _typed_identity("identity"),
     "quat_identity": _typed_identity("quat_identity"),
     "transform_identity": _typed_identity("transform_identity"),
