@@ -12,7 +12,6 @@ the ``alpha * lambda`` term of the XPBD update is always zero there: the kernels
 
 import weft as wp
 
-from .._spatial import spatial
 from ..model import PARTICLE_FLAG_ACTIVE, ModelShapeMaterials
 from .elastic import _cols
 
@@ -93,7 +92,7 @@ def solve_particle_shape_contacts(particle_x: wp.array(dtype=wp.vec3), particle_
     d = (_friction_delta(n, particle_v[particle_index] - bv, c, mu, dt) - n * c) / denom * relaxation
     wp.atomic_add(delta, particle_index, d * w1)
     if body_index >= 0:
-        wp.atomic_sub(body_delta, body_index, spatial(wp.cross(r, d), d))
+        wp.atomic_sub(body_delta, body_index, wp.spatial_vector(wp.cross(r, d), d))
 
 
 @wp.kernel
