@@ -15,7 +15,7 @@ from .types.scalars import (Float, Int, Scalar, bfloat16, bool_ as bool, float16
 from .types.composite import matrix, matrix_from_cols, matrix_from_rows, quaternion, transformation, vector
 from .types.aliases import NAMED_TYPES as _NAMED
 from .types.struct import struct
-from .frontend.func import Func, make_func as func
+from .frontend.func import Func, func
 from .kernel import Kernel, get_module_options, kernel, overload, set_module_options
 from .runtime.array import (array, array1d, array2d, array3d, array4d, clone, empty, empty_like, from_numpy, full,
                             full_like, ones, ones_like, zeros, zeros_like)

@@ -132,6 +132,14 @@ def _worker(tests_dir: str, mod: str, out_path: str, timeout: float, backend: st
         import warp_shim
 
         warp_shim.install(tests_dir)
+        # child processes a test starts (``python -c "import warp ..."``) get the same alias: a ``warp`` package
+        # that installs the shim, first on their path
+        alias = tempfile.mkdtemp(prefix="weft-warp-alias-")
+        os.makedirs(os.path.join(alias, "warp"))
+        with open(os.path.join(alias, "warp", "__init__.py"), "w") as f:
+            f.write(f"import sys\nsys.path.insert(0, {HERE!r})\nsys.path.insert(0, {repo!r})\n"
+                    f"import warp_shim\nwarp_shim.install({tests_dir!r})\n")
+        os.environ["PYTHONPATH"] = os.pathsep.join([alias, repo, os.environ.get("PYTHONPATH", "")])
     else:
         sys.path.insert(0, os.path.dirname(os.path.dirname(tests_dir)))
     dotted = "warp.tests." + mod.replace("/", ".")

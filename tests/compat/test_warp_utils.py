@@ -124,3 +124,35 @@ def test_examples_asset_directory(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "path", [])
     with pytest.raises(wp.Error, match="not installed"):
         wp.examples.get_asset_directory()
+
+
+def test_host_transform_composition_and_keywords():
+    """transform * transform composes as Warp's transform_multiply (non-unit quaternions included); p=/q= keywords."""
+    t = wp.transform(1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0)
+    # reference: rotate p2 by q1 with Warp's quat_rotate formula, add p1; Hamilton product of the rotations
+    p, v, w = np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.0]), 7.0
+    rotated = p * (2 * w * w - 1) + np.cross(v, p) * 2 * w + v * 2 * v.dot(p)
+    np.testing.assert_allclose(np.array(t * t)[:3], rotated + p)
+    np.testing.assert_allclose(np.array(t * t)[3:], [56.0, 70.0, 84.0, -28.0])
+    unit = wp.transform(wp.vec3(1.0, 0.0, 0.0), wp.quat_from_axis_angle(wp.vec3(0.0, 0.0, 1.0), 0.5 * np.pi))
+    np.testing.assert_allclose(np.array(unit * unit)[:3], [1.0, 1.0, 0.0], atol=1e-6)
+    assert np.array(wp.transform(p=(1.0, 2.0, 3.0))).tolist() == [1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 1.0]
+    assert np.array(t * 2.0).tolist() == [2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]
+
+
+def test_func_decorator_forms():
+    import typing
+
+    assert len(typing.get_overloads(wp.func)) == 2
+
+    @wp.func()
+    def twice(x: float) -> float:
+        return 2.0 * x
+
+    @wp.func(name="weft_test_plus_one", inline=True)
+    def plus_one(x: float) -> float:
+        return x + 1.0
+
+    assert plus_one.key == "weft_test_plus_one" and twice(3.0) == 6.0 and plus_one(1.0) == 2.0
+    with pytest.raises(TypeError, match="inline"):
+        wp.func(inline="yes")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import typing
 from collections.abc import Callable
 
 from .source import FunctionSource, capture
@@ -46,9 +47,36 @@ class Func:
 _FUNCS: dict[str, Func] = {}
 
 
-def make_func(fn: Callable) -> Func:
+_P = typing.ParamSpec("_P")
+_R = typing.TypeVar("_R")
+
+
+@typing.overload
+def func(f: Callable[_P, _R]) -> Callable[_P, _R]:
+    ...
+
+
+@typing.overload
+def func(f: None = None, *, name: str | None = None, module=None,
+         inline: bool | None = None) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    ...
+
+
+def func(f: Callable | None = None, *, name: str | None = None, module=None, inline: bool | None = None):
+    """``@wp.func`` or ``@wp.func(name=..., module=..., inline=...)``: a device function, inlined into the kernels
+    that call it. ``name`` sets its registration key (functions with one key form an overload set); ``module``
+    and ``inline`` are accepted for Warp programs: weft compiles each kernel with the functions it calls as one
+    unit and always inlines them."""
+    if inline is not None and not isinstance(inline, bool):
+        raise TypeError(f"inline must be a bool or None, got {type(inline).__name__}: {inline!r}")
+    if f is None:
+        return lambda fn: make_func(fn, key=name)
+    return make_func(f, key=name)
+
+
+def make_func(fn: Callable, key: str | None = None) -> Func:
     """Create or extend an overload set: a second ``@wp.func`` with the same name adds an overload."""
-    new = Func(fn)
+    new = Func(fn, key=key)
     existing = _FUNCS.get(new.key)
     if existing is not None and _sig_key(existing) != _sig_key(new):
         existing.overloads = [f for f in existing.overloads if _sig_key(f) != _sig_key(new)] + [new]

@@ -315,7 +315,9 @@ class TransformBase(VectorBase):
     __slots__ = ()
     _wp_generic_type_str_ = "transform_t"
 
-    def __init__(self, *args):
+    def __init__(self, *args, p=None, q=None):
+        if p is not None or q is not None:  # transform(p=..., q=...): a missing part is the identity's
+            args = (p if p is not None else (0, 0, 0), q if q is not None else (0, 0, 0, 1), *args)
         if len(args) == 0:
             super().__init__(0, 0, 0, 0, 0, 0, 1)
         elif len(args) == 2:
@@ -332,6 +334,17 @@ class TransformBase(VectorBase):
     @property
     def q(self):
         return quaternion(self._wp_scalar_type_)._wrap(self._a[3:])
+
+    def __mul__(self, o):
+        # transform * transform composes them as Warp's transform_multiply does: (q1 p2 q1^-1 + p1, q1 q2), with the
+        # rotation written for any quaternion (Warp's quat_rotate), so non-unit quaternions give Warp's numbers
+        if isinstance(o, TransformBase):
+            p1, q1, p2 = self._a[:3], self._a[3:], o._a[:3]
+            v, w = q1[:3], q1[3]
+            rotated = p2 * (2.0 * w * w - 1.0) + np.cross(v, p2) * (2.0 * w) + v * (2.0 * np.dot(v, p2))
+            q = self.q * o.q
+            return self._wrap(np.concatenate([rotated + p1, q._a]))
+        return super().__mul__(o)
 
 
 _CACHE: dict[tuple, type] = {}
