@@ -6,12 +6,17 @@
 - python.rst: every name in ``weft.__all__`` that is not a builtin, grouped by the part of weft it comes from
   (arrays, launches, differentiation, tiles, devices, interop, ...), through autodoc; a name no group claims lands in
   "Other", so a new public name is never left out.
+- one page per package imported on first use rather than by ``import weft`` (``wp.sim``, ``weft.distributed``,
+  ``wp.sparse``, ``wp.render``: ``SUBPACKAGES``), listing its own ``__all__`` through autodoc. Warp keeps these out
+  of its top-level namespace too (``import warp.sim``), so they are not in ``weft.__all__``: ``from weft import *``
+  stays cheap.
 
 Usage: python docs/api/gen_api.py [OUTDIR]
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
 import sys
@@ -23,6 +28,7 @@ sys.path.insert(0, str(HERE.parents[1]))
 
 import weft
 from weft.builtins import Builtin
+from weft.kernel import Kernel
 from weft.ops import registry
 from weft.ops.signatures import signatures
 
@@ -50,6 +56,17 @@ PY_GROUPS = (
     ("Setup, cache and diagnostics", ("weft",), ""),
 )
 TYPE_MODULES = ("weft.types", "typing")
+# (module, title, intro) of the packages with their own page
+SUBPACKAGES = (
+    ("weft.sim", "Simulation: wp.sim",
+     ("Warp 1.7's ``warp.sim`` API: models, builders, integrators, collisions, importers and renderers "
+     "(``import weft as wp`` then ``wp.sim.ModelBuilder()``; guide: ``docs/sim.md``).")),
+    ("weft.distributed", "Distributed: weft.distributed",
+     ("weft arrays on MPI: decomposition, halo exchange, reductions and the slab FFT (``import weft.distributed``; "
+     "guide: ``docs/distributed.md``).")),
+    ("weft.sparse", "Sparse matrices: wp.sparse", "Warp's ``warp.sparse`` BSR matrices and their operations."),
+    ("weft.render", "Renderers: wp.render", "Warp's ``warp.render`` renderers (USD stages; no OpenGL viewer)."),
+)
 CLASS_MEMBERS = {"array", "Tape", "Launch", "Kernel", "Device", "Stream", "Event", "HashGrid"}
 
 
@@ -223,10 +240,62 @@ def _modules(names: list[str]) -> list[str]:
     return out
 
 
+def subpackage_page(module_name: str, title: str, intro: str) -> str:
+    """A package's ``__all__``: classes (with members), functions, then other values (constants, enums)."""
+    import importlib
+
+    module = importlib.import_module(module_name)
+    out = [_heading(title, "="), "", intro, "", f".. currentmodule:: {module_name}", ""]
+    classes, functions, kernels, values = [], [], [], []
+    for name in module.__all__:
+        obj = getattr(module, name)
+        if isinstance(obj, type):
+            classes.append(name)
+        elif inspect.isfunction(obj) or inspect.isbuiltin(obj):
+            functions.append(name)
+        elif isinstance(obj, Kernel):
+            kernels.append(name)
+        else:
+            values.append(name)
+    for heading, names in (("Classes", classes), ("Functions", functions)):
+        if names:
+            out += [_heading(heading, "-"), ""]
+            for name in names:
+                obj = getattr(module, name)
+                if heading == "Functions":
+                    out += [f".. autofunction:: {module_name}.{name}", ""]
+                elif issubclass(obj, BaseException):
+                    out += [f".. autoclass:: {module_name}.{name}", ""]
+                elif dataclasses.is_dataclass(obj):  # fields: documented by the class doc (napoleon Attributes)
+                    fields = ", ".join(f.name for f in dataclasses.fields(obj))
+                    out += [f".. autoclass:: {module_name}.{name}", "   :members:", f"   :exclude-members: {fields}", ""]
+                else:
+                    out += [f".. autoclass:: {module_name}.{name}", "   :members:", ""]
+    if kernels:
+        out += [_heading("Kernels", "-"), "", "``@wp.kernel`` functions, launched with ``wp.launch``.", ""]
+        for name in kernels:
+            params = ", ".join(inspect.signature(getattr(module, name).func).parameters)
+            out += [f".. py:function:: {name}({params})", f"   :module: {module_name}", "",
+                    _indent(inspect.cleandoc(getattr(module, name).__doc__ or "")), ""]
+    if values:
+        out += [_heading("Constants", "-"), "", ".. list-table::", "   :header-rows: 1", "   :widths: 40 60", "",
+                "   * - name", "     - value"]
+        for name in values:
+            out += [f"   * - ``{name}``", f"     - ``{getattr(module, name)!r}``"]
+        out += [""]
+    return "\n".join(out) + "\n"
+
+
+def subpackage_file(module_name: str) -> str:
+    return module_name.replace(".", "_") + ".rst"
+
+
 def write(outdir: Path) -> list[Path]:
     outdir.mkdir(parents=True, exist_ok=True)
     written = []
-    for fname, text in (("builtins.rst", builtins_page()), ("python.rst", python_page())):
+    pages = [("builtins.rst", builtins_page()), ("python.rst", python_page())]
+    pages += [(subpackage_file(m), subpackage_page(m, t, i)) for m, t, i in SUBPACKAGES]
+    for fname, text in pages:
         path = outdir / fname
         if not path.exists() or path.read_text() != text:
             path.write_text(text)

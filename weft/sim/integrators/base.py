@@ -9,6 +9,7 @@ from ..model import PARTICLE_FLAG_ACTIVE, SimError
 def integrate_particles(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), f: wp.array(dtype=wp.vec3),
                         w: wp.array(dtype=float), particle_flags: wp.array(dtype=wp.uint32), gravity: wp.vec3,
                         dt: float, v_max: float, x_new: wp.array(dtype=wp.vec3), v_new: wp.array(dtype=wp.vec3)):
+    """One symplectic Euler step of every active particle (speed clamped to ``v_max``); one thread per particle."""
     tid = wp.tid()
     x0 = x[tid]
     v0 = v[tid]
@@ -59,6 +60,7 @@ def integrate_bodies(body_q: wp.array(dtype=wp.transform), body_qd: wp.array(dty
                      m: wp.array(dtype=float), I: wp.array(dtype=wp.mat33), inv_m: wp.array(dtype=float),
                      inv_I: wp.array(dtype=wp.mat33), gravity: wp.vec3, angular_damping: float, dt: float,
                      body_q_new: wp.array(dtype=wp.transform), body_qd_new: wp.array(dtype=wp.spatial_vector)):
+    """One semi-implicit Euler step of every rigid body (gyroscopic term, angular damping); one thread per body."""
     tid = wp.tid()
     q_new, qd_new = integrate_rigid_body(body_q[tid], body_qd[tid], body_f[tid], body_com[tid], I[tid], inv_m[tid],
                                          inv_I[tid], gravity, angular_damping, dt)
