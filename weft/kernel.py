@@ -36,7 +36,7 @@ def get_module_options(module=None) -> dict:
     if name is None:
         name = inspect.currentframe().f_back.f_globals.get("__name__", "__main__")
     defaults = {"enable_backward": config.enable_backward, "max_unroll": config.max_unroll, "mode": config.mode,
-                "fast_math": False, "block_dim": 256, "lineinfo": False}
+                "fast_math": False, "block_dim": 256, "lineinfo": False, "deterministic": config.deterministic}
     return {**defaults, **_module_options.get(name, {})}
 
 
