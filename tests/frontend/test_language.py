@@ -774,3 +774,24 @@ def test_comparisons_of_mixed_scalar_types_compare_values():
     fi, ii, ui = f.astype(np.float64), i.astype(np.int64), u.astype(np.int64)
     expected = np.stack([fi < ii, ii < ui, d >= f.astype(np.float64), ii == 2, (fi <= ii) & (ii < ui)], axis=1)
     np.testing.assert_array_equal(out.numpy(), expected.astype(np.int32))
+
+
+@wp.kernel
+def k_line_continuation(x: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    v = x[i]
+    if v > 0.0 and \
+            v < 2.0:
+        out[i] = v * 3.0
+    out[i] = out[i] + 1.0
+
+
+def test_backslash_line_continuation_forward_and_backward():
+    # the source line ends in a backslash: as a C++ comment it must not swallow the next emitted line
+    x = wp.array([1.0, 3.0], dtype=float, requires_grad=True)
+    out = wp.zeros(2, dtype=float, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(k_line_continuation, dim=2, inputs=[x, out])
+    np.testing.assert_allclose(out.numpy(), [4.0, 1.0])
+    tape.backward(grads={out: wp.array([1.0, 1.0], dtype=float)})
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 0.0])

@@ -310,7 +310,8 @@ class Renderer:
         if key == self._last_line:
             return
         self._last_line = key
-        text = loc.text.strip()
+        # a trailing backslash would splice the next C++ line into the comment (a Python line continuation)
+        text = loc.text.strip().rstrip("\\").rstrip()
         if config.mode == "debug":
             self.out(f'#line {loc.line} "{loc.file}"')
         self.out(f"// {loc.line}: {text}" if text else f"// line {loc.line}")

@@ -9,6 +9,7 @@ import numpy as np
 import weft as wp
 
 from ..model import Model, SimError
+from ..rigid_collide import build_rigid_contact_table
 
 
 def _array(data, dtype, device, requires_grad=False, width=None):
@@ -189,6 +190,7 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
     _contact_pairs(m, b)
     m.rigid_mesh_contact_max = b.rigid_mesh_contact_max
     m.rigid_contact_margin = b.rigid_contact_margin
+    build_rigid_contact_table(m, b)
     m.rigid_contact_torsional_friction = b.rigid_contact_torsional_friction
     m.rigid_contact_rolling_friction = b.rigid_contact_rolling_friction
     m.ground_plane = _array(b._ground_params["plane"], wp.float32, dev, rg)

@@ -189,6 +189,12 @@ class JointsMixin:
     def _one_axis_joint(self, joint_type, parent, child, parent_xform, child_xform, axis, target, target_ke,
                         target_kd, mode, limit_lower, limit_upper, limit_ke, limit_kd, linear_compliance,
                         angular_compliance, armature, name, collision_filter_parent, enabled) -> int:
+        # as warp.sim: a given target turns a force-mode axis into a position drive; a position drive without a
+        # target aims at the middle of the limits
+        if target is not None and int(mode) == int(JOINT_MODE_FORCE):
+            mode = JOINT_MODE_TARGET_POSITION
+        elif target is None and int(mode) == int(JOINT_MODE_TARGET_POSITION):
+            target = 0.5 * (limit_lower + limit_upper)
         ax = JointAxis(axis, limit_lower=limit_lower, limit_upper=limit_upper,
                        limit_ke=self.default_joint_limit_ke if limit_ke is None else limit_ke,
                        limit_kd=self.default_joint_limit_kd if limit_kd is None else limit_kd,

@@ -4,7 +4,9 @@ from .._compile import prepare
 from ..forces.bodies import eval_muscle_forces
 from ..forces.contacts import eval_particle_body_contact_forces, eval_particle_ground_contact_forces
 from ..forces.elastic import eval_elastic_forces
+from ..forces.joints import eval_body_joint_forces
 from ..forces.particles import eval_particle_forces
+from ..forces.rigid import eval_rigid_contact_forces
 from ..forces.self_contact import eval_triangle_contact_forces
 from .base import Integrator
 
@@ -20,11 +22,20 @@ def compute_forces(model, state, control, particle_f, body_f, dt: float) -> None
     eval_muscle_forces(model, state, control, body_f)
 
 
+def compute_body_forces(model, state, control, body_f, friction_smoothing: float) -> None:
+    """Joint (attachment, drive, limit) and rigid contact forces of maximal-coordinate bodies."""
+    eval_body_joint_forces(model, state, control, body_f)
+    eval_rigid_contact_forces(model, state, body_f, friction_smoothing)
+
+
 def euler_kernels(model) -> list:
     """The kernels a SemiImplicitIntegrator step (and collide) launches for ``model``."""
+    from .. import rigid_collide
     from ..collide import create_soft_contacts
-    from ..forces import bodies, contacts, elastic, gather, self_contact
+    from ..forces import bodies, contacts, elastic, gather, joints, rigid, self_contact
     from . import base
+
+    rigid_contacts = rigid_collide.has_rigid_contacts(model) and model.body_count
 
     pairs = [(model.spring_count, elastic.eval_springs), (model.tri_count, elastic.eval_triangles),
              (model.edge_count, elastic.eval_bending), (model.tet_count, elastic.eval_tetrahedra),
@@ -34,7 +45,10 @@ def euler_kernels(model) -> list:
              (model.particle_count and model.shape_count > 1, contacts.eval_particle_contacts),
              (model.particle_count and model.shape_count > 1, create_soft_contacts),
              (model.muscle_count and model.body_count, bodies.eval_muscles),
-             (model.particle_count, base.integrate_particles), (model.body_count, base.integrate_bodies)]
+             (model.particle_count, base.integrate_particles), (model.body_count, base.integrate_bodies),
+             (model.joint_count and model.body_count, joints.eval_body_joints),
+             (rigid_contacts, rigid.eval_rigid_contacts), (rigid_contacts, rigid_collide.broad_phase),
+             (rigid_contacts, rigid_collide.narrow_phase)]
     return [k for present, k in pairs if present]
 
 
@@ -46,7 +60,8 @@ class SemiImplicitIntegrator(Integrator):
 
     Args:
         angular_damping: angular velocity damping of rigid bodies (per second).
-        friction_smoothing: Huber delta of rigid-contact friction (kept for API compatibility).
+        friction_smoothing: Huber width of the sliding speed in rigid-contact friction (larger: smoother, more
+            viscous friction near rest).
     """
 
     def __init__(self, angular_damping: float = 0.05, friction_smoothing: float = 1.0):
@@ -63,6 +78,7 @@ class SemiImplicitIntegrator(Integrator):
         particle_f = state_in.particle_f if state_in.particle_count else None
         body_f = state_in.body_f if state_in.body_count else None
         compute_forces(model, state_in, control, particle_f, body_f, dt)
+        compute_body_forces(model, state_in, control, body_f, self.friction_smoothing)
         self.integrate_bodies(model, state_in, state_out, dt, self.angular_damping)
         self.integrate_particles(model, state_in, state_out, dt)
         return state_out
