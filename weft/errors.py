@@ -96,4 +96,4 @@ class GeometryTypeError(GeometryError, TypeError):
 
 
 class GeometryLimitError(GeometryError, RuntimeError):
-    """A geometry object larger than weft supports (e.g. a hash grid of more than 2**30 cells)."""
+    """A geometry request weft does not support (a hash grid of more than 2**30 cells, a grouped cuBQL BVH)."""

@@ -67,6 +67,11 @@ def install(tests_dir: str) -> None:
     pkg.__package__ = "warp.tests"
     sys.modules["warp.tests"] = pkg
     weft.tests = pkg  # `import warp.tests.x as m` reads the attribute
+    # Warp's tests read meshes through wp.examples.get_asset_directory(): the assets of the warp-lang installation
+    # the test files come from (weft ships none)
+    examples = os.path.join(os.path.dirname(os.path.abspath(tests_dir)), "examples")
+    if os.path.isdir(os.path.join(examples, "assets")):
+        os.environ.setdefault("WEFT_WARP_EXAMPLES", examples)
     # Warp's tests save and restore the de-duplication set of Warp's private logger around deprecation checks;
     # weft warns through `warnings` (no such set): an empty stand-in keeps those tests importable.
     import weft._src as weft_src

@@ -6,7 +6,7 @@ import ctypes
 
 import numpy as np
 
-from ..errors import GeometryError
+from ..errors import GeometryError, GeometryLimitError
 from . import native
 from ._common import NativeHandle, check_finite, host_view
 
@@ -16,9 +16,11 @@ class Bvh(NativeHandle):
 
     Args:
         lowers, uppers: arrays of vec3 box corners (float32, CPU), same length, ``lowers <= uppers``.
-        groups: optional int32 array of non-negative group ids: each group gets its own subtree, whose root
+        groups: optional int32 array of non-negative group ids (sparse ids are fine): each group gets its own
+            subtree, whose root
             ``wp.bvh_get_group_root(id, group)`` returns for the ``root`` argument of the queries.
-        constructor, leaf_size: accepted for Warp compatibility (weft always builds an LBVH with one box per leaf).
+        constructor, leaf_size: accepted for Warp compatibility (weft always builds an LBVH with one box per leaf);
+            an unknown constructor, or "cubql" with groups (as in Warp), is an error.
 
     After changing the boxes in place, call :meth:`refit`.
 
@@ -33,6 +35,12 @@ class Bvh(NativeHandle):
         self.device = device
         self._lib = native.lib()
         self.id = 0
+        if constructor not in (None, "sah", "median", "lbvh", "cubql"):
+            raise GeometryError(f"Bvh: argument 'constructor' must be 'sah', 'median', 'lbvh' or 'cubql', got "
+                                f"{constructor!r}")
+        if constructor == "cubql" and groups is not None:
+            raise GeometryLimitError("Bvh: Grouped BVHs are not supported by the 'cubql' constructor (argument "
+                                     "'constructor')")
         lo = host_view(lowers, "lowers", "Bvh", cols=3, kind="f")
         hi = host_view(uppers, "uppers", "Bvh", cols=3, kind="f")
         if len(lo) != len(hi):

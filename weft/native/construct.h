@@ -124,10 +124,27 @@ WEFT_FN void expect_neq(const T& a, const T& b, const char* where) {
         report_error(3, where);
     }
 }
-template <typename T>
-WEFT_FN void expect_near(const T& a, const T& b, const T& tol, const char* where) {
-    T d = a > b ? a - b : b - a;
-    if (!(d <= tol)) {
+template <typename T, typename S>
+WEFT_FN bool near_within(const T& a, const T& b, const S& tol) {
+    const T d = a > b ? a - b : b - a;
+    return d <= T(tol);
+}
+// vectors: every component within the (scalar or per-component) tolerance
+template <unsigned N, typename T, typename S>
+WEFT_FN bool near_within(const vec_t<N, T>& a, const vec_t<N, T>& b, const S& tol) {
+    for (unsigned k = 0; k < N; ++k)
+        if (!near_within(a.c[k], b.c[k], T(tol))) return false;
+    return true;
+}
+template <unsigned N, typename T>
+WEFT_FN bool near_within(const vec_t<N, T>& a, const vec_t<N, T>& b, const vec_t<N, T>& tol) {
+    for (unsigned k = 0; k < N; ++k)
+        if (!near_within(a.c[k], b.c[k], tol.c[k])) return false;
+    return true;
+}
+template <typename T, typename S>
+WEFT_FN void expect_near(const T& a, const T& b, const S& tol, const char* where) {
+    if (!near_within(a, b, tol)) {
         printf("%s: expect_near failed: ", where); print_value(a); printf(" vs "); print_value(b); printf("\n");
         report_error(3, where);
     }

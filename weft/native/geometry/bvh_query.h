@@ -119,8 +119,7 @@ WEFT_FN void bvh_query_step(const bvh_query_t& q, int32 index_in, float32 max_di
 
 WEFT_FN int32 bvh_get_group_root(uint64 id, int32 group) {
     const geo::BvhData* b = geo::user_bvh(id, WEFT_BVH_ID_ERROR("bvh_get_group_root"));
-    if (b == nullptr || b->group_roots == nullptr || group < 0 || group >= b->num_groups) return -1;
-    return b->group_roots[group];
+    return b == nullptr ? -1 : geo::group_root(b, group);
 }
 
 }  // namespace weft

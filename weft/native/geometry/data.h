@@ -49,8 +49,9 @@ struct BvhData {
     const float* lowers;   // user BVH: primitive boxes (3 floats each); null for a mesh BVH
     const float* uppers;
     const int32* groups;   // optional group of each primitive (grouped BVHs)
-    int32 num_groups;
-    int32* group_roots;    // per group id in [0, num_groups): root node (internal >= 0, leaf < 0) or INT32_MIN
+    int32 num_groups;      // distinct group ids
+    int32* group_ids;      // the distinct group ids, ascending (any int32 values: sparse ids cost nothing)
+    int32* group_roots;    // public root index of each group's subtree (same order as group_ids)
 };
 
 // Per-child data of the fast winding number (Barill et al. 2018, first order): the area-weighted normal sum, its
@@ -76,6 +77,18 @@ struct MeshData {
     float* points_grad;       // gradient of the points (points.grad when points.requires_grad), else null
     float* velocities_grad;
 };
+
+// The root of group g's subtree (-1 when the tree has no such group): a binary search of the sorted ids.
+WEFT_FN int32 group_root(const BvhData* b, int32 g) {
+    if (b->group_ids == nullptr) return -1;
+    int32 lo = 0, hi = b->num_groups;
+    while (lo < hi) {
+        const int32 mid = lo + (hi - lo) / 2;
+        if (b->group_ids[mid] < g) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < b->num_groups && b->group_ids[lo] == g ? b->group_roots[lo] : -1;
+}
 
 WEFT_FN int32 wrap(int32 i, int32 n) {
     int32 r = i % n;

@@ -242,6 +242,8 @@ static void bvh_free(BvhData* b) {
     std::free(b->leaf_parents);
     std::free(b->prim_ids);
     std::free(b->group_roots);
+    std::free(b->group_ids);
+    b->group_ids = nullptr;
     b->nodes = nullptr;
     b->parents = b->leaf_parents = b->prim_ids = b->group_roots = nullptr;
 }
@@ -310,13 +312,14 @@ static void bvh_fill_boxes(BvhData* b, const float* prim_lo, const float* prim_h
 // prefix, form one subtree; its root is internal node s or e of the range [s, e].
 static int bvh_group_roots(BvhData* b, const int32* groups) {
     const int32 n = b->num_prims;
-    int32 max_group = -1;
-    for (int32 i = 0; i < n; ++i) max_group = std::max(max_group, groups[i]);
-    b->num_groups = max_group + 1;
-    if (b->num_groups <= 0) return 0;
-    b->group_roots = alloc<int32>(b->num_groups);
-    if (b->group_roots == nullptr) return 2;
-    std::fill(b->group_roots, b->group_roots + b->num_groups, -1);
+    int32 distinct = 0;  // groups are contiguous and ascending in sorted order
+    for (int32 s = 0; s < n; ++s) distinct += (s == 0 || groups[b->prim_ids[s]] != groups[b->prim_ids[s - 1]]);
+    b->num_groups = distinct;
+    if (distinct == 0) return 0;
+    b->group_ids = alloc<int32>(distinct);
+    b->group_roots = alloc<int32>(distinct);
+    if (b->group_ids == nullptr || b->group_roots == nullptr) return 2;
+    int32 slot = 0;
     int32 s = 0;
     while (s < n) {
         const int32 g = groups[b->prim_ids[s]];
@@ -337,7 +340,8 @@ static int bvh_group_roots(BvhData* b, const int32* groups) {
                 if (lo == s && hi == e) { root = cand; break; }
             }
         }
-        b->group_roots[g] = root;
+        b->group_ids[slot] = g;
+        b->group_roots[slot++] = root;
         s = e + 1;
     }
     return 0;
@@ -722,8 +726,7 @@ GEO_API int geo_bvh_info(uint64 id, int32* out) {
 
 GEO_API int32 geo_bvh_group_root(uint64 id, int32 group) {
     BvhData* b = static_cast<BvhData*>(get_object(id, KIND_BVH));
-    if (b == nullptr || b->group_roots == nullptr || group < 0 || group >= b->num_groups) return -1;
-    return b->group_roots[group];
+    return b == nullptr ? -1 : group_root(b, group);
 }
 
 // ------------------------------------------------------------------------------------------------ mesh API

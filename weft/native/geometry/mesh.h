@@ -522,8 +522,7 @@ WEFT_FN geo::v3 mesh_get_velocity(uint64 id, int32 index) {
 
 WEFT_FN int32 mesh_get_group_root(uint64 id, int32 group) {
     const geo::MeshData* m = geo::mesh(id, WEFT_MESH_ID_ERROR("mesh_get_group_root"));
-    if (m == nullptr || m->bvh.group_roots == nullptr || group < 0 || group >= m->bvh.num_groups) return -1;
-    return m->bvh.group_roots[group];
+    return m == nullptr ? -1 : geo::group_root(&m->bvh, group);
 }
 
 WEFT_FN int32 mesh_get_index(uint64 id, int32 index) {
