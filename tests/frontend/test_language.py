@@ -795,3 +795,21 @@ def test_backslash_line_continuation_forward_and_backward():
     np.testing.assert_allclose(out.numpy(), [4.0, 1.0])
     tape.backward(grads={out: wp.array([1.0, 1.0], dtype=float)})
     np.testing.assert_allclose(x.grad.numpy(), [3.0, 0.0])
+
+
+@wp.kernel
+def array_dtype_k(a: wp.array2d(dtype=wp.Any), out: wp.array2d(dtype=wp.Any)):
+    t = wp.tile_zeros(shape=(2, 3), dtype=a.dtype)  # a compile-time expression reads the array's dtype
+    t += wp.tile_load(a, shape=(2, 3))
+    wp.tile_store(out, t)
+    out[0, 0] = a.dtype(0.25) + out[0, 0] * a.dtype(a.ndim)
+
+
+def test_array_dtype_and_ndim_in_kernels():
+    for dt in (wp.float32, wp.float64):
+        x = np.arange(6, dtype=wp.dtype_to_numpy(dt)).reshape(2, 3) + 1
+        out = wp.zeros((2, 3), dtype=dt)
+        wp.launch_tiled(array_dtype_k, dim=[1], inputs=[wp.array(x, dtype=dt), out], block_dim=1)
+        expected = x.copy()
+        expected[0, 0] = 0.25 + 2 * x[0, 0]
+        np.testing.assert_array_equal(out.numpy(), expected)

@@ -66,6 +66,8 @@ def _callee(lw, func_node):
         return lw.read_name(func_node.id, func_node)
     if isinstance(func_node, ast.Attribute):
         base = lw.visit(func_node.value)
+        if isinstance(base, Var) and isinstance(base.type, T.ArrayType) and func_node.attr == "dtype":
+            return lw.attribute(base, func_node.attr, func_node)  # a.dtype(x): a conversion to the element type
         if isinstance(base, (Var, Const)):
             raise lw.error(f"methods are not supported on {base.type} values", func_node,
                            hint=f"call the builtin instead, e.g. wp.{func_node.attr}(x)")

@@ -590,6 +590,10 @@ class Lowerer:
                 return tuple(self.op("array_shape", [base], attrs=(k,), node=node) for k in range(t.ndim))
             if isinstance(t, T.ArrayType) and attr == "ndim":
                 return Weak(t.ndim)
+            if isinstance(t, T.ArrayType) and attr == "dtype":
+                from ..types.composite import class_for
+
+                return class_for(t.dtype)  # a compile-time type: a.dtype(0.0), tile_zeros(..., dtype=a.dtype)
             raise self.error(f"a {t} value has no attribute '{attr}'", node)
         if isinstance(base, Weak):
             raise self.error(f"a number has no attribute '{attr}'", node)
@@ -808,6 +812,8 @@ class Lowerer:
         for k, v in self.frame.env.items():
             if isinstance(v, Weak):
                 env[k] = v.value
+            elif isinstance(v, Var) and isinstance(v.type, T.ArrayType):
+                env[k] = _StaticArrayFacts(v.type)  # an array's dtype and ndim are known when compiling
             elif not isinstance(v, (Var, Const, tuple)):
                 env[k] = v
         expr = ast.Expression(body=node)
@@ -843,6 +849,19 @@ class Lowerer:
 
 
 # ---------------------------------------------------------------------- helpers
+class _StaticArrayFacts:
+    """What compile-time expressions may read of an array argument: its dtype (as a weft type) and ndim."""
+
+    def __init__(self, t: T.ArrayType):
+        from ..types.composite import class_for
+
+        self.ndim = t.ndim
+        try:
+            self.dtype = class_for(t.dtype)
+        except (KeyError, TypeError):  # struct and generic element types have no host class here
+            pass
+
+
 def _static_truth(value):
     if isinstance(value, Weak):
         return bool(value.value)
