@@ -19,6 +19,7 @@ from ..errors import CompileError, SourceLoc
 from ..ir import types as T
 from ..ir.builder import Builder
 from ..ir.nodes import Break, Call, Const, Continue, For, Function, If, Return, Var, VarKind, While
+from ..types.composite import class_for
 from ..types.mapping import to_ir
 from ..typing.resolve import Weak, describe, resolve
 from .analysis import binding_analysis, loop_has_break_or_continue, may_return
@@ -591,8 +592,6 @@ class Lowerer:
             if isinstance(t, T.ArrayType) and attr == "ndim":
                 return Weak(t.ndim)
             if isinstance(t, T.ArrayType) and attr == "dtype":
-                from ..types.composite import class_for
-
                 return class_for(t.dtype)  # a compile-time type: a.dtype(0.0), tile_zeros(..., dtype=a.dtype)
             raise self.error(f"a {t} value has no attribute '{attr}'", node)
         if isinstance(base, Weak):
@@ -853,8 +852,6 @@ class _StaticArrayFacts:
     """What compile-time expressions may read of an array argument: its dtype (as a weft type) and ndim."""
 
     def __init__(self, t: T.ArrayType):
-        from ..types.composite import class_for
-
         self.ndim = t.ndim
         try:
             self.dtype = class_for(t.dtype)
