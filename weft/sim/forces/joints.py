@@ -13,7 +13,6 @@ which applies no torque).
 
 import weft as wp
 
-from .._spatial import spatial
 from ..articulation import _frame_offset, _hinge_angle, _xyz_angles
 from ..model import (
     JOINT_BALL,
@@ -242,8 +241,8 @@ def eval_body_joints(body_q: wp.array(dtype=wp.transform), body_qd: wp.array(dty
             t = -(w0 * f0 + w1 * f1 + w2 * f2)
 
     if parent >= 0:
-        wp.atomic_add(body_f, parent, spatial(t + wp.cross(r_p, f), f))
-    wp.atomic_sub(body_f, child, spatial(t + wp.cross(r_c, f), f))
+        wp.atomic_add(body_f, parent, wp.spatial_vector(t + wp.cross(r_p, f), f))
+    wp.atomic_sub(body_f, child, wp.spatial_vector(t + wp.cross(r_c, f), f))
 
 
 def eval_body_joint_forces(model, state, control, body_f) -> None:

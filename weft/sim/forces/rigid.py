@@ -7,7 +7,6 @@ point or segment)."""
 
 import weft as wp
 
-from .._spatial import spatial
 from ..model import ModelShapeGeometry, ModelShapeMaterials
 
 
@@ -70,9 +69,9 @@ def eval_rigid_contacts(body_q: wp.array(dtype=wp.transform), body_qd: wp.array(
             ft = vt / vs * wp.min(kf * vs, -mu * (fn + fd))
     f = n * (fn + fd) + ft
     if body_a >= 0:
-        wp.atomic_sub(body_f, body_a, spatial(wp.cross(r_a, f), f))
+        wp.atomic_sub(body_f, body_a, wp.spatial_vector(wp.cross(r_a, f), f))
     if body_b >= 0:
-        wp.atomic_add(body_f, body_b, spatial(wp.cross(r_b, f), f))
+        wp.atomic_add(body_f, body_b, wp.spatial_vector(wp.cross(r_b, f), f))
 
 
 def eval_rigid_contact_forces(model, state, body_f, friction_smoothing: float = 1.0) -> None:
