@@ -22,7 +22,8 @@ from .runtime.array import (array, array1d, array2d, array3d, array4d, clone, em
 from .runtime.indexed import indexedarray, indexedarray1d, indexedarray2d, indexedarray3d, indexedarray4d
 from .runtime.copy import copy
 from .runtime.device import (Device, ScopedDevice, get_cuda_device_count, get_cuda_devices, get_device, get_devices,
-                             get_preferred_device, is_cuda_available, set_device)
+                             get_preferred_device, is_conditional_graph_supported, is_cuda_available,
+                             is_device_available, set_device)
 from .runtime.launch import Launch, launch
 from .tiles import launch_tiled
 from .runtime.streams import (Event, ScopedStream, Stream, get_stream, record_event, synchronize, synchronize_device,

@@ -156,3 +156,9 @@ def test_func_decorator_forms():
     assert plus_one.key == "weft_test_plus_one" and twice(3.0) == 6.0 and plus_one(1.0) == 2.0
     with pytest.raises(TypeError, match="inline"):
         wp.func(inline="yes")
+
+
+def test_device_queries():
+    assert wp.is_device_available("cpu") and wp.is_device_available(wp.get_device("cpu"))
+    assert not wp.is_device_available("cuda:97")
+    assert wp.is_conditional_graph_supported() is False

@@ -105,6 +105,20 @@ def is_cuda_available() -> bool:
     return bool(get_cuda_devices())
 
 
+def is_device_available(device) -> bool:
+    """Whether ``device`` (a Device or an alias such as ``"cuda:1"``) is one of the devices found."""
+    try:
+        return get_device(device) in get_devices()
+    except Exception:  # noqa: BLE001 - any unresolvable alias is simply not available
+        return False
+
+
+def is_conditional_graph_supported() -> bool:
+    """Whether captured graphs can hold conditional nodes (Warp's ``capture_if`` / ``capture_while``): weft's
+    graphs are plain launch sequences, so never."""
+    return False
+
+
 def get_cuda_device_count() -> int:
     """The number of CUDA devices found."""
     return len(get_cuda_devices())
