@@ -83,7 +83,7 @@ def _make_kernel(op, arg_types, result_type):
     if config.verify_ir:
         verify(fn)
     # the same stages and compile options (config.cpu_compile_flags, optimisation level) as kernels
-    source = pipeline.compile(fn, fn.name, False, pipeline.Target.CPU, pipeline.Direction.FORWARD).source
+    source = pipeline.render_module(fn, fn.name, False, pipeline.Target.CPU, pipeline.Direction.FORWARD).source
     lib = pipeline.build(source, fn.name, False)
     types = tuple(arg_types) + (out_t,)
     spec = Spec(kernel=None, types=types, _fn=fn, tid_arity=1, _source=source, debug=False)

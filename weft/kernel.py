@@ -90,7 +90,7 @@ class Spec:
     @property
     def source(self) -> str:
         if self._source is None:
-            program = pipeline.compile(self.fn, self.kernel.__name__, self.debug, Target.CPU, Direction.FORWARD)
+            program = pipeline.render_module(self.fn, self.kernel.__name__, self.debug, Target.CPU, Direction.FORWARD)
             self._source = program.source
         return self._source
 
@@ -289,7 +289,7 @@ class Kernel:
         spec = self._from_record(types, debug, block_dim, relower)
         if spec is None:
             lowered = pipeline.lower(self.source, param_types, name, options)
-            source = pipeline.compile(lowered.fn, self.__name__, debug, Target.CPU, Direction.FORWARD).source
+            source = pipeline.render_module(lowered.fn, self.__name__, debug, Target.CPU, Direction.FORWARD).source
             spec = Spec(self, types, lowered.fn, lowered.tid_arity, source, debug)
             spec.written, spec.read = _array_access(lowered.fn)
             spec.snapshot = snapshot_params(lowered.fn)
@@ -391,7 +391,7 @@ class Kernel:
         with self._lock:
             if spec.adjoint is None:
                 prog = pipeline.differentiate(spec.fn)
-                source = pipeline.compile(prog, self.__name__, spec.debug, Target.CPU, Direction.ADJOINT).source
+                source = pipeline.render_module(prog, self.__name__, spec.debug, Target.CPU, Direction.ADJOINT).source
                 lib = pipeline.build(source, self.__name__ + "_adj", spec.debug)
                 bwd = lib.weft_bwd
                 bwd.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32]

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from . import config
 from .autodiff.reverse import build_adjoint
-from .backend.adjoint import render_adjoint
-from .backend.cuda import render_cuda_module
+from .backend.adjoint import AdjointRenderer
+from .backend.cuda import CudaAdjointRenderer, CudaRenderer
 from .backend.renderer import Renderer, RenderOptions
 from .frontend.lower import Lowerer
 from .frontend.source import FunctionSource
@@ -22,9 +22,10 @@ from .ir import types as T
 from .ir.cse import cse
 from .ir.nodes import Function
 from .ir.verify import verify, verify_adjoint
-from .tiles.adjoint import render_tile_adjoint
+from .tiles.adjoint import TileAdjointRenderer
+from .tiles.cuda import CudaTileAdjointRenderer, CudaTileRenderer
 from .tiles.model import uses_tiles
-from .tiles.render import render_tile_module
+from .tiles.render import TileRenderer
 from .toolchain.build import build_cpu, cpu_key, load_cpu
 from .toolchain.options import CpuOptions
 
@@ -54,18 +55,6 @@ def differentiate(fn: Function):
     return prog
 
 
-def render_cpu_adjoint(prog, name: str, debug: bool) -> str:
-    if prog.fn.tile_dim:
-        return render_tile_adjoint(prog, name, debug, prog.fn.tile_dim)
-    return render_adjoint(prog, name, debug)
-
-
-def render_cpu(fn: Function, name: str, debug: bool) -> str:
-    if fn.tile_dim:
-        return render_tile_module(fn, name, debug, fn.tile_dim)
-    return Renderer(fn, RenderOptions(debug=debug, kernel_name=name)).render_module()
-
-
 class Target(enum.Enum):
     CPU = "cpu"
     CUDA = "cuda"
@@ -92,18 +81,31 @@ class Program:
     block_dim: int = 0  # tile modules: the threads per block they are rendered for (0: any)
 
 
-def compile(code, name: str, debug: bool, target: Target, direction: Direction) -> Program:
-    """Render a kernel specialisation: ``code`` is its typed IR (forward) or its adjoint program (see
-    :func:`differentiate`)."""
+#: the renderer of each (target, direction, tile kernel?): the target hooks are in the classes' mixins
+RENDERERS = {
+    (Target.CPU, Direction.FORWARD, False): Renderer,
+    (Target.CPU, Direction.ADJOINT, False): AdjointRenderer,
+    (Target.CPU, Direction.FORWARD, True): TileRenderer,
+    (Target.CPU, Direction.ADJOINT, True): TileAdjointRenderer,
+    (Target.CUDA, Direction.FORWARD, False): CudaRenderer,
+    (Target.CUDA, Direction.ADJOINT, False): CudaAdjointRenderer,
+    (Target.CUDA, Direction.FORWARD, True): CudaTileRenderer,
+    (Target.CUDA, Direction.ADJOINT, True): CudaTileAdjointRenderer,
+}
+
+
+def render_module(code, name: str, debug: bool, target: Target, direction: Direction) -> Program:
+    """Render a kernel specialisation for ``target`` in ``direction``: ``code`` is its typed IR (forward) or its
+    adjoint program (see :func:`differentiate`). Tile kernels render as blocks of ``fn.tile_dim`` threads."""
     fn = code if direction is Direction.FORWARD else code.fn
     block_dim = int(fn.tile_dim or 0)
-    if target is Target.CPU:
-        source = render_cpu(code, name, debug) if direction is Direction.FORWARD else \
-            render_cpu_adjoint(code, name, debug)
-        return Program(source, target, direction, ENTRIES[direction], 0, block_dim)
-    module = render_cuda_module(code, name, debug, adjoint=direction is Direction.ADJOINT)
-    assert module.entry == ENTRIES[direction]
-    return Program(module.source, target, direction, module.entry, module.shared_bytes, block_dim)
+    cls = RENDERERS[(target, direction, bool(block_dim))]
+    options = RenderOptions(debug=debug, kernel_name=name)
+    renderer = cls(code, options, block_dim) if block_dim else cls(code, options)
+    source = renderer.render_module()
+    shared = renderer.shared_total() if target is Target.CUDA and block_dim else 0
+    return Program(source, target, direction, ENTRIES[direction], shared, block_dim)
+
 
 
 def cpu_options(debug: bool, strided: bool = False) -> CpuOptions:

@@ -69,18 +69,19 @@ def test_rule_tables_cover_the_registry():
     does not need it: "has an adjoint" is a registry query that the backends honour."""
     from weft.backend import rules
     from weft.backend.adjoint import AdjointRenderer
-    from weft.backend.cuda import _adjoint_renderer_class, _tile_renderer_classes
+    from weft.backend.cuda import CudaAdjointRenderer
     from weft.backend.renderer import Renderer
     from weft.ops.registry import OpKind
     from weft.tiles.adjoint import TileAdjointRenderer
+    from weft.tiles.cuda import CudaTileAdjointRenderer as cuda_tile_adj
+    from weft.tiles.cuda import CudaTileRenderer as cuda_tile
     from weft.tiles.render import TileRenderer
 
-    cuda_tile, cuda_tile_adj = _tile_renderer_classes()
     missing = []
     for op in registry.all_ops():
         tile = op.domain == "tile"
         fwd = (TileRenderer, cuda_tile) if tile else (Renderer, TileRenderer, cuda_tile)
-        adj = (TileAdjointRenderer, cuda_tile_adj) if tile else (AdjointRenderer, _adjoint_renderer_class(),
+        adj = (TileAdjointRenderer, cuda_tile_adj) if tile else (AdjointRenderer, CudaAdjointRenderer,
                                                                  TileAdjointRenderer, cuda_tile_adj)
         if op.kind is OpKind.SPECIAL and op.name not in ("adj_value", "adj_accum", "adj_reset"):
             missing += [f"{op.domain}.{op.name}: forward on {cls.__name__}" for cls in fwd

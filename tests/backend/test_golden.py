@@ -173,7 +173,7 @@ def _normalise(text: str) -> str:
 
 # imported below the corpus so that its line numbers (in the golden files) stay put
 from weft import pipeline
-from weft.backend.cuda import render_cuda, render_cuda_adjoint
+from weft.pipeline import Direction, Target
 
 
 def _spec(name):
@@ -229,19 +229,22 @@ def test_golden_adjoint_ir(name):
 @pytest.mark.parametrize("name", sorted(CORPUS))
 def test_golden_adjoint_cpp(name):
     spec, prog = _adjoint(name)
-    _compare(GOLDEN / f"{name}.adj.cpp.txt", _normalise(pipeline.render_cpu_adjoint(prog, spec.kernel.__name__, False)))
+    _compare(GOLDEN / f"{name}.adj.cpp.txt", _normalise(pipeline.render_module(prog, spec.kernel.__name__, False,
+                                                                               Target.CPU, Direction.ADJOINT).source))
 
 
 @pytest.mark.parametrize("name", sorted(CORPUS))
 def test_golden_cuda(name):
     spec = _spec(name)
-    _compare(GOLDEN / f"{name}.cu.txt", _normalise(render_cuda(spec.fn, spec.kernel.__name__, False)))
+    _compare(GOLDEN / f"{name}.cu.txt", _normalise(pipeline.render_module(spec.fn, spec.kernel.__name__, False,
+                                                                          Target.CUDA, Direction.FORWARD).source))
 
 
 @pytest.mark.parametrize("name", sorted(CORPUS))
 def test_golden_cuda_adjoint(name):
     spec, prog = _adjoint(name)
-    _compare(GOLDEN / f"{name}.adj.cu.txt", _normalise(render_cuda_adjoint(prog, spec.kernel.__name__, False)))
+    _compare(GOLDEN / f"{name}.adj.cu.txt", _normalise(pipeline.render_module(prog, spec.kernel.__name__, False,
+                                                                              Target.CUDA, Direction.ADJOINT).source))
 
 
 def test_verifier_rejects_broken_programs():

@@ -75,13 +75,15 @@ def install_recorder() -> None:
 
 def cuda_sources(spec) -> list[tuple[str, str]]:
     """(label, CUDA source) of a spec's forward pass and, when the kernel is differentiable, its adjoint."""
-    from weft.backend.cuda import render_cuda, render_cuda_adjoint
+    from weft import pipeline
     from weft.cuda.launch import layout_assert
     from weft.errors import Error
+    from weft.pipeline import Direction, Target
 
     name = spec.kernel.__name__
     check = layout_assert(spec)  # NVRTC also verifies the Args layout against Python's packing
-    out = [(f"{name} (forward)", render_cuda(spec.fn, name, spec.debug) + check)]
+    out = [(f"{name} (forward)", pipeline.render_module(spec.fn, name, spec.debug,
+                                                        Target.CUDA, Direction.FORWARD).source + check)]
     if spec.kernel.enable_backward:
         try:
             from weft import pipeline
@@ -90,7 +92,8 @@ def cuda_sources(spec) -> list[tuple[str, str]]:
         except (Error, NotImplementedError, ImportError, AttributeError):
             prog = None  # not differentiable (an error users see only when they ask for a backward pass)
         if prog is not None:
-            out.append((f"{name} (adjoint)", render_cuda_adjoint(prog, name, spec.debug) + check))
+            out.append((f"{name} (adjoint)", pipeline.render_module(prog, name, spec.debug,
+                                                                    Target.CUDA, Direction.ADJOINT).source + check))
     return out
 
 

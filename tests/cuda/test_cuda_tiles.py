@@ -151,12 +151,13 @@ def test_benchmark_tile_kernels_compile():
 
 def _source(kernel, block_dim: int, adjoint: bool = False) -> str:
     from weft import pipeline
-    from weft.backend.cuda import render_cuda, render_cuda_adjoint
+    from weft.pipeline import Direction, Target
 
     spec = _spec(kernel, block_dim)
     if adjoint:
-        return render_cuda_adjoint(pipeline.differentiate(spec.fn), spec.kernel.__name__, False)
-    return render_cuda(spec.fn, spec.kernel.__name__, False)
+        return pipeline.render_module(pipeline.differentiate(spec.fn), spec.kernel.__name__, False,
+                                      Target.CUDA, Direction.ADJOINT).source
+    return pipeline.render_module(spec.fn, spec.kernel.__name__, False, Target.CUDA, Direction.FORWARD).source
 
 
 def test_cuda_tile_source_is_cooperative():
@@ -196,13 +197,14 @@ def test_program_carries_the_shared_memory_the_module_states(name, kernel, block
     spec = _spec(kernel, block_dim)
     for direction, code in ((pipeline.Direction.FORWARD, spec.fn),
                             (pipeline.Direction.ADJOINT, pipeline.differentiate(spec.fn))):
-        program = pipeline.compile(code, spec.kernel.__name__, False, pipeline.Target.CUDA, direction)
+        program = pipeline.render_module(code, spec.kernel.__name__, False, pipeline.Target.CUDA, direction)
         assert program.block_dim == block_dim and program.entry == pipeline.ENTRIES[direction]
         assert program.shared_bytes > 0 and program.shared_bytes == shared_bytes(program.source)
 
 
 def test_shared_bytes_of_other_modules_is_zero():
-    from weft.backend.cuda import render_cuda
+    from weft import pipeline
+    from weft.pipeline import Direction, Target
     from weft.tiles.cuda import fft_scratch, shared_bytes
 
     @wp.kernel
@@ -211,7 +213,7 @@ def test_shared_bytes_of_other_modules_is_zero():
 
     plain.annotations()
     spec = plain._lower(plain._fixed_types, False)
-    assert shared_bytes(render_cuda(spec.fn, "plain", False)) == 0
+    assert shared_bytes(pipeline.render_module(spec.fn, "plain", False, Target.CUDA, Direction.FORWARD).source) == 0
     assert fft_scratch(64, 2) == 128 and fft_scratch(1000, 1) == 1000
     assert fft_scratch(37, 1) == 3 * 128  # Bluestein: 2 rows of M = 128 plus the kernel spectrum
 

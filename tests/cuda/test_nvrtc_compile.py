@@ -31,11 +31,13 @@ def _case_names():
 @pytest.mark.parametrize("debug", [False, True], ids=["release", "debug"])
 @pytest.mark.parametrize("name", _case_names())
 def test_corpus_kernel_compiles(name, debug):
-    from weft.backend.cuda import render_cuda
+    from weft import pipeline
     from weft.cuda.launch import layout_assert
+    from weft.pipeline import Direction, Target
 
     spec = _lower(name, debug)
-    source = render_cuda(spec.fn, spec.kernel.__name__, debug) + layout_assert(spec)
+    source = pipeline.render_module(spec.fn, spec.kernel.__name__, debug,
+                                    Target.CUDA, Direction.FORWARD).source + layout_assert(spec)
     for arch in ARCHS:
         image = nvrtc.build_cuda(source, nvrtc.NvrtcOptions(arch=arch, debug=debug), spec.kernel.__name__)
         assert image[:4] == b"\x7fELF"  # a CUBIN
@@ -44,20 +46,22 @@ def test_corpus_kernel_compiles(name, debug):
 @pytest.mark.parametrize("name", ["saxpy", "vectors", "matrices", "quats", "structs", "loops", "views", "noise"])
 def test_corpus_adjoint_compiles(name):
     from weft import pipeline
-    from weft.backend.cuda import render_cuda_adjoint
+    from weft.pipeline import Direction, Target
 
     spec = _lower(name, False)
-    source = render_cuda_adjoint(pipeline.differentiate(spec.fn), spec.kernel.__name__, False)
+    source = pipeline.render_module(pipeline.differentiate(spec.fn), spec.kernel.__name__, False,
+                                    Target.CUDA, Direction.ADJOINT).source
     assert 'extern "C" __global__ void weft_bwd(' in source
     for arch in ARCHS:
         nvrtc.build_cuda(source, nvrtc.NvrtcOptions(arch=arch), spec.kernel.__name__)
 
 
 def test_cuda_source_is_device_code():
-    from weft.backend.cuda import render_cuda
+    from weft import pipeline
+    from weft.pipeline import Direction, Target
 
     spec = _lower("structs", True)
-    source = render_cuda(spec.fn, "k_structs", True)
+    source = pipeline.render_module(spec.fn, "k_structs", True, Target.CUDA, Direction.FORWARD).source
     assert 'extern "C" __global__ void weft_fwd(const Args args, const weft::Grid grid)' in source
     assert "__device__ __forceinline__ void fwd_body" in source
     assert "omp" not in source and "weft_args_size" not in source  # no host entry points
@@ -66,10 +70,12 @@ def test_cuda_source_is_device_code():
 
 
 def test_ptx_output_and_arch_selection():
-    from weft.backend.cuda import render_cuda
+    from weft import pipeline
+    from weft.pipeline import Direction, Target
 
     spec = _lower("saxpy", False)
-    ptx = nvrtc.build_cuda(render_cuda(spec.fn, "k_saxpy", False), nvrtc.NvrtcOptions(arch=90, output="ptx"), "k")
+    source = pipeline.render_module(spec.fn, "k_saxpy", False, Target.CUDA, Direction.FORWARD).source
+    ptx = nvrtc.build_cuda(source, nvrtc.NvrtcOptions(arch=90, output="ptx"), "k")
     assert b".entry weft_fwd" in ptx and b".target sm_90" in ptx
     assert nvrtc.target_arch(90) == 90
     assert nvrtc.target_arch(91) == 90  # a newer GPU of the same family runs the newest CUBIN this NVRTC makes
@@ -115,7 +121,8 @@ def test_without_gpu_cuda_devices_are_absent_and_cpu_works():
 
 
 def test_tile_kernels_compile_as_cooperative_blocks():
-    from weft.backend.cuda import render_cuda
+    from weft import pipeline
+    from weft.pipeline import Direction, Target
 
     @wp.kernel
     def tile_row_sum(a: wp.array2d(dtype=float), out: wp.array(dtype=float)):
@@ -125,7 +132,7 @@ def test_tile_kernels_compile_as_cooperative_blocks():
 
     tile_row_sum.annotations()
     spec = tile_row_sum._lower(tile_row_sum._fixed_types, False, 64)
-    source = render_cuda(spec.fn, "tile_row_sum", False)
+    source = pipeline.render_module(spec.fn, "tile_row_sum", False, Target.CUDA, Direction.FORWARD).source
     assert "nblocks" in source and "run_blocks" not in source
     assert "weft::cta::tile_sum(" in source and "threadIdx.x" in source  # one thread per lane (test_cuda_tiles.py)
     for arch in ARCHS:

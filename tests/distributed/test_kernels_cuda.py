@@ -30,16 +30,17 @@ def _lowered_kernels():
 @pytest.mark.skipif(not nvrtc.is_available(), reason="NVRTC not installed (pip install -e '.[cuda]')")
 def test_distributed_kernels_compile_for_cuda():
     from weft import pipeline
-    from weft.backend.cuda import render_cuda, render_cuda_adjoint
+    from weft.pipeline import Direction, Target
 
     for kernel, args in _lowered_kernels():
         block_dim = 64
         spec = kernel.specialize(kernel.infer_types(args), block_dim)
-        source = render_cuda(spec.fn, kernel.__name__, False)
+        source = pipeline.render_module(spec.fn, kernel.__name__, False, Target.CUDA, Direction.FORWARD).source
         image = nvrtc.build_cuda(source, nvrtc.NvrtcOptions(arch=80), kernel.__name__)
         assert image[:4] == b"\x7fELF", kernel.__name__
         if kernel in (K.transpose_pack, K.transpose_unpack) or kernel.__name__.startswith("rows_"):
-            adjoint = render_cuda_adjoint(pipeline.differentiate(spec.fn), kernel.__name__, False)
+            adjoint = pipeline.render_module(pipeline.differentiate(spec.fn), kernel.__name__, False,
+                                             Target.CUDA, Direction.ADJOINT).source
             assert nvrtc.build_cuda(adjoint, nvrtc.NvrtcOptions(arch=80), kernel.__name__)[:4] == b"\x7fELF"
 
 

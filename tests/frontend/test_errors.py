@@ -514,7 +514,7 @@ def test_error_is_raised_before_any_cxx(monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("C++ must not be rendered for an invalid program")
 
-    monkeypatch.setattr(pipeline, "render_cpu", boom)
+    monkeypatch.setattr(pipeline, "render_module", boom)
     monkeypatch.setattr(pipeline, "build", boom)
     err = _compile_error(k_vec_times_vec)
     assert err.loc.line == _marked_line(k_vec_times_vec.func)[0]

@@ -12,10 +12,8 @@ Module interface (read by ``weft.cuda.launch``):
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass
-
-from .renderer import Renderer, RenderOptions
+from .adjoint import AdjointRenderer
+from .renderer import Renderer
 
 #: Names the runtime looks up in a loaded module.
 FWD_ENTRY = "weft_fwd"
@@ -117,71 +115,10 @@ class CudaRenderer(CudaMixin, Renderer):
         return "\n".join(p for p in parts if p) + "\n"
 
 
-@functools.cache
-def _adjoint_renderer_class():
-    """``CudaMixin`` over the adjoint renderer (imported lazily: the autodiff backend is optional at import)."""
-    from .adjoint import AdjointRenderer
+class CudaAdjointRenderer(CudaMixin, AdjointRenderer):
+    """Renders one kernel specialisation's backward pass as a CUDA module for NVRTC."""
 
-    class CudaAdjointRenderer(CudaMixin, AdjointRenderer):
-        def render_module(self) -> str:
-            parts = [self.header(), self.render_structs(self.fn.params), "namespace {", self.render_args_struct(),
-                     _GRID_HELPERS, self.render_bwd_body(), "}  // namespace", self.render_bwd_entry()]
-            return "\n".join(p for p in parts if p) + "\n"
-
-    return CudaAdjointRenderer
-
-
-@dataclass(frozen=True)
-class CudaModule:
-    """A rendered CUDA module and the launch facts the renderer decided."""
-
-    source: str
-    entry: str
-    shared_bytes: int = 0  # dynamic shared memory per block (cooperative tile modules)
-
-
-def render_cuda_module(code, name: str, debug: bool, adjoint: bool) -> CudaModule:
-    """The CUDA module of a kernel specialisation: ``code`` is its typed IR (forward) or adjoint program."""
-    options = RenderOptions(debug=debug, kernel_name=name)
-    fn = code.fn if adjoint else code
-    entry = BWD_ENTRY if adjoint else FWD_ENTRY
-    if getattr(fn, "tile_dim", 0):
-        renderer = _tile_renderer_classes()[1 if adjoint else 0](code, options, fn.tile_dim)
-        source = renderer.render_module()
-        return CudaModule(source, entry, renderer.shared_total())
-    renderer = _adjoint_renderer_class()(code, options) if adjoint else CudaRenderer(code, options)
-    return CudaModule(renderer.render_module(), entry)
-
-
-def render_cuda_adjoint(prog, name: str, debug: bool) -> str:
-    """The CUDA module source of one kernel specialisation's backward pass (the ``weft_bwd`` entry)."""
-    return render_cuda_module(prog, name, debug, adjoint=True).source
-
-
-@functools.cache
-def _tile_renderer_classes():
-    """Cooperative tile blocks (``weft.tiles.cuda``): one CUDA block of ``block_dim`` threads per weft block."""
-    from ..tiles.adjoint import TileAdjointRenderer
-    from ..tiles.cuda import CudaBlockRendering
-    from ..tiles.render import TileRenderer
-
-    def module(r, body: str, entry: str, name: str) -> str:
-        parts = [r.header(), '#include "tile_cuda.h"', r.render_structs(r.fn.params), r.shared_preamble(),
-                 "namespace {", r.render_args_struct(), _GRID_HELPERS, body, "}  // namespace",
-                 r.entry_source(entry, name)]
+    def render_module(self) -> str:
+        parts = [self.header(), self.render_structs(self.fn.params), "namespace {", self.render_args_struct(),
+                 _GRID_HELPERS, self.render_bwd_body(), "}  // namespace", self.render_bwd_entry()]
         return "\n".join(p for p in parts if p) + "\n"
-
-    class CudaTileRenderer(CudaBlockRendering, CudaMixin, TileRenderer):
-        def render_module(self) -> str:
-            return module(self, self.render_body("fwd_body", self.fn.body), FWD_ENTRY, "fwd_body")
-
-    class CudaTileAdjointRenderer(CudaBlockRendering, CudaMixin, TileAdjointRenderer):
-        def render_module(self) -> str:
-            return module(self, self.render_bwd_body(), BWD_ENTRY, "bwd_body")
-
-    return CudaTileRenderer, CudaTileAdjointRenderer
-
-
-def render_cuda(fn, name: str, debug: bool) -> str:
-    """The CUDA module source of one kernel specialisation (the forward entry)."""
-    return render_cuda_module(fn, name, debug, adjoint=False).source

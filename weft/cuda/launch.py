@@ -79,7 +79,7 @@ def cuda_program(spec, direction: Direction, adj=None) -> pipeline.Program:
     program = owner.programs.get(Target.CUDA)
     if program is None:
         code = spec.fn if direction is Direction.FORWARD else adj.prog
-        program = pipeline.compile(code, spec.kernel.__name__, spec.debug, Target.CUDA, direction)
+        program = pipeline.render_module(code, spec.kernel.__name__, spec.debug, Target.CUDA, direction)
         program = dataclasses.replace(program, source=program.source + layout_assert(spec))
         owner.programs[Target.CUDA] = program
     return program

@@ -20,6 +20,7 @@ cooperative), so argument order is defined once and no emitted text is edited.
 
 from __future__ import annotations
 
+from ..backend import cuda as cuda_backend
 from ..backend import rules
 from ..backend.names import Names
 from ..backend.rules import RuleTable
@@ -372,3 +373,24 @@ for _rule_name, _rule_fn in (
                                   _fft_adjoint_scratch)),
 ):
     CudaBlockRendering.adjoint_rules.add(rules.ops(_rule_name, "tile"), _rule_fn)
+
+
+def _cuda_tile_module(r, body: str, entry: str, name: str) -> str:
+    parts = [r.header(), '#include "tile_cuda.h"', r.render_structs(r.fn.params), r.shared_preamble(),
+             "namespace {", r.render_args_struct(), cuda_backend._GRID_HELPERS, body, "}  // namespace",
+             r.entry_source(entry, name)]
+    return "\n".join(p for p in parts if p) + "\n"
+
+
+class CudaTileRenderer(CudaBlockRendering, cuda_backend.CudaMixin, tile_render.TileRenderer):
+    """A tile kernel's forward pass as one cooperative CUDA block of ``block_dim`` threads per weft block."""
+
+    def render_module(self) -> str:
+        return _cuda_tile_module(self, self.render_body("fwd_body", self.fn.body), cuda_backend.FWD_ENTRY, "fwd_body")
+
+
+class CudaTileAdjointRenderer(CudaBlockRendering, cuda_backend.CudaMixin, TileAdjointRenderer):
+    """A tile kernel's backward pass as one cooperative CUDA block per weft block."""
+
+    def render_module(self) -> str:
+        return _cuda_tile_module(self, self.render_bwd_body(), cuda_backend.BWD_ENTRY, "bwd_body")
