@@ -340,12 +340,7 @@ def eval_fk(model, joint_q, joint_qd, mask, state) -> None:
             raise SimError(f"eval_fk: '{name}' must have {n} entries, got {None if arr is None else len(arr)}")
     if state.body_q is None or len(state.body_q) != model.body_count:
         raise SimError("eval_fk: 'state' does not belong to this model (body count differs)")
-    longest = getattr(model, "_longest_articulation", None)
-    if longest is None:
-        starts = model.articulation_start.numpy()
-        longest = int((starts[1:] - starts[:-1]).max()) if len(starts) > 1 else 0
-        model._longest_articulation = longest
-    if longest > MAX_ARTICULATION_JOINTS:
+    if model.articulation_max_joints > MAX_ARTICULATION_JOINTS:
         raise SimError(f"eval_fk: an articulation has more than {MAX_ARTICULATION_JOINTS} joints")
     mask_arr, use_mask = _mask_array(model, mask)
     wp.launch(eval_articulation_fk, dim=model.articulation_count,

@@ -236,7 +236,7 @@ class Model:
         self.gravity = np.array((0.0, -9.80665, 0.0))
         for name in ("particle_count", "body_count", "shape_count", "joint_count", "joint_axis_count", "tri_count",
                      "tet_count", "edge_count", "spring_count", "muscle_count", "articulation_count",
-                     "joint_dof_count", "joint_coord_count"):
+                     "joint_dof_count", "joint_coord_count", "articulation_max_joints"):
             setattr(self, name, 0)
 
     def state(self, requires_grad=None) -> State:

@@ -184,6 +184,8 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
     m.spring_count = len(b.spring_rest_length)
     m.muscle_count = len(b.muscle_start)
     m.articulation_count = len(b.articulation_start)
+    starts = list(b.articulation_start) + [len(b.joint_type)]
+    m.articulation_max_joints = max((e - s for s, e in itertools.pairwise(starts)), default=0)
 
     if n:
         m.allocate_soft_contacts(b.soft_contact_max, requires_grad=rg)

@@ -6,6 +6,7 @@ thickness offset is applied to static shapes too (Warp skips it, so a static sph
 point or segment)."""
 
 import weft as wp
+from weft.runtime.capture import active_capture
 
 from ..model import ModelShapeGeometry, ModelShapeMaterials
 
@@ -91,8 +92,6 @@ def eval_rigid_contact_forces(model, state, body_f, friction_smoothing: float = 
 def _contact_dim(model) -> int:
     """Threads for the contact force kernel: the live count where reading it is free (CPU, no graph capture),
     else the buffer size (threads past the count return at once)."""
-    from ...runtime.sync import active_capture
-
     cap = len(model.rigid_contact_shape0)
     if model.device.is_cpu and active_capture() is None:
         return max(min(int(model.rigid_contact_count.numpy()[0]), cap), 0)

@@ -10,10 +10,8 @@ Malformed files raise :class:`~weft.sim.SimError` naming the file and the offend
 from __future__ import annotations
 
 import math
-import os
 import re
 import warnings
-import xml.etree.ElementTree as ET
 
 import numpy as np
 
@@ -38,7 +36,7 @@ from ..model import (
     JOINT_UNIVERSAL,
     SimError,
 )
-from .urdf import _base_joint, _set_mass
+from ._common import XmlDoc, add_base_joint, set_body_mass
 
 _JOINT_TYPES = ("hinge", "slide", "ball", "free")
 _GEOM_TYPES = ("sphere", "box", "capsule", "cylinder", "plane")
@@ -46,20 +44,15 @@ _SQH = math.sqrt(0.5)
 _UP_ROTATION = {0: (0.0, 0.0, -_SQH, _SQH), 1: (0.0, 0.0, 0.0, 1.0), 2: (_SQH, 0.0, 0.0, -_SQH)}  # xyzw, to Y-up
 
 
-class _Doc:
-    """The parsed file, its compiler settings and resolved default classes, and the error helpers that name it."""
+class _Doc(XmlDoc):
+    """The parsed MJCF, its compiler settings and resolved default classes."""
+
+    who = "parse_mjcf"
+    root_tag = "mujoco"
+    file_arg = "mjcf_filename"
 
     def __init__(self, filename, scale: float):
-        self.filename = os.fspath(filename)
-        self.scale = float(scale)
-        try:
-            self.root = ET.parse(self.filename).getroot()
-        except FileNotFoundError as exc:
-            raise SimError(f"parse_mjcf: 'mjcf_filename' {self.filename!r} does not exist") from exc
-        except ET.ParseError as exc:
-            raise SimError(f"parse_mjcf: {self.filename}: not well-formed XML ({exc})") from exc
-        if self.root.tag != "mujoco":
-            raise SimError(f"parse_mjcf: {self.filename}: the root element is <{self.root.tag}>, not <mujoco>")
+        super().__init__(filename, scale)
         compiler = self.root.find("compiler")
         compiler = {} if compiler is None else compiler.attrib
         angle = compiler.get("angle", "degree")
@@ -82,11 +75,6 @@ class _Doc:
         self.classes[name] = resolved
         for child in node.findall("default"):
             self._read_default(child, resolved)
-
-    def error(self, element, message: str) -> SimError:
-        name = element.get("name")
-        where = f"<{element.tag} name={name!r}>" if name is not None else f"<{element.tag}>"
-        return SimError(f"parse_mjcf: {self.filename}: {where}: {message}")
 
     def attrib(self, element, childclass: str) -> dict:
         """``element``'s attributes over those of its default class (its ``class``, else the ``childclass``)."""
@@ -336,7 +324,7 @@ class _Importer:
         anchor = wp.transform(wp.vec3(*(pos + rot.apply(joint_pos))), _quat(rot))
         link = b.add_body(origin=wp.transform(wp.vec3(*pos), _quat(rot)), armature=armature, name=name)
         if free_tag and parent == -1 and (o["base_joint"] is not None or o["floating"] is not None):
-            _base_joint(doc, b, link, wp.transform(wp.vec3(*pos), _quat(rot)), bool(o["floating"]), o["base_joint"],
+            add_base_joint(b, link, wp.transform(wp.vec3(*pos), _quat(rot)), bool(o["floating"]), o["base_joint"],
                         "parse_mjcf")
         else:
             b.add_joint(kind, parent, link, linear, angular, name="_".join(names) or f"{name}_joint",
@@ -369,11 +357,11 @@ class _Importer:
                 raise doc.error(el, f"<inertial> is not positive definite (eigenvalues {np.linalg.eigvalsh(local)})")
             r = doc.rotation(a, inertial_el).as_matrix()
             com = doc.floats(a, inertial_el, "pos", [0.0, 0.0, 0.0], 3) * doc.scale
-            _set_mass(b, link, mass, com, r @ local @ r.T)
+            set_body_mass(b, link, mass, com, r @ local @ r.T)
         if b.body_mass[link] == 0.0 and o["ensure_nonstatic_links"]:
             m = float(o["static_link_mass"])
             side = 0.5 * doc.scale
-            _set_mass(b, link, m, b.body_com[link], np.eye(3) * (m * side * side / 6.0 + o["armature"]))
+            set_body_mass(b, link, m, b.body_com[link], np.eye(3) * (m * side * side / 6.0 + o["armature"]))
 
 
 def parse_mjcf(mjcf_filename, builder, xform=None, floating=False, base_joint=None, density=1000.0, stiffness=100.0,

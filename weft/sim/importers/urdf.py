@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import os
-import xml.etree.ElementTree as ET
 
 import numpy as np
 
@@ -17,30 +16,17 @@ import weft as wp
 
 from ..builder.joints import JointAxis
 from ..model import JOINT_MODE_FORCE, JOINT_MODE_TARGET_POSITION, Mesh, SimError
+from ._common import XmlDoc, add_base_joint, rotation_matrix, set_body_mass
 
 _JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
-_AXES = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0)}
 
 
-class _Doc:
-    """The parsed file and the error helpers that name it."""
+class _Doc(XmlDoc):
+    """The parsed URDF and its number helpers."""
 
-    def __init__(self, filename, scale: float):
-        self.filename = os.fspath(filename)
-        self.scale = float(scale)
-        try:
-            self.root = ET.parse(self.filename).getroot()
-        except FileNotFoundError as exc:
-            raise SimError(f"parse_urdf: 'urdf_filename' {self.filename!r} does not exist") from exc
-        except ET.ParseError as exc:
-            raise SimError(f"parse_urdf: {self.filename}: not well-formed XML ({exc})") from exc
-        if self.root.tag != "robot":
-            raise SimError(f"parse_urdf: {self.filename}: the root element is <{self.root.tag}>, not <robot>")
-
-    def error(self, element, message: str) -> SimError:
-        name = element.get("name")
-        where = f"<{element.tag} name={name!r}>" if name is not None else f"<{element.tag}>"
-        return SimError(f"parse_urdf: {self.filename}: {where}: {message}")
+    who = "parse_urdf"
+    root_tag = "robot"
+    file_arg = "urdf_filename"
 
     def floats(self, element, owner, attr: str, default: str, count: int) -> np.ndarray:
         text = element.get(attr) if element is not None else None
@@ -59,10 +45,6 @@ class _Doc:
         xyz = self.floats(origin, element, "xyz", "0 0 0", 3) * self.scale
         rpy = self.floats(origin, element, "rpy", "0 0 0", 3)
         return wp.transform(wp.vec3(*xyz), wp.quat_rpy(*rpy))
-
-
-def _rotation(q) -> np.ndarray:
-    return np.array(wp.quat_to_matrix(q), dtype=np.float64).reshape(3, 3)
 
 
 def _resolve_mesh(doc: _Doc, filename: str, package_dirs, owner) -> str:
@@ -169,17 +151,8 @@ def _inertial(doc: _Doc, link):
         raise doc.error(link, f"<inertia> is not positive definite (eigenvalues {np.linalg.eigvalsh(local)})")
     if mass == 0.0 and np.any(local):
         raise doc.error(link, "<inertial> has zero mass but a nonzero inertia")
-    rot = _rotation(frame.q)
+    rot = rotation_matrix(frame.q)
     return mass, np.array(frame.p, dtype=np.float64), rot @ local @ rot.T
-
-
-def _set_mass(builder, body: int, mass: float, com, inertia) -> None:
-    builder.body_mass[body] = float(mass)
-    builder.body_inv_mass[body] = 1.0 / mass if mass > 0.0 else 0.0
-    builder.body_com[body] = wp.vec3(*com)
-    builder.body_inertia[body] = wp.mat33(*np.asarray(inertia).reshape(-1))
-    inv = np.linalg.inv(inertia) if np.any(inertia) else np.zeros((3, 3))
-    builder.body_inv_inertia[body] = wp.mat33(*inv.reshape(-1))
 
 
 def _read_joints(doc: _Doc, links: dict, damping: float, lower_default: float, upper_default: float) -> list[dict]:
@@ -250,35 +223,6 @@ def _tree_order(doc: _Doc, links: dict, joints: list[dict]):
         lost = sorted({j["child"] for j in joints} - {j["child"] for j in order})
         raise doc.error(doc.root, f"the joints form a cycle through links {lost} (not reachable from {roots[0]!r})")
     return roots[0], order
-
-
-def _base_joint(doc, builder, root: int, xform, floating: bool, base_joint, who: str = "parse_urdf") -> None:
-    if base_joint is not None:
-        # the position applies before the base joint, the rotation after it, so the joint's axes stay unrotated
-        parent_xform = wp.transform(xform.p, wp.quat_identity())
-        child_xform = wp.transform(wp.vec3(0.0, 0.0, 0.0), wp.quat_inverse(xform.q))
-        if isinstance(base_joint, str):
-            linear, angular = [], []
-            for token in (t.strip().lower() for t in base_joint.split(",")):
-                if len(token) < 2 or token[0] not in "lpar" or token[-1] not in _AXES:
-                    raise SimError(f"{who}: 'base_joint' axis {token!r} is not one of px/py/pz (or lx..) "
-                                   f"and rx/ry/rz (or ax..)")
-                (linear if token[0] in "lp" else angular).append(JointAxis(_AXES[token[-1]]))
-            builder.add_joint_d6(parent=-1, child=root, linear_axes=linear, angular_axes=angular,
-                                 parent_xform=parent_xform, child_xform=child_xform, name="base_joint")
-        elif isinstance(base_joint, dict):
-            params = dict(base_joint, parent=-1, child=root, parent_xform=parent_xform, child_xform=child_xform,
-                          name="base_joint")
-            builder.add_joint(**params)
-        else:
-            raise SimError(f"{who}: 'base_joint' must be a string of axes such as 'px,py,rz' or a dict of "
-                           f"add_joint arguments, got {type(base_joint).__name__}")
-    elif floating:
-        joint = builder.add_joint_free(root, name="floating_base")
-        start = builder.joint_q_start[joint]
-        builder.joint_q[start:start + 7] = [*map(float, xform.p), *map(float, xform.q)]
-    else:
-        builder.add_joint_fixed(-1, root, parent_xform=xform, name="fixed_base")
 
 
 def _add_joint(doc: _Doc, builder, j: dict, parent: int, child: int, stiffness, armature, limit_ke, limit_kd) -> None:
@@ -385,15 +329,15 @@ def parse_urdf(urdf_filename, builder, xform=None, floating=False, base_joint=No
         show = force_show_colliders or parse_visuals_as_colliders or not visuals
         _add_shapes(doc, builder, body, colliders, density, show, True, contact, package_dirs)
         if inertial is not None and not ignore_inertial_definitions:
-            _set_mass(builder, body, *inertial)
+            set_body_mass(builder, body, *inertial)
         if builder.body_mass[body] == 0.0 and ensure_nonstatic_links:
             m = float(static_link_mass)
             side = 0.5 * doc.scale  # the inertia of a cube of this side, plus the armature
-            _set_mass(builder, body, m, builder.body_com[body], np.eye(3) * (m * side * side / 6.0 + armature))
+            set_body_mass(builder, body, m, builder.body_com[body], np.eye(3) * (m * side * side / 6.0 + armature))
     last_shape = builder.shape_count
     joints = _read_joints(doc, links, damping, joint_limit_lower, joint_limit_upper)
     root, order = _tree_order(doc, links, joints)
-    _base_joint(doc, builder, links[root], xform, floating, base_joint)
+    add_base_joint(builder, links[root], xform, floating, base_joint, "parse_urdf")
     for j in order:
         _add_joint(doc, builder, j, links[j["parent"]], links[j["child"]], stiffness, armature, limit_ke, limit_kd)
     for i in range(first_shape, last_shape):
