@@ -512,6 +512,11 @@ def t_mult(a: TF, b: TF):
 
 
 @wp.func
+def s_divq(s: f64, q: Q):
+    return s / q
+
+
+@wp.func
 def v_divs(v: V3, s: f64):
     return v / s
 
@@ -653,7 +658,8 @@ entry("vector", "mul",
       case("transform * transform", (TF, TF), TF, [transform(), transform()], t_mult))
 entry("vector", "div", case("vec3 / scalar", (V3, f64), V3, [normal(3), away_from_zero()], v_divs),
       case("mat33 / scalar", (M33, f64), M33, [normal(3, 3), away_from_zero()], m_divs),
-      case("scalar / vec3", (f64, V3), V3, [normal(), away_from_zero(3)], s_divv))
+      case("scalar / vec3", (f64, V3), V3, [normal(), away_from_zero(3)], s_divv),
+      case("scalar / quat", (f64, Q), Q, [normal(), away_from_zero(4)], s_divq))
 entry("vector", "dot", case("dot(vec3, vec3)", _VV, f64, [normal(3), normal(3)], v_dot))
 entry("vector", "cross", case("cross(vec3, vec3)", _VV, V3, [normal(3), normal(3)], v_cross),
       case("cross(vec2, vec2)", (V2, V2), f64, [normal(2), normal(2)], v_cross2))

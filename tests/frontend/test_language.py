@@ -813,3 +813,39 @@ def test_array_dtype_and_ndim_in_kernels():
         expected = x.copy()
         expected[0, 0] = 0.25 + 2 * x[0, 0]
         np.testing.assert_array_equal(out.numpy(), expected)
+
+
+@wp.kernel
+def component_slices_k(v: wp.array(dtype=wp.vec4d), m: wp.array(dtype=wp.mat33d), o2: wp.array(dtype=wp.vec2d),
+                       om: wp.array(dtype=wp.mat22d), ov: wp.array(dtype=wp.vec4d), n: wp.array(dtype=int)):
+    t = wp.tid()
+    a = v[t]
+    o2[t] = a[1:3] + a[::3] + m[t][1, 1:] + m[t][:2, 0]
+    om[t] = m[t][1:, :2]
+    b = a
+    b[1:3] = wp.vec2d(7.0, 8.0) * a[0]
+    b[-1] = a[-2] * 2.0
+    ov[t] = b
+    mm = m[t]
+    n[t] = wp.static(len(a)) * 10 + wp.static(len(mm))
+
+
+def test_vector_and_matrix_slices_negative_indices_and_static_len():
+    rng = np.random.default_rng(8)
+    V, M = rng.normal(size=(2, 4)), rng.normal(size=(2, 3, 3))
+    v = wp.array(V, dtype=wp.vec4d, requires_grad=True)
+    m = wp.array(M, dtype=wp.mat33d, requires_grad=True)
+    outs = [wp.zeros(2, dtype=d, requires_grad=True) for d in (wp.vec2d, wp.mat22d, wp.vec4d)]
+    n = wp.zeros(2, dtype=int)
+    with wp.Tape() as tape:
+        wp.launch(component_slices_k, dim=2, inputs=[v, m, *outs, n])
+    o2, om, ov = (x.numpy() for x in outs)
+    np.testing.assert_allclose(o2, V[:, 1:3] + V[:, ::3] + M[:, 1, 1:] + M[:, :2, 0], rtol=1e-15)
+    np.testing.assert_array_equal(om, M[:, 1:, :2])
+    b = V.copy()
+    b[:, 1:3] = np.array([7.0, 8.0]) * V[:, :1]
+    b[:, -1] = V[:, -2] * 2.0
+    np.testing.assert_allclose(ov, b, rtol=1e-15)
+    np.testing.assert_array_equal(n.numpy(), [43, 43])
+    tape.backward(grads={outs[2]: wp.array(np.ones((2, 4)), dtype=wp.vec4d)})  # d sum(ov) / dv
+    np.testing.assert_allclose(v.grad.numpy(), np.tile([1.0 + 15.0, 0.0, 2.0, 0.0], (2, 1)))

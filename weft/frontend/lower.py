@@ -368,12 +368,16 @@ class Lowerer:
                 val = self.operand(value, target, want=base.type.dtype)
                 self.op("store", [base, *idx, val], node=target)
                 return
+            if isinstance(base, (Var, Const)) and isinstance(base.type, (T.VectorType, T.MatrixType)) \
+                    and _has_slice(target.slice):
+                self.store(target.value, self.component_slice_store(base, target.slice, value, target))
+                return
             idx = self.indices(target.slice)
             if isinstance(base, (Var, Const)) and isinstance(base.type, (T.VectorType, T.MatrixType)):
                 want = base.type.scalar if len(idx) == 2 or isinstance(base.type, T.VectorType) else None
                 if want is not None:
                     value = self.operand(value, target, want=want)
-                self.check_components(base.type, idx, target)
+                idx = self.check_components(base.type, idx, target)
             new = self.op("insert", [base, *idx, value], node=target)
             self.store(target.value, new)
         elif isinstance(target, ast.Attribute):
@@ -624,15 +628,17 @@ class Lowerer:
         if not isinstance(base, (Var, Const)):
             # generic annotations such as wp.array[float] evaluated statically
             return self.eval_static(node)
-        idx = self.indices(node.slice)
         t = base.type
+        if isinstance(t, (T.VectorType, T.MatrixType)) and _has_slice(node.slice):
+            return self.component_slice(base, node.slice, node)
+        idx = self.indices(node.slice)
         if isinstance(t, T.ArrayType):
             if len(idx) > t.ndim:
                 raise self.error(f"too many indices for a {t.ndim}-D array ({len(idx)})", node)
             if len(idx) < t.ndim:
                 return self.op("view", [base, *idx], node=node)
             return self.op("load", [base, *idx], node=node)
-        self.check_components(t, idx, node)
+        idx = self.check_components(t, idx, node)
         return self.op("extract", [base, *idx], node=node)
 
     def check_components(self, t: T.Type, idx: list, node) -> None:
@@ -643,9 +649,82 @@ class Lowerer:
             extents = [t.rows, t.cols]
         else:
             return
-        for i, n in zip(idx, extents):
-            if isinstance(i, Const) and isinstance(i.value, int) and not 0 <= i.value < n:
-                raise self.error(f"index {i.value} is out of range for a {t} (valid 0..{n - 1})", node)
+        out = list(idx)
+        for k, (i, n) in enumerate(zip(idx, extents)):
+            if isinstance(i, Const) and isinstance(i.value, int):
+                if not -n <= i.value < n:
+                    raise self.error(f"index {i.value} is out of range for a {t} (valid {-n}..{n - 1})", node)
+                if i.value < 0:  # Python's negative indices count from the end
+                    out[k] = Const(i.value + n, i.type)
+        return out
+
+    def component_slice(self, base, slice_node, node):
+        """``v[a:b:c]``, ``m[1:3]``, ``m[i, a:b]``, ``m[a:b, c:d]`` with compile-time bounds: a new vector / matrix."""
+        t = base.type
+        sel = self.component_selection(t, slice_node, node)
+        rows = sel[0]
+        if isinstance(t, T.VectorType):
+            parts = [self.op("extract", [base, Const(i, T.INT32)], node=node) for i in rows]
+            return self.op("construct", parts, attrs=(T.VectorType(len(parts), t.scalar),), node=node)
+        cols = sel[1] if len(sel) > 1 else list(range(t.cols))
+        if isinstance(rows, Const) or isinstance(cols, Const):  # one row or one column: a vector
+            fixed_row = isinstance(rows, Const)
+            picks = [(rows, Const(c, T.INT32)) for c in cols] if fixed_row else [(Const(r, T.INT32), cols) for r in rows]
+            parts = [self.op("extract", [base, r, c], node=node) for r, c in picks]
+            return self.op("construct", parts, attrs=(T.VectorType(len(parts), t.scalar),), node=node)
+        parts = [self.op("extract", [base, Const(r, T.INT32), Const(c, T.INT32)], node=node) for r in rows for c in cols]
+        return self.op("construct", parts, attrs=(T.MatrixType(len(rows), len(cols), t.scalar),), node=node)
+
+    def component_slice_store(self, base, slice_node, value, node):
+        """``v[a:b] = w``, ``m[i, a:b] = w``, ``m[a:b, c:d] = n``: the base with those components replaced."""
+        t = base.type
+        sel = self.component_selection(t, slice_node, node)
+        if isinstance(t, T.VectorType):
+            cells = [(Const(i, T.INT32),) for i in sel[0]]
+        else:
+            rows, cols = sel[0], (sel[1] if len(sel) > 1 else list(range(t.cols)))
+            rows = [rows] if isinstance(rows, Const) else [Const(r, T.INT32) for r in rows]
+            cols = [cols] if isinstance(cols, Const) else [Const(c, T.INT32) for c in cols]
+            cells = [(r, c) for r in rows for c in cols]
+        v = self.operand(value, node)
+        n_values = T.scalar_of(v.type) is not None and not isinstance(v.type, T.ScalarType)
+        if isinstance(v.type, T.ScalarType) or not n_values:
+            values = [self.operand(value, node, want=t.scalar)] * len(cells)
+        else:
+            if isinstance(v.type, T.MatrixType):
+                flat = [(Const(r, T.INT32), Const(c, T.INT32)) for r in range(v.type.rows) for c in range(v.type.cols)]
+            else:
+                flat = [(Const(i, T.INT32),) for i in range(v.type.length)]
+            if len(flat) != len(cells) or v.type.scalar != t.scalar:
+                raise self.error(f"cannot assign a {v.type} to {len(cells)} components of a {t}", node)
+            values = [self.op("extract", [v, *f], node=node) for f in flat]
+        new = base
+        for cell, x in zip(cells, values):
+            new = self.op("insert", [new, *cell, x], node=node)
+        return new
+
+    def component_selection(self, t, slice_node, node) -> list:
+        """Per axis: a list of component indices (a slice, bounds known when compiling) or one constant index."""
+        extents = [t.length] if isinstance(t, T.VectorType) else [t.rows, t.cols]
+        parts = slice_node.elts if isinstance(slice_node, ast.Tuple) else [slice_node]
+        if len(parts) > len(extents):
+            raise self.error(f"too many indices for a {t}", node)
+        out = []
+        for p, n in zip(parts, extents):
+            if isinstance(p, ast.Slice):
+                bounds = [None if b is None else self.eval_static(b) for b in (p.lower, p.upper, p.step)]
+                if any(b is not None and not isinstance(b, int) for b in bounds):
+                    raise self.error("slice bounds of a vector or matrix must be integers known when compiling", p)
+                picked = list(range(n))[slice(*bounds)]
+                if not picked:
+                    raise self.error(f"the slice selects no component of a {t}", p)
+                out.append(picked)
+            else:
+                (i,) = self.check_components(T.VectorType(n, T.FLOAT32), self.indices(p), p)
+                if not isinstance(i, Const):
+                    raise self.error("a slice of a matrix takes a constant row or column index", p)
+                out.append(i)
+        return out
 
     def indices(self, slice_node) -> list:
         if isinstance(slice_node, ast.Slice):
@@ -813,6 +892,8 @@ class Lowerer:
                 env[k] = v.value
             elif isinstance(v, Var) and isinstance(v.type, T.ArrayType):
                 env[k] = _StaticArrayFacts(v.type)  # an array's dtype and ndim are known when compiling
+            elif isinstance(v, (Var, Const)) and isinstance(v.type, (T.VectorType, T.MatrixType)):
+                env[k] = _StaticLength(v.type)  # so is len() of a vector or matrix
             elif not isinstance(v, (Var, Const, tuple)):
                 env[k] = v
         expr = ast.Expression(body=node)
@@ -848,6 +929,11 @@ class Lowerer:
 
 
 # ---------------------------------------------------------------------- helpers
+def _has_slice(slice_node) -> bool:
+    parts = slice_node.elts if isinstance(slice_node, ast.Tuple) else [slice_node]
+    return any(isinstance(p, ast.Slice) for p in parts)
+
+
 class _StaticArrayFacts:
     """What compile-time expressions may read of an array argument: its dtype (as a weft type) and ndim."""
 
@@ -857,6 +943,16 @@ class _StaticArrayFacts:
             self.dtype = class_for(t.dtype)
         except (KeyError, TypeError):  # struct and generic element types have no host class here
             pass
+
+
+class _StaticLength:
+    """A vector or matrix value in a compile-time expression: only its length (``wp.static(len(v))``)."""
+
+    def __init__(self, t):
+        self.n = t.length if isinstance(t, T.VectorType) else t.rows
+
+    def __len__(self) -> int:
+        return self.n
 
 
 def _static_truth(value):

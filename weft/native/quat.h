@@ -128,6 +128,20 @@ WEFT_FN void adj_div(const quat_t<T>& a, typename detail::id_<T>::type s, quat_t
     adj_s -= (a.x * adj_ret.x + a.y * adj_ret.y + a.z * adj_ret.z + a.w * adj_ret.w) / (s * s);
 }
 
+// s / q: component-wise, as Warp's div(Scalar, Quaternion)
+template <typename T>
+WEFT_FN quat_t<T> div(typename detail::id_<T>::type s, const quat_t<T>& a) {
+    return quat_t<T>(s / a.x, s / a.y, s / a.z, s / a.w);
+}
+template <typename T>
+WEFT_FN void adj_div(typename detail::id_<T>::type s, const quat_t<T>& a, T& adj_s, quat_t<T>& adj_a,
+                     const quat_t<T>& adj_ret) {
+    for (int i = 0; i < 4; ++i) {
+        adj_s += adj_ret[i] / a[i];
+        adj_a[i] -= adj_ret[i] * s / (a[i] * a[i]);
+    }
+}
+
 template <typename T>
 WEFT_FN T dot(const quat_t<T>& a, const quat_t<T>& b) { return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w; }
 template <typename T>
