@@ -16,6 +16,9 @@ example_fft_poisson_navier_stokes_2d.py, one step at 512^2: 8 kernels, 3 with ti
 (examples/fluids/optimal_perturbation.py at N = 32, 2 steps, one optimisation iteration: forward and adjoint
 kernels; weft only when Warp cannot run it). Warp runs through ``--warp-python`` (default /opt/warp119/bin/python).
 
+Python's bytecode cache is on for every measured process (a directory of the run, warmed first), whatever
+PYTHONDONTWRITEBYTECODE says: as after an install, neither framework compiles its own Python modules.
+
 Columns: ``wall`` (s, the minimum over ``--repeat`` runs) and ``cpu`` (user + sys of the process and the compiler
 processes it waited for, s, minimum). On a shared machine wall time depends on the load (printed); CPU time does
 not, and wall time on an idle machine is bounded below by cpu / cores. The ``one`` rows also give the first launch of
@@ -122,8 +125,29 @@ class Result:
     error: str = ""
 
 
+_PYCACHE: Path | None = None  # bytecode cache of the measured processes (see _child_env)
+
+
+def _child_env(**extra) -> dict:
+    """The measured processes' environment: Python's bytecode cache on for both frameworks (in a directory of the
+    run, warmed before measuring), as after any install. With PYTHONDONTWRITEBYTECODE set (as on some CI and shared
+    machines) weft, run from its source tree, would compile its ~120 modules in every process (about 0.13 CPU s),
+    while Warp's installed package ships its bytecode."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), **extra)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if _PYCACHE is not None:
+        env["PYTHONPYCACHEPREFIX"] = str(_PYCACHE)
+    return env
+
+
+def warm_bytecode(python: str, framework: str) -> None:
+    """Import the framework once so the measured runs find its bytecode."""
+    subprocess.run([python, "-c", f"import {framework}"], env=_child_env(), check=False, capture_output=True,
+                   timeout=600)
+
+
 def run(framework: str, python: str, mode: str, script: Path, args, cache: Path) -> Result:
-    env = dict(os.environ, WEFT_CACHE_DIR=str(cache), WARP_CACHE_PATH=str(cache), PYTHONPATH=str(REPO))
+    env = _child_env(WEFT_CACHE_DIR=str(cache), WARP_CACHE_PATH=str(cache))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run([python, str(DRIVER), framework, mode, str(script), *args], capture_output=True, text=True,
@@ -187,7 +211,7 @@ def _wait_for_pch(python: str, cache: Path) -> None:
     """Build weft's precompiled header in ``cache`` (a cold run starts it in the background)."""
     code = ("from weft.toolchain.build import wait_for_pch; from weft.pipeline import cpu_options; "
             "wait_for_pch(cpu_options(False), 300)")
-    env = dict(os.environ, WEFT_CACHE_DIR=str(cache), PYTHONPATH=str(REPO))
+    env = _child_env(WEFT_CACHE_DIR=str(cache))
     for _ in range(600):
         if any(cache.glob("pch/*/weft.h.gch")):
             return
@@ -215,6 +239,11 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} cores; load average before: {load()}; repeat {args.repeat} (minimum shown)")
     out = {}
     root = Path(tempfile.mkdtemp(prefix="weft-bench-compile-"))
+    global _PYCACHE
+    _PYCACHE = root / "pycache"
+    warm_bytecode(sys.executable, "weft")
+    if have_warp:
+        warm_bytecode(args.warp_python, "warp")
     try:
         for name in args.programs:
             prog = progs[name]
