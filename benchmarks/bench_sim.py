@@ -1,4 +1,4 @@
-"""weft.sim vs warp.sim 1.7.2 on the CPU: the seed's elastic sphere, a cloth drape and a granular box.
+"""weft.sim vs warp.sim 1.7.2 on the CPU: the seed's elastic sphere, a cloth drape, a granular box and a rigid pile.
 
 For each scene and framework: ms per frame of the forward simulation (wall and process CPU time), the forward +
 backward time of a taped rollout over ``--grad-frames`` frames relative to the same forward, the peak resident memory
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SCENES = ("sphere", "cloth", "granular")
+SCENES = ("sphere", "cloth", "granular", "rigid")
 
 
 # ------------------------------------------------------------------------------------------------ worker side
@@ -48,6 +48,8 @@ def _build(wp, scene: str, requires_grad: bool):
         return scenes.ElasticSphere().build(wp, requires_grad=requires_grad), scenes.SceneConfig()
     if scene == "cloth":
         return scenes.build_cloth_drape(wp, requires_grad=requires_grad), scenes.SceneConfig(substeps=16)
+    if scene == "rigid":
+        return scenes.build_rigid_pile(wp, n=3, requires_grad=requires_grad), scenes.SceneConfig(substeps=20)
     return scenes.build_granular(wp, n=10), scenes.SceneConfig(substeps=16)
 
 

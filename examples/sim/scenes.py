@@ -132,3 +132,27 @@ def build_granular(wp, n: int = 8, device="cpu"):
     model.soft_contact_kd = 1.0e1
     model.soft_contact_kf = 10.0
     return model
+
+
+def build_rigid_pile(wp, n: int = 3, device="cpu", requires_grad: bool = False):
+    """n x n columns of three rigid bodies each (a box, a sphere, a capsule, rotated) dropped onto the ground and onto
+    each other: rigid shape-shape and shape-ground contacts with friction; 60 fps x 20 substeps."""
+    builder = wp.sim.ModelBuilder()
+    rng = np.random.default_rng(42)
+    spacing = 0.6
+    for i in range(n):
+        for j in range(n):
+            x, z = (i - 0.5 * (n - 1)) * spacing, (j - 0.5 * (n - 1)) * spacing
+            for level in range(3):
+                axis = rng.normal(size=3)
+                axis /= np.linalg.norm(axis)
+                rot = wp.quat_from_axis_angle(wp.vec3(*axis), float(rng.uniform(0.0, np.pi)))
+                body = builder.add_body(origin=wp.transform(wp.vec3(x, 0.3 + 0.45 * level, z), rot))
+                kind = (i + j + level) % 3
+                if kind == 0:
+                    builder.add_shape_box(body, hx=0.15, hy=0.1, hz=0.12, density=500.0)
+                elif kind == 1:
+                    builder.add_shape_sphere(body, radius=0.12, density=500.0)
+                else:
+                    builder.add_shape_capsule(body, radius=0.08, half_height=0.12, density=500.0)
+    return builder.finalize(device=device, requires_grad=requires_grad)

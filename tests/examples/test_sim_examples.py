@@ -60,6 +60,7 @@ def test_soft_body_throw_smoke(tmp_path):
     ("granular_box", ["--n", "3", "--substeps", "2"]),
     ("granular_box", ["--n", "3", "--substeps", "2", "--integrator", "xpbd"]),
     ("soft_body_twist", ["--cells", "3", "--substeps", "4"]),
+    ("rigid_contact", ["--n", "1", "--substeps", "4"]),
     ("soft_body_twist", ["--cells", "3", "--substeps", "8", "--integrator", "xpbd"]),
 ])
 def test_deformable_examples_smoke(tmp_path, script, args):
