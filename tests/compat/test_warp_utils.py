@@ -104,6 +104,11 @@ def test_host_value_types_like_warp():
     np.testing.assert_array_equal(np.array(v), [1.0, 2.0, 3.0])
     v[0:2] = wp.vec2(7.0, 8.0)
     assert v == (7.0, 8.0, 3.0)
+    # NumPy scalars combine like Python numbers (wp.float32(2) is a numpy.float32); arrays stay arrays
+    q = wp.quat(2.0, 4.0, 6.0, 8.0)
+    assert type(wp.float32(2) * q) is wp.quat and wp.float32(24) / q == (12.0, 6.0, 4.0, 3.0)
+    assert type(np.float64(1.0) + v) is wp.vec3 and type(wp.float32(2) * wp.mat22(1, 2, 3, 4)) is wp.mat22
+    assert type(np.ones(3) * v) is np.ndarray
 
 
 def test_examples_asset_directory(tmp_path, monkeypatch):

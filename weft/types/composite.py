@@ -23,6 +23,24 @@ def _scalar_cls(dtype) -> type:
     return scalar_class(dtype)
 
 
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """NumPy scalars meet value types as Python numbers do (``np.float32(2) * q`` is a quaternion, as in Warp); every
+    other ufunc call computes on the plain component arrays (``ndarray * v`` stays an ndarray)."""
+    reflected = _REFLECTED.get(ufunc)
+    if method == "__call__" and not kwargs and reflected is not None and len(inputs) == 2 \
+            and inputs[1] is self and isinstance(inputs[0], np.generic):
+        return getattr(self, reflected)(inputs[0])
+    if method == "__call__" and not kwargs and reflected is not None and len(inputs) == 2 \
+            and inputs[0] is self and isinstance(inputs[1], np.generic):
+        return getattr(self, "__" + reflected[3:])(inputs[1])
+    plain = [x._a if isinstance(x, (VectorBase, MatrixBase)) else x for x in inputs]
+    return getattr(ufunc, method)(*plain, **kwargs)
+
+
+_REFLECTED = {np.multiply: "__rmul__", np.true_divide: "__rtruediv__", np.add: "__radd__",
+              np.subtract: "__rsub__"}
+
+
 class VectorBase:
     """Base of all ``wp.vector`` classes."""
 
@@ -111,6 +129,7 @@ class VectorBase:
         return eq if eq is NotImplemented else not eq
 
     __hash__ = None
+    __array_ufunc__ = _array_ufunc
 
     # arithmetic: component-wise, with scalars broadcast
     def _other(self, other):
@@ -247,6 +266,7 @@ class MatrixBase:
             return NotImplemented
 
     __hash__ = None
+    __array_ufunc__ = _array_ufunc
 
     def __add__(self, o):
         if isinstance(o, MatrixBase) and o._shape_ == self._shape_:
