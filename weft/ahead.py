@@ -22,6 +22,8 @@ import sys
 import threading
 
 from . import config
+from .pipeline import cpu_options
+from .toolchain.build import compiling_ahead, pch_include_dir
 
 _lock = threading.Lock()
 _started_modules: set[str] = set()
@@ -58,7 +60,6 @@ def module_cold(kernel) -> None:
             todo.append(value)
     if not todo:
         return
-    from .toolchain.build import pch_include_dir
 
     try:  # the precompiled header, needed by every compile after the first, starts building now
         pch_include_dir(_options())
@@ -70,8 +71,6 @@ def module_cold(kernel) -> None:
 
 
 def _options():
-    from .pipeline import cpu_options
-
     return cpu_options(config.mode == "debug")
 
 
@@ -87,8 +86,6 @@ def _start_workers() -> None:
 
 
 def _work() -> None:
-    from .toolchain.build import compiling_ahead
-
     while not _stopping.is_set():
         try:
             k, mode = _queue.get(timeout=0.5)

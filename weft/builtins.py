@@ -10,6 +10,7 @@ import numpy as np
 
 from .errors import Error
 from .ops import registry
+from .types.composite import matrix, quaternion, transformation, vector
 
 
 class Builtin:
@@ -92,20 +93,14 @@ def expect_near(a, b, tolerance=1e-6):
 expect_near._wp_kernel_builtin_ = "expect_near"
 
 def _host_identity(n: int, dtype=float):
-    from .types.composite import matrix
-
     return matrix(shape=(n, n), dtype=dtype)(*np.eye(n).ravel())
 
 
 def _host_quat_identity(dtype=float):
-    from .types.composite import quaternion
-
     return quaternion(dtype=dtype)(0.0, 0.0, 0.0, 1.0)
 
 
 def _host_transform_identity(dtype=float):
-    from .types.composite import transformation, vector
-
     return transformation(dtype=dtype)(vector(3, dtype)(0.0, 0.0, 0.0), _host_quat_identity(dtype))
 
 

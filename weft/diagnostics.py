@@ -18,6 +18,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .cuda import driver
+from .errors import CacheError, ToolchainError
+from .runtime.device import get_cuda_devices
+from .toolchain import cache, nvrtc
+from .toolchain.compiler import find_compiler
+from .toolchain.options import CpuOptions
+
 
 class Status(enum.Enum):
     OK = "ok"
@@ -72,9 +79,6 @@ def _size(path: Path) -> tuple[int, int]:
 
 def _compiler_items() -> list[Item]:
     from . import config
-    from .errors import ToolchainError
-    from .toolchain.compiler import find_compiler
-    from .toolchain.options import CpuOptions
 
     try:
         cc = find_compiler()
@@ -129,8 +133,6 @@ def _openmp_item(cc: str, flags: list[str], omp_macro: str) -> Item:
 
 def _cache_items() -> list[Item]:
     from . import config
-    from .errors import CacheError
-    from .toolchain import cache
 
     path = config.cache_dir()
     if not path.exists():
@@ -146,7 +148,6 @@ def _cache_items() -> list[Item]:
 def _cuda_items() -> list[Item]:
     items = []
     try:
-        from .toolchain import nvrtc
 
         major, minor = nvrtc.version()
         archs = nvrtc.supported_archs()
@@ -154,8 +155,6 @@ def _cuda_items() -> list[Item]:
     except Exception as exc:  # noqa: BLE001 - any failure to load NVRTC is reported, never raised
         items.append(Item("NVRTC", f"not available: {_first_line(exc)}", Status.MISSING))
     try:
-        from .cuda import driver
-        from .runtime.device import get_cuda_devices
 
         version = driver.driver_version()
         if not version:

@@ -14,6 +14,7 @@ from .ir import types as T
 from .ir.builder import Builder
 from .ir.nodes import Call, Const, Function, Var, VarKind
 from .ir.verify import verify
+from .ops import registry
 from .types.composite import class_for
 from .types.dtypes import to_host_value
 from .types.mapping import type_of_value
@@ -75,7 +76,6 @@ def _make_kernel(op, arg_types, result_type):
     out_t = T.ArrayType(result_type, 1)
     out = Var(out_t, "out", VarKind.PARAM)
     (res,) = b.let(Call(op), tuple(params), (result_type,))
-    from .ops import registry
 
     store = registry.resolve("store", (out_t, T.INT32, result_type))[0]
     b.let(Call(store), (out, Const(0, T.INT32), res), ())

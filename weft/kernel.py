@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from . import ahead, config, pipeline, speccache
 from .errors import CacheError, CompileError, LaunchError
+from .frontend.func import make_func
 from .frontend.source import FunctionSource, capture
 from .ir import types as T
 from .ir.access import array_access as _array_access
@@ -494,7 +495,6 @@ def overload(kernel_or_func, arg_types=None):
     if isinstance(kernel_or_func, Kernel):
         return kernel_or_func.add_overload(arg_types)
     # used as a decorator on a func with concrete annotations: an extra overload of a generic func
-    from .frontend.func import make_func
 
     return make_func(kernel_or_func)
 

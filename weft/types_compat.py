@@ -6,6 +6,7 @@ import numpy as np
 
 from .ir import types as T
 from .runtime.array import array, array1d, array2d, array3d, array4d
+from .runtime.indexed import indexedarray
 from .types.aliases import NAMED_TYPES as _NAMED
 from .types.composite import (
     MatrixBase,
@@ -227,7 +228,6 @@ def is_struct(v) -> bool:
 
 def is_array(v) -> bool:
     """True for weft arrays (``wp.array``, ``wp.indexedarray``)."""
-    from .runtime.indexed import indexedarray
 
     return isinstance(v, (array, indexedarray)) and not getattr(v, "_annotation", False)
 

@@ -10,6 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import Error
+from .frontend.func import make_func
+from .module import get_module
+from .runtime.array import array
+from .runtime.copy import copy
 
 __all__ = [
     "array_cast",
@@ -32,8 +36,6 @@ def _flat(a) -> np.ndarray:
 
 def _store(dst, values: np.ndarray, count: int | None = None) -> None:
     """Write ``values`` (leading axis = elements) into the first ``count`` elements of ``dst``."""
-    from .runtime.array import array
-    from .runtime.copy import copy
 
     values = np.asarray(values)
     n = values.shape[0] if count is None else count
@@ -165,7 +167,6 @@ def _reduce(name, a, b, out, count, axis):
             x = x.sum(axis=comp_axes)
     result = x.sum(axis=axis)
     if out is None:
-        from .runtime.array import array
 
         out_dtype = a.dtype if b is None else _scalar_dtype(a)
         return array(np.ascontiguousarray(result), dtype=out_dtype, device=a.device)
@@ -211,8 +212,6 @@ def array_cast(in_array, out_array, count: int | None = None) -> None:
 
 def create_warp_function(func):
     """Turn a Python function into a ``wp.func`` (returns it with its module, as Warp does)."""
-    from .frontend.func import make_func
-    from .module import get_module
 
     f = make_func(func)
     return f, get_module(func.__module__)

@@ -9,8 +9,10 @@ input ``x``.
 from __future__ import annotations
 
 from ..errors import CompileError
+from ..frontend.calls import inline_plain
 from ..frontend.func import Func
-from ..ir.nodes import Const, CustomCall, Var
+from ..ir.nodes import Call, Const, CustomCall, Let, Var
+from ..ops import registry
 from ..typing.resolve import Weak
 
 
@@ -74,8 +76,6 @@ def func_native(*args, **kwargs):
 
 def lower_custom_call(lw, func: Func, bound: dict, node):
     """Lower a call of ``func`` (which has a custom gradient and/or replay) to a CustomCall statement."""
-    from ..frontend.calls import inline_plain
-
     inputs = tuple(lw.operand(v, node) if isinstance(v, (Var, Const, Weak)) or _is_number(v) else v
                    for v in bound.values())
     bound = dict(zip(bound.keys(), inputs))
@@ -108,9 +108,6 @@ def lower_custom_call(lw, func: Func, bound: dict, node):
 
 def _define(lw, out: Var, value) -> None:
     """Define the existing SSA ``out`` (the replay block re-defines the primal's results)."""
-    from ..ir.nodes import Call, Let
-    from ..ops import registry
-
     opr, _ = registry.resolve("copy", (value.type,))
     lw.b.emit(Let((out,), Call(opr), (value,), lw.b.loc))
 

@@ -9,7 +9,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir import types as T
-from ..ir.nodes import Break, Const, Continue, For, Function, If, Return, Stmt, Var, VarKind, While, walk
+from ..ir.nodes import (
+    Assign,
+    Break,
+    Call,
+    Const,
+    Continue,
+    For,
+    Function,
+    If,
+    Let,
+    Return,
+    Stmt,
+    Var,
+    VarKind,
+    While,
+    walk,
+)
+from ..ops import registry
 from .util import FALSE, TRUE, assign, flag, op, read
 
 
@@ -138,16 +155,11 @@ class JumpLowering:
 
 
 def _assign(dst, src):
-    from ..ir.nodes import Assign
-
     return Assign(dst, src, None)
 
 
 def _copy_into(ssa_var: Var, mutable: Var):
     """Define the loop's SSA index variable from the mutable counter at the top of each iteration."""
-    from ..ir.nodes import Call, Let
-    from ..ops import registry
-
     opr, _ = registry.resolve("copy", (mutable.type,))
     return Let((ssa_var,), Call(opr), (mutable,), None)
 

@@ -9,8 +9,11 @@ import numpy as np
 
 from ..ir import types as T
 from ..ir.nodes import Const, If, Var, VarKind
+from ..ops import registry
 from ..ops.noise import SIGNATURES
 from ..ops.random import STATEFUL
+from ..types import composite
+from ..types.composite import class_for
 from ..types.mapping import to_ir
 from ..typing.resolve import Weak
 from .analysis import binding_analysis, only_tail_return
@@ -53,7 +56,6 @@ def lower_call(lw, node: ast.Call):
 
 def _factories() -> dict:
     from .. import mathfuncs
-    from ..types import composite
 
     return {composite.vector: _vector_factory, composite.matrix: _matrix_factory, mathfuncs.len: _py_len,
             composite.quaternion: _flavored_factory("quaternion", 4, T.VecFlavor.QUAT),
@@ -80,8 +82,6 @@ def _name_of(obj) -> str:
 
 
 def _builtin(lw, name: str, args, kwargs, node):
-    from ..ops import registry
-
     if not registry.has(name):
         raise lw.error(f"wp.{name} is not available in kernel code", node)
     attrs = ()
@@ -459,8 +459,6 @@ def _scalar_of_args(lw, args, dtype, node) -> T.ScalarType:
 
 def _py_type(lw, args, kwargs, node):
     """``type(x)``: the value type of ``x`` as a constructor (``type(a)(0.5)`` converts to ``a``'s type)."""
-    from ..types.composite import class_for
-
     if len(args) != 1 or kwargs:
         raise lw.error("type() takes one argument in kernel code", node)
     v = lw.operand(args[0], node)

@@ -19,6 +19,7 @@ from ..errors import CompileError, SourceLoc
 from ..ir import types as T
 from ..ir.builder import Builder
 from ..ir.nodes import Break, Call, Const, Continue, For, Function, If, Return, Var, VarKind, While
+from ..ops import registry
 from ..types.composite import class_for
 from ..types.mapping import to_ir
 from ..typing.resolve import Weak, describe, resolve
@@ -1067,7 +1068,6 @@ def _overload_hint(name: str, arg_types) -> str:
         return "weft never converts types implicitly; cast one side, e.g. wp.float32(x) or float(i)"
     if name == "mul" and all(isinstance(t, T.VectorType) for t in arg_types):
         return "use wp.dot(a, b) or wp.cw_mul(a, b) for vector products"
-    from ..ops import registry
 
     if not registry.has(name):
         return ""

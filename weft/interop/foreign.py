@@ -8,6 +8,7 @@ import sys
 import numpy as np
 
 from ..ir import types as T
+from ..runtime.array import array
 from ..types.dtypes import np_layout
 
 
@@ -27,7 +28,6 @@ def as_weft_array(obj, t: T.ArrayType | None = None):
     Raises:
         TypeError: ``obj`` is not an array, or its element type does not match.
     """
-    from ..runtime.array import array
 
     if isinstance(obj, array):
         return obj

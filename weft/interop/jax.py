@@ -13,9 +13,11 @@ import functools
 
 import numpy as np
 
+from ..ir import types as T
 from ..runtime.array import array as _WeftArray
 from ..runtime.tape import Tape
 from ..types.dtypes import np_layout, resolve_dtype
+from ..types.mapping import scalar_class
 from .dlpack import from_dlpack
 from .foreign import as_weft_array
 from .kernel_fn import kernel_runner, param_dtypes
@@ -44,7 +46,6 @@ def dtype_to_jax(dtype):
 
 def dtype_from_jax(jax_dtype):
     """The weft scalar type of a JAX dtype."""
-    from ..types.mapping import scalar_class
 
     return scalar_class(np.dtype(jax_dtype).type)
 
@@ -164,8 +165,6 @@ class JaxOp:
 
 
 def _hint(ir, ndim):
-    from ..ir import types as T
-
     if ir is None:
         return None
     return T.ArrayType(ir, 1)

@@ -7,6 +7,8 @@ import inspect
 from ..ir import types as T
 from ..runtime.array import array as _WeftArray
 from ..runtime.array import zeros as _wp_zeros
+from ..runtime.launch import launch
+from ..types.composite import class_for
 
 
 def param_dtypes(fn) -> dict[str, T.Type]:
@@ -45,8 +47,6 @@ def kernel_runner(kernel, *, outputs=None, dim=None, output_shapes: dict | None 
         return None
 
     def run(*inputs):
-        from ..runtime.launch import launch
-        from ..types.composite import class_for
 
         by_name = dict(zip(in_names, inputs))
         first = next((a for a in inputs if isinstance(a, _WeftArray)), None)

@@ -13,6 +13,7 @@ from ..ir import types as T
 from ..runtime import device as D
 from ..runtime.streams import Stream, get_stream
 from ..types.dtypes import np_layout, resolve_dtype
+from ..types.mapping import scalar_class
 from .dlpack import DeviceType, _wrap, split_dtype, wrap_host
 
 
@@ -65,7 +66,6 @@ def dtype_from_torch(torch_dtype):
     Raises:
         TypeError: the torch dtype has no weft equivalent (bfloat16, complex, ...).
     """
-    from ..types.mapping import scalar_class
 
     for np_t, t_t in _table().items():
         if t_t == torch_dtype:

@@ -7,6 +7,7 @@ import struct
 import numpy as np
 
 from ..ir import types as T
+from ..types.mapping import to_ir
 from .array import array
 
 
@@ -22,7 +23,6 @@ class indexedarray:
 
     def __init__(self, data: array | None = None, indices=None, dtype=None, ndim=None):
         if data is None:
-            from ..types.mapping import to_ir
 
             self._annotation = True
             self._ir = to_ir(dtype)

@@ -8,6 +8,8 @@ import numpy as np
 
 from .. import abi, config
 from ..errors import Error, LaunchError, RuntimeError_
+from ..ir import types as T
+from ..ir.access import struct_arrays_written
 from . import device as D
 from .backends import _DIMS, finish_entry
 from .capture import _capture, active_capture
@@ -157,7 +159,6 @@ class _Fast:
 
 
 def _enable_fast(kernel, spec) -> None:
-    from ..ir import types as T
     from .packing import make_fast_packer
 
     pack = make_fast_packer(spec.types) if spec.fwd_fast is not None else None
@@ -263,8 +264,6 @@ def verify_fp(spec, args) -> None:
 def _struct_arrays_written(spec) -> tuple:
     found = spec.struct_written
     if found is None:
-        from ..ir import types as T
-        from ..ir.access import struct_arrays_written
 
         if not any(isinstance(t, T.StructType) for t in spec.types):
             found = ()
@@ -282,7 +281,6 @@ def adopt_foreign(kernel, types, args: list) -> list[int]:
     conversion made (a read-only NumPy array is copied) lives as long as the kernel can read it. Returns the
     indices of read-only foreign arrays.
     """
-    from ..ir import types as T
     from .array import array
     from .packing import wrap_foreign
 

@@ -9,8 +9,9 @@ import numpy as np
 
 from ..errors import LaunchError
 from ..ir import types as T
+from ..types.composite import class_for
 from ..types.layout import args_layout, layout
-from ..types.scalars import check_host_scalar
+from ..types.scalars import bf16_bits, check_host_scalar
 
 
 def _scalar_packer(t: T.ScalarType, where: Callable[[], str]) -> Callable:
@@ -25,7 +26,6 @@ def _scalar_packer(t: T.ScalarType, where: Callable[[], str]) -> Callable:
             raise LaunchError(f"{where()}: {exc}") from None
 
     if t.name == "bfloat16":
-        from ..types.scalars import bf16_bits
 
         def pack_bf16(v):
             try:
@@ -209,7 +209,6 @@ def make_fast_packer(types: tuple[T.Type, ...]) -> Callable | None:
                 env[f"C{k}"] = t.pyclass
                 get = f"a{k}._pack()"
             else:
-                from ..types.composite import class_for
 
                 env[f"C{k}"] = class_for(t)
                 get = f"a{k}._a.tobytes()"

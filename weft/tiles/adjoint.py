@@ -8,6 +8,7 @@ are differentiated by the same IR transform as kernels, applied to the function 
 
 from __future__ import annotations
 
+from ..autodiff.reverse import build_adjoint
 from ..backend import rules
 from ..backend.adjoint import AdjointRenderer, _popped
 from ..backend.renderer import Emitter, RenderOptions
@@ -94,7 +95,6 @@ class TileAdjointRenderer(BlockRendering, AdjointRenderer):
     def nested_program(self, body) -> AdjointProgram:
         prog = self._nested.get(id(body))
         if prog is None:
-            from ..autodiff.reverse import build_adjoint
 
             used = {v.id for s in walk(body.block) for v in _vars_of(s)}
             locals_ = [v for v in self.fn.locals if v.id in used]

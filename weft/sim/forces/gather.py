@@ -11,6 +11,8 @@ import numpy as np
 
 import weft as wp
 
+from ...runtime.tape import active_tape
+
 
 @dataclass(frozen=True)
 class GatherList:
@@ -88,7 +90,6 @@ def launch_gather(model, glist: GatherList, elem_f, particle_f) -> None:
     """Add the gathered corner forces ``elem_f`` to ``particle_f``. On a tape its backward is a scatter of
     ``particle_f.grad`` into ``elem_f.grad`` (recorded with ``tape.record_func``): the generic adjoint of the
     per-particle loop would keep a stack of partial sums per thread."""
-    from ...runtime.tape import active_tape
 
     tape = active_tape.get()
     wp.launch(gather_forces, dim=model.particle_count, inputs=[glist.offsets, glist.slots, elem_f],
