@@ -218,6 +218,11 @@ def s_div(a: f64, b: f64):
 
 
 @wp.func
+def s_div_approx(a: f64, b: f64):
+    return wp.div_approx(a, b)
+
+
+@wp.func
 def s_floordiv(a: f64, b: f64):
     return a // b + a  # the quotient is piecewise constant: only the "+ a" term has a gradient
 
@@ -388,6 +393,7 @@ entry("scalar", "add", case("a + b", _SS, f64, [normal(), normal()], s_add))
 entry("scalar", "sub", case("a - b", _SS, f64, [normal(), normal()], s_sub))
 entry("scalar", "mul", case("a * b", _SS, f64, [normal(), normal()], s_mul))
 entry("scalar", "div", case("a / b", _SS, f64, [normal(), away_from_zero()], s_div))
+entry("scalar", "div_approx", case("div_approx(a, b)", _SS, f64, [normal(), away_from_zero()], s_div_approx))
 entry("scalar", "floordiv", case("a // b (+ a)", _SS, f64, mod_inputs, s_floordiv))
 entry("scalar", "mod", case("wp.mod(a, b)", _SS, f64, mod_inputs, s_mod), case("a % b", _SS, f64, mod_inputs, s_mod_op))
 entry("scalar", "neg", case("-a", _S, f64, [normal()], s_neg))
@@ -532,6 +538,11 @@ def s_divv(s: f64, v: V3):
 
 
 @wp.func
+def v_div_approx(v: V3, s: f64):
+    return wp.div_approx(v, s)
+
+
+@wp.func
 def v_dot(a: V3, b: V3):
     return wp.dot(a, b)
 
@@ -660,6 +671,8 @@ entry("vector", "div", case("vec3 / scalar", (V3, f64), V3, [normal(3), away_fro
       case("mat33 / scalar", (M33, f64), M33, [normal(3, 3), away_from_zero()], m_divs),
       case("scalar / vec3", (f64, V3), V3, [normal(), away_from_zero(3)], s_divv),
       case("scalar / quat", (f64, Q), Q, [normal(), away_from_zero(4)], s_divq))
+entry("vector", "div_approx", case("div_approx(vec3, scalar)", (V3, f64), V3, [normal(3), away_from_zero()],
+                                  v_div_approx))
 entry("vector", "dot", case("dot(vec3, vec3)", _VV, f64, [normal(3), normal(3)], v_dot))
 entry("vector", "cross", case("cross(vec3, vec3)", _VV, V3, [normal(3), normal(3)], v_cross),
       case("cross(vec2, vec2)", (V2, V2), f64, [normal(2), normal(2)], v_cross2))
@@ -716,6 +729,11 @@ def m_inv3(m: M33):
 @wp.func
 def m_inv4(m: M44):
     return wp.inverse(m)
+
+
+@wp.func
+def m_inv_approx(m: M33):
+    return wp.inverse_approx(m)
 
 
 @wp.func
@@ -854,6 +872,7 @@ entry("matrix", "determinant", case("determinant(mat22)", (M22,), f64, [normal(2
 entry("matrix", "inverse", case("inverse(mat22)", (M22,), M22, [well_conditioned(2)], m_inv2),
       case("inverse(mat33)", (M33,), M33, [well_conditioned(3)], m_inv3),
       case("inverse(mat44)", (M44,), M44, [well_conditioned(4)], m_inv4))
+entry("matrix", "inverse_approx", case("inverse_approx(mat33)", (M33,), M33, [well_conditioned(3)], m_inv_approx))
 entry("matrix", "trace", case("trace(mat33)", (M33,), f64, [normal(3, 3)], m_trace))
 entry("matrix", "diag", case("diag(vec3)", (V3,), M33, [normal(3)], m_diag))
 entry("matrix", "get_diag", case("get_diag(mat33)", (M33,), V3, [normal(3, 3)], m_get_diag))

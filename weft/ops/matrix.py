@@ -21,6 +21,8 @@ register(Op("determinant", lambda a, at: a[0].scalar if _square(a, at) else None
             doc="Determinant of a 2x2, 3x3 or 4x4 matrix."))
 register(Op("inverse", lambda a, at: a[0] if _square(a, at) else None, native="inverse", domain=D,
             doc="Inverse of a 2x2, 3x3 or 4x4 matrix."))
+register(Op("inverse_approx", lambda a, at: a[0] if _square(a, at) else None, native="inverse", domain=D,
+            doc="Warp's approximate matrix inverse: the same inversion as ``inverse`` (as Warp does on the CPU)."))
 register(Op("trace", lambda a, at: a[0].scalar if len(a) == 1 and isinstance(a[0], T.MatrixType) and
             a[0].rows == a[0].cols else None, native="trace", domain=D, doc="Sum of the diagonal."))
 register(Op("diag", lambda a, at: T.MatrixType(a[0].length, a[0].length, a[0].scalar)

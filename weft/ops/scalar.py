@@ -21,6 +21,8 @@ for _name, _sym in _ARITH:
                 constant_factor={"mul": Factor.EITHER, "div": Factor.DIVISOR}.get(_name, Factor.NONE),
                 doc=f"Scalar ``a {_sym} b`` (integer division truncates toward zero, as in C)."))
 
+register(Op("div_approx", R.float_binary, native="div", domain=D, constant_factor=Factor.DIVISOR, host=np.divide,
+            doc="``a / b`` (Warp's approximate GPU division; weft divides exactly on every target)."))
 register(Op("floordiv", R.scalar_binary, native="floordiv", domain=D,
             doc="``a // b``: C truncating division for integers, floor(a / b) for floats."))
 register(Op("mod", R.scalar_binary, native="mod", domain=D,

@@ -74,6 +74,8 @@ def _div(args, attrs):
     return None
 
 
+register(Op("div_approx", _div, native="div", domain=D, constant_factor=Factor.DIVISOR,
+            doc="Vector or matrix divided by a scalar (or scalar / vector), as ``div`` (exact on every target)."))
 register(Op("div", _div, native="div", domain=D, constant_factor=Factor.DIVISOR,
             doc="Vector or matrix divided by a scalar (or scalar / vector)."))
 
