@@ -12,7 +12,7 @@ import pytest
 
 import weft as wp
 from weft import pipeline
-from weft.backend.adjoint import render_adjoint
+from weft.pipeline import Direction, Target
 
 from .test_parallel_accumulation import backward, ints
 
@@ -29,7 +29,8 @@ def restore_threads():
 
 def adjoint_source(kernel, *args) -> str:
     fn = kernel._lower(kernel.infer_types(list(args)), False).fn
-    return render_adjoint(pipeline.differentiate(fn), kernel.__name__, False)
+    return pipeline.render_module(pipeline.differentiate(fn), kernel.__name__, False, Target.CPU,
+                                  Direction.ADJOINT).source
 
 
 # ---------------------------------------------------------------------------------------------------- kernels
@@ -219,7 +220,8 @@ def test_general_form_kept(kernel, why):
 def test_debug_mode_keeps_general_form():
     u = wp.zeros((4, 4), dtype=f64)
     fn = stencil5._lower(stencil5.infer_types([1.0, u, u, u]), True).fn
-    assert "bwd_body_deferred" not in render_adjoint(pipeline.differentiate(fn), "stencil5", True)
+    source = pipeline.render_module(pipeline.differentiate(fn), "stencil5", True, Target.CPU, Direction.ADJOINT).source
+    assert "bwd_body_deferred" not in source
 
 
 # ---------------------------------------------------------------------------------------------------- gradients

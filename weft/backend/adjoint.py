@@ -633,6 +633,3 @@ def _float32_or_64(t: T.Type) -> bool:
     s = T.scalar_of(t)
     return s is not None and s.is_float and s.bits in (32, 64)
 
-
-def render_adjoint(prog: AdjointProgram, name: str, debug: bool) -> str:
-    return AdjointRenderer(prog, RenderOptions(debug=debug, kernel_name=name)).render_module()

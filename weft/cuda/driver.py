@@ -116,12 +116,6 @@ class Context:
         self.make_current()
         check(api().cuCtxSynchronize(), "cuCtxSynchronize")
 
-    def memory_info(self) -> tuple[int, int]:
-        """(free, total) bytes of device memory."""
-        self.make_current()
-        free, total = check(api().cuMemGetInfo(), "cuMemGetInfo")
-        return int(free), int(total)
-
     def __repr__(self) -> str:
         return f"<CUDA context cuda:{self.ordinal} {self.name} sm_{self.arch}>"
 

@@ -85,11 +85,6 @@ def cuda_program(spec, direction: Direction, adj=None) -> pipeline.Program:
     return program
 
 
-def forward_source(spec) -> str:
-    """The CUDA source of a kernel specialisation's forward pass (rendered once per spec)."""
-    return cuda_program(spec, Direction.FORWARD).source
-
-
 def run_forward(spec, packed: bytes, dims: tuple[int, ...], device, block_dim: int = 256, stream=None,
                 max_blocks: int = 0) -> None:
     """Launch a kernel specialisation's forward pass over ``dims`` on ``device``."""

@@ -22,21 +22,6 @@ def create_stream(device, priority: int = 0):
                  "cuStreamCreateWithPriority")
 
 
-def destroy_stream(device, handle) -> None:
-    device.backend.make_current()
-    api().cuStreamDestroy(handle)
-
-
-def handle_of(stream) -> object:
-    """The ``CUstream`` of a weft Stream (or a raw handle / int passed through, or the device stream for None)."""
-    if stream is None:
-        return 0
-    native = getattr(stream, "_native", None)
-    if native is not None:
-        return native
-    return stream
-
-
 #: ``device -> CUstream`` of the stream work on ``device`` goes to now; the runtime installs it (``wp.ScopedStream``
 #: and the per-device default streams are runtime state), so this package needs nothing from the runtime.
 current_stream_source = None
@@ -77,14 +62,6 @@ def synchronize_event(event) -> None:
     if event._native is not None:
         event.device.backend.make_current()
         check(api().cuEventSynchronize(event._native), "cuEventSynchronize")
-
-
-def event_query(event) -> bool:
-    """True when the work before ``event`` has completed."""
-    if event._native is None:
-        return True
-    (err,) = api().cuEventQuery(event._native)
-    return int(err) == 0
 
 
 def elapsed_time(start, end) -> float:

@@ -5,14 +5,6 @@ from __future__ import annotations
 import ast
 
 
-def mutable_names(tree: ast.FunctionDef) -> set[str]:
-    """Names assigned more than once, or assigned inside a branch or loop.
-
-    Such names become mutable locals; every other name is bound once and stays an SSA value.
-    """
-    return binding_analysis(tree)[0]
-
-
 def binding_analysis(tree: ast.FunctionDef) -> tuple[set[str], set[str]]:
     """(mutable names, names only ever targeted through ``x[...] =`` / ``x.f =``).
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from ..errors import SourceLoc
-from .nodes import Assign, Call, Const, Let, Operand, Stmt, Var, VarKind
+from .nodes import Assign, Call, Let, Operand, Stmt, Var, VarKind
 from .types import Type
 
 
@@ -46,7 +46,3 @@ class Builder:
 
     def assign(self, dst: Var, src: Operand) -> None:
         self.emit(Assign(dst, src, self.loc))
-
-    @staticmethod
-    def const(value, type_: Type) -> Const:
-        return Const(value, type_)

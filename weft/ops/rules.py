@@ -82,15 +82,6 @@ def float_predicate(args, attrs):
     return None
 
 
-def same_composite(args, attrs):
-    """Element-wise binary on two values of the same scalar/vector/matrix type."""
-    if len(args) == 2 and args[0] == args[1] and isinstance(args[0], (T.ScalarType, T.VectorType, T.MatrixType)):
-        if isinstance(args[0], T.ScalarType) and args[0].is_bool:
-            return None
-        return args[0]
-    return None
-
-
 def comparison(args, attrs):
     if len(args) == 2 and args[0] == args[1] and isinstance(args[0], T.ScalarType):
         return T.BOOL
@@ -102,9 +93,3 @@ def equality(args, attrs):
         return T.BOOL
     return None
 
-
-def unify_scalar(a: T.Type, b: T.Type) -> T.ScalarType | None:
-    sa, sb = T.scalar_of(a), T.scalar_of(b)
-    if sa is None or sa != sb:
-        return None
-    return sa

@@ -581,12 +581,6 @@ def _contiguous_strides(shape, esize: int) -> tuple[int, ...]:
     return tuple(reversed(out))
 
 
-def _span_bytes(shape, strides, esize) -> int:
-    if not shape or any(n == 0 for n in shape):
-        return 0
-    return sum((n - 1) * abs(s) for n, s in zip(shape, strides)) + esize
-
-
 def _norm_shape(shape, allow_neg=False, total=None) -> tuple[int, ...]:
     if isinstance(shape, (int, np.integer)):
         shape = (int(shape),)

@@ -81,10 +81,6 @@ def _tid_where(kernel) -> str:
     return src.loc(None).render()
 
 
-def _threads() -> int:
-    return launch_threads()
-
-
 def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), device=None, stream=None,
            adjoint=False, record_tape=True, record_cmd=False, max_blocks=0, block_dim=256):
     """Launch ``kernel`` over the grid ``dim`` with ``inputs + outputs`` as its arguments."""

@@ -177,10 +177,6 @@ def _all_vars(stmts: list, locals_: list) -> list:
     return list(unique.values())
 
 
-def render_tile_adjoint(prog: AdjointProgram, name: str, debug: bool, block_dim: int) -> str:
-    return TileAdjointRenderer(prog, RenderOptions(debug=debug, kernel_name=name), block_dim).render_module()
-
-
 # ---------------------------------------------------------------------------------------------- rules
 def _rule(fn: str, fmt):
     """A rule calling the native ``fn`` with the arguments ``fmt`` forms from the args, adj_args, adj_out lists."""

@@ -285,10 +285,6 @@ def walk_all(stmts: list):
     return model_walk(stmts)
 
 
-def render_tile_module(fn: Function, name: str, debug: bool, block_dim: int) -> str:
-    return TileRenderer(fn, RenderOptions(debug=debug, kernel_name=name), block_dim).render_module()
-
-
 # ---------------------------------------------------------------------------------------------- op rules
 def _d(r, s: Let) -> str:
     return r.names(s.dsts[0])
@@ -408,4 +404,4 @@ for _rule_name, _rule_fn in _FORWARD:
 BlockRendering.forward_rules.add(rules.ops("tid"), BlockRendering.op_tid)
 
 
-__all__ = ["TileRenderer", "render_tile_module"]
+__all__ = ["TileRenderer"]
