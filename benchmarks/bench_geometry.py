@@ -6,8 +6,9 @@ this script with --framework warp), Embree through trimesh/embreex (ray casts) a
     python benchmarks/bench_geometry.py [--n 1000000] [--repeat 3]
 
 Rows: build of a mesh BVH of n triangles, n closest-point queries, n ray casts, hash-grid build + neighbour count of
-n points (about 30 neighbours each). Times are wall-clock medians; on a loaded machine compare ratios, not absolutes,
-and set OMP_NUM_THREADS=1 for a one-thread A/B against Warp's single-threaded CPU backend.
+n points (about 30 neighbours each). Times are wall-clock medians, or with --cpu-time medians of the process CPU time
+(all threads: on a loaded machine run with WEFT_NUM_THREADS=1 OMP_NUM_THREADS=1 for a one-thread A/B against Warp's
+single-threaded CPU backend; Embree's and cKDTree's worker threads are summed).
 """
 
 from __future__ import annotations
@@ -25,6 +26,17 @@ sys.path.insert(0, str(HERE))
 from _bench_util import load_kernels, median_time, print_table
 
 WARP_PYTHON = os.environ.get("BENCH_WARP_PYTHON", "/opt/warp119/bin/python")
+
+
+def cpu_median_time(fn, repeat: int) -> float:
+    """Median over ``repeat`` calls of the process CPU seconds (user + system, all threads) per call of ``fn``."""
+    fn()
+    samples = []
+    for _ in range(repeat):
+        t0 = time.process_time()
+        fn()
+        samples.append(time.process_time() - t0)
+    return sorted(samples)[len(samples) // 2]
 
 
 def run_framework(wp, tag: str, n: int, repeat: int) -> dict:
@@ -97,6 +109,8 @@ def run_warp(n: int, repeat: int) -> dict | None:
     if os.environ.get("BENCH_NO_WARP") or not Path(WARP_PYTHON).exists():
         return None
     cmd = [WARP_PYTHON, str(Path(__file__).resolve()), "--framework", "warp", "--n", str(n), "--repeat", str(repeat)]
+    if median_time is cpu_median_time:
+        cmd.append("--cpu-time")
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     if res.returncode != 0:
         print("warp run failed:", res.stderr[-2000:], file=sys.stderr)
@@ -109,7 +123,11 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--framework", choices=["weft", "warp"], default="weft")
+    ap.add_argument("--cpu-time", action="store_true", help="time by process CPU seconds instead of wall clock")
     args = ap.parse_args()
+    if args.cpu_time:
+        global median_time
+        median_time = cpu_median_time
     if args.framework == "warp":
         import warp
 

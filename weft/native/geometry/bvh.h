@@ -67,6 +67,54 @@ WEFT_FN int32 walk_start(const BvhData* b, int32 root) {
     return int32(0x80000000);
 }
 
+constexpr int32 WIDE_EMPTY = int32(0x80000000);
+constexpr int32 WIDE_STACK = 192;  // <= 3 pending siblings per level of a tree at most ~48 wide levels deep
+
+// walk() over the 4-wide nodes: children sorted by key (nearest expanded first), leaves handled as they are reached.
+template <typename Key, typename Limit, typename Leaf>
+WEFT_FN void walk_wide(const BvhData* b, Key key, Limit limit, Leaf leaf) {
+    int32 stack[WIDE_STACK];
+    float keys[WIDE_STACK];
+    int32 sp = 0;
+    stack[sp] = 0;
+    keys[sp++] = -inf_f();
+    while (sp > 0) {
+        --sp;
+        if (!(keys[sp] < limit())) continue;
+        const WideNode& nd = b->wide[stack[sp]];
+        float k[4];
+        int32 c[4];
+        int n = 0;
+        for (int i = 0; i < 4; ++i) {
+            const int32 ch = nd.child[i];
+            if (ch == WIDE_EMPTY) break;
+            float lo[3], hi[3];
+            for (int a = 0; a < 3; ++a) {
+                lo[a] = nd.origin[a] + float(nd.qlo[a][i]) * nd.scale[a];
+                hi[a] = nd.origin[a] + float(nd.qhi[a][i]) * nd.scale[a];
+            }
+            const float ki = key(lo, hi);
+            if (!(ki < limit())) continue;
+            if (ch < 0) {
+                leaf(~ch, ki);
+                continue;
+            }
+            int j = n++;  // keep (k, c) in descending key order: the nearest child is pushed last
+            while (j > 0 && k[j - 1] < ki) {
+                k[j] = k[j - 1];
+                c[j] = c[j - 1];
+                --j;
+            }
+            k[j] = ki;
+            c[j] = ch;
+        }
+        for (int i = 0; i < n && sp < WIDE_STACK; ++i) {
+            stack[sp] = c[i];
+            keys[sp++] = k[i];
+        }
+    }
+}
+
 // Depth-first walk visiting nearer children first. key(lo, hi) gives a child's priority (lower first); a child is
 // skipped when its key is not below limit() at the time it is reached; leaf(s, key) handles the primitive at sorted
 // position s (its id is b->prim_ids[s]).
@@ -76,6 +124,10 @@ WEFT_FN void walk(const BvhData* b, int32 root, Key key, Limit limit, Leaf leaf)
     if (start == int32(0x80000000)) return;
     if (start < 0) {
         leaf(~start, 0.0f);
+        return;
+    }
+    if (root < 0 && b->wide != nullptr) {
+        walk_wide(b, key, limit, leaf);
         return;
     }
     int32 stack[WALK_STACK];

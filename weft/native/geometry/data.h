@@ -36,6 +36,18 @@ struct BvhNode {
     int32 pad[2];  // to 64 bytes
 };
 
+// A 4-wide node collapsed from two levels of the binary tree (mesh BVHs), in one 64-byte cache line: the child
+// boxes are stored quantized to 8 bits per bound relative to the node's own box (rounded outwards, so a decoded box
+// always contains the true one), which halves the depth and the dependent loads of a traversal. Slots are filled in
+// order; child INT32_MIN marks the end.
+struct WideNode {
+    float origin[3];      // the node's box lower corner
+    float scale[3];       // one quantization step per axis
+    uint8 qlo[3][4];      // per axis, per child: lower bound = origin + qlo * scale (<= the true bound)
+    uint8 qhi[3][4];      // upper bound = origin + qhi * scale (>= the true bound)
+    int32 child[4];       // >= 0: wide node index; < 0: ~sorted leaf position; INT32_MIN: empty slot
+};
+
 struct BvhData {
     int32 num_prims;
     int32 root;            // internal node 0, or ~0 when there is one primitive, or -1... see has_root
@@ -52,6 +64,7 @@ struct BvhData {
     int32 num_groups;      // distinct group ids
     int32* group_ids;      // the distinct group ids, ascending (any int32 values: sparse ids cost nothing)
     int32* group_roots;    // public root index of each group's subtree (same order as group_ids)
+    WideNode* wide;        // the whole tree as 4-wide nodes (root 0) for walks from the root, or null
 };
 
 // Per-child data of the fast winding number (Barill et al. 2018, first order): the area-weighted normal sum, its

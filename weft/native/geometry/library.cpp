@@ -5,6 +5,7 @@
 #include "geometry/data.h"
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
@@ -243,7 +244,9 @@ static void bvh_free(BvhData* b) {
     std::free(b->prim_ids);
     std::free(b->group_roots);
     std::free(b->group_ids);
+    std::free(b->wide);
     b->group_ids = nullptr;
+    b->wide = nullptr;
     b->nodes = nullptr;
     b->parents = b->leaf_parents = b->prim_ids = b->group_roots = nullptr;
 }
@@ -343,6 +346,82 @@ static int bvh_group_roots(BvhData* b, const int32* groups) {
         b->group_ids[slot] = g;
         b->group_roots[slot++] = root;
         s = e + 1;
+    }
+    return 0;
+}
+
+// The tree as 4-wide nodes (each takes its binary node's children, expanding internal ones into theirs), numbered
+// depth-first. Rebuilt from the binary boxes after every build and refit (O(n), deterministic).
+static int bvh_build_wide(BvhData* b) {
+    const int32 m = b->num_prims - 1;
+    if (m < 1) return 0;
+    if (b->wide == nullptr) {
+        b->wide = alloc_lines<WideNode>(m);
+        if (b->wide == nullptr) return 2;
+    }
+    struct Item {
+        int32 x;     // binary internal node
+        int32 slot;  // where the parent wide node refers to it (-1 for the root)
+    };
+    std::vector<Item> stack;
+    stack.reserve(256);
+    stack.push_back({0, -1});
+    int32 next = 0;
+    while (!stack.empty()) {
+        const Item it = stack.back();
+        stack.pop_back();
+        const int32 w = next++;
+        if (it.slot >= 0) b->wide[it.slot >> 2].child[it.slot & 3] = w;
+        WideNode& out = b->wide[w];
+        int n = 0;
+        float clo[4][3], chi[4][3];
+        const BvhNode& nd = b->nodes[it.x];
+        for (int c = 0; c < 2; ++c) {
+            const int32 ch = nd.child[c];
+            if (ch < 0) {  // a leaf stays a leaf
+                std::copy(nd.lo[c], nd.lo[c] + 3, clo[n]);
+                std::copy(nd.hi[c], nd.hi[c] + 3, chi[n]);
+                out.child[n++] = ch;
+                continue;
+            }
+            const BvhNode& sub = b->nodes[ch];  // an internal child: take its two children
+            for (int d = 0; d < 2; ++d) {
+                std::copy(sub.lo[d], sub.lo[d] + 3, clo[n]);
+                std::copy(sub.hi[d], sub.hi[d] + 3, chi[n]);
+                out.child[n++] = sub.child[d];
+            }
+        }
+        for (int i = n; i < 4; ++i) out.child[i] = int32(0x80000000);
+        for (int a = 0; a < 3; ++a) {
+            float lo = clo[0][a], hi = chi[0][a];
+            for (int i = 1; i < n; ++i) {
+                lo = std::min(lo, clo[i][a]);
+                hi = std::max(hi, chi[i][a]);
+            }
+            // a step a little over extent / 254, and bounds checked with the decoding's own arithmetic plus a slack
+            // for rounding differences (fused multiply-adds): decoded boxes never shrink below the true ones
+            const float slack = 1e-6f * (std::fabs(lo) + std::fabs(hi)) + 1e-30f;
+            const float step = (hi - lo) / 254.0f * 1.0001f + slack * (4.0f / 254.0f);
+            out.origin[a] = lo - slack;
+            out.scale[a] = step;
+            for (int i = 0; i < 4; ++i) {
+                if (i >= n) {
+                    out.qlo[a][i] = out.qhi[a][i] = 0;
+                    continue;
+                }
+                int ql = int(std::floor((clo[i][a] - out.origin[a]) / step));
+                int qh = int(std::ceil((chi[i][a] - out.origin[a]) / step));
+                ql = std::max(0, std::min(255, ql));
+                qh = std::max(0, std::min(255, qh));
+                while (ql > 0 && out.origin[a] + float(ql) * step > clo[i][a] - slack) --ql;
+                while (qh < 255 && out.origin[a] + float(qh) * step < chi[i][a] + slack) ++qh;
+                out.qlo[a][i] = uint8(ql);
+                out.qhi[a][i] = uint8(qh);
+            }
+        }
+        // internal grandchildren become wide nodes: push in reverse so the first is numbered next
+        for (int i = n - 1; i >= 0; --i)
+            if (out.child[i] >= 0) stack.push_back({out.child[i], (w << 2) | i});
     }
     return 0;
 }
@@ -745,6 +824,7 @@ static int mesh_rebuild_boxes(MeshData* m, bool build, const int32* groups = nul
     } else {
         bvh_fill_boxes(&m->bvh, m->tri_lo, m->tri_hi);
     }
+    if (int rc = bvh_build_wide(&m->bvh)) return rc;
     mesh_leaf_tris(m);
     mesh_winding(m);
     return 0;
