@@ -100,3 +100,25 @@ def test_entry_rejects_unfit_grid():
     assert status == abi.ENTRY_GRID_UNFIT
     with pytest.raises(LaunchError, match="cannot run this launch grid"):
         finish_entry(status, spec.strided_fwd, "scale_shift", packed, dims, 1, 1)
+
+
+@wp.kernel
+def tile_double(a: wp.array2d(dtype=float), b: wp.array2d(dtype=float)):
+    i = wp.tid()
+    t = wp.tile_load(a, shape=(1, 8), offset=(i, 0))
+    wp.tile_store(b, wp.tile_map(wp.add, t, t), offset=(i, 0))
+
+
+def test_tile_kernel_strided_input(compiles):
+    """Tile kernels' block entries take the same route: a transposed input runs on the general instantiation."""
+    rng = np.random.default_rng(3)
+    x = rng.random((3, 8), dtype=np.float32)
+    out = wp.zeros((3, 8), dtype=float)
+    wp.launch_tiled(tile_double, dim=[3], inputs=[wp.array(x), out], block_dim=8)
+    np.testing.assert_allclose(out.numpy(), 2 * x, rtol=1e-6)
+    assert not compiles["strided"]
+    xt = rng.random((8, 3), dtype=np.float32)
+    out = wp.zeros((3, 8), dtype=float)
+    wp.launch_tiled(tile_double, dim=[3], inputs=[wp.array(xt).transpose(), out], block_dim=8)
+    np.testing.assert_allclose(out.numpy(), 2 * xt.T, rtol=1e-6)
+    assert compiles["strided"] == ["tile_double_strided"]
