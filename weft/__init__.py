@@ -19,6 +19,7 @@ from .frontend.func import Func, func
 from .kernel import Kernel, get_module_options, kernel, overload, set_module_options
 from .runtime.array import (array, array1d, array2d, array3d, array4d, clone, empty, empty_like, from_numpy, full,
                             full_like, ones, ones_like, zeros, zeros_like)
+from .runtime.fixed import fixedarray
 from .runtime.indexed import indexedarray, indexedarray1d, indexedarray2d, indexedarray3d, indexedarray4d
 from .runtime.copy import copy
 from .runtime.device import (Device, ScopedDevice, get_cuda_device_count, get_cuda_devices, get_device, get_devices,

@@ -849,3 +849,45 @@ def test_vector_and_matrix_slices_negative_indices_and_static_len():
     np.testing.assert_array_equal(n.numpy(), [43, 43])
     tape.backward(grads={outs[2]: wp.array(np.ones((2, 4)), dtype=wp.vec4d)})  # d sum(ov) / dv
     np.testing.assert_allclose(v.grad.numpy(), np.tile([1.0 + 15.0, 0.0, 2.0, 0.0], (2, 1)))
+
+
+@wp.func
+def fill_rows(arr: wp.array2d(dtype=int)):
+    for i in range(arr.shape[0]):
+        for j in range(arr.shape[1]):
+            arr[i][j] = i * arr.shape[1] + j
+
+
+@wp.func
+def local_grid() -> wp.fixedarray(shape=(2, 3), dtype=int):
+    return wp.zeros(shape=(2, 3), dtype=int)
+
+
+@wp.kernel
+def fixed_rows_k(out: wp.array(dtype=int)):
+    arr = local_grid()
+    fill_rows(arr)  # a local array passed where a 2-D array is expected; rows are views into its storage
+    r1 = arr[1]
+    out[0] = arr[1, 2] + 10 * r1[0] + 100 * r1.shape[0] + 1000 * arr[0][1]
+
+
+@wp.kernel
+def fixed_rows_float_k(x: wp.array(dtype=float), out: wp.array(dtype=float)):
+    arr = wp.zeros(shape=(2, 2), dtype=float)
+    arr[1][0] = x[0]
+    out[0] = arr[1, 0]
+
+
+def test_row_views_of_local_arrays():
+    out = wp.zeros(1, dtype=int)
+    wp.launch(fixed_rows_k, dim=1, inputs=[out])
+    assert out.numpy()[0] == 5 + 10 * 3 + 100 * 3 + 1000 * 1
+    assert repr(wp.fixedarray(shape=(2, 3), dtype=int)).startswith("fixedarray(shape=(2, 3)")
+    x = wp.array([2.5], dtype=float, requires_grad=True)
+    y = wp.zeros(1, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(fixed_rows_float_k, dim=1, inputs=[x, y])
+    assert y.numpy()[0] == 2.5
+    with pytest.raises(wp.CompileError, match="row view of a kernel-local array"):
+        tape.backward(grads={y: wp.array([1.0], dtype=float)})

@@ -61,6 +61,11 @@ class AdjointBuilder:
             if isinstance(s, Let) and not s.call.op.has_adjoint:
                 raise CompileError(f"'{s.call.op.name}' has no derivative rule yet", s.loc,
                                    hint="launch with enable_backward=False or avoid it on the tape")
+            if isinstance(s, Let) and s.call.op.role is Role.VIEW and s.args and _is_fixed_array(s.args[0].type) \
+                    and T.is_differentiable_type(s.args[0].type.dtype):
+                raise CompileError("a row view of a kernel-local array (a[i] of a 2-D wp.zeros array) has no "
+                                   "derivative rule yet", s.loc,
+                                   hint="index the element directly (a[i, j]) or launch with enable_backward=False")
 
     # ------------------------------------------------------------------ forward replay
     def record(self, block: list[Stmt]) -> list[Stmt]:

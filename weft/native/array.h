@@ -201,6 +201,24 @@ WEFT_FN void store(fixedarray_t<T, N, D>& a, const T& value, I... idx) {
     for (int d = 0; d < int(sizeof...(I)); ++d) off += ids[d] * a.strides[d];
     a.data[off] = value;
 }
+// a[i] of a local array: a plain array view of its storage (element strides become byte strides; no gradient)
+template <typename T, int N, int D, typename... I>
+WEFT_FN array_t<T> view(const fixedarray_t<T, N, D>& a, I... idx) {
+    constexpr int k = sizeof...(I);
+    int64 ids[4] = {int64(idx)...};
+    int64 off = 0;
+    for (int d = 0; d < k; ++d) off += ids[d] * a.strides[d];
+    array_t<T> out;
+    out.data = const_cast<T*>(a.data) + off;
+    out.grad = nullptr;
+    out.ndim = D - k;
+    out.flags = 0;
+    for (int d = 0; d < 4; ++d) {
+        out.shape[d] = d + k < D ? a.shape[d + k] : 0;
+        out.strides[d] = d + k < D ? a.strides[d + k] * int64(sizeof(T)) : 0;
+    }
+    return out;
+}
 // adjoints: the adjoint array has no shape of its own (it starts zeroed), so the primal's strides index it
 template <typename T, int N, int D, typename... I>
 WEFT_FN void adj_load_fixed(const fixedarray_t<T, N, D>& a, fixedarray_t<T, N, D>& adj_a, const T& adj_value,

@@ -29,8 +29,8 @@ def _store(args, attrs):
 def _view(args, attrs):
     if args and isinstance(args[0], T.ArrayType) and 0 < len(args) - 1 < args[0].ndim and _indices_ok(args[1:]):
         a = args[0]
-        if a.kind is T.ArrayKind.FIXED:
-            return T.ArrayType(a.dtype, a.ndim - (len(args) - 1), T.ArrayKind.FIXED, a.shape[len(args) - 1:])
+        if a.kind is T.ArrayKind.FIXED:  # a plain array viewing the local array's storage (writes go through)
+            return T.ArrayType(a.dtype, a.ndim - (len(args) - 1))
         if a.kind is T.ArrayKind.INDEXED:
             return None
         return T.ArrayType(a.dtype, a.ndim - (len(args) - 1))
