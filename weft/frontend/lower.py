@@ -642,14 +642,15 @@ class Lowerer:
         idx = self.check_components(t, idx, node)
         return self.op("extract", [base, *idx], node=node)
 
-    def check_components(self, t: T.Type, idx: list, node) -> None:
-        """Constant component indices of a vector / matrix are checked here (run-time ones in debug mode)."""
+    def check_components(self, t: T.Type, idx: list, node) -> list:
+        """Constant component indices of a vector / matrix are checked here (run-time ones in debug mode); negative
+        constants count from the end. Other types (tiles, quaternions...) get their indices back unchanged."""
         if isinstance(t, T.VectorType):
             extents = [t.length]
         elif isinstance(t, T.MatrixType):
             extents = [t.rows, t.cols]
         else:
-            return
+            return list(idx)
         out = list(idx)
         for k, (i, n) in enumerate(zip(idx, extents)):
             if isinstance(i, Const) and isinstance(i.value, int):
