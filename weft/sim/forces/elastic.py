@@ -88,14 +88,16 @@ def eval_triangles(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), indic
     f1 = f1 + dcdq * (f_area + f_damp)
     f2 = f2 + dcdr * (f_area + f_damp)
     f0 = f1 + f2
-    # aerodynamic lift and drag
-    vmid = (v0 + v1 + v2) * 0.3333
-    vdir = wp.normalize(vmid)
-    f_drag = vmid * (k_drag * area * wp.abs(wp.dot(n, vmid)))
-    f_lift = n * (k_lift * area * (1.5707963267948966 - wp.acos(wp.dot(n, vdir)))) * wp.dot(vmid, vmid)
-    f0 = f0 - f_drag - f_lift
-    f1 = f1 + f_drag + f_lift
-    f2 = f2 + f_drag + f_lift
+    # aerodynamic lift and drag (skipped when both coefficients are zero, the default: the terms are exactly zero
+    # then, and the acos alone cost a fifth of the kernel)
+    if k_drag != 0.0 or k_lift != 0.0:
+        vmid = (v0 + v1 + v2) * 0.3333
+        vdir = wp.normalize(vmid)
+        f_drag = vmid * (k_drag * area * wp.abs(wp.dot(n, vmid)))
+        f_lift = n * (k_lift * area * (1.5707963267948966 - wp.acos(wp.dot(n, vdir)))) * wp.dot(vmid, vmid)
+        f0 = f0 - f_drag - f_lift
+        f1 = f1 + f_drag + f_lift
+        f2 = f2 + f_drag + f_lift
     f[base + tid * 3 + 0] = f0
     f[base + tid * 3 + 1] = -f1
     f[base + tid * 3 + 2] = -f2
@@ -222,6 +224,12 @@ class _Segment:
     inputs: tuple
 
 
+# the model arrays the segments hold: a segment list is rebuilt when any of them is replaced
+_MODEL_INPUTS = ("spring_indices", "spring_rest_length", "spring_stiffness", "spring_damping", "tri_indices",
+                 "tri_poses", "tri_materials", "edge_indices", "edge_rest_angle", "edge_bending_properties",
+                 "tet_indices", "tet_poses", "tet_materials")
+
+
 def _segments(model, control, kinds) -> list:
     table = {
         "spring": lambda: _Segment(eval_springs, "spring", model.spring_count, 2, model.spring_indices,
@@ -241,11 +249,18 @@ def _segments(model, control, kinds) -> list:
 def eval_elastic_forces(model, state, control, particle_f, kinds=("spring", "tri", "edge", "tet")) -> None:
     """Add the forces of the given element kinds to ``particle_f``: one kernel per kind writes corner forces into
     one scratch array, one gather sums them per particle."""
-    segs = _segments(model, control, kinds)
+    # the segments of the last (control, kinds) seen, kept on the model (rebuilding them costs a few us per step)
+    ident = (kinds, id(getattr(control, "tri_activations", None)), id(getattr(control, "tet_activations", None)),
+             *(id(getattr(model, name)) for name in _MODEL_INPUTS))
+    last = model.__dict__.get("_elastic_segments")
+    if last is None or last[0] != ident:
+        segs = _segments(model, control, kinds)
+        key = "+".join(sg.key for sg in segs)
+        last = model.__dict__["_elastic_segments"] = (ident, segs, key, sum(sg.count * sg.corners for sg in segs),
+                                                      control)
+    _, segs, key, total, _ = last
     if not segs:
         return
-    key = "+".join(sg.key for sg in segs)
-    total = sum(sg.count * sg.corners for sg in segs)
     elem_f = scratch(model, state, key, total)
     base = 0
     for sg in segs:

@@ -72,7 +72,12 @@ class SemiImplicitIntegrator(Integrator):
         """Advance ``model`` by ``dt`` from ``state_in`` to ``state_out``; forces accumulate into
         ``state_in``'s force arrays (clear them first when reusing a state). Returns ``state_out``."""
         self._check(model, state_in, state_out, dt)
-        prepare(model, euler_kernels(model))
+        # the kernel set depends on these settings only (counts are fixed at finalize): skip rebuilding the list
+        key = (model.ground, model.enable_tri_collisions, model.rigid_contact_max, model.shape_contact_pair_count,
+               model.shape_ground_contact_pair_count, model.requires_grad)
+        if model.__dict__.get("_euler_prepared") != key:
+            prepare(model, euler_kernels(model))
+            model.__dict__["_euler_prepared"] = key
         if control is None:
             control = model.control(clone_variables=False)
         particle_f = state_in.particle_f if state_in.particle_count else None
