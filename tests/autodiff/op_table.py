@@ -1364,6 +1364,54 @@ def _quats_both_signs(rng, n):
 entry("mathx", "quat_to_axis_angle",
       case("quat_to_axis_angle", (Q,), V4, [_quats_both_signs], x_quat_to_axis_angle, n=4))
 entry("mathx", "quat_from_matrix", case("quat_from_matrix(mat44)", (M44,), Q, [_affine_rotation], x_quat_from_matrix44))
+@wp.func
+def x_vmax(v: V4):
+    return wp.max(v)
+
+
+@wp.func
+def x_vmin(v: V4):
+    return wp.min(v)
+
+
+@wp.func
+def x_vmod(a: V3, b: V3):
+    return wp.mod(a, b)
+
+
+@wp.func
+def x_sdivm(s: f64, m: M22):
+    return s / m
+
+
+@wp.func
+def x_tpoint(m: M44, p: V3):
+    return wp.transform_point(m, p)
+
+
+@wp.func
+def x_tvector(m: M44, v: V3):
+    return wp.transform_vector(m, v)
+
+
+def _vmod_inputs(rng, n):
+    b = rng.uniform(0.5, 1.5, size=(n, 3)) * rng.choice([-1.0, 1.0], size=(n, 3))
+    q = rng.integers(-3, 4, size=(n, 3)) + rng.uniform(0.15, 0.85, size=(n, 3))
+    return [q * b, b]
+
+
+def _distinct4(rng, n):
+    return rng.permutation(np.arange(4.0))[None, :] + rng.uniform(0.0, 0.5, size=(n, 4))  # components 0.5 apart
+
+
+entry("mathx", "max", case("max(vec4)", (V4,), f64, [_distinct4], x_vmax))
+entry("mathx", "min", case("min(vec4)", (V4,), f64, [_distinct4], x_vmin))
+entry("mathx", "mod", case("mod(vec3, vec3)", (V3, V3), V3, _vmod_inputs, x_vmod))
+entry("mathx", "div", case("scalar / mat22", (f64, M22), M22, [normal(), away_from_zero(2, 2)], x_sdivm))
+entry("mathx", "transform_point", case("transform_point(mat44, vec3)", (M44, V3), V3, [normal(4, 4), normal(3)],
+                                       x_tpoint))
+entry("mathx", "transform_vector", case("transform_vector(mat44, vec3)", (M44, V3), V3, [normal(4, 4), normal(3)],
+                                        x_tvector))
 entry("mathx", "lerp",
       case("lerp(vec3)", (V3, V3, f64), V3, [normal(3), normal(3), uniform(0.0, 1.0)], x_lerp_v),
       case("lerp(mat22)", (M22, M22, f64), M22, [normal(2, 2), normal(2, 2), uniform(0.0, 1.0)], x_lerp_m),

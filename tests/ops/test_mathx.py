@@ -313,3 +313,33 @@ def test_decompositions_return_tuples_as_in_warp():
     out = wp.zeros(3, dtype=wp.mat33d)
     wp.launch(decomp_tuple_k, dim=3, inputs=[wp.array(a, dtype=wp.mat33d), out])
     np.testing.assert_allclose(out.numpy(), a + np.transpose(a, (0, 2, 1)), atol=1e-9)
+
+
+@wp.kernel
+def vec_forms_k(v: wp.array(dtype=wp.vec4d), m: wp.array(dtype=wp.mat44d), o: wp.array2d(dtype=wp.float64),
+                oi: wp.array2d(dtype=wp.uint32), ov: wp.array(dtype=wp.vec4d), om: wp.array(dtype=wp.mat44d),
+                o3: wp.array(dtype=wp.vec3d)):
+    t = wp.tid()
+    a = v[t]
+    o[t, 0] = wp.max(a)
+    o[t, 1] = wp.min(a)
+    oi[t, 0] = wp.argmax(a)
+    oi[t, 1] = wp.argmin(a)
+    ov[t] = wp.sign(a) + wp.mod(a, wp.vec4d(0.7, 0.7, 0.7, 0.7))
+    om[t] = 2.0 / m[t]
+    p = wp.vec3d(a[0], a[1], a[2])
+    o3[t] = wp.transform_point(m[t], p) + 10.0 * wp.transform_vector(m[t], p)
+
+
+def test_vector_reductions_componentwise_forms_and_4x4_transforms():
+    rng = np.random.default_rng(0)
+    V, M = rng.normal(size=(3, 4)), rng.normal(size=(3, 4, 4))
+    o, oi = wp.zeros((3, 2), dtype=wp.float64), wp.zeros((3, 2), dtype=wp.uint32)
+    ov, om, o3 = wp.zeros(3, dtype=wp.vec4d), wp.zeros(3, dtype=wp.mat44d), wp.zeros(3, dtype=wp.vec3d)
+    wp.launch(vec_forms_k, dim=3, inputs=[wp.array(V, dtype=wp.vec4d), wp.array(M, dtype=wp.mat44d), o, oi, ov, om, o3])
+    np.testing.assert_array_equal(o.numpy(), np.stack([V.max(1), V.min(1)], 1))
+    np.testing.assert_array_equal(oi.numpy(), np.stack([V.argmax(1), V.argmin(1)], 1))
+    np.testing.assert_allclose(ov.numpy(), np.where(V < 0, -1, 1) + np.fmod(V, 0.7), rtol=1e-15)
+    np.testing.assert_allclose(om.numpy(), 2 / M, rtol=1e-15)
+    lin = np.einsum("nij,nj->ni", M[:, :3, :3], V[:, :3])
+    np.testing.assert_allclose(o3.numpy(), lin + M[:, :3, 3] + 10 * lin, rtol=1e-13, atol=1e-13)

@@ -200,6 +200,91 @@ WEFT_FN mat_t<R, C, T> operator~(const mat_t<R, C, T>& a) {
 template <typename T>
 WEFT_FN WEFT_A(T) nonzero(T x) { return x != T(0) ? T(1) : T(0); }
 
+// ---- reductions and component-wise forms of vectors (Warp's vector overloads)
+// argmax(v) / argmin(v): the index of the largest / smallest component (the first on ties; max(v) / min(v) are in vec.h)
+template <unsigned N, typename T>
+WEFT_FN unsigned arg_extreme(const vec_t<N, T>& v, bool largest) {
+    unsigned k = 0;
+    for (unsigned i = 1; i < N; ++i)
+        if (largest ? v.c[i] > v.c[k] : v.c[i] < v.c[k]) k = i;
+    return k;
+}
+template <unsigned N, typename T>
+WEFT_FN uint32 argmax(const vec_t<N, T>& v) { return arg_extreme(v, true); }
+template <unsigned N, typename T>
+WEFT_FN uint32 argmin(const vec_t<N, T>& v) { return arg_extreme(v, false); }
+
+template <unsigned N, typename T>
+WEFT_FN vec_t<N, T> sign(const vec_t<N, T>& v) {
+    vec_t<N, T> r;
+    for (unsigned i = 0; i < N; ++i) r.c[i] = v.c[i] < T(0) ? T(-1) : T(1);
+    return r;
+}
+template <unsigned N, typename T>
+WEFT_FN vec_t<N, T> mod(const vec_t<N, T>& a, const vec_t<N, T>& b) {
+    vec_t<N, T> r;
+    for (unsigned i = 0; i < N; ++i) r.c[i] = mod(a.c[i], b.c[i]);
+    return r;
+}
+template <unsigned N, typename T>
+WEFT_FN void adj_mod(const vec_t<N, T>& a, const vec_t<N, T>& b, vec_t<N, T>& adj_a, vec_t<N, T>& adj_b,
+                     const vec_t<N, T>& adj_ret) {
+    for (unsigned i = 0; i < N; ++i) adj_mod(a.c[i], b.c[i], adj_a.c[i], adj_b.c[i], adj_ret.c[i]);
+}
+
+// s / m: component-wise
+template <unsigned R, unsigned C, typename T>
+WEFT_FN mat_t<R, C, T> div(typename detail::id_<T>::type s, const mat_t<R, C, T>& m) {
+    mat_t<R, C, T> r;
+    for (unsigned i = 0; i < R; ++i)
+        for (unsigned j = 0; j < C; ++j) r.row[i].c[j] = s / m.row[i].c[j];
+    return r;
+}
+template <unsigned R, unsigned C, typename T>
+WEFT_FN void adj_div(typename detail::id_<T>::type s, const mat_t<R, C, T>& m, T& adj_s, mat_t<R, C, T>& adj_m,
+                     const mat_t<R, C, T>& adj_ret) {
+    for (unsigned i = 0; i < R; ++i)
+        for (unsigned j = 0; j < C; ++j) {
+            const T x = m.row[i].c[j];
+            adj_s += adj_ret.row[i].c[j] / x;
+            adj_m.row[i].c[j] -= adj_ret.row[i].c[j] * s / (x * x);
+        }
+}
+
+// a 4x4 matrix applied to a point (w = 1, no division) or a direction (w = 0)
+template <typename T>
+WEFT_FN vec_t<3, T> transform_point(const mat_t<4, 4, T>& m, const vec_t<3, T>& p) {
+    vec_t<3, T> r;
+    for (int i = 0; i < 3; ++i) r.c[i] = m.row[i].c[0] * p.c[0] + m.row[i].c[1] * p.c[1] + m.row[i].c[2] * p.c[2] + m.row[i].c[3];
+    return r;
+}
+template <typename T>
+WEFT_FN void adj_transform_point(const mat_t<4, 4, T>& m, const vec_t<3, T>& p, mat_t<4, 4, T>& adj_m,
+                                 vec_t<3, T>& adj_p, const vec_t<3, T>& adj_ret) {
+    for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < 3; ++j) {
+            adj_m.row[i].c[j] += adj_ret.c[i] * p.c[j];
+            adj_p.c[j] += m.row[i].c[j] * adj_ret.c[i];
+        }
+        adj_m.row[i].c[3] += adj_ret.c[i];
+    }
+}
+template <typename T>
+WEFT_FN vec_t<3, T> transform_vector(const mat_t<4, 4, T>& m, const vec_t<3, T>& v) {
+    vec_t<3, T> r;
+    for (int i = 0; i < 3; ++i) r.c[i] = m.row[i].c[0] * v.c[0] + m.row[i].c[1] * v.c[1] + m.row[i].c[2] * v.c[2];
+    return r;
+}
+template <typename T>
+WEFT_FN void adj_transform_vector(const mat_t<4, 4, T>& m, const vec_t<3, T>& v, mat_t<4, 4, T>& adj_m,
+                                  vec_t<3, T>& adj_v, const vec_t<3, T>& adj_ret) {
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            adj_m.row[i].c[j] += adj_ret.c[i] * v.c[j];
+            adj_v.c[j] += m.row[i].c[j] * adj_ret.c[i];
+        }
+}
+
 // the rotation of a 4x4 (affine) matrix: quat_from_matrix of its upper-left 3x3 block
 template <typename T>
 WEFT_FN quat_t<T> quat_from_matrix(const mat_t<4, 4, T>& m) {

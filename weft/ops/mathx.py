@@ -117,3 +117,28 @@ register(Op("quat_from_matrix", lambda a, at: T.VectorType(4, a[0].scalar, T.Vec
             if len(a) == 1 and isinstance(a[0], T.MatrixType) and (a[0].rows, a[0].cols) == (4, 4)
             and a[0].scalar.is_float else None, native="quat_from_matrix", domain=D, header=H,
             doc="The rotation of a 4x4 affine matrix (its upper-left 3x3 block) as a unit quaternion."))
+
+
+# ---- Warp's vector reductions and component-wise overloads, scalar / matrix, 4x4 point and vector transforms
+def _vec_scalar(args, attrs):
+    return args[0].scalar if len(args) == 1 and R.is_vec(args[0]) and not args[0].scalar.is_bool else None
+
+
+for _name, _what in (("max", "largest"), ("min", "smallest")):
+    register(Op(_name, _vec_scalar, native=_name, domain=D, header=H,
+                doc=f"``{_name}(v)``: the {_what} component of a vector (its gradient goes to that component)."))
+for _name, _what in (("argmax", "largest"), ("argmin", "smallest")):
+    register(Op(_name, lambda a, at: T.UINT32 if _vec_scalar(a, at) is not None else None, native=_name,
+                adjoint=Adjoint.NONE, domain=D, header=H,
+                doc=f"``{_name}(v)``: the index (uint32) of the {_what} component (the first on ties)."))
+register(Op("sign", lambda a, at: a[0] if len(a) == 1 and R.is_vec(a[0]) and not a[0].scalar.is_bool else None,
+            native="sign", adjoint=Adjoint.NONE, domain=D, header=H,
+            doc="``sign(v)``: -1 for negative components, else 1, component-wise."))
+register(Op("mod", lambda a, at: a[0] if len(a) == 2 and R.is_vec(a[0]) and a[0] == a[1] else None, native="mod",
+            domain=D, header=H, doc="``mod(a, b)`` of vectors, component-wise (the sign of a, as C fmod / %)."))
+register(Op("div", lambda a, at: a[1] if len(a) == 2 and R.is_mat(a[1]) and a[0] == a[1].scalar else None,
+            native="div", domain=D, header=H, doc="``s / m``: a scalar divided by each component of a matrix."))
+for _name, _what in (("transform_point", "a point (w = 1)"), ("transform_vector", "a direction (w = 0)")):
+    register(Op(_name, lambda a, at: a[1] if len(a) == 2 and R.is_mat(a[0], 4, 4) and a[0].scalar.is_float
+                and a[1] == T.VectorType(3, a[0].scalar) else None, native=_name, domain=D, header=H,
+                doc=f"``{_name}(m, v)``: the 4x4 matrix m applied to {_what}, the first three components."))
