@@ -9,6 +9,7 @@ from .coloring import ColoringAlgorithm
 from .importers import parse_mjcf, parse_urdf
 from .inertia import transform_inertia
 from .integrators import (
+                          FeatherstoneIntegrator,
                           Integrator,
                           SemiImplicitIntegrator,
                           VBDIntegrator,
@@ -74,6 +75,7 @@ __all__ = [
                     "PARTICLE_FLAG_ACTIVE",
                     "ColoringAlgorithm",
                     "Control",
+                    "FeatherstoneIntegrator",
                     "Integrator",
                     "JointAxis",
                     "Mesh",

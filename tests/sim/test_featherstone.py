@@ -1,0 +1,172 @@
+"""FeatherstoneIntegrator: joint accelerations of the shipped 7-DoF arm against Pinocchio's ABA/CRBA, a pendulum's
+period and a double pendulum's energy against closed forms, a free body's free fall and angular momentum, a free box
+resting on the ground through rigid contacts, unsupported joints."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import weft as wp
+from weft import sim
+
+G = 9.80665
+ARM = Path(sim.__file__).parent / "assets" / "arm7.urdf"
+
+
+def test_arm7_joint_accelerations_match_pinocchio():
+    pin = pytest.importorskip("pinocchio")
+    b = sim.ModelBuilder()
+    sim.parse_urdf(str(ARM), b, ignore_inertial_definitions=False)
+    m = b.finalize("cpu")
+    for name in ("joint_target_ke", "joint_target_kd", "joint_axis_mode", "joint_limit_ke", "joint_limit_kd"):
+        getattr(m, name).zero_()
+    pm = pin.buildModelFromUrdf(str(ARM))
+    pd = pm.createData()
+    pm.gravity.linear = np.array([0.0, -G, 0.0])  # weft is +Y up
+    idx = [pm.joints[pm.getJointId(b.joint_name[j])].idx_q for j in range(b.joint_count)
+           if b.joint_type[j] == int(sim.JOINT_REVOLUTE)]
+    integ = sim.FeatherstoneIntegrator(m)
+    s = m.state()
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        q, qd, tau = (rng.uniform(-r, r, 7).astype(np.float32) for r in (1.0, 1.0, 5.0))
+        s.joint_q.assign(q)
+        s.joint_qd.assign(qd)
+        c = m.control()
+        c.joint_act.assign(tau)
+        got = integ.eval_qdd(m, s, c).numpy().astype(np.float64)
+        pq, pv, pt = np.zeros(pm.nq), np.zeros(pm.nv), np.zeros(pm.nv)
+        pq[idx], pv[idx], pt[idx] = q, qd, tau
+        ref = pin.aba(pm, pd, pq, pv, pt)[idx]
+        M = pin.crba(pm, pd, pq)
+        M = (np.triu(M) + np.triu(M, 1).T)[np.ix_(idx, idx)]
+        nle = pin.nonLinearEffects(pm, pd, pq, pv)[idx]
+        # the equations of motion hold to float32 rounding (M is ill-conditioned: cond ~1.3e4, |qdd| up to 2e4)
+        scale = np.abs(nle).max() + np.abs(tau).max()
+        assert np.abs(M @ got + nle - tau).max() < 1e-4 * scale
+        assert np.abs(got - ref).max() < 3e-4 * np.abs(ref).max()
+
+
+def _pendulum(length, angle, r=0.05, second=None):
+    b = sim.ModelBuilder()
+    parent, anchor = -1, wp.transform((0.0, 2.0, 0.0), wp.quat_identity())
+    for L in [length] + ([second] if second else []):
+        body = b.add_body(origin=wp.transform((0.0, 0.0, 0.0), wp.quat_identity()))
+        b.add_shape_sphere(body, radius=r, has_ground_collision=False)
+        b.add_joint_revolute(parent, body, parent_xform=anchor,
+                             child_xform=wp.transform((0.0, L, 0.0), wp.quat_identity()), axis=(0.0, 0.0, 1.0))
+        parent, anchor = body, wp.transform((0.0, 0.0, 0.0), wp.quat_identity())
+    b.joint_q[0] = angle
+    m = b.finalize("cpu")
+    m.ground = False
+    for name in ("joint_limit_ke", "joint_limit_kd", "joint_armature"):  # armature would add joint inertia
+        getattr(m, name).zero_()
+    return m
+
+
+def _rollout(m, steps, dt, record):
+    integ = sim.FeatherstoneIntegrator(m)
+    s0, s1 = m.state(), m.state()
+    sim.eval_fk(m, s0.joint_q, s0.joint_qd, None, s0)
+    out = []
+    for _ in range(steps):
+        s0.clear_forces()
+        integ.simulate(m, s0, s1, dt)
+        s0, s1 = s1, s0
+        out.append(record(s0))
+    return out
+
+
+def test_pendulum_period_matches_physical_pendulum():
+    length, amp, r = 0.5, 0.1, 0.05
+    m = _pendulum(length, amp, r)
+    dt = 1e-3
+    th = np.array(_rollout(m, 3000, dt, lambda s: s.joint_q.numpy()[0]))
+    idx = np.nonzero(np.sign(th[:-1]) != np.sign(th[1:]))[0]
+    t = (idx + th[idx] / (th[idx] - th[idx + 1])) * dt
+    period = 2.0 * np.diff(t).mean()
+    T = 2 * math.pi * math.sqrt((0.4 * r * r + length * length) / (G * length)) * (1 + amp * amp / 16)
+    assert period == pytest.approx(T, rel=1e-3)
+
+
+def test_double_pendulum_conserves_energy():
+    m = _pendulum(0.4, 1.2, second=0.3)
+    mass = m.body_mass.numpy()
+    inertia = m.body_inertia.numpy()[:, 2, 2]
+    dt = 5e-4
+    rec = _rollout(m, 2000, dt, lambda s: (s.body_q.numpy()[:, :3].copy(), s.joint_qd.numpy().copy()))
+    x = np.array([r[0] for r in rec], dtype=np.float64)
+    qd = np.array([r[1] for r in rec], dtype=np.float64)
+    # centre velocities by central differences (eval_fk's linear body velocity is the joint anchor's, as in
+    # warp.sim); planar angular velocities from the joint rates
+    v = (x[2:] - x[:-2]) / (2 * dt)
+    w = np.stack([qd[1:-1, 0], qd[1:-1, 0] + qd[1:-1, 1]], axis=1)
+    e = (0.5 * (mass * (v * v).sum(-1)).sum(-1) + 0.5 * (inertia * w * w).sum(-1)
+         + G * (mass * x[1:-1, :, 1]).sum(-1))
+    # chaotic motion over 1 s: symplectic Euler keeps the energy within a small band
+    assert np.abs(e - e[0]).max() < 2e-3 * np.abs(e).max()
+
+
+def _free_box(y, qd=None):
+    b = sim.ModelBuilder()
+    body = b.add_body(origin=wp.transform((0.0, 0.0, 0.0), wp.quat_identity()))
+    b.add_shape_box(body, hx=0.2, hy=0.1, hz=0.15, density=100.0)
+    b.add_joint_free(body)
+    b.joint_q[:7] = [0.0, y, 0.0, 0.0, 0.0, 0.0, 1.0]
+    if qd is not None:
+        b.joint_qd[:6] = qd
+    return b.finalize("cpu")
+
+
+def test_free_body_falls_and_keeps_its_angular_momentum():
+    m = _free_box(5.0, qd=[1.0, 2.0, 0.5, 0.3, 0.0, 0.0])
+    m.ground = False
+    dt, steps = 1e-3, 300
+    rec = _rollout(m, steps, dt, lambda s: (s.body_q.numpy()[0].copy(), s.body_qd.numpy()[0].copy()))
+    q, qd = rec[-1]
+    t = steps * dt
+    # the centre of mass falls freely (symplectic Euler: y0 - g dt^2 n(n+1)/2)
+    assert q[1] == pytest.approx(5.0 - G * dt * dt * steps * (steps + 1) / 2, abs=1e-4)
+    assert q[0] == pytest.approx(0.3 * t, abs=1e-4)
+    # torque-free rotation: the world angular momentum R I R^T w is constant
+    inertia = m.body_inertia.numpy()[0]
+
+    def momentum(pose, w):
+        x, y, z, s = pose[3:]
+        R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * s), 2 * (x * z + y * s)],
+                      [2 * (x * y + z * s), 1 - 2 * (x * x + z * z), 2 * (y * z - x * s)],
+                      [2 * (x * z - y * s), 2 * (y * z + x * s), 1 - 2 * (x * x + y * y)]])
+        return R @ inertia @ R.T @ w
+
+    L0 = momentum(rec[0][0], rec[0][1][:3])
+    np.testing.assert_allclose(momentum(q, qd[:3]), L0, rtol=2e-3, atol=1e-4)
+
+
+def test_free_box_rests_on_the_ground_through_contacts():
+    m = _free_box(0.12)
+    integ = sim.FeatherstoneIntegrator(m)
+    s0, s1 = m.state(), m.state()
+    sim.eval_fk(m, s0.joint_q, s0.joint_qd, None, s0)
+    for _ in range(800):
+        s0.clear_forces()
+        sim.collide(m, s0)
+        integ.simulate(m, s0, s1, 1e-3)
+        s0, s1 = s1, s0
+    mass = float(m.body_mass.numpy()[0])
+    q = s0.body_q.numpy()[0]
+    assert q[1] == pytest.approx(0.1 - mass * G / 4e5, abs=2e-4)
+    np.testing.assert_allclose(q[3:], [0.0, 0.0, 0.0, 1.0], atol=1e-3)
+
+
+def test_unsupported_joint_types_are_named():
+    b = sim.ModelBuilder()
+    body = b.add_body()
+    b.add_shape_sphere(body, radius=0.1)
+    b.add_joint_universal(-1, body, axis_0=(1.0, 0.0, 0.0), axis_1=(0.0, 0.0, 1.0))
+    m = b.finalize("cpu")
+    with pytest.raises(sim.SimError, match="not supported"):
+        sim.FeatherstoneIntegrator(m)
