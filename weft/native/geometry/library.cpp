@@ -351,7 +351,52 @@ static int bvh_group_roots(BvhData* b, const int32* groups) {
 }
 
 // The tree as 4-wide nodes (each takes its binary node's children, expanding internal ones into theirs), numbered
-// depth-first. Rebuilt from the binary boxes after every build and refit (O(n), deterministic).
+// depth-first. Rebuilt from the binary boxes after every build and refit (O(n), deterministic): a serial pass
+// numbers the nodes (remembering each one's binary node), a parallel pass quantizes the child boxes.
+static void wide_quantize(const BvhData* b, int32 x, WideNode& out) {
+    int n = 0;
+    float clo[4][3], chi[4][3];
+    const BvhNode& nd = b->nodes[x];
+    for (int c = 0; c < 2; ++c) {
+        if (nd.child[c] < 0) {  // a leaf stays a leaf
+            std::copy(nd.lo[c], nd.lo[c] + 3, clo[n]);
+            std::copy(nd.hi[c], nd.hi[c] + 3, chi[n++]);
+            continue;
+        }
+        const BvhNode& sub = b->nodes[nd.child[c]];  // an internal child: take its two children
+        for (int d = 0; d < 2; ++d) {
+            std::copy(sub.lo[d], sub.lo[d] + 3, clo[n]);
+            std::copy(sub.hi[d], sub.hi[d] + 3, chi[n++]);
+        }
+    }
+    for (int a = 0; a < 3; ++a) {
+        float lo = clo[0][a], hi = chi[0][a];
+        for (int i = 1; i < n; ++i) {
+            lo = std::min(lo, clo[i][a]);
+            hi = std::max(hi, chi[i][a]);
+        }
+        // a step a little over extent / 254, and bounds checked with the decoding's own arithmetic plus a slack for
+        // rounding differences (fused multiply-adds): decoded boxes never shrink below the true ones
+        const float slack = 1e-6f * (std::fabs(lo) + std::fabs(hi)) + 1e-30f;
+        const float step = (hi - lo) / 254.0f * 1.0001f + slack * (4.0f / 254.0f);
+        const float inv = 1.0f / step;
+        out.origin[a] = lo - slack;
+        out.scale[a] = step;
+        for (int i = 0; i < 4; ++i) {
+            if (i >= n) {
+                out.qlo[a][i] = out.qhi[a][i] = 0;
+                continue;
+            }
+            int ql = std::max(0, std::min(255, int((clo[i][a] - out.origin[a]) * inv)));  // truncation: floor (>= 0)
+            int qh = std::max(0, std::min(255, int((chi[i][a] - out.origin[a]) * inv) + 1));
+            while (ql > 0 && out.origin[a] + float(ql) * step > clo[i][a] - slack) --ql;
+            while (qh < 255 && out.origin[a] + float(qh) * step < chi[i][a] + slack) ++qh;
+            out.qlo[a][i] = uint8(ql);
+            out.qhi[a][i] = uint8(qh);
+        }
+    }
+}
+
 static int bvh_build_wide(BvhData* b) {
     const int32 m = b->num_prims - 1;
     if (m < 1) return 0;
@@ -359,6 +404,7 @@ static int bvh_build_wide(BvhData* b) {
         b->wide = alloc_lines<WideNode>(m);
         if (b->wide == nullptr) return 2;
     }
+    std::vector<int32> source(static_cast<size_t>(m));  // wide node -> its binary node
     struct Item {
         int32 x;     // binary internal node
         int32 slot;  // where the parent wide node refers to it (-1 for the root)
@@ -371,58 +417,27 @@ static int bvh_build_wide(BvhData* b) {
         const Item it = stack.back();
         stack.pop_back();
         const int32 w = next++;
+        source[w] = it.x;
         if (it.slot >= 0) b->wide[it.slot >> 2].child[it.slot & 3] = w;
         WideNode& out = b->wide[w];
         int n = 0;
-        float clo[4][3], chi[4][3];
         const BvhNode& nd = b->nodes[it.x];
         for (int c = 0; c < 2; ++c) {
             const int32 ch = nd.child[c];
-            if (ch < 0) {  // a leaf stays a leaf
-                std::copy(nd.lo[c], nd.lo[c] + 3, clo[n]);
-                std::copy(nd.hi[c], nd.hi[c] + 3, chi[n]);
+            if (ch < 0) {
                 out.child[n++] = ch;
-                continue;
-            }
-            const BvhNode& sub = b->nodes[ch];  // an internal child: take its two children
-            for (int d = 0; d < 2; ++d) {
-                std::copy(sub.lo[d], sub.lo[d] + 3, clo[n]);
-                std::copy(sub.hi[d], sub.hi[d] + 3, chi[n]);
-                out.child[n++] = sub.child[d];
+            } else {
+                out.child[n++] = b->nodes[ch].child[0];
+                out.child[n++] = b->nodes[ch].child[1];
             }
         }
         for (int i = n; i < 4; ++i) out.child[i] = int32(0x80000000);
-        for (int a = 0; a < 3; ++a) {
-            float lo = clo[0][a], hi = chi[0][a];
-            for (int i = 1; i < n; ++i) {
-                lo = std::min(lo, clo[i][a]);
-                hi = std::max(hi, chi[i][a]);
-            }
-            // a step a little over extent / 254, and bounds checked with the decoding's own arithmetic plus a slack
-            // for rounding differences (fused multiply-adds): decoded boxes never shrink below the true ones
-            const float slack = 1e-6f * (std::fabs(lo) + std::fabs(hi)) + 1e-30f;
-            const float step = (hi - lo) / 254.0f * 1.0001f + slack * (4.0f / 254.0f);
-            out.origin[a] = lo - slack;
-            out.scale[a] = step;
-            for (int i = 0; i < 4; ++i) {
-                if (i >= n) {
-                    out.qlo[a][i] = out.qhi[a][i] = 0;
-                    continue;
-                }
-                int ql = int(std::floor((clo[i][a] - out.origin[a]) / step));
-                int qh = int(std::ceil((chi[i][a] - out.origin[a]) / step));
-                ql = std::max(0, std::min(255, ql));
-                qh = std::max(0, std::min(255, qh));
-                while (ql > 0 && out.origin[a] + float(ql) * step > clo[i][a] - slack) --ql;
-                while (qh < 255 && out.origin[a] + float(qh) * step < chi[i][a] + slack) ++qh;
-                out.qlo[a][i] = uint8(ql);
-                out.qhi[a][i] = uint8(qh);
-            }
-        }
         // internal grandchildren become wide nodes: push in reverse so the first is numbered next
         for (int i = n - 1; i >= 0; --i)
             if (out.child[i] >= 0) stack.push_back({out.child[i], (w << 2) | i});
     }
+#pragma omp parallel for schedule(static) if (next > PARALLEL_MIN / 4)
+    for (int32 w = 0; w < next; ++w) wide_quantize(b, source[w], b->wide[w]);
     return 0;
 }
 
