@@ -36,6 +36,7 @@ from .geometry import IsoSurfaceMarchingCubes as _IsoSurfaceMarchingCubes
 from .geometry import (Bvh, BvhQuery, HashGrid, HashGridQuery, Mesh, MeshQuery, MeshQueryAABB,
                        MeshQueryPoint, MeshQueryRay, is_cubql_available)
 from .builtins import expect_eq, expect_near, expect_neq, printf, public_builtins as _public_builtins, static, tid, where
+from .builtins import transform_set_rotation, transform_set_translation
 
 globals().update(_NAMED)
 globals().update({k: v for k, v in _public_builtins().items() if k not in globals()})
@@ -151,7 +152,8 @@ from . import _src
 
 Function = Func
 from .mathfuncs import len
-from .mathfuncs import (norm_huber, norm_l1, norm_l2, norm_pseudo_huber, quat_from_euler, quat_to_euler, quat_to_rpy, quat_twist,
+from .mathfuncs import (transform_compose, transform_decompose, transform_from_matrix, transform_to_matrix,
+                        norm_huber, norm_l1, norm_l2, norm_pseudo_huber, quat_from_euler, quat_to_euler, quat_to_rpy, quat_twist,
                         quat_twist_angle, quat_twist_angle_signed, smooth_normalize, transform_twist, transform_wrench,
                         velocity_at_point)
 

@@ -54,6 +54,10 @@ def _special(name: str, doc: str):
 
 tid = _special("tid", "Index of the current thread in the launch grid: ``i = wp.tid()`` or ``i, j = wp.tid()``.")
 printf = _special("printf", "C-style formatted print from a kernel.")
+transform_set_translation = _special("transform_set_translation", "``wp.transform_set_translation(t, p)``: sets "
+                                     "the translation of the transform variable ``t``.")
+transform_set_rotation = _special("transform_set_rotation", "``wp.transform_set_rotation(t, q)``: sets the rotation "
+                                  "of the transform variable ``t``.")
 where = _special("where", "``wp.where(cond, value_if_true, value_if_false)``: one of two values (both are evaluated); "
                           "differentiable.")
 

@@ -13,9 +13,27 @@ import weft as wp
 
 from .frontend.func import make_func as _func
 
-__all__ = ["len", "norm_huber", "norm_l1", "norm_l2", "norm_pseudo_huber", "quat_from_euler", "quat_to_euler",
-           "quat_to_rpy", "quat_twist", "quat_twist_angle", "quat_twist_angle_signed", "smooth_normalize",
-           "transform_twist", "transform_wrench", "velocity_at_point"]
+__all__ = [
+    "len",
+    "norm_huber",
+    "norm_l1",
+    "norm_l2",
+    "norm_pseudo_huber",
+    "quat_from_euler",
+    "quat_to_euler",
+    "quat_to_rpy",
+    "quat_twist",
+    "quat_twist_angle",
+    "quat_twist_angle_signed",
+    "smooth_normalize",
+    "transform_compose",
+    "transform_decompose",
+    "transform_from_matrix",
+    "transform_to_matrix",
+    "transform_twist",
+    "transform_wrench",
+    "velocity_at_point",
+]
 
 
 @_func
@@ -151,6 +169,48 @@ def quat_to_euler(q: Any, i: int, j: int, k: int):
     e[j] = middle
     e[last] = third
     return e
+
+
+@_func
+def _affine(m3: Any, p: Any):
+    """The 4x4 matrix [[m3, p], [0, 0, 0, 1]]."""
+    z = p[0] - p[0]
+    one = z + 1.0
+    return wp.matrix(m3[0, 0], m3[0, 1], m3[0, 2], p[0], m3[1, 0], m3[1, 1], m3[1, 2], p[1],
+                     m3[2, 0], m3[2, 1], m3[2, 2], p[2], z, z, z, one, shape=(4, 4))
+
+
+@_func
+def transform_to_matrix(xform: Any):
+    """The 4x4 matrix of transform ``xform``: its rotation matrix and translation, last row (0, 0, 0, 1)."""
+    return _affine(wp.quat_to_matrix(wp.transform_get_rotation(xform)), wp.transform_get_translation(xform))
+
+
+@_func
+def transform_from_matrix(mat: Any):
+    """The transform of a 4x4 rigid matrix: translation from the last column, rotation from the 3x3 block."""
+    return wp.transformation(wp.vector(mat[0, 3], mat[1, 3], mat[2, 3]), wp.quat_from_matrix(mat))
+
+
+@_func
+def transform_compose(position: Any, rotation: Any, scale: Any):
+    """The 4x4 matrix that scales by ``scale`` (per axis), then rotates by ``rotation``, then translates."""
+    return _affine(wp.quat_to_matrix(rotation) * wp.diag(scale), position)
+
+
+@_func
+def transform_decompose(m: Any):
+    """``position, rotation, scale`` of a 4x4 matrix made by ``transform_compose`` (scale: the column lengths of
+    the 3x3 block; a zero column keeps its zero)."""
+    position = wp.vector(m[0, 3], m[1, 3], m[2, 3])
+    r = wp.matrix(m[0, 0], m[0, 1], m[0, 2], m[1, 0], m[1, 1], m[1, 2], m[2, 0], m[2, 1], m[2, 2], shape=(3, 3))
+    scale = wp.vector(wp.length(wp.vector(r[0, 0], r[1, 0], r[2, 0])), wp.length(wp.vector(r[0, 1], r[1, 1], r[2, 1])),
+                      wp.length(wp.vector(r[0, 2], r[1, 2], r[2, 2])))
+    for c in range(3):
+        if scale[c] != scale[c] - scale[c]:
+            for row in range(3):
+                r[row, c] = r[row, c] / scale[c]
+    return position, wp.quat_from_matrix(r), scale
 
 
 @_func

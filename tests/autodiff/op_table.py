@@ -518,6 +518,21 @@ def t_mult(a: TF, b: TF):
 
 
 @wp.func
+def t_add(a: TF, b: TF):
+    return a + b
+
+
+@wp.func
+def t_sub(a: TF, b: TF):
+    return a - b
+
+
+@wp.func
+def t_smul(s: f64, a: TF):
+    return s * a
+
+
+@wp.func
 def s_divq(s: f64, q: Q):
     return s / q
 
@@ -651,9 +666,11 @@ def m_insert_row(m: M33, v: V3):
 _VV = (V3, V3)
 _MM = (M33, M33)
 entry("vector", "add", case("vec3 + vec3", _VV, V3, [normal(3), normal(3)], v_add),
-      case("mat33 + mat33", _MM, M33, [normal(3, 3), normal(3, 3)], m_add))
+      case("mat33 + mat33", _MM, M33, [normal(3, 3), normal(3, 3)], m_add),
+      case("transform + transform", (TF, TF), TF, [normal(7), normal(7)], t_add))
 entry("vector", "sub", case("vec3 - vec3", _VV, V3, [normal(3), normal(3)], v_sub),
-      case("mat33 - mat33", _MM, M33, [normal(3, 3), normal(3, 3)], m_sub))
+      case("mat33 - mat33", _MM, M33, [normal(3, 3), normal(3, 3)], m_sub),
+      case("transform - transform", (TF, TF), TF, [normal(7), normal(7)], t_sub))
 entry("vector", "neg", case("-vec3", (V3,), V3, [normal(3)], v_neg), case("-mat33", (M33,), M33, [normal(3, 3)], m_neg))
 entry("vector", "pos", case("+vec3", (V3,), V3, [normal(3)], v_pos), case("+mat33", (M33,), M33, [normal(3, 3)], m_pos))
 entry("vector", "mul",
@@ -666,7 +683,8 @@ entry("vector", "mul",
       case("mat22 * mat23", (M22, V2), wp.types.matrix(shape=(3, 2), dtype=f64), [normal(2, 2), normal(2)],
            m_mulm_rect),
       case("quat * quat", (Q, Q), Q, [normal(4), normal(4)], q_mulq),
-      case("transform * transform", (TF, TF), TF, [transform(), transform()], t_mult))
+      case("transform * transform", (TF, TF), TF, [transform(), transform()], t_mult),
+      case("scalar * transform", (f64, TF), TF, [normal(), normal(7)], t_smul))
 entry("vector", "div", case("vec3 / scalar", (V3, f64), V3, [normal(3), away_from_zero()], v_divs),
       case("mat33 / scalar", (M33, f64), M33, [normal(3, 3), away_from_zero()], m_divs),
       case("scalar / vec3", (f64, V3), V3, [normal(), away_from_zero(3)], s_divv),

@@ -343,3 +343,48 @@ def test_vector_reductions_componentwise_forms_and_4x4_transforms():
     np.testing.assert_allclose(om.numpy(), 2 / M, rtol=1e-15)
     lin = np.einsum("nij,nj->ni", M[:, :3, :3], V[:, :3])
     np.testing.assert_allclose(o3.numpy(), lin + M[:, :3, 3] + 10 * lin, rtol=1e-13, atol=1e-13)
+
+
+@wp.kernel
+def transform_forms_k(t: wp.array(dtype=wp.transformd), s: wp.array(dtype=wp.vec3d), m: wp.array(dtype=wp.mat44d),
+                      c: wp.array(dtype=wp.mat44d), t2: wp.array(dtype=wp.transformd), p: wp.array(dtype=wp.vec3d),
+                      q: wp.array(dtype=wp.quatd), sc: wp.array(dtype=wp.vec3d), ar: wp.array(dtype=wp.transformd)):
+    i = wp.tid()
+    m[i] = wp.transform_to_matrix(t[i])
+    t2[i] = wp.transform_from_matrix(m[i])
+    c[i] = wp.transform_compose(wp.transform_get_translation(t[i]), wp.transform_get_rotation(t[i]), s[i])
+    pp, qq, ss = wp.transform_decompose(c[i])
+    p[i] = pp
+    q[i] = qq
+    sc[i] = ss
+    u = t[i]
+    u.p = s[i]
+    w = t[i]
+    wp.transform_set_rotation(w, wp.quatd(0.0, 0.0, 0.0, 1.0))
+    wp.transform_set_translation(w, 2.0 * s[i])
+    ar[i] = (u + w - 0.5 * t[i]) * 2.0
+
+
+def test_transform_matrices_setters_and_componentwise_arithmetic():
+    n = 3
+    rng = np.random.default_rng(1)
+    Q, P, S = Rotation.random(n, random_state=2).as_quat(), rng.normal(size=(n, 3)), rng.uniform(0.5, 2, (n, 3))
+    T = np.concatenate([P, Q], 1)
+    outs = [wp.zeros(n, dtype=d) for d in (wp.mat44d, wp.mat44d, wp.transformd, wp.vec3d, wp.quatd, wp.vec3d,
+                                           wp.transformd)]
+    wp.launch(transform_forms_k, dim=n, inputs=[wp.array(T, dtype=wp.transformd), wp.array(S, dtype=wp.vec3d), *outs])
+    M, C, T2, p, q, s, ar = (o.numpy() for o in outs)
+    Rm = Rotation.from_quat(Q).as_matrix()
+    np.testing.assert_allclose(M[:, :3, :3], Rm, atol=1e-15)
+    np.testing.assert_array_equal(M[:, :3, 3], P)
+    np.testing.assert_array_equal(M[:, 3], np.tile([0.0, 0.0, 0.0, 1.0], (n, 1)))
+    np.testing.assert_array_equal(T2[:, :3], P)
+    np.testing.assert_allclose(np.abs(np.sum(T2[:, 3:] * Q, axis=1)), 1.0, atol=1e-14)
+    np.testing.assert_allclose(C[:, :3, :3], Rm * S[:, None, :], atol=1e-15)
+    np.testing.assert_array_equal(p, P)
+    np.testing.assert_allclose(np.abs(np.sum(q * Q, axis=1)), 1.0, atol=1e-14)
+    np.testing.assert_allclose(s, S, rtol=1e-14)
+    u = T.copy()
+    u[:, :3] = S
+    w = np.concatenate([2 * S, np.tile([0.0, 0.0, 0.0, 1.0], (n, 1))], 1)
+    np.testing.assert_allclose(ar, (u + w - 0.5 * T) * 2.0, rtol=1e-15)

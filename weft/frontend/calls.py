@@ -445,6 +445,8 @@ def _py_pow(lw, args, kwargs, node):
 
 
 def _plain(x):
+    if isinstance(x, tuple):
+        return tuple(_plain(e) for e in x)  # shape=(4, 4): a tuple of literals
     return x.value if isinstance(x, Weak) else x
 
 
@@ -578,6 +580,23 @@ def _results_or_out_params(opname, n_in, n_out):
     return handler
 
 
+def _transform_setter(part: str):
+    """``wp.transform_set_translation(t, p)`` / ``_rotation(t, q)``: updates the variable ``t`` in place."""
+    name = "transform_set_translation" if part == "p" else "transform_set_rotation"
+
+    def handler(lw, node):
+        if len(node.args) != 2 or node.keywords:
+            raise lw.error(f"wp.{name}() takes a transform variable and a value", node)
+        target = node.args[0]
+        if not isinstance(target, (ast.Name, ast.Attribute, ast.Subscript)):
+            raise lw.error(f"the first argument of wp.{name}() must be a variable", target)
+        base = lw.operand(lw.visit(target), target)
+        if not (isinstance(base.type, T.VectorType) and base.type.flavor is T.VecFlavor.TRANSFORM):
+            raise lw.error(f"wp.{name}() takes a transform, got {base.type}", target)
+        lw.store(target, lw.set_transform_part(base, part, lw.visit(node.args[1]), node))
+    return handler
+
+
 def _typed_identity(opname):
     def handler(lw, node):
         kwargs = {k.arg: k.value for k in node.keywords}
@@ -639,6 +658,8 @@ SPECIAL.update({
     "eig3": _results_or_out_params("eig3", 1, 2),
     "polar_decomposition": _results_or_out_params("polar_decomposition", 1, 2),
     "identity": _typed_identity("identity"),
+    "transform_set_translation": _transform_setter("p"),
+    "transform_set_rotation": _transform_setter("q"),
     "quat_identity": _typed_identity("quat_identity"),
     "transform_identity": _typed_identity("transform_identity"),
 })

@@ -391,6 +391,9 @@ class Lowerer:
                     raise self.error(f"struct {base.type.name} has no field '{target.attr}'", target)
                 value = self.operand(value, target, want=ftype)
                 new = self.op("setfield", [base, value], attrs=(target.attr,), node=target)
+            elif isinstance(base.type, T.VectorType) and base.type.flavor is T.VecFlavor.TRANSFORM \
+                    and target.attr in ("p", "q"):
+                new = self.set_transform_part(base, target.attr, value, target)
             elif isinstance(base.type, T.VectorType) and target.attr in _SWIZZLE:
                 value = self.operand(value, target, want=base.type.scalar)
                 new = self.op("insert", [base, Const(_SWIZZLE[target.attr], T.INT32), value], node=target)
@@ -676,6 +679,21 @@ class Lowerer:
             return self.op("construct", parts, attrs=(T.VectorType(len(parts), t.scalar),), node=node)
         parts = [self.op("extract", [base, Const(r, T.INT32), Const(c, T.INT32)], node=node) for r in rows for c in cols]
         return self.op("construct", parts, attrs=(T.MatrixType(len(rows), len(cols), t.scalar),), node=node)
+
+    def set_transform_part(self, base, part: str, value, node):
+        """``t.p = v`` / ``t.q = r`` (and wp.transform_set_translation / _rotation): t with those components."""
+        t = base.type
+        want = T.VectorType(3, t.scalar) if part == "p" else T.VectorType(4, t.scalar, T.VecFlavor.QUAT)
+        v = self.operand(value, node)
+        if v.type != want:
+            raise self.error(f"the {'translation' if part == 'p' else 'rotation'} of a {t} is a {want}, got {v.type}",
+                             node)
+        first = 0 if part == "p" else 3
+        new = base
+        for i in range(want.length):
+            x = self.op("extract", [v, Const(i, T.INT32)], node=node)
+            new = self.op("insert", [new, Const(first + i, T.INT32), x], node=node)
+        return new
 
     def component_slice_store(self, base, slice_node, value, node):
         """``v[a:b] = w``, ``m[i, a:b] = w``, ``m[a:b, c:d] = n``: the base with those components replaced."""

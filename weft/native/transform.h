@@ -128,4 +128,40 @@ WEFT_FN void adj_extract(const transform_t<T>&, int i, transform_t<T>& adj_t, in
     adj_t[i] += adj_ret;
 }
 
+// component-wise arithmetic (Warp treats a transform as 7 numbers here): t + u, t - u, s * t, t * s
+template <typename T>
+WEFT_FN transform_t<T> operator+(const transform_t<T>& a, const transform_t<T>& b) {
+    return transform_t<T>(a.p + b.p, a.q + b.q);
+}
+template <typename T>
+WEFT_FN transform_t<T> operator-(const transform_t<T>& a, const transform_t<T>& b) {
+    return transform_t<T>(a.p - b.p, a.q - b.q);
+}
+template <typename T>
+WEFT_FN void adj_add(const transform_t<T>&, const transform_t<T>&, transform_t<T>& adj_a, transform_t<T>& adj_b,
+                     const transform_t<T>& adj_ret) {
+    for (int i = 0; i < 7; ++i) adj_a[i] += adj_ret[i], adj_b[i] += adj_ret[i];
+}
+template <typename T>
+WEFT_FN void adj_sub(const transform_t<T>&, const transform_t<T>&, transform_t<T>& adj_a, transform_t<T>& adj_b,
+                     const transform_t<T>& adj_ret) {
+    for (int i = 0; i < 7; ++i) adj_a[i] += adj_ret[i], adj_b[i] -= adj_ret[i];
+}
+template <typename T>
+WEFT_FN transform_t<T> mul(typename detail::id_<T>::type s, const transform_t<T>& a) {
+    return transform_t<T>(a.p * s, a.q * s);
+}
+template <typename T>
+WEFT_FN transform_t<T> mul(const transform_t<T>& a, typename detail::id_<T>::type s) { return mul(s, a); }
+template <typename T>
+WEFT_FN void adj_mul(typename detail::id_<T>::type s, const transform_t<T>& a, T& adj_s, transform_t<T>& adj_a,
+                     const transform_t<T>& adj_ret) {
+    for (int i = 0; i < 7; ++i) adj_a[i] += adj_ret[i] * s, adj_s += a[i] * adj_ret[i];
+}
+template <typename T>
+WEFT_FN void adj_mul(const transform_t<T>& a, typename detail::id_<T>::type s, transform_t<T>& adj_a, T& adj_s,
+                     const transform_t<T>& adj_ret) {
+    adj_mul(s, a, adj_s, adj_a, adj_ret);
+}
+
 }  // namespace weft
