@@ -39,8 +39,6 @@ KNOWN: set[tuple[str, str, str]] = {
     ("weft", "weft.speccache", "local"),
     ("weft", "weft.toolchain", "local"),
     ("weft", "weft.toolchain.compiler", "local"),
-    ("weft.autodiff.prune", "weft.tiles.model", "upward"),
-    ("weft.autodiff.value_reads", "weft.tiles.model", "upward"),
     ("weft.diagnostics", "weft.__version__", "local"),
     ("weft.diagnostics", "weft.config", "local"),
     ("weft.frontend.calls", "weft.autodiff.custom", "upward"),

@@ -19,12 +19,12 @@ from .backend.renderer import Renderer, RenderOptions
 from .frontend.lower import Lowerer
 from .frontend.source import FunctionSource
 from .ir import types as T
+from .ir.blocks import uses_tiles
 from .ir.cse import cse
 from .ir.nodes import Function
 from .ir.verify import verify, verify_adjoint
 from .tiles.adjoint import TileAdjointRenderer
 from .tiles.cuda import CudaTileAdjointRenderer, CudaTileRenderer
-from .tiles.model import uses_tiles
 from .tiles.render import TileRenderer
 from .toolchain.build import build_cpu, cpu_key, load_cpu
 from .toolchain.options import CpuOptions

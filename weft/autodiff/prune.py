@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..ir import types as T
+from ..ir.blocks import stmt_vars
 from ..ir.nodes import AdjLet, AdjointProgram, Let, ReplayLet, Var, VarKind, walk
 from ..ir.roles import Role
 from ..ops.registry import OpKind
@@ -25,7 +26,6 @@ from ..ops.registry import OpKind
 def prune_replay(prog: AdjointProgram) -> AdjointProgram:
     if not prog.fn.tile_dim:
         return prog
-    from ..tiles.model import stmt_vars
 
     snapshot = {prog.fn.params[i].id for i in prog.snapshot_params}
     needed: set[int] = set()

@@ -16,6 +16,7 @@ rule takes it as an operand.
 from __future__ import annotations
 
 from ..ir import types as T
+from ..ir.blocks import stmt_vars
 from ..ir.nodes import AdjAssign, AdjLet, AdjointProgram, Assign, For, If, Let, ReplayLet, Var, While, walk
 from ..ir.roles import OVERWRITES_ARRAY, Role
 from ..ops.registry import Factor, OpKind
@@ -83,8 +84,6 @@ def _body_param_reads(body, active_params: list[bool]) -> list[bool] | None:
 
 
 def _vars(stmt) -> list:
-    from ..tiles.model import stmt_vars
-
     return [v for v in stmt_vars(stmt) if isinstance(v, Var)]
 
 

@@ -14,9 +14,9 @@ from ..backend.adjoint import AdjointRenderer, _popped
 from ..backend.renderer import Emitter, RenderOptions
 from ..backend.rules import RuleTable
 from ..ir import types as T
+from ..ir.blocks import stmt_vars, walk
 from ..ir.nodes import AdjointProgram, Assign, For, Function, Let, Var, VarKind
 from ..ir.roles import Role
-from .model import walk
 from .render import BlockRendering
 
 
@@ -135,13 +135,11 @@ class TileAdjointRenderer(BlockRendering, AdjointRenderer):
 def tile_loaded_only(fn: Function) -> dict[int, int]:
     """Differentiable array parameters used only as the source of ``tile_load`` (and for their shape): parameter id
     -> elements their loads read per block (the atomic adds a per-thread gradient copy would replace)."""
-    from .model import walk as walk_all
-
     counts: dict[int, int] = {}
     excluded: set[int] = set()
     candidates = {p.id for p in fn.params if isinstance(p.type, T.ArrayType) and p.type.kind is T.ArrayKind.ARRAY
                   and T.is_differentiable_type(p.type.dtype)}
-    for s in walk_all(fn.body):
+    for s in walk(fn.body):
         for k, a in enumerate(getattr(s, "args", ()) or ()):
             if not isinstance(a, Var) or a.id not in candidates:
                 continue
@@ -155,8 +153,6 @@ def tile_loaded_only(fn: Function) -> dict[int, int]:
 
 
 def _vars_of(s) -> list:
-    from .model import stmt_vars
-
     return [v for v in stmt_vars(s) if isinstance(v, Var)]
 
 

@@ -12,11 +12,11 @@ from ..backend.names import Names
 from ..backend.renderer import Emitter, Renderer, RenderOptions, _defined_vars
 from ..backend.rules import RuleTable
 from ..ir import types as T
+from ..ir.aliases import plan_aliases
+from ..ir.blocks import LaneRun, Model, analyse
+from ..ir.blocks import walk as model_walk
 from ..ir.nodes import Assign, For, Function, If, Let, Pop, Push, Repeat, Return, Stmt, Var, While
 from ..ir.roles import Role
-from .alias import Aliases
-from .model import LaneRun, Model, analyse
-from .model import walk as model_walk
 
 
 class LaneNames(Names):
@@ -266,7 +266,7 @@ class TileRenderer(BlockRendering, Renderer):
         super().__init__(fn, options)
         (self.plan,) = self.setup_blocks([fn.body], fn.locals, block_dim)
         self._repeat_depth = 0
-        self.names.aliases = Aliases(fn.body)
+        self.names.aliases = plan_aliases(fn.body)
 
     def render_body(self, name: str, block: list[Stmt], extra_params: str = "") -> str:
         self.out = Emitter()
