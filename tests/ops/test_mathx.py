@@ -388,3 +388,18 @@ def test_transform_matrices_setters_and_componentwise_arithmetic():
     u[:, :3] = S
     w = np.concatenate([2 * S, np.tile([0.0, 0.0, 0.0, 1.0], (n, 1))], 1)
     np.testing.assert_allclose(ar, (u + w - 0.5 * T) * 2.0, rtol=1e-15)
+
+
+@wp.kernel
+def vector_factory_forms_k(out: wp.array(dtype=wp.vec2h), o2: wp.array(dtype=wp.vec2)):
+    a = wp.vec2(1.0, 2.0)
+    out[0] = wp.types.vector(a, dtype=wp.float16)  # a conversion keeps the length
+    o2[0] = wp.types.vector(a) + wp.types.vector(a, length=2) + wp.types.vector(3.0, length=2) \
+        + wp.types.vector(length=2, dtype=float)
+
+
+def test_vector_factory_conversions_and_broadcast():
+    out, o2 = wp.zeros(1, dtype=wp.vec2h), wp.zeros(1, dtype=wp.vec2)
+    wp.launch(vector_factory_forms_k, dim=1, inputs=[out, o2])
+    np.testing.assert_array_equal(out.numpy().astype(np.float32), [[1.0, 2.0]])
+    np.testing.assert_array_equal(o2.numpy(), [[5.0, 7.0]])

@@ -474,7 +474,13 @@ def _vector_factory(lw, args, kwargs, node):
     if kwargs:
         raise lw.error(f"wp.vector() takes no keyword argument {next(iter(kwargs))!r}", node)
     scalar = _scalar_of_args(lw, args, dtype, node)
-    n = int(length) if length is not None and not args else len(args)
+    single = args[0] if len(args) == 1 and isinstance(args[0], (Var, Const)) else None
+    if single is not None and isinstance(single.type, T.VectorType):
+        n = single.type.length  # wp.vector(v, dtype=...): a copy or conversion
+    elif length is not None:
+        n = int(length)  # wp.vector(length=n) zeros, wp.vector(x, length=n) x broadcast
+    else:
+        n = len(args)
     if n == 0:
         raise lw.error("wp.vector() needs components or length=", node)
     return construct(lw, T.VectorType(n, scalar), args, {}, node)
