@@ -61,6 +61,7 @@ def test_soft_body_throw_smoke(tmp_path):
     ("granular_box", ["--n", "3", "--substeps", "2", "--integrator", "xpbd"]),
     ("soft_body_twist", ["--cells", "3", "--substeps", "4"]),
     ("rigid_contact", ["--n", "1", "--substeps", "4"]),
+    ("cartpole", ["--substeps", "2"]),
     ("soft_body_twist", ["--cells", "3", "--substeps", "8", "--integrator", "xpbd"]),
 ])
 def test_deformable_examples_smoke(tmp_path, script, args):
@@ -78,3 +79,15 @@ def test_soft_body_twist_turns_the_end():
         ex.step()
     # 0.5 turns per second for 0.1 s: 18 degrees
     assert np.degrees(ex.twist_angle()) == pytest.approx(18.0, abs=0.5)
+
+
+def test_cartpole_lqr_balances_the_pole():
+    pytest.importorskip("scipy")
+    import cartpole
+
+    ex = cartpole.Example(tilt=0.2, substeps=10)
+    for _ in range(180):
+        ex.step()
+    q = ex.state_0.joint_q.numpy()
+    # three seconds of LQR feedback bring a 0.2 rad tilt back upright over the rail's centre
+    assert abs(q[1]) < 0.01 and abs(q[0]) < 0.02

@@ -344,8 +344,10 @@ class FeatherstoneIntegrator(Integrator):
     def __init__(self, model=None, angular_damping: float = 0.05, update_mass_matrix_every: int = 1):
         self.angular_damping = angular_damping
         self._qd_com = None
+        self._validated = None
         if model is not None:
             self._validate(model)
+            self._validated = model
 
     @staticmethod
     def _validate(model) -> None:
@@ -369,7 +371,7 @@ class FeatherstoneIntegrator(Integrator):
         gravity and (``use_body_f``) the external wrenches in ``state.body_f``; a new float array."""
         if control is None:
             control = model.control(clone_variables=False)
-        qdd = wp.zeros(model.joint_dof_count, dtype=float, device=model.device)
+        qdd = wp.empty(model.joint_dof_count, dtype=float, device=model.device)
         body_f = state.body_f if state.body_f is not None else wp.zeros(1, dtype=wp.spatial_vector,
                                                                          device=model.device)
         wp.launch(eval_articulation_qdd, dim=model.articulation_count,
@@ -390,7 +392,9 @@ class FeatherstoneIntegrator(Integrator):
         self._check(model, state_in, state_out, dt)
         if not model.joint_count:
             return state_out
-        self._validate(model)
+        if self._validated is not model:
+            self._validate(model)
+            self._validated = model
         if control is None:
             control = model.control(clone_variables=False)
         # bodies at the input coordinates (contacts are evaluated on them)
