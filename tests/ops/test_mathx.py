@@ -403,3 +403,20 @@ def test_vector_factory_conversions_and_broadcast():
     wp.launch(vector_factory_forms_k, dim=1, inputs=[out, o2])
     np.testing.assert_array_equal(out.numpy().astype(np.float32), [[1.0, 2.0]])
     np.testing.assert_array_equal(o2.numpy(), [[5.0, 7.0]])
+
+
+@wp.kernel
+def transform_keywords_k(o: wp.array(dtype=wp.transform), ok: wp.array(dtype=int)):
+    t = wp.transform(p=wp.vec3(1.0, 2.0, 3.0))  # the rotation defaults to the identity
+    o[0] = t
+    o[1] = wp.transform(wp.vec3(1.0, 2.0, 3.0), q=wp.quat(4.0, 5.0, 6.0, 7.0))
+    o[2] = wp.transform(wp.vec3(1.0, 1.0, 1.0))
+    if t[:] == wp.types.vector(1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 1.0, dtype=float):
+        ok[0] = 1
+
+
+def test_transform_constructor_keywords_and_default_rotation():
+    o, ok = wp.zeros(3, dtype=wp.transform), wp.zeros(1, dtype=int)
+    wp.launch(transform_keywords_k, dim=1, inputs=[o, ok])
+    np.testing.assert_array_equal(o.numpy(), [[1, 2, 3, 0, 0, 0, 1], [1, 2, 3, 4, 5, 6, 7], [1, 1, 1, 0, 0, 0, 1]])
+    assert ok.numpy()[0] == 1

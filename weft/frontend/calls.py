@@ -98,6 +98,9 @@ _KWARG_HOOKS: dict = {}
 
 def construct(lw, t: T.Type, args, kwargs, node):
     """``wp.vec3(...)``, ``wp.float32(x)``, ``MyStruct()``, ``wp.mat33(...)``..."""
+    if isinstance(t, T.VectorType) and t.flavor is T.VecFlavor.TRANSFORM and set(kwargs) <= {"p", "q"} \
+            and len(args) + len(kwargs) in (1, 2) and (kwargs or _is_vec3(args[0])):
+        return _transform_parts(lw, t, args, kwargs, node)
     if kwargs:
         if isinstance(t, T.StructType):
             raise lw.error("struct constructors take no arguments in kernel code; assign fields afterwards", node)
@@ -132,6 +135,27 @@ def construct(lw, t: T.Type, args, kwargs, node):
                    else lw.as_operand_or_weak(a, node) for a in args]
         ops = _components(lw, t, ops, node)
     return lw.op("construct", ops, attrs=(t,), node=node)
+
+
+def _is_vec3(value) -> bool:
+    return isinstance(value, (Var, Const)) and isinstance(value.type, T.VectorType) and value.type.length == 3 \
+        and value.type.flavor is T.VecFlavor.VECTOR
+
+
+def _transform_parts(lw, t: T.VectorType, args, kwargs, node):
+    """``wp.transform(p, q)`` with keywords or a default rotation: ``transform(p=v)`` is ``transform(v, identity)``."""
+    parts = dict(zip(("p", "q"), args))
+    for k, v in kwargs.items():
+        if k in parts:
+            raise lw.error(f"transform() got '{k}' twice", node)
+        parts[k] = v
+    p = parts.get("p")
+    if p is None:
+        p = lw.op("construct", [], attrs=(T.VectorType(3, t.scalar),), node=node)
+    q = parts.get("q")
+    if q is None:
+        q = lw.op("quat_identity", [], attrs=(t.scalar,), node=node)
+    return lw.op("construct", [lw.operand(p, node), lw.operand(q, node)], attrs=(t,), node=node)
 
 
 def _components(lw, t: T.VectorType, ops, node):
