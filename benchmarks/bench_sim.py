@@ -9,6 +9,7 @@ environment (``--warp-python``, default /opt/warp172/bin/python), the same scene
     python benchmarks/bench_sim.py                 # all scenes, both frameworks
     python benchmarks/bench_sim.py --quick         # fewer frames
     python benchmarks/bench_sim.py --scenes sphere --frameworks weft
+    python benchmarks/bench_sim.py --scenes arms   # FK + Jacobian of 4,096 7-DoF arms, with Pinocchio
 
 The machine's load changes wall-clock numbers: compare the CPU-time columns for A/B decisions.
 """
@@ -22,8 +23,12 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
-SCENES = ("sphere", "cloth", "granular", "rigid")
+SCENES = ("sphere", "cloth", "granular", "rigid", "arms")
+ARM = ROOT / "weft" / "sim" / "assets" / "arm7.urdf"
+ARMS = 4096
 
 
 # ------------------------------------------------------------------------------------------------ worker side
@@ -87,9 +92,86 @@ def _rss_mb() -> float:
     return float("nan")
 
 
+def _arms_worker(wp, framework: str, n: int, repeats: int = 5) -> dict:
+    """Forward kinematics of ``n`` copies of the 7-DoF arm (one articulation each) and the 3 x 7 Jacobian of every
+    tool tip position (three backward passes of a taped FK: the arms are independent)."""
+    arm = wp.sim.ModelBuilder()
+    wp.sim.parse_urdf(str(ARM), arm)
+    b = wp.sim.ModelBuilder()
+    for i in range(n):
+        b.add_builder(arm, xform=wp.transform((float(i % 64), 0.0, float(i // 64)), wp.quat_identity()))
+    model = b.finalize("cpu", requires_grad=True)
+    nb = arm.body_count if hasattr(arm, "body_count") else len(arm.body_q)
+    tool = nb - 1
+
+    @wp.kernel
+    def tips(body_q: wp.array(dtype=wp.transform), nb: int, tool: int, out: wp.array(dtype=wp.vec3)):
+        i = wp.tid()
+        out[i] = wp.transform_point(body_q[i * nb + tool], wp.vec3(0.0, 0.0, 0.1))
+
+    rng = np.random.default_rng(0)
+    q = wp.array(rng.uniform(-1.0, 1.0, model.joint_coord_count).astype(np.float32), dtype=float,
+                 requires_grad=True)
+    qd = wp.zeros(model.joint_dof_count, dtype=float, requires_grad=True)
+    state = model.state()
+    out = wp.zeros(n, dtype=wp.vec3, requires_grad=True)
+    wp.sim.eval_fk(model, q, qd, None, state)  # warm up
+    wp.synchronize()
+    t, c = time.perf_counter(), time.process_time()
+    for _ in range(repeats):
+        wp.sim.eval_fk(model, q, qd, None, state)
+    wp.synchronize()
+    res = {"framework": framework, "scene": "arms", "mode": "fk", "arms": n,
+           "fk_ms": (time.perf_counter() - t) / repeats * 1e3, "fk_cpu_ms": (time.process_time() - c) / repeats * 1e3}
+    seeds = [wp.array(np.tile(np.eye(3, dtype=np.float32)[k], (n, 1)), dtype=wp.vec3) for k in range(3)]
+
+    def jacobian():
+        tape = wp.Tape()
+        with tape:
+            wp.sim.eval_fk(model, q, qd, None, state)
+            wp.launch(tips, dim=n, inputs=[state.body_q, nb, tool], outputs=[out])
+        rows = []
+        for k in range(3):
+            tape.backward(grads={out: seeds[k]})
+            rows.append(q.grad.numpy().copy())
+            tape.zero()
+        return rows
+
+    jacobian()  # warm up (adjoint compile)
+    t, c = time.perf_counter(), time.process_time()
+    for _ in range(repeats):
+        jacobian()
+    res["fk_jac_ms"] = (time.perf_counter() - t) / repeats * 1e3
+    res["fk_jac_cpu_ms"] = (time.process_time() - c) / repeats * 1e3
+    return res
+
+
+def _pinocchio_arms(n: int) -> dict:
+    """Pinocchio's forward kinematics and frame Jacobian of the same arm, one configuration at a time."""
+    import pinocchio as pin
+
+    model = pin.buildModelFromUrdf(str(ARM))
+    data = model.createData()
+    frame = model.getFrameId("tool")
+    qs = np.random.default_rng(0).uniform(-1.0, 1.0, (n, model.nq))
+    c = time.process_time()
+    for q in qs:
+        pin.forwardKinematics(model, data, q)
+        pin.updateFramePlacement(model, data, frame)
+    fk = (time.process_time() - c) * 1e3
+    c = time.process_time()
+    for q in qs:
+        pin.computeFrameJacobian(model, data, q, frame, pin.LOCAL_WORLD_ALIGNED)
+    jac = (time.process_time() - c) * 1e3
+    return {"framework": "pinocchio", "scene": "arms", "mode": "fk", "arms": n, "fk_cpu_ms": fk,
+            "fk_jac_cpu_ms": fk + jac}
+
+
 def worker(framework: str, scene: str, mode: str, frames: int, grad_frames: int) -> dict:
     t_import = time.perf_counter()
     wp = _import(framework)
+    if scene == "arms":
+        return _arms_worker(wp, framework, frames)
     grad = mode in ("grad", "cold_grad")
     r = _Runner(wp, scene, grad)
     out = {"framework": framework, "scene": scene, "mode": mode, "particles": r.model.particle_count,
@@ -220,7 +302,9 @@ def main(argv=None) -> int:
         a.frames, a.grad_frames = 5, 1
     fws = [f for f in a.frameworks if f == "weft" or Path(a.warp_python).exists()]
     results = []
-    for scene in a.scenes:
+    if "arms" in a.scenes:
+        _arms_rows(a, fws)
+    for scene in [s for s in a.scenes if s != "arms"]:
         for fw in fws:
             py = sys.executable if fw == "weft" else a.warp_python
             modes = ["forward", "fwd_mem", "grad"] + ([] if a.no_cold else ["cold", "cold_grad"])
@@ -239,6 +323,29 @@ def main(argv=None) -> int:
     if a.json:
         Path(a.json).write_text(json.dumps(results, indent=1))
     return 0
+
+
+def _arms_rows(a, fws) -> None:
+    """FK and FK + tip Jacobian of 4,096 arms: weft, warp.sim 1.7.2 (its own process) and Pinocchio (one
+    configuration at a time, C++), CPU milliseconds for all arms."""
+    rows = []
+    for fw in fws:
+        py = sys.executable if fw == "weft" else a.warp_python
+        res = _run(py, fw, "arms", "fk", ARMS, 0)
+        if "error" in res:
+            print(f"[arms {fw}] failed: {res['error']}", file=sys.stderr)
+            continue
+        rows.append(res)
+    try:
+        rows.append(_pinocchio_arms(ARMS))
+    except ImportError:
+        print("[arms pinocchio] not installed (pip install pin)", file=sys.stderr)
+    print(f"\n{ARMS} x 7-DoF arm (arm7.urdf): CPU ms for all arms (wall in brackets)")
+    print(f"{'framework':10s} {'FK':>16s} {'FK + Jacobian':>18s}")
+    for r in rows:
+        fk = f"{r['fk_cpu_ms']:.2f}" + (f" ({r['fk_ms']:.2f})" if "fk_ms" in r else "")
+        jac = f"{r['fk_jac_cpu_ms']:.2f}" + (f" ({r['fk_jac_ms']:.2f})" if "fk_jac_ms" in r else "")
+        print(f"{r['framework']:10s} {fk:>16s} {jac:>18s}")
 
 
 def _g(d, k, fmt="{:.2f}"):
