@@ -114,14 +114,20 @@ def test_winding_number_without_support_falls_back_to_rays():
     assert (out.numpy()[:, 2] < 0).tolist() == [True, False, True]
 
 
-@pytest.mark.parametrize("n_tris", [1, 300])
-def test_rays_match_brute_force(n_tris):
+@pytest.mark.parametrize("n_tris,flat,offset", [(1, False, 0.0), (300, False, 0.0), (300, True, 50.0)])
+def test_rays_match_brute_force(n_tris, flat, offset):
+    # flat: half the triangles lie in z = const planes (zero-extent boxes, which the quantized wide nodes must still
+    # contain); offset: the scene far from the origin (relative rounding of the node boxes)
     rng = np.random.default_rng(10 + n_tris)
     pts, tris = random_soup(n_tris, rng, 5 if n_tris > 10 else 0)
+    if flat:
+        p3 = pts.reshape(-1, 3, 3)
+        p3[::2, :, 2] = p3[::2, :1, 2]
+    pts = (pts + np.float32(offset)).astype(np.float32)
     mesh = _mesh(pts, tris)
     n = 400
-    o = (rng.random((n, 3)) * 1.6 - 0.3).astype(np.float32)
-    target = rng.random((n, 3)).astype(np.float32)
+    o = (rng.random((n, 3)) * 1.6 - 0.3 + offset).astype(np.float32)
+    target = (rng.random((n, 3)) + offset).astype(np.float32)
     d = (target - o).astype(np.float32)
     d[:50] = np.array([1, 0, 0], np.float32)  # axis-aligned directions (zero components)
     t = wp.zeros(n, dtype=float)
