@@ -115,6 +115,24 @@ def test_build_is_deterministic_and_stable():
     np.testing.assert_array_equal(first, np.argsort(h, kind="stable"))
 
 
+def test_sparse_and_dense_rebuilds_clear_old_cells():
+    """Builds with few points for the cells (sorted keys, only touched cells reset) alternating with dense builds
+    (counting sort over all cells): the order is the stable sort by cell every time and queries see only the
+    current points."""
+    rng = np.random.default_rng(11)
+    grid = wp.HashGrid(16, 16, 16)
+    radius = 0.08
+    for n in (40, 300, 25, 5000, 60, 60):  # 16^3 = 4096 cells: fewer than 256 points take the sparse path
+        pts = (rng.random((n, 3)) * 1.2).astype(np.float32)
+        grid.build(wp.array(pts, dtype=wp.vec3), radius)
+        cells = np.floor(pts / radius).astype(np.int64) % 16
+        h = cells[:, 0] + 16 * cells[:, 1] + 256 * cells[:, 2]
+        np.testing.assert_array_equal(grid.sorted_ids(), np.argsort(h, kind="stable"))
+        out = wp.zeros(n, dtype=wp.int32)
+        wp.launch(count_while, dim=n, inputs=[grid.id, wp.array(pts, dtype=wp.vec3), radius, out])
+        np.testing.assert_array_equal(out.numpy(), _brute(pts, pts, radius)[0])
+
+
 def test_rebuild_and_reserve():
     grid = wp.HashGrid(8, 8, 8)
     grid.reserve(10)

@@ -23,6 +23,11 @@ struct HashGridData {
     int32 group_capacity;
     int32 precision;       // 64: cells computed in double (float64 grids), else in float
     double inv_cell_width_d;
+    // host-only bookkeeping of sparse builds (appended last: the fields above keep their offsets)
+    int32* occupied;       // the cells the last build filled, when occupied_valid (else any cell may be non-empty)
+    int32 occupied_count;
+    int32 occupied_capacity;
+    int32 occupied_valid;
 };
 
 // An internal BVH node holds the boxes of both children, so a traversal step tests two boxes at once.

@@ -111,7 +111,51 @@ static void hash_grid_free_storage(HashGridData* g) {
     std::free(g->sorted_ids);
     std::free(g->cell_starts);
     std::free(g->cell_ends);
-    g->sorted_ids = g->cell_starts = g->cell_ends = nullptr;
+    std::free(g->occupied);
+    g->sorted_ids = g->cell_starts = g->cell_ends = g->occupied = nullptr;
+    g->occupied_capacity = g->occupied_count = g->occupied_valid = 0;
+}
+
+// Few points in many cells (a particle grid of 128^3 cells holds a few thousand particles): sort (cell, id) keys
+// and touch only the cells of this build and of the previous one, instead of a counting sort over every cell. The
+// order is the counting sort's (by cell, then by id), so results do not depend on the path taken.
+static int hash_grid_build_sparse(HashGridData* g, const std::vector<int32>& hashes, const int32* groups, int32 n,
+                                  int32 cells) {
+    if (n > g->occupied_capacity) {
+        std::free(g->occupied);
+        g->occupied = alloc<int32>(n);
+        g->occupied_capacity = g->occupied ? n : 0;
+        g->occupied_valid = 0;
+        if (g->occupied == nullptr) return 2;
+    }
+    if (g->occupied_valid) {
+        for (int32 k = 0; k < g->occupied_count; ++k) {
+            g->cell_starts[g->occupied[k]] = 0;
+            g->cell_ends[g->occupied[k]] = 0;
+        }
+    } else {
+        std::fill(g->cell_starts, g->cell_starts + cells, 0);
+        std::fill(g->cell_ends, g->cell_ends + cells, 0);
+    }
+    std::vector<int64> keys(static_cast<size_t>(n));
+    for (int32 i = 0; i < n; ++i) keys[i] = (int64(hashes[i]) << 32) | int64(uint32(i));
+    std::sort(keys.begin(), keys.end());
+    int32 count = 0, prev = -1;
+    for (int32 j = 0; j < n; ++j) {
+        const int32 h = int32(keys[j] >> 32);
+        const int32 i = int32(keys[j] & 0xffffffff);
+        g->sorted_ids[j] = i;
+        if (groups != nullptr) g->sorted_groups[j] = groups[i];
+        if (h != prev) {
+            g->cell_starts[h] = j;
+            g->occupied[count++] = h;
+            prev = h;
+        }
+        g->cell_ends[h] = j + 1;
+    }
+    g->occupied_count = count;
+    g->occupied_valid = 1;
+    return 0;
 }
 
 static int hash_grid_reserve(HashGridData* g, int32 n) {
@@ -155,6 +199,16 @@ static int hash_grid_build(HashGridData* g, const float* points, const int32* ha
                                     cell_coord(p[2], g->inv_cell_width));
         }
     }
+    if (int64(n) * 16 < int64(cells)) {
+        if (int rc = hash_grid_build_sparse(g, hashes, groups, n, cells)) return rc;
+        if (groups == nullptr) {
+            std::free(g->sorted_groups);
+            g->sorted_groups = nullptr;
+            g->group_capacity = 0;
+        }
+        return 0;
+    }
+    g->occupied_valid = 0;  // the counting sort below writes every cell
     const int chunks = std::max(1, std::min(omp_get_max_threads(), n / PARALLEL_MIN + 1));
     std::vector<int32> counts(size_t(chunks) * size_t(cells), 0);
 #pragma omp parallel for schedule(static, 1) num_threads(chunks)
@@ -718,6 +772,7 @@ GEO_API uint64 geo_hash_grid_create(int32 dx, int32 dy, int32 dz) {
     }
     std::fill(g->cell_starts, g->cell_starts + cells, 0);
     std::fill(g->cell_ends, g->cell_ends + cells, 0);
+    g->occupied_valid = 1;  // no cell is filled yet
     const uint64 id = add_object(g, KIND_HASHGRID);
     if (id == 0) {
         hash_grid_free_storage(g);
