@@ -420,3 +420,19 @@ def test_transform_constructor_keywords_and_default_rotation():
     wp.launch(transform_keywords_k, dim=1, inputs=[o, ok])
     np.testing.assert_array_equal(o.numpy(), [[1, 2, 3, 0, 0, 0, 1], [1, 2, 3, 4, 5, 6, 7], [1, 1, 1, 0, 0, 0, 1]])
     assert ok.numpy()[0] == 1
+
+
+@wp.kernel
+def lower_bound_k(arr: wp.array(dtype=float), values: wp.array(dtype=float), out: wp.array2d(dtype=int)):
+    t = wp.tid()
+    out[t, 0] = wp.lower_bound(arr, values[t])
+    out[t, 1] = wp.lower_bound(arr, 2, 5, values[t])
+
+
+def test_lower_bound_matches_searchsorted():
+    arr = np.array([0.5, 1.0, 1.0, 2.0, 3.5, 4.0, 7.0], np.float32)
+    values = np.array([-1.0, 0.5, 1.0, 1.5, 3.5, 6.0, 9.0], np.float32)
+    out = wp.zeros((7, 2), dtype=int)
+    wp.launch(lower_bound_k, dim=7, inputs=[wp.array(arr), wp.array(values), out])
+    np.testing.assert_array_equal(out.numpy()[:, 0], np.searchsorted(arr, values, side="left"))
+    np.testing.assert_array_equal(out.numpy()[:, 1], np.clip(np.searchsorted(arr[2:5], values) + 2, 2, 5))

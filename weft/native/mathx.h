@@ -285,6 +285,20 @@ WEFT_FN void adj_transform_vector(const mat_t<4, 4, T>& m, const vec_t<3, T>& v,
         }
 }
 
+// lower_bound(arr, [begin, end,] value): the first index i in [begin, end) of the sorted 1-D array with
+// arr[i] >= value (end if none); a template on the array type, which has data, shape and byte strides
+template <typename A, typename T>
+WEFT_FN int32 lower_bound(const A& arr, int32 begin, int32 end, T value) {
+    while (begin < end) {
+        const int32 mid = begin + (end - begin) / 2;
+        const T v = *reinterpret_cast<const T*>(reinterpret_cast<const char*>(arr.data) + mid * arr.strides[0]);
+        if (v < value) begin = mid + 1; else end = mid;
+    }
+    return begin;
+}
+template <typename A, typename T>
+WEFT_FN int32 lower_bound(const A& arr, T value) { return lower_bound(arr, 0, arr.shape[0], value); }
+
 // the rotation of a 4x4 (affine) matrix: quat_from_matrix of its upper-left 3x3 block
 template <typename T>
 WEFT_FN quat_t<T> quat_from_matrix(const mat_t<4, 4, T>& m) {

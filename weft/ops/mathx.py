@@ -142,3 +142,17 @@ for _name, _what in (("transform_point", "a point (w = 1)"), ("transform_vector"
     register(Op(_name, lambda a, at: a[1] if len(a) == 2 and R.is_mat(a[0], 4, 4) and a[0].scalar.is_float
                 and a[1] == T.VectorType(3, a[0].scalar) else None, native=_name, domain=D, header=H,
                 doc=f"``{_name}(m, v)``: the 4x4 matrix m applied to {_what}, the first three components."))
+
+
+def _lower_bound_rule(args, attrs):
+    if not args or not isinstance(args[0], T.ArrayType) or args[0].ndim != 1 or args[0].kind is not T.ArrayKind.ARRAY \
+            or not R.is_scalar(args[0].dtype) or args[-1] != args[0].dtype:
+        return None
+    if len(args) == 2 or (len(args) == 4 and args[1] == args[2] == T.INT32):
+        return T.INT32
+    return None
+
+
+register(Op("lower_bound", _lower_bound_rule, native="lower_bound", adjoint=Adjoint.NONE, domain=D, header=H,
+            doc="``lower_bound(arr, [begin, end,] value)``: the first index i (in [begin, end)) of the sorted 1-D "
+                "array with arr[i] >= value; the end of the range if there is none."))
