@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-SCENES = ("sphere", "cloth", "granular", "rigid", "arms")
+SCENES = ("sphere", "cloth", "granular", "rigid", "quadruped", "arms")
 ARM = ROOT / "weft" / "sim" / "assets" / "arm7.urdf"
 ARMS = 4096
 
@@ -53,6 +53,8 @@ def _build(wp, scene: str, requires_grad: bool):
         return scenes.ElasticSphere().build(wp, requires_grad=requires_grad), scenes.SceneConfig()
     if scene == "cloth":
         return scenes.build_cloth_drape(wp, requires_grad=requires_grad), scenes.SceneConfig(substeps=16)
+    if scene == "quadruped":
+        return scenes.build_quadruped(wp, n_envs=8), scenes.SceneConfig(fps=100, substeps=10)
     if scene == "rigid":
         return scenes.build_rigid_pile(wp, n=3, requires_grad=requires_grad), scenes.SceneConfig(substeps=20)
     return scenes.build_granular(wp, n=10), scenes.SceneConfig(substeps=16)
@@ -63,7 +65,14 @@ class _Runner:
         self.wp = wp
         self.scene = scene
         self.model, self.cfg = _build(wp, scene, requires_grad)
-        self.integ = wp.sim.SemiImplicitIntegrator()
+        if scene == "quadruped":
+            # reduced coordinates; the bodies start from forward kinematics of the joint pose
+            self.integ = wp.sim.FeatherstoneIntegrator(self.model)
+            s = self.model.state()
+            wp.sim.eval_fk(self.model, self.model.joint_q, self.model.joint_qd, None, s)
+            self.model.body_q.assign(s.body_q)
+        else:
+            self.integ = wp.sim.SemiImplicitIntegrator()
         self.collide = self.model.shape_count > 1
         self.granular = scene == "granular"
 
@@ -310,6 +319,8 @@ def main(argv=None) -> int:
             modes = ["forward", "fwd_mem", "grad"] + ([] if a.no_cold else ["cold", "cold_grad"])
             if fw == "weft":
                 modes.insert(1, "graph")
+            if scene == "quadruped":  # weft's FeatherstoneIntegrator has no adjoint yet
+                modes = ["forward"] + ([] if a.no_cold else ["cold"])
             row = {"scene": scene, "framework": fw}
             for mode in modes:
                 res = _run(py, fw, scene, mode, a.frames, a.grad_frames)

@@ -156,3 +156,29 @@ def build_rigid_pile(wp, n: int = 3, device="cpu", requires_grad: bool = False):
                 else:
                     builder.add_shape_capsule(body, radius=0.08, half_height=0.12, density=500.0)
     return builder.finalize(device=device, requires_grad=requires_grad)
+
+
+WARP172_QUADRUPED = "/opt/warp172/lib/python3.11/site-packages/warp/examples/assets/quadruped.urdf"
+
+
+def build_quadruped(wp, n_envs: int = 8, device="cpu", urdf: str = WARP172_QUADRUPED):
+    """warp.sim 1.7.2's quadruped example scene (its own URDF from the installed wheel): ``n_envs`` floating-base
+    quadrupeds with position-driven legs standing on the ground, for ``FeatherstoneIntegrator``; 100 fps x 10."""
+    import math
+
+    art = wp.sim.ModelBuilder()
+    wp.sim.parse_urdf(urdf, art, xform=wp.transform([0.0, 0.7, 0.0], wp.quat_from_axis_angle(wp.vec3(1.0, 0.0, 0.0),
+                                                                                              -math.pi * 0.5)),
+                      floating=True, density=1000, armature=0.01, stiffness=200, damping=1, contact_ke=1.0e4,
+                      contact_kd=1.0e2, contact_kf=1.0e2, contact_mu=1.0, limit_ke=1.0e4, limit_kd=1.0e1)
+    builder = wp.sim.ModelBuilder()
+    pose = [0.2, 0.4, -0.6, -0.2, -0.4, 0.6, -0.2, 0.4, -0.6, 0.2, -0.4, 0.6]
+    side = math.ceil(math.sqrt(n_envs))
+    for i in range(n_envs):
+        builder.add_builder(art, xform=wp.transform(((i % side) * 1.5, 0.0, (i // side) * 1.5), wp.quat_identity()))
+        builder.joint_q[-12:] = pose
+        builder.joint_axis_mode = [wp.sim.JOINT_MODE_TARGET_POSITION] * len(builder.joint_axis_mode)
+        builder.joint_act[-12:] = pose
+    model = builder.finalize(device=device)
+    model.ground = True
+    return model

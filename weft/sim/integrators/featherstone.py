@@ -339,10 +339,15 @@ class FeatherstoneIntegrator(Integrator):
     Args:
         model: the model to simulate (checked for supported joints and sizes).
         angular_damping: kept for warp.sim's signature (joint damping comes from the drives' ``target_kd``).
+        friction_smoothing: Huber width of the contact friction (as ``SemiImplicitIntegrator``).
+        update_mass_matrix_every, use_tile_gemm, fuse_cholesky: warp.sim's tuning knobs, accepted and ignored (the
+            mass matrix is rebuilt and factored every step, per articulation).
     """
 
-    def __init__(self, model=None, angular_damping: float = 0.05, update_mass_matrix_every: int = 1):
+    def __init__(self, model=None, angular_damping: float = 0.05, update_mass_matrix_every: int = 1,
+                 friction_smoothing: float = 1.0, use_tile_gemm: bool = False, fuse_cholesky: bool = True):
         self.angular_damping = angular_damping
+        self.friction_smoothing = friction_smoothing
         self._qd_com = None
         self._validated = None
         if model is not None:
@@ -410,7 +415,7 @@ class FeatherstoneIntegrator(Integrator):
             qd_fk = state_in.body_qd
             state_in.body_qd = self._qd_com
             try:
-                eval_rigid_contact_forces(model, state_in, state_in.body_f)
+                eval_rigid_contact_forces(model, state_in, state_in.body_f, self.friction_smoothing)
             finally:
                 state_in.body_qd = qd_fk
         qdd = self.eval_qdd(model, state_in, control, use_body_f=True)
