@@ -139,9 +139,9 @@ class Mesh(NativeHandle):
         check_finite(pts, "points", "Mesh.refit")
         if pts.ctypes.data != self._pts_np.ctypes.data:  # a converted copy: refresh it
             self._pts_np = pts
-        self._lib.geo_mesh_set_points(self._live_id(), self._pts_np.ctypes.data, self._vel_ptr())
-        if self._lib.geo_mesh_refit(self.id) != 0:
-            raise GeometryError("Mesh.refit: the mesh was destroyed")
+        # setting the points refits the tree (boxes, wide nodes, leaf vertices, winding data) in the same call
+        if self._lib.geo_mesh_set_points(self._live_id(), self._pts_np.ctypes.data, self._vel_ptr()) != 0:
+            raise GeometryError("Mesh.refit: out of memory refitting the BVH")
         self._set_grads()
 
     def bvh_info(self) -> dict:
