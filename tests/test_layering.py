@@ -23,13 +23,10 @@ LAYERS = {
     "weft.typing": 3,
     "weft.frontend": 4,
     "weft.autodiff": 5, "weft.backend": 5,
-    "weft.tiles": 6,
     "weft.pipeline": 7, "weft.speccache": 7,
     "weft.cuda": 8,
     "weft.runtime": 9, "weft.kernel": 9, "weft.hostcall": 9, "weft.builtins": 9, "weft.geometry": 9, "weft.ahead": 9,
     "weft.module": 9,
-    # runtime-level code that still lives in a compiler package (issue 14: to move next to the runtime)
-    "weft.tiles.api": 9,
     "weft.interop": 10, "weft.optim": 10, "weft.types_compat": 10, "weft.diagnostics": 10, "weft.sim": 10,
     "weft.utils": 10, "weft.distributed": 10, "weft._src": 10, "weft.__main__": 10, "weft": 10,
 }
@@ -50,7 +47,6 @@ KNOWN: set[tuple[str, str, str]] = {
     ("weft.module", "weft.compile_kernels", "upward"),
     ("weft.runtime.array", "weft.interop", "upward"),
     ("weft.runtime.packing", "weft.interop.foreign", "upward"),
-    ("weft.tiles", "weft.tiles.api", "upward"),
 }
 
 
@@ -112,7 +108,7 @@ def _violations() -> dict[tuple[str, str, str], int]:
 
 
 def test_every_compiler_package_has_a_layer():
-    for package in ("ir", "ops", "typing", "frontend", "autodiff", "backend", "tiles", "toolchain", "cuda", "runtime"):
+    for package in ("ir", "ops", "typing", "frontend", "autodiff", "backend", "toolchain", "cuda", "runtime"):
         assert f"weft.{package}" in LAYERS and (WEFT / package).is_dir()
 
 

@@ -28,7 +28,7 @@ from .runtime.device import (Device, ScopedDevice, get_cuda_device_count, get_cu
                              get_preferred_device, is_conditional_graph_supported, is_cuda_available,
                              is_device_available, set_device)
 from .runtime.launch import Launch, launch
-from .tiles import launch_tiled
+from .runtime.tiles import launch_tiled
 from .runtime.streams import (Event, ScopedStream, Stream, get_stream, record_event, synchronize, synchronize_device,
                               synchronize_event, synchronize_stream, wait_event, wait_stream,
                               get_mempool_used_mem_current, get_mempool_used_mem_high)

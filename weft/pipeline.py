@@ -16,6 +16,10 @@ from .autodiff.reverse import build_adjoint
 from .backend.adjoint import AdjointRenderer
 from .backend.cuda import CudaAdjointRenderer, CudaRenderer
 from .backend.renderer import Renderer, RenderOptions
+from .backend.tile_adjoint import TileAdjointRenderer
+from .backend.tile_cuda import CudaTileAdjointRenderer, CudaTileRenderer
+from .backend.tiles import TileRenderer
+from .frontend import tiles as _tile_forms  # noqa: F401 - registers the tile forms of the kernel language
 from .frontend.lower import Lowerer
 from .frontend.source import FunctionSource
 from .ir import types as T
@@ -23,9 +27,6 @@ from .ir.blocks import uses_tiles
 from .ir.cse import cse
 from .ir.nodes import Function
 from .ir.verify import verify, verify_adjoint
-from .tiles.adjoint import TileAdjointRenderer
-from .tiles.cuda import CudaTileAdjointRenderer, CudaTileRenderer
-from .tiles.render import TileRenderer
 from .toolchain.build import build_cpu, cpu_key, load_cpu
 from .toolchain.options import CpuOptions
 

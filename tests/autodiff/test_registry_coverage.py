@@ -40,7 +40,7 @@ def test_exclusions_stay_small():
 def _adjoint_rule_ops() -> set:
     """Op records with a derivative rule in an adjoint renderer's table (CPU, CPU tile blocks)."""
     from weft.backend.adjoint import AdjointRenderer
-    from weft.tiles.adjoint import TileAdjointRenderer
+    from weft.backend.tile_adjoint import TileAdjointRenderer
 
     return set(AdjointRenderer.adjoint_rules.ops()) | set(TileAdjointRenderer.adjoint_rules.ops())
 
@@ -72,10 +72,10 @@ def test_rule_tables_cover_the_registry():
     from weft.backend.cuda import CudaAdjointRenderer
     from weft.backend.renderer import Renderer
     from weft.ops.registry import OpKind
-    from weft.tiles.adjoint import TileAdjointRenderer
-    from weft.tiles.cuda import CudaTileAdjointRenderer as cuda_tile_adj
-    from weft.tiles.cuda import CudaTileRenderer as cuda_tile
-    from weft.tiles.render import TileRenderer
+    from weft.backend.tile_adjoint import TileAdjointRenderer
+    from weft.backend.tile_cuda import CudaTileAdjointRenderer as cuda_tile_adj
+    from weft.backend.tile_cuda import CudaTileRenderer as cuda_tile
+    from weft.backend.tiles import TileRenderer
 
     missing = []
     for op in registry.all_ops():

@@ -161,7 +161,7 @@ def _source(kernel, block_dim: int, adjoint: bool = False) -> str:
 
 
 def test_cuda_tile_source_is_cooperative():
-    from weft.tiles.cuda import shared_bytes
+    from weft.backend.tile_cuda import shared_bytes
 
     for adjoint in (False, True):
         src = _source(t_matmul, 128, adjoint)
@@ -192,7 +192,7 @@ def test_program_carries_the_shared_memory_the_module_states(name, kernel, block
     """The launcher sizes dynamic shared memory from the Program the pipeline returns (the renderer's count), never
     by reading the generated source; the module's comment states the same number."""
     from weft import pipeline
-    from weft.tiles.cuda import shared_bytes
+    from weft.backend.tile_cuda import shared_bytes
 
     spec = _spec(kernel, block_dim)
     for direction, code in ((pipeline.Direction.FORWARD, spec.fn),
@@ -205,7 +205,7 @@ def test_program_carries_the_shared_memory_the_module_states(name, kernel, block
 def test_shared_bytes_of_other_modules_is_zero():
     from weft import pipeline
     from weft.pipeline import Direction, Target
-    from weft.tiles.cuda import fft_scratch, shared_bytes
+    from weft.backend.tile_cuda import fft_scratch, shared_bytes
 
     @wp.kernel
     def plain(a: wp.array(dtype=float)):

@@ -7,7 +7,7 @@ import numpy as np
 import weft as wp
 
 if not hasattr(wp, "launch_tiled"):  # until weft/__init__ re-exports it
-    from weft.tiles import launch_tiled
+    from weft.runtime.tiles import launch_tiled
 
     wp.launch_tiled = launch_tiled
 

@@ -110,7 +110,7 @@ def run_program(program: pipeline.Program, name: str, debug: bool, packed: bytes
 
 def launch_blocks(prog: LoadedModule, program: pipeline.Program, packed: bytes, dims: tuple[int, ...], device, stream,
                   debug: bool, name: str, max_blocks: int = 0) -> None:
-    """Launch a tile module (``weft.tiles.cuda``): CUDA blocks of exactly ``program.block_dim`` threads, one per weft
+    """Launch a tile module (``weft.backend.tile_cuda``): CUDA blocks of exactly ``program.block_dim`` threads, one per weft
     block (the entry strides over blocks when there are more than the grid limit), with the module's dynamic shared
     memory (``program.shared_bytes``, decided by the renderer)."""
     tile_dim = program.block_dim

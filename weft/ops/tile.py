@@ -1,8 +1,8 @@
 """Tile ops (``weft/native/tile.h``, ``weft/native/fft.h``): block-wide values with compile-time shapes.
 
-Every op here is SPECIAL: the tile renderer (``weft.tiles.render``) emits them, and their reverse-mode rules
-live in ``weft.tiles.adjoint``. Compile-time arguments (shapes, dtypes, the function of a ``tile_map``) travel in
-``attrs``; the frontend forms in ``weft.tiles.frontend`` parse Warp's keyword signatures into these records.
+Every op here is SPECIAL: the tile renderer (``weft.backend.tiles``) emits them, and their reverse-mode rules
+live in ``weft.backend.tile_adjoint``. Compile-time arguments (shapes, dtypes, the function of a ``tile_map``) travel in
+``attrs``; the frontend forms in ``weft.frontend.tiles`` parse Warp's keyword signatures into these records.
 """
 
 from __future__ import annotations

@@ -111,7 +111,7 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
         _check_read_only(kernel, spec, read_only)
     _check_devices(kernel, spec, args, dev)
     if spec.tile_dim:  # blocks of block_dim threads; wp.tid() gives leading launch coordinates (as Warp)
-        from ..tiles.api import check_tiled_launch
+        from .tiles import check_tiled_launch
 
         check_tiled_launch(kernel, spec, dims)
     else:

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import CompileError
-from ..frontend import analysis
-from ..frontend.calls import SPECIAL, _builtin, inline
-from ..frontend.func import Func
 from ..ir import types as T
 from ..ir.nodes import Const, Stmt, Var
 from ..types.mapping import to_ir
 from ..typing.resolve import Weak
+from . import analysis
+from .calls import SPECIAL, _builtin, inline
+from .func import Func
 
 
 @dataclass(frozen=True, eq=False)

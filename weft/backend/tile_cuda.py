@@ -20,17 +20,16 @@ cooperative), so argument order is defined once and no emitted text is edited.
 
 from __future__ import annotations
 
-from ..backend import cuda as cuda_backend
-from ..backend import rules
-from ..backend.names import Names
-from ..backend.rules import RuleTable
 from ..ir import types as T
 from ..ir.nodes import If, Pop, Return, While
 from ..ir.roles import Role
-from . import adjoint as tile_adjoint
-from . import render as tile_render
-from .adjoint import TileAdjointRenderer
-from .render import BlockRendering, LaneNames, walk_all
+from . import cuda as cuda_backend
+from . import rules, tile_adjoint
+from . import tiles as tile_render
+from .names import Names
+from .rules import RuleTable
+from .tile_adjoint import TileAdjointRenderer
+from .tiles import BlockRendering, LaneNames, walk_all
 
 #: Prefix of the module line that states the dynamic shared memory one block needs (for readers and tests; the
 #: launcher takes the number from pipeline.Program.shared_bytes).
@@ -86,7 +85,7 @@ class CudaLaneNames(LaneNames):
 
 
 class CudaBlockRendering:
-    """The cooperative block model, over :class:`~weft.tiles.render.BlockRendering` (a mixin placed before it)."""
+    """The cooperative block model, over :class:`~weft.backend.tiles.BlockRendering` (a mixin placed before it)."""
 
     def setup_blocks(self, blocks: list, locals_: list, block_dim: int) -> list:
         plans = super().setup_blocks(blocks, locals_, block_dim)

@@ -9,15 +9,15 @@ are differentiated by the same IR transform as kernels, applied to the function 
 from __future__ import annotations
 
 from ..autodiff.reverse import build_adjoint
-from ..backend import rules
-from ..backend.adjoint import AdjointRenderer, _popped
-from ..backend.renderer import Emitter, RenderOptions
-from ..backend.rules import RuleTable
 from ..ir import types as T
 from ..ir.blocks import stmt_vars, walk
 from ..ir.nodes import AdjointProgram, Assign, For, Function, Let, Var, VarKind
 from ..ir.roles import Role
-from .render import BlockRendering
+from . import rules
+from .adjoint import AdjointRenderer, _popped
+from .renderer import Emitter, RenderOptions
+from .rules import RuleTable
+from .tiles import BlockRendering
 
 
 class TileAdjointRenderer(BlockRendering, AdjointRenderer):

@@ -7,16 +7,16 @@ returns of single lanes. The forward rules of tile ops are in ``BlockRendering.f
 
 from __future__ import annotations
 
-from ..backend import rules
-from ..backend.names import Names
-from ..backend.renderer import Emitter, Renderer, RenderOptions, _defined_vars
-from ..backend.rules import RuleTable
 from ..ir import types as T
 from ..ir.aliases import plan_aliases
 from ..ir.blocks import LaneRun, Model, analyse
 from ..ir.blocks import walk as model_walk
 from ..ir.nodes import Assign, For, Function, If, Let, Pop, Push, Repeat, Return, Stmt, Var, While
 from ..ir.roles import Role
+from . import rules
+from .names import Names
+from .renderer import Emitter, Renderer, RenderOptions, _defined_vars
+from .rules import RuleTable
 
 
 class LaneNames(Names):
