@@ -204,8 +204,8 @@ def test_program_carries_the_shared_memory_the_module_states(name, kernel, block
 
 def test_shared_bytes_of_other_modules_is_zero():
     from weft import pipeline
-    from weft.pipeline import Direction, Target
     from weft.backend.tile_cuda import fft_scratch, shared_bytes
+    from weft.pipeline import Direction, Target
 
     @wp.kernel
     def plain(a: wp.array(dtype=float)):
