@@ -71,11 +71,11 @@ def test_rule_tables_cover_the_registry():
     from weft.backend.adjoint import AdjointRenderer
     from weft.backend.cuda import CudaAdjointRenderer
     from weft.backend.renderer import Renderer
-    from weft.ops.registry import OpKind
     from weft.backend.tile_adjoint import TileAdjointRenderer
     from weft.backend.tile_cuda import CudaTileAdjointRenderer as cuda_tile_adj
     from weft.backend.tile_cuda import CudaTileRenderer as cuda_tile
     from weft.backend.tiles import TileRenderer
+    from weft.ops.registry import OpKind
 
     missing = []
     for op in registry.all_ops():
