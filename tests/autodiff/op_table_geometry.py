@@ -127,6 +127,18 @@ def k_eval_velocity(u: wp.array(dtype=float), v: wp.array(dtype=float), out: wp.
     out[i] = wp.mesh_eval_velocity(wp.uint64(MESH), i * 7, u[i], v[i])
 
 
+@wp.kernel
+def k_get_point(s: wp.array(dtype=float), out: wp.array(dtype=V3F)):
+    # the points' own gradient (into points.grad) is checked in tests/geometry/test_mesh_grad.py; here the op's
+    # adjoint runs with a mesh whose points need no gradient and must leave the other inputs' gradients exact
+    i = wp.tid()
+    out[i] = s[i] * wp.mesh_get_point(wp.uint64(MESH), i * 5)
+
+
+def _scales(rng, n):
+    return [rng.uniform(0.5, 2.0, size=n)]
+
+
 def add_entries(entry, case) -> None:
     f32 = {"eps": 1e-3, "rtol": 2e-2, "atol": 2e-3, "n": 6}
     for name, kernel in (("mesh_query_point", k_point), ("mesh_query_point_no_sign", k_point_no_sign),
@@ -140,5 +152,7 @@ def add_entries(entry, case) -> None:
                                              kernel=k_ray, **f32))
     entry("geometry", "mesh_eval_position", case("interior barycentrics", (float, float), V3F, _bary,
                                                  kernel=k_eval_position, **f32))
+    entry("geometry", "mesh_get_point", case("a scaled mesh point", (float,), V3F, _scales, kernel=k_get_point,
+                                             **f32))
     entry("geometry", "mesh_eval_velocity", case("interior barycentrics", (float, float), V3F, _bary,
                                                  kernel=k_eval_velocity, **f32))

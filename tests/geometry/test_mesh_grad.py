@@ -134,6 +134,28 @@ def test_gradient_wrt_mesh_points_closest_point_both_sides():
     np.testing.assert_allclose(grad, fd, rtol=3e-2, atol=3e-2)
 
 
+@wp.kernel
+def get_point_loss(mesh: wp.uint64, slots: wp.array(dtype=wp.vec3), w: wp.array(dtype=wp.vec3),
+                   loss: wp.array(dtype=float)):
+    i = wp.tid()
+    p = wp.mesh_get_point(mesh, i)  # the point mesh.indices[i] refers to
+    wp.atomic_add(loss, 0, wp.dot(w[i], p) + wp.dot(p, p) + slots[i][0] * 0.0)
+
+
+def test_gradient_wrt_mesh_points_get_point():
+    pts, tris = uv_sphere(4, 6, radius=1.0)
+    rng = np.random.default_rng(5)
+    n = 12  # index slots 0..11: some vertices are referenced twice, some not at all
+    w = rng.normal(size=(n, 3)).astype(np.float32)
+    verts = np.arange(len(pts))
+    grad, fd = _mesh_point_grad_and_fd(get_point_loss, pts, tris, [np.zeros((n, 3), np.float32)], w, verts)
+    exact = np.zeros((len(pts), 3))
+    for i, v in enumerate(tris.reshape(-1)[:n]):
+        exact[v] += w[i] + 2.0 * pts[v]
+    np.testing.assert_allclose(grad, exact, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(fd, exact, rtol=2e-2, atol=2e-2)
+
+
 def test_gradient_wrt_mesh_points_ray():
     pts, tris = uv_sphere(6, 8, radius=1.0)
     rng = np.random.default_rng(4)
