@@ -436,3 +436,18 @@ def test_lower_bound_matches_searchsorted():
     wp.launch(lower_bound_k, dim=7, inputs=[wp.array(arr), wp.array(values), out])
     np.testing.assert_array_equal(out.numpy()[:, 0], np.searchsorted(arr, values, side="left"))
     np.testing.assert_array_equal(out.numpy()[:, 1], np.clip(np.searchsorted(arr[2:5], values) + 2, 2, 5))
+
+
+@wp.kernel
+def expect_near_composites_k():
+    m = wp.mat44(1.0)
+    wp.expect_near(m, m + wp.mat44(0.001), 0.01)
+    q = wp.quat(0.0, 0.0, 0.0, 1.0)
+    wp.expect_near(q, q * 1.001, 0.01)
+    t = wp.transform_identity()
+    wp.expect_near(t, t, 0.01)
+
+
+def test_expect_near_of_matrices_quaternions_transforms_compiles_and_passes():
+    wp.launch(expect_near_composites_k, dim=1)
+    wp.synchronize()

@@ -142,6 +142,25 @@ WEFT_FN bool near_within(const vec_t<N, T>& a, const vec_t<N, T>& b, const vec_t
         if (!near_within(a.c[k], b.c[k], tol.c[k])) return false;
     return true;
 }
+// matrices, quaternions and transforms: every component within the scalar tolerance
+template <unsigned R, unsigned C, typename T, typename S>
+WEFT_FN bool near_within(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b, const S& tol) {
+    for (unsigned i = 0; i < R; ++i)
+        if (!near_within(a.row[i], b.row[i], T(tol))) return false;
+    return true;
+}
+template <typename T, typename S>
+WEFT_FN bool near_within(const quat_t<T>& a, const quat_t<T>& b, const S& tol) {
+    for (int k = 0; k < 4; ++k)
+        if (!near_within(a[k], b[k], T(tol))) return false;
+    return true;
+}
+template <typename T, typename S>
+WEFT_FN bool near_within(const transform_t<T>& a, const transform_t<T>& b, const S& tol) {
+    for (int k = 0; k < 7; ++k)
+        if (!near_within(a[k], b[k], T(tol))) return false;
+    return true;
+}
 template <typename T, typename S>
 WEFT_FN void expect_near(const T& a, const T& b, const S& tol, const char* where) {
     if (!near_within(a, b, tol)) {
