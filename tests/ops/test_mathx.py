@@ -446,6 +446,8 @@ def expect_near_composites_k():
     wp.expect_near(q, q * 1.001, 0.01)
     t = wp.transform_identity()
     wp.expect_near(t, t, 0.01)
+    wp.expect_near(m, m, tolerance=0.01)
+    wp.expect_near(q, q)
 
 
 def test_expect_near_of_matrices_quaternions_transforms_compiles_and_passes():

@@ -539,7 +539,7 @@ class Renderer:
         self.out(f"weft::expect_neq({args[0]}, {args[1]}, {_c_string(s.call.attrs[0])});")
 
     def op_expect_near(self, s: Let, args) -> None:
-        tol = args[2] if len(args) == 3 else f"{s.args[0].type.ctype}(1e-6)"
+        tol = args[2] if len(args) == 3 else f"{T.scalar_of(s.args[0].type).ctype}(1e-6)"
         self.out(f"weft::expect_near({args[0]}, {args[1]}, {tol}, {_c_string(s.call.attrs[0])});")
 
     def op_identity(self, s: Let, args) -> None:

@@ -365,6 +365,10 @@ def _print(lw, node):
 def _expect(opname):
     def handler(lw, node):
         args = [lw.visit(a) for a in node.args]
+        for kw in node.keywords:
+            if opname != "expect_near" or kw.arg != "tolerance" or len(args) != 2:
+                raise lw.error(f"wp.{opname}() got an unexpected keyword argument '{kw.arg}'", kw)
+            args.append(lw.visit(kw.value))
         if len(args) not in (2, 3):
             raise lw.error(f"wp.{opname}() takes two values (and a tolerance for expect_near)", node)
         loc = lw.b.loc
