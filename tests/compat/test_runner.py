@@ -23,6 +23,20 @@ def test_scope_list_has_reasons():
     assert run_warp_tests.scope_reason("fem/test_fem") is not None
     assert run_warp_tests.scope_reason("test_vec") is None
     assert run_warp_tests.group_of("matrix/test_mat") == "matrix"
+    assert all(len(r) > 10 for r in run_warp_tests.OUT_OF_SCOPE_TESTS.values())
+    bvh = "warp.tests.geometry.test_bvh.TestBvh."
+    assert run_warp_tests.test_scope_reason("geometry/test_bvh", bvh + "test_sah_depth_fits_query_stack") is not None
+    assert run_warp_tests.test_scope_reason("geometry/test_bvh", bvh + "test_bvh_ray_cpu") is None
+    assert run_warp_tests.test_scope_reason("geometry/test_mesh", bvh + "test_sah_depth_fits_query_stack") is None
+
+
+def test_out_of_scope_tests_leave_the_rate():
+    baseline = {"test_x": {"pass": ["TestX.test_a_cpu", "TestX.test_b_cpu"], "fail": [], "skip": []}}
+    res = {"module": "test_x", "import_error": None, "complete": True,
+           "tests": {"warp.tests.test_x.TestX.test_a_cpu": {"outcome": "pass", "reason": ""},
+                     "warp.tests.test_x.TestX.test_b_cpu": {"outcome": "skip", "reason": "out of scope: private"}}}
+    s = run_warp_tests.summarize(res, baseline)
+    assert (s["warp_pass"], s["pass_of_warp_pass"], s["skipped"]) == (1, 1, 1)
 
 
 @pytest.mark.skipif(_tests_dir() is None, reason="warp-lang's test files are not installed")
