@@ -12,6 +12,7 @@ smoothed Coulomb friction on the step's tangential displacement.
 import weft as wp
 
 from ..model import PARTICLE_FLAG_ACTIVE, ModelShapeMaterials
+from .self_contact import triangle_closest_point_barycentric
 
 
 @wp.func
@@ -127,44 +128,6 @@ def contact_force_hessian(n: wp.vec3, depth: float, ke: float, mu: float, dx: wp
 # self-contact: vertex-triangle pairs found once per step, their penalty forces evaluated in every sweep
 
 
-@wp.func
-def closest_point_triangle(p: wp.vec3, a: wp.vec3, b: wp.vec3, c: wp.vec3):
-    """Barycentric weights (of a, b, c) of the point of triangle abc closest to ``p`` (Ericson's region tests)."""
-    ab = b - a
-    ac = c - a
-    ap = p - a
-    d1 = wp.dot(ab, ap)
-    d2 = wp.dot(ac, ap)
-    if d1 <= 0.0 and d2 <= 0.0:
-        return wp.vec3(1.0, 0.0, 0.0)
-    bp = p - b
-    d3 = wp.dot(ab, bp)
-    d4 = wp.dot(ac, bp)
-    if d3 >= 0.0 and d4 <= d3:
-        return wp.vec3(0.0, 1.0, 0.0)
-    vc = d1 * d4 - d3 * d2
-    if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
-        s = d1 / (d1 - d3)
-        return wp.vec3(1.0 - s, s, 0.0)
-    cp = p - c
-    d5 = wp.dot(ab, cp)
-    d6 = wp.dot(ac, cp)
-    if d6 >= 0.0 and d5 <= d6:
-        return wp.vec3(0.0, 0.0, 1.0)
-    vb = d5 * d2 - d1 * d6
-    if vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
-        s = d2 / (d2 - d6)
-        return wp.vec3(1.0 - s, 0.0, s)
-    va = d3 * d6 - d5 * d4
-    if va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0:
-        s = (d4 - d3) / ((d4 - d3) + (d5 - d6))
-        return wp.vec3(0.0, 1.0 - s, s)
-    denom = 1.0 / (va + vb + vc)
-    v = vb * denom
-    w = vc * denom
-    return wp.vec3(1.0 - v - w, v, w)
-
-
 @wp.kernel
 def vbd_detect_vertex_triangle(mesh: wp.uint64, x: wp.array(dtype=wp.vec3), tri_indices: wp.array2d(dtype=int),
                                margin: float, vt_max: int, corner_max: int, vt_count: wp.array(dtype=wp.int32),
@@ -187,7 +150,7 @@ def vbd_detect_vertex_triangle(mesh: wp.uint64, x: wp.array(dtype=wp.vec3), tri_
             a = x[i0]
             b = x[i1]
             c = x[i2]
-            w = closest_point_triangle(p, a, b, c)
+            w = triangle_closest_point_barycentric(a, b, c, p)
             if wp.length(p - (a * w[0] + b * w[1] + c * w[2])) < margin:
                 cid = v * vt_max + n
                 vt_tri[cid] = t
@@ -215,7 +178,7 @@ def self_contact_force_hessian(i: int, x: wp.array(dtype=wp.vec3), tri_indices: 
         a = x[tri_indices[t, 0]]
         b = x[tri_indices[t, 1]]
         c = x[tri_indices[t, 2]]
-        w = closest_point_triangle(xi, a, b, c)
+        w = triangle_closest_point_barycentric(a, b, c, xi)
         d_vec = xi - (a * w[0] + b * w[1] + c * w[2])
         d = wp.length(d_vec)
         if d < radius and d > 1.0e-8:
@@ -229,7 +192,7 @@ def self_contact_force_hessian(i: int, x: wp.array(dtype=wp.vec3), tri_indices: 
         a = x[tri_indices[t, 0]]
         b = x[tri_indices[t, 1]]
         c = x[tri_indices[t, 2]]
-        w = closest_point_triangle(x[v], a, b, c)
+        w = triangle_closest_point_barycentric(a, b, c, x[v])
         d_vec = x[v] - (a * w[0] + b * w[1] + c * w[2])
         d = wp.length(d_vec)
         wi = w[0]
