@@ -138,10 +138,14 @@ WEFT_FN transform_t<T> operator-(const transform_t<T>& a, const transform_t<T>& 
     return transform_t<T>(a.p - b.p, a.q - b.q);
 }
 template <typename T>
+WEFT_FN transform_t<T> add(const transform_t<T>& a, const transform_t<T>& b) { return a + b; }
+template <typename T>
 WEFT_FN void adj_add(const transform_t<T>&, const transform_t<T>&, transform_t<T>& adj_a, transform_t<T>& adj_b,
                      const transform_t<T>& adj_ret) {
     for (int i = 0; i < 7; ++i) adj_a[i] += adj_ret[i], adj_b[i] += adj_ret[i];
 }
+template <typename T>
+WEFT_FN transform_t<T> sub(const transform_t<T>& a, const transform_t<T>& b) { return a - b; }
 template <typename T>
 WEFT_FN void adj_sub(const transform_t<T>&, const transform_t<T>&, transform_t<T>& adj_a, transform_t<T>& adj_b,
                      const transform_t<T>& adj_ret) {
@@ -152,12 +156,12 @@ WEFT_FN transform_t<T> mul(typename detail::id_<T>::type s, const transform_t<T>
     return transform_t<T>(a.p * s, a.q * s);
 }
 template <typename T>
-WEFT_FN transform_t<T> mul(const transform_t<T>& a, typename detail::id_<T>::type s) { return mul(s, a); }
-template <typename T>
 WEFT_FN void adj_mul(typename detail::id_<T>::type s, const transform_t<T>& a, T& adj_s, transform_t<T>& adj_a,
                      const transform_t<T>& adj_ret) {
     for (int i = 0; i < 7; ++i) adj_a[i] += adj_ret[i] * s, adj_s += a[i] * adj_ret[i];
 }
+template <typename T>
+WEFT_FN transform_t<T> mul(const transform_t<T>& a, typename detail::id_<T>::type s) { return mul(s, a); }
 template <typename T>
 WEFT_FN void adj_mul(const transform_t<T>& a, typename detail::id_<T>::type s, transform_t<T>& adj_a, T& adj_s,
                      const transform_t<T>& adj_ret) {
