@@ -13,187 +13,49 @@ the kinks.
 """
 
 # no `from __future__ import annotations`: kernel, func and struct annotations are evaluated where defined
-from collections.abc import Callable
-from dataclasses import dataclass, field
-
 import numpy as np
 
 import weft as wp
 
-f64 = wp.float64
-V2, V3, V4 = wp.vec2d, wp.vec3d, wp.vec4d
-M22, M33, M44 = wp.mat22d, wp.mat33d, wp.mat44d
-Q = wp.quatd
-TF = wp.transformd
-SV = wp.spatial_vectord
-SM = wp.spatial_matrixd
-
-Sampler = Callable[[np.random.Generator, int], np.ndarray]
-
-
-# ------------------------------------------------------------------------------------------------ samplers
-def normal(*trailing: int, scale: float = 1.0) -> Sampler:
-    return lambda rng, n: rng.normal(scale=scale, size=(n, *trailing))
-
-
-def uniform(lo: float, hi: float, *trailing: int) -> Sampler:
-    return lambda rng, n: rng.uniform(lo, hi, size=(n, *trailing))
-
-
-def away_from_zero(*trailing: int, margin: float = 0.2) -> Sampler:
-    def s(rng, n):
-        x = rng.uniform(margin, 1.5, size=(n, *trailing))
-        return x * rng.choice([-1.0, 1.0], size=x.shape)
-    return s
-
-
-def away_from_integers(lo: float, hi: float, margin: float = 0.1) -> Sampler:
-    def s(rng, n):
-        k = rng.integers(int(np.floor(lo)), int(np.ceil(hi)), size=n)
-        return k + rng.uniform(margin, 1.0 - margin, size=n)
-    return s
-
-
-def well_conditioned(k: int, scale: float = 0.3) -> Sampler:
-    return lambda rng, n: np.eye(k) + rng.normal(scale=scale, size=(n, k, k))
-
-
-def _rotations(rng, n, max_angle=np.pi):
-    axis = rng.normal(size=(n, 3))
-    axis /= np.linalg.norm(axis, axis=1, keepdims=True)
-    angle = rng.uniform(0.1, max_angle, size=n)
-    out = np.empty((n, 3, 3))
-    for i in range(n):
-        a = axis[i]
-        K = np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
-        out[i] = np.eye(3) + np.sin(angle[i]) * K + (1 - np.cos(angle[i])) * K @ K
-    return out
-
-
-def rotation_matrix(max_angle: float = 1.5) -> Sampler:
-    """Rotations of at most ``max_angle`` (trace > 0: quat_from_matrix stays on one branch)."""
-    return lambda rng, n: _rotations(rng, n, max_angle)
-
-
-def distinct_singular_values() -> Sampler:
-    """U diag(s) V^T with singular values 3, 2, 1 (+-0.2): well separated, so U and V are smooth."""
-    def s(rng, n):
-        U, V = _rotations(rng, n), _rotations(rng, n)
-        sig = np.array([3.0, 2.0, 1.0]) + rng.uniform(-0.2, 0.2, size=(n, 3))
-        return np.einsum("nij,nj,nkj->nik", U, sig, V)
-    return s
-
-
-def symmetric_distinct_eigenvalues() -> Sampler:
-    def s(rng, n):
-        R = _rotations(rng, n)
-        d = np.array([-1.0, 0.5, 2.0]) + rng.uniform(-0.2, 0.2, size=(n, 3))
-        return np.einsum("nij,nj,nkj->nik", R, d, R)
-    return s
-
-
-def unit_quat() -> Sampler:
-    def s(rng, n):
-        q = rng.normal(size=(n, 4))
-        return q / np.linalg.norm(q, axis=1, keepdims=True)
-    return s
-
-
-def transform() -> Sampler:
-    def s(rng, n):
-        return np.concatenate([rng.normal(size=(n, 3)), unit_quat()(rng, n)], axis=1)
-    return s
-
-
-def positive(lo: float = 0.2, hi: float = 2.0, *trailing: int) -> Sampler:
-    return uniform(lo, hi, *trailing)
-
-
-def const(value) -> Sampler:
-    return lambda rng, n: np.broadcast_to(np.asarray(value, dtype=np.float64), (n, *np.shape(value))).copy()
-
-
-# joint samplers (several inputs at once) for kinked functions
-def separated_pair(*trailing: int, gap: float = 0.2):
-    """Two inputs whose components differ by at least ``gap`` (min / max)."""
-    def s(rng, n):
-        a = rng.normal(size=(n, *trailing))
-        d = rng.uniform(gap, 1.0, size=a.shape) * rng.choice([-1.0, 1.0], size=a.shape)
-        return [a, a + d]
-    return s
-
-
-def clamp_inputs(rng, n):
-    lo = rng.uniform(-1.0, -0.5, size=n)
-    hi = rng.uniform(0.5, 1.0, size=n)
-    # one third below lo, one third inside, one third above hi, each at least 0.1 from the edges
-    region = np.arange(n) % 3
-    x = np.where(region == 0, lo - rng.uniform(0.1, 0.5, n),
-                 np.where(region == 1, rng.uniform(-0.4, 0.4, n), hi + rng.uniform(0.1, 0.5, n)))
-    return [x, lo, hi]
-
-
-def smoothstep_inputs(rng, n):
-    a = rng.uniform(-1.0, -0.5, size=n)
-    b = rng.uniform(0.5, 1.0, size=n)
-    x = rng.uniform(-0.4, 0.4, size=n)
-    return [a, b, x]
-
-
-def mod_inputs(rng, n):
-    b = rng.uniform(0.5, 1.5, size=n) * rng.choice([-1.0, 1.0], size=n)
-    q = rng.integers(-3, 4, size=n) + rng.uniform(0.15, 0.85, size=n)
-    return [q * b, b]
-
-
-def slerp_inputs(rng, n):
-    a = unit_quat()(rng, n)
-    b = a + rng.normal(scale=0.6, size=(n, 4))
-    b /= np.linalg.norm(b, axis=1, keepdims=True)
-    return [a, b, rng.uniform(0.1, 0.9, size=n)]
-
-
-# ------------------------------------------------------------------------------------------------ table records
-@dataclass(frozen=True)
-class Case:
-    """One overload to check: ``func`` applied element-wise, or a ready ``kernel(in..., out)``."""
-
-    label: str
-    inputs: tuple  # weft dtypes of the input arrays
-    output: object  # weft dtype of the output array
-    sample: object  # one Sampler per input, or a joint sampler returning a list of arrays
-    func: object = None
-    kernel: object = None
-    out_len: int | None = None  # output length for ready kernels (default: one per thread)
-    out_init: float = 0.0
-    n: int = 3  # threads
-    dim: tuple | None = None  # launch grid and array shape of ready kernels over 2-D arrays
-    eps: float = 1e-6
-    rtol: float = 1e-6
-    atol: float = 1e-7
-
-    def draw(self, rng: np.random.Generator) -> list[np.ndarray]:
-        if callable(self.sample):
-            return list(self.sample(rng, self.n))
-        return [s(rng, self.n) for s in self.sample]
-
-
-@dataclass(frozen=True)
-class Entry:
-    domain: str
-    name: str
-    cases: tuple[Case, ...] = field(default_factory=tuple)
-
-
-TABLE: list[Entry] = []
-
-
-def entry(domain: str, name: str, *cases: Case) -> None:
-    TABLE.append(Entry(domain, name, tuple(cases)))
-
-
-def case(label, inputs, output, sample, func=None, **kw) -> Case:
-    return Case(label, tuple(inputs), output, sample if callable(sample) else tuple(sample), func=func, **kw)
+from .op_table_records import (  # noqa: F401 - re-exported for the domain modules and tests
+    _S,
+    _SS,
+    M22,
+    M33,
+    M44,
+    SM,
+    SV,
+    TABLE,
+    TF,
+    V2,
+    V3,
+    V4,
+    Case,
+    Entry,
+    Q,
+    Sampler,
+    _rotations,
+    away_from_integers,
+    away_from_zero,
+    case,
+    clamp_inputs,
+    const,
+    distinct_singular_values,
+    entry,
+    f64,
+    mod_inputs,
+    normal,
+    positive,
+    rotation_matrix,
+    separated_pair,
+    slerp_inputs,
+    smoothstep_inputs,
+    symmetric_distinct_eigenvalues,
+    transform,
+    uniform,
+    unit_quat,
+    well_conditioned,
+)
 
 
 # ================================================================================================ scalar
@@ -387,8 +249,6 @@ def s_smoothstep(a: f64, b: f64, x: f64):
     return wp.smoothstep(a, b, x)
 
 
-_S = (f64,)
-_SS = (f64, f64)
 entry("scalar", "add", case("a + b", _SS, f64, [normal(), normal()], s_add))
 entry("scalar", "sub", case("a - b", _SS, f64, [normal(), normal()], s_sub))
 entry("scalar", "mul", case("a * b", _SS, f64, [normal(), normal()], s_mul))
@@ -1296,203 +1156,7 @@ from .op_table_geometry import add_entries as _add_geometry_entries  # after ent
 
 _add_geometry_entries(entry, case)
 
-
-# ================================================================================================ mathx
-@wp.func
-def x_erf(x: f64):
-    return wp.erf(x)
-
-
-@wp.func
-def x_erfc(x: f64):
-    return wp.erfc(x)
-
-
-@wp.func
-def x_erfinv(x: f64):
-    return wp.erfinv(x)
-
-
-@wp.func
-def x_erfcinv(x: f64):
-    return wp.erfcinv(x)
-
-
-@wp.func
-def x_copysign(x: f64, y: f64):
-    return wp.copysign(x, y)
-
-
-@wp.func
-def x_quat_rpy(r: f64, p: f64, y: f64):
-    return wp.quat_rpy(r, p, y)
-
-
-@wp.func
-def x_lerp_v(a: V3, b: V3, t: f64):
-    return wp.lerp(a, b, t)
-
-
-@wp.func
-def x_lerp_m(a: M22, b: M22, t: f64):
-    return wp.lerp(a, b, t)
-
-
-@wp.func
-def x_lerp_q(a: Q, b: Q, t: f64):
-    return wp.lerp(a, b, t)
-
-
-@wp.func
-def x_lerp_t(a: TF, b: TF, t: f64):
-    return wp.lerp(a, b, t)
-
-
-entry("mathx", "erf", case("erf", _S, f64, [normal()], x_erf))
-entry("mathx", "erfc", case("erfc", _S, f64, [normal()], x_erfc))
-entry("mathx", "erfinv", case("erfinv", _S, f64, [uniform(-0.9, 0.9)], x_erfinv))
-entry("mathx", "erfcinv", case("erfcinv", _S, f64, [uniform(0.1, 1.9)], x_erfcinv))
-entry("mathx", "copysign", case("copysign", _SS, f64, [away_from_zero(), away_from_zero()], x_copysign))
-entry("mathx", "quat_rpy", case("quat_rpy", (f64, f64, f64), Q, [normal(), normal(), normal()], x_quat_rpy))
-@wp.func
-def x_quat_to_axis_angle(q: Q):
-    axis, angle = wp.quat_to_axis_angle(q)
-    return wp.vec4d(axis[0], axis[1], axis[2], angle)
-
-
-@wp.func
-def x_quat_from_matrix44(m: M44):
-    return wp.quat_from_matrix(m)
-
-
-def _affine_rotation(rng, n):
-    m = np.zeros((n, 4, 4))
-    m[:, :3, :3] = rotation_matrix()(rng, n)
-    m[:, :3, 3] = rng.normal(size=(n, 3))
-    m[:, 3, 3] = 1.0
-    return m
-
-
-def _quats_both_signs(rng, n):
-    q = unit_quat()(rng, n)
-    q[:, 3] = np.where(np.arange(n) % 2 == 0, 1.0, -1.0) * np.maximum(np.abs(q[:, 3]), 0.2)  # away from w = 0
-    return q
-
-
-entry("mathx", "quat_to_axis_angle",
-      case("quat_to_axis_angle", (Q,), V4, [_quats_both_signs], x_quat_to_axis_angle, n=4))
-entry("mathx", "quat_from_matrix", case("quat_from_matrix(mat44)", (M44,), Q, [_affine_rotation], x_quat_from_matrix44))
-@wp.func
-def x_vmax(v: V4):
-    return wp.max(v)
-
-
-@wp.func
-def x_vmin(v: V4):
-    return wp.min(v)
-
-
-@wp.func
-def x_vmod(a: V3, b: V3):
-    return wp.mod(a, b)
-
-
-@wp.func
-def x_sdivm(s: f64, m: M22):
-    return s / m
-
-
-@wp.func
-def x_tpoint(m: M44, p: V3):
-    return wp.transform_point(m, p)
-
-
-@wp.func
-def x_tvector(m: M44, v: V3):
-    return wp.transform_vector(m, v)
-
-
-def _vmod_inputs(rng, n):
-    b = rng.uniform(0.5, 1.5, size=(n, 3)) * rng.choice([-1.0, 1.0], size=(n, 3))
-    q = rng.integers(-3, 4, size=(n, 3)) + rng.uniform(0.15, 0.85, size=(n, 3))
-    return [q * b, b]
-
-
-def _distinct4(rng, n):
-    return rng.permutation(np.arange(4.0))[None, :] + rng.uniform(0.0, 0.5, size=(n, 4))  # components 0.5 apart
-
-
-entry("mathx", "max", case("max(vec4)", (V4,), f64, [_distinct4], x_vmax))
-entry("mathx", "min", case("min(vec4)", (V4,), f64, [_distinct4], x_vmin))
-entry("mathx", "mod", case("mod(vec3, vec3)", (V3, V3), V3, _vmod_inputs, x_vmod))
-entry("mathx", "div", case("scalar / mat22", (f64, M22), M22, [normal(), away_from_zero(2, 2)], x_sdivm))
-entry("mathx", "transform_point", case("transform_point(mat44, vec3)", (M44, V3), V3, [normal(4, 4), normal(3)],
-                                       x_tpoint))
-entry("mathx", "transform_vector", case("transform_vector(mat44, vec3)", (M44, V3), V3, [normal(4, 4), normal(3)],
-                                        x_tvector))
-entry("mathx", "lerp",
-      case("lerp(vec3)", (V3, V3, f64), V3, [normal(3), normal(3), uniform(0.0, 1.0)], x_lerp_v),
-      case("lerp(mat22)", (M22, M22, f64), M22, [normal(2, 2), normal(2, 2), uniform(0.0, 1.0)], x_lerp_m),
-      case("lerp(quat)", (Q, Q, f64), Q, [normal(4), normal(4), uniform(0.0, 1.0)], x_lerp_q),
-      case("lerp(transform)", (TF, TF, f64), TF, [normal(7), normal(7), uniform(0.0, 1.0)], x_lerp_t))
-
-
-
-# ================================================================================================ noise
-# float32 only (as Warp): steps of 2^-10 and percent tolerances; the points span several lattice cells, negative
-# coordinates and the periodic wrap included (the noise is C2 across cells)
-_F32_FD = {"eps": 2.0 ** -10, "rtol": 2e-2, "atol": 3e-3, "n": 4}
-
-
-@wp.func
-def n_noise1(x: float):
-    return wp.noise(wp.rand_init(3), x)
-
-
-@wp.func
-def n_noise4(p: wp.vec4):
-    return wp.noise(wp.rand_init(3), p)
-
-
-@wp.func
-def n_pnoise2(p: wp.vec2):
-    return wp.pnoise(wp.rand_init(5), p, 2, 3)
-
-
-@wp.func
-def n_pnoise3(p: wp.vec3):
-    return wp.pnoise(wp.rand_init(5), p, 2, 3, 2)
-
-
-@wp.func
-def n_curl2(p: wp.vec2, lac: float, gain: float):
-    return wp.curlnoise(wp.rand_init(7), p, wp.uint32(3), lac, gain)
-
-
-@wp.func
-def n_curl3(p: wp.vec3, lac: float, gain: float):
-    return wp.curlnoise(wp.rand_init(7), p, wp.uint32(2), lac, gain)
-
-
-@wp.func
-def n_curl4(p: wp.vec4, lac: float, gain: float):
-    return wp.curlnoise(wp.rand_init(7), p, wp.uint32(2), lac, gain)
-
-
-_LAC, _GAIN = uniform(1.7, 2.3), uniform(0.3, 0.7)
-entry("noise", "noise",
-      case("noise(float)", (wp.float32,), wp.float32, [normal(scale=2.0)], n_noise1, **_F32_FD),
-      case("noise(vec4)", (wp.vec4,), wp.float32, [normal(4, scale=2.0)], n_noise4, **_F32_FD))
-entry("noise", "pnoise",
-      case("pnoise(vec2)", (wp.vec2,), wp.float32, [normal(2, scale=3.0)], n_pnoise2, **_F32_FD),
-      case("pnoise(vec3)", (wp.vec3,), wp.float32, [normal(3, scale=3.0)], n_pnoise3, **_F32_FD))
-entry("noise", "curlnoise",
-      case("curlnoise(vec2)", (wp.vec2, wp.float32, wp.float32), wp.vec2, [normal(2), _LAC, _GAIN], n_curl2,
-           **_F32_FD),
-      case("curlnoise(vec3)", (wp.vec3, wp.float32, wp.float32), wp.vec3, [normal(3), _LAC, _GAIN], n_curl3,
-           **_F32_FD),
-      case("curlnoise(vec4)", (wp.vec4, wp.float32, wp.float32), wp.vec3, [normal(4), _LAC, _GAIN], n_curl4,
-           **_F32_FD))
+from . import op_table_mathx  # noqa: F401 - its entries join TABLE (mathx and noise domains)
 
 #: (domain, name) of every op covered, for the registry coverage test.
 COVERED = {(e.domain, e.name) for e in TABLE}
