@@ -43,6 +43,15 @@ class Builtin:
         return f"<weft builtin {self.__name__}>"
 
 
+class TileBuiltin(Builtin):
+    """``wp.tile``: the builtin that makes a tile in kernels; subscripted, the tile type (``wp.tile[float, M, N]``)."""
+
+    def __getitem__(self, params):
+        from .types.tiles import tile_annotation
+
+        return tile_annotation(params)
+
+
 def _special(name: str, doc: str):
     def fn(*args, **kwargs):
         raise Error(f"wp.{name}() can only be used inside a kernel or func")
@@ -116,4 +125,4 @@ _HOST_FACTORIES = {
 
 def public_builtins() -> dict[str, Builtin]:
     names = {op.name for op in registry.all_ops() if op.public}
-    return {name: Builtin(name) for name in sorted(names)}
+    return {name: (TileBuiltin if name == "tile" else Builtin)(name) for name in sorted(names)}

@@ -168,8 +168,10 @@ def type_is_array(t) -> bool:
 
 
 def type_is_tile(t) -> bool:
-    """True for tile types."""
-    return type(_ir(t)).__name__ == "TileType"
+    """True for tile types and annotations (``wp.tile[float, 8]``)."""
+    from .types.tiles import TileAnnotation
+
+    return isinstance(t, TileAnnotation) or type(_ir(t)).__name__ == "TileType"
 
 
 def _value_type(v):
@@ -233,8 +235,10 @@ def is_array(v) -> bool:
 
 
 def is_tile(v) -> bool:
-    """True for tile values (tiles exist only inside kernels, so never on the host)."""
-    return False
+    """True for tile types (``wp.tile[float, 8]``); tile values exist only inside kernels, so never on the host."""
+    from .types.tiles import TileAnnotation
+
+    return isinstance(v, TileAnnotation)
 
 
 def type_size(t) -> int:

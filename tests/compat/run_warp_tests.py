@@ -409,7 +409,8 @@ def report(results: list[dict], baseline: dict | None, nclasses: int, markdown: 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("patterns", nargs="*", help="substrings selecting module paths (default: all in scope)")
+    ap.add_argument("patterns", nargs="*", help="substrings selecting module paths (default: all in scope); "
+                    "a trailing '$' matches the whole path (tile/test_tile$)")
     ap.add_argument("--warp-tests", default=None, help="warp/tests folder of a warp-lang 1.19 installation")
     ap.add_argument("--timeout", type=float, default=120.0, help="per-test timeout in seconds")
     ap.add_argument("--module-timeout", type=float, default=1800.0, help="per-module timeout in seconds")
@@ -439,7 +440,7 @@ def main(argv=None) -> int:
         order = [g.strip() for g in args.groups.split(",")]
         mods = sorted((m for m in mods if group_of(m) in order), key=lambda m: order.index(group_of(m)))
     if args.patterns:
-        mods = [m for m in mods if any(p in m for p in args.patterns)]
+        mods = [m for m in mods if any(m == p[:-1] if p.endswith("$") else p in m for p in args.patterns)]
     skipped_scope = {m: scope_reason(m) for m in mods if scope_reason(m)}
     if not args.all:
         mods = [m for m in mods if m not in skipped_scope]

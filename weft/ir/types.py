@@ -316,6 +316,8 @@ def _template_accepts(template: Type, t: Type) -> bool:
         return template.rows in (0, t.rows) and template.cols in (0, t.cols) and (
             template.scalar is None or template.scalar == t.scalar
         )
+    if isinstance(template, TileType) and isinstance(t, TileType):  # shape () means any shape
+        return template.shape in ((), t.shape) and template.dtype == t.dtype
     return False
 
 

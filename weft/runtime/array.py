@@ -208,8 +208,20 @@ class array:
     def _value_ir(self) -> T.ArrayType:
         return T.ArrayType(self._ir, self.ndim)
 
-    def __class_getitem__(cls, dtype):
-        return array(dtype=dtype)
+    def __class_getitem__(cls, params):
+        """``wp.array[dtype]`` and ``wp.array[dtype, ndim]`` (``ndim`` an int or ``Literal[n]``)."""
+        if not isinstance(params, tuple):
+            return array(dtype=params)
+        if len(params) != 2:
+            raise TypeError(f"wp.array[...] expects 1 or 2 type parameters (dtype, ndim), got {len(params)}")
+        from ..types.tiles import literal_value
+
+        dtype, ndim = params[0], literal_value(params[1])
+        if isinstance(ndim, bool) or not isinstance(ndim, int):
+            raise TypeError(f"wp.array[...]: ndim must be an integer, got {ndim!r}")
+        if not 1 <= ndim <= 4:
+            raise ValueError(f"wp.array[...]: ndim must be between 1 and 4, got {ndim}")
+        return array(dtype=dtype, ndim=ndim)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -751,6 +763,8 @@ class _ArrayNd:
         return array(*args, **kwargs)
 
     def __getitem__(self, dtype) -> array:
+        if isinstance(dtype, tuple):
+            raise TypeError(f"wp.{self.__name__}[...] expects a single type parameter (dtype), got {len(dtype)}")
         return array(dtype=dtype, ndim=self.ndim)
 
     def __repr__(self) -> str:
