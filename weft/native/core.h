@@ -13,7 +13,7 @@
 #endif
 
 #if !WEFT_CUDA
-#include <cmath>
+#include "libm.h"  // not <cmath>: see libm.h
 #include <cstdint>
 #include <cstdio>
 #include <cstring>

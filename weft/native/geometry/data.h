@@ -2,10 +2,7 @@
 // pointers into arrays the Python objects own (points, indices, velocities) or the library allocates (tree nodes,
 // sorted ids). Shared by the library and the kernel modules; keep both compiled from this one definition.
 #pragma once
-#include "../core.h"
-#if !WEFT_CUDA
-#include <cmath>
-#endif
+#include "../core.h"  // on the host, the C math functions through libm.h
 
 namespace weft {
 namespace geo {
