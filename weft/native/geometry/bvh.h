@@ -5,6 +5,12 @@
 #include "data.h"
 #include "../vec.h"
 #include "../error.h"
+#if !WEFT_CUDA && defined(__SSE4_1__)
+#include <immintrin.h>
+#define WEFT_GEO_SIMD 1
+#else
+#define WEFT_GEO_SIMD 0
+#endif
 
 namespace weft {
 namespace geo {
@@ -70,9 +76,69 @@ WEFT_FN int32 walk_start(const BvhData* b, int32 root) {
 constexpr int32 WIDE_EMPTY = int32(0x80000000);
 constexpr int32 WIDE_STACK = 192;  // <= 3 pending siblings per level of a tree at most ~48 wide levels deep
 
+// Box keys of the walks: key(lo, hi, limit) is a child's priority (lower is expanded first; >= limit: skipped). On
+// x86 hosts, x4 gives the keys of a wide node's four children at once from their boxes as four lanes per axis.
+struct PointKey {  // squared distance from p to the box
+    float p[3];
+    WEFT_FN float operator()(const float* lo, const float* hi, float) const { return box_dist2(lo, hi, p); }
+#if WEFT_GEO_SIMD
+    __m128 x4(const __m128* lo, const __m128* hi, float) const {
+        __m128 d2 = _mm_setzero_ps();
+        for (int k = 0; k < 3; ++k) {
+            const __m128 pk = _mm_set1_ps(p[k]);
+            const __m128 d = _mm_max_ps(_mm_max_ps(_mm_sub_ps(lo[k], pk), _mm_sub_ps(pk, hi[k])), _mm_setzero_ps());
+            d2 = _mm_add_ps(d2, _mm_mul_ps(d, d));
+        }
+        return d2;
+    }
+#endif
+};
+
+struct FarKey {  // minus the largest squared distance from p to a point of the box (the farthest boxes first)
+    float p[3];
+    WEFT_FN float operator()(const float* lo, const float* hi, float) const { return -box_max_dist2(lo, hi, p); }
+#if WEFT_GEO_SIMD
+    __m128 x4(const __m128* lo, const __m128* hi, float) const {
+        const __m128 sign = _mm_set1_ps(-0.0f);
+        __m128 d2 = _mm_setzero_ps();
+        for (int k = 0; k < 3; ++k) {
+            const __m128 pk = _mm_set1_ps(p[k]);
+            const __m128 a = _mm_andnot_ps(sign, _mm_sub_ps(pk, lo[k])), b = _mm_andnot_ps(sign, _mm_sub_ps(pk, hi[k]));
+            const __m128 d = _mm_max_ps(a, b);
+            d2 = _mm_add_ps(d2, _mm_mul_ps(d, d));
+        }
+        return _mm_xor_ps(d2, sign);
+    }
+#endif
+};
+
+struct RayKey {  // entry distance of the ray into the box, +inf on a miss or beyond the limit (ray_box)
+    float o[3];
+    float inv[3];
+    WEFT_FN float operator()(const float* lo, const float* hi, float limit) const {
+        return ray_box(lo, hi, o, inv, limit);
+    }
+#if WEFT_GEO_SIMD
+    __m128 x4(const __m128* lo, const __m128* hi, float limit) const {
+        const __m128 inf = _mm_set1_ps(inf_f());
+        __m128 t0 = _mm_setzero_ps(), t1 = _mm_set1_ps(limit);
+        for (int k = 0; k < 3; ++k) {
+            const __m128 ok = _mm_set1_ps(o[k]), ik = _mm_set1_ps(inv[k]);
+            __m128 a = _mm_mul_ps(_mm_sub_ps(lo[k], ok), ik);
+            __m128 b = _mm_mul_ps(_mm_sub_ps(hi[k], ok), ik);
+            a = _mm_blendv_ps(a, _mm_xor_ps(inf, _mm_set1_ps(-0.0f)), _mm_cmpunord_ps(a, a));  // 0 * inf: in the slab
+            b = _mm_blendv_ps(b, inf, _mm_cmpunord_ps(b, b));
+            t0 = _mm_max_ps(t0, _mm_min_ps(a, b));
+            t1 = _mm_min_ps(t1, _mm_max_ps(a, b));
+        }
+        return _mm_blendv_ps(inf, t0, _mm_cmple_ps(t0, t1));
+    }
+#endif
+};
+
 // walk() over the 4-wide nodes: children sorted by key (nearest expanded first), leaves handled as they are reached.
 template <typename Key, typename Limit, typename Leaf>
-WEFT_FN void walk_wide(const BvhData* b, Key key, Limit limit, Leaf leaf) {
+WEFT_FN void walk_wide(const BvhData* b, const Key& key, Limit limit, Leaf leaf) {
     int32 stack[WIDE_STACK];
     float keys[WIDE_STACK];
     int32 sp = 0;
@@ -85,15 +151,35 @@ WEFT_FN void walk_wide(const BvhData* b, Key key, Limit limit, Leaf leaf) {
         float k[4];
         int32 c[4];
         int n = 0;
+#if WEFT_GEO_SIMD
+        float kx[4];
+        {
+            __m128 lo[3], hi[3];
+            // the eight bytes of an axis (qlo then qhi, one per child) widened to two float lanes of four
+            for (int a = 0; a < 3; ++a) {
+                int32 ql, qh;
+                __builtin_memcpy(&ql, nd.qlo[a], 4);
+                __builtin_memcpy(&qh, nd.qhi[a], 4);
+                const __m128 o = _mm_set1_ps(nd.origin[a]), s = _mm_set1_ps(nd.scale[a]);
+                lo[a] = _mm_add_ps(o, _mm_mul_ps(_mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(ql))), s));
+                hi[a] = _mm_add_ps(o, _mm_mul_ps(_mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(qh))), s));
+            }
+            _mm_storeu_ps(kx, key.x4(lo, hi, limit()));
+        }
+#endif
         for (int i = 0; i < 4; ++i) {
             const int32 ch = nd.child[i];
             if (ch == WIDE_EMPTY) break;
+#if WEFT_GEO_SIMD
+            const float ki = kx[i];
+#else
             float lo[3], hi[3];
             for (int a = 0; a < 3; ++a) {
                 lo[a] = nd.origin[a] + float(nd.qlo[a][i]) * nd.scale[a];
                 hi[a] = nd.origin[a] + float(nd.qhi[a][i]) * nd.scale[a];
             }
-            const float ki = key(lo, hi);
+            const float ki = key(lo, hi, limit());
+#endif
             if (!(ki < limit())) continue;
             if (ch < 0) {
                 leaf(~ch, ki);
@@ -115,11 +201,11 @@ WEFT_FN void walk_wide(const BvhData* b, Key key, Limit limit, Leaf leaf) {
     }
 }
 
-// Depth-first walk visiting nearer children first. key(lo, hi) gives a child's priority (lower first); a child is
+// Depth-first walk visiting nearer children first. key(lo, hi, limit) gives a child's priority (lower first); a child is
 // skipped when its key is not below limit() at the time it is reached; leaf(s, key) handles the primitive at sorted
 // position s (its id is b->prim_ids[s]).
 template <typename Key, typename Limit, typename Leaf>
-WEFT_FN void walk(const BvhData* b, int32 root, Key key, Limit limit, Leaf leaf) {
+WEFT_FN void walk(const BvhData* b, int32 root, const Key& key, Limit limit, Leaf leaf) {
     const int32 start = walk_start(b, root);
     if (start == int32(0x80000000)) return;
     if (start < 0) {
@@ -140,8 +226,8 @@ WEFT_FN void walk(const BvhData* b, int32 root, Key key, Limit limit, Leaf leaf)
         if (!(keys[sp] < limit())) continue;
         const BvhNode& nd = b->nodes[stack[sp]];
 
-        const float k0 = key(nd.lo[0], nd.hi[0]);
-        const float k1 = key(nd.lo[1], nd.hi[1]);
+        const float k0 = key(nd.lo[0], nd.hi[0], limit());
+        const float k1 = key(nd.lo[1], nd.hi[1], limit());
         const int first = k1 < k0 ? 1 : 0;
         const float kf = first ? k1 : k0, ks = first ? k0 : k1;
         const int32 cf = nd.child[first], cs = nd.child[1 - first];

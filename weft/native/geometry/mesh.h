@@ -56,9 +56,8 @@ struct Closest {
 // Closest non-degenerate face strictly within sqrt(limit2) (face -1 if none).
 WEFT_FN Closest closest_face(const MeshData* m, const v3& p, float limit2) {
     Closest best = {limit2, -1, 0.0f, 0.0f};
-    const float pp[3] = {p.c[0], p.c[1], p.c[2]};
-    walk(&m->bvh, -1, [&](const float* lo, const float* hi) { return box_dist2(lo, hi, pp); },
-         [&]() { return best.d2; },
+    const PointKey key = {{p.c[0], p.c[1], p.c[2]}};
+    walk(&m->bvh, -1, key, [&]() { return best.d2; },
          [&](int32 s, float) {
              v3 a, b, c;
              leaf_tri(m, s, a, b, c);
@@ -74,10 +73,9 @@ WEFT_FN Closest closest_face(const MeshData* m, const v3& p, float limit2) {
 
 WEFT_FN Closest furthest_face(const MeshData* m, const v3& p, float min2) {
     Closest best = {min2, -1, 0.0f, 0.0f};
-    const float pp[3] = {p.c[0], p.c[1], p.c[2]};
     // priority: minus the largest distance a box can hold, so the farthest boxes come first
-    walk(&m->bvh, -1, [&](const float* lo, const float* hi) { return -box_max_dist2(lo, hi, pp); },
-         [&]() { return -best.d2; },
+    const FarKey key = {{p.c[0], p.c[1], p.c[2]}};
+    walk(&m->bvh, -1, key, [&]() { return -best.d2; },
          [&](int32 s, float) {
              v3 a, b, c;
              leaf_tri(m, s, a, b, c);
@@ -101,10 +99,8 @@ struct Hit {
 
 WEFT_FN Hit closest_hit(const MeshData* m, const v3& o, const v3& d, float max_t, int32 root) {
     Hit best = {max_t, -1, 0.0f, 0.0f};
-    const float oo[3] = {o.c[0], o.c[1], o.c[2]};
-    const float inv[3] = {1.0f / d.c[0], 1.0f / d.c[1], 1.0f / d.c[2]};
-    walk(&m->bvh, root, [&](const float* lo, const float* hi) { return ray_box(lo, hi, oo, inv, best.t); },
-         [&]() { return best.t; },
+    const RayKey key = {{o.c[0], o.c[1], o.c[2]}, {1.0f / d.c[0], 1.0f / d.c[1], 1.0f / d.c[2]}};
+    walk(&m->bvh, root, key, [&]() { return best.t; },
          [&](int32 s, float) {
              v3 a, b, c;
              leaf_tri(m, s, a, b, c);
@@ -116,10 +112,8 @@ WEFT_FN Hit closest_hit(const MeshData* m, const v3& o, const v3& d, float max_t
 
 WEFT_FN int32 count_hits(const MeshData* m, const v3& o, const v3& d, int32 root) {
     int32 n = 0;
-    const float oo[3] = {o.c[0], o.c[1], o.c[2]};
-    const float inv[3] = {1.0f / d.c[0], 1.0f / d.c[1], 1.0f / d.c[2]};
-    walk(&m->bvh, root, [&](const float* lo, const float* hi) { return ray_box(lo, hi, oo, inv, inf_f()); },
-         [&]() { return inf_f(); },
+    const RayKey key = {{o.c[0], o.c[1], o.c[2]}, {1.0f / d.c[0], 1.0f / d.c[1], 1.0f / d.c[2]}};
+    walk(&m->bvh, root, key, [&]() { return inf_f(); },
          [&](int32 s, float) {
              v3 a, b, c;
              leaf_tri(m, s, a, b, c);
@@ -214,9 +208,8 @@ WEFT_FN float sign_pseudo_normal(const MeshData* m, const v3& p, const Closest& 
     const v3 q = a * c.u + b * c.v + cc * (1.0f - c.u - c.v);
     const float reach = sqrtf(c.d2) + eps;
     v3 n_sum;
-    const float pp[3] = {p.c[0], p.c[1], p.c[2]};
-    walk(&m->bvh, -1, [&](const float* lo, const float* hi) { return box_dist2(lo, hi, pp); },
-         [&]() { return reach * reach; },
+    const PointKey key = {{p.c[0], p.c[1], p.c[2]}};
+    walk(&m->bvh, -1, key, [&]() { return reach * reach; },
          [&](int32 s, float) {
              const int32 f = m->bvh.prim_ids[s];
              v3 x, y, z;
