@@ -11,6 +11,7 @@ import numpy as np
 from .errors import Error
 from .ops import registry
 from .types.composite import matrix, quaternion, transformation, vector
+from .types.tiles import tile_annotation
 
 
 class Builtin:
@@ -47,8 +48,6 @@ class TileBuiltin(Builtin):
     """``wp.tile``: the builtin that makes a tile in kernels; subscripted, the tile type (``wp.tile[float, M, N]``)."""
 
     def __getitem__(self, params):
-        from .types.tiles import tile_annotation
-
         return tile_annotation(params)
 
 

@@ -40,6 +40,7 @@ from .types.scalars import (
     uint64,
 )
 from .types.struct import struct
+from .types.tiles import TileAnnotation
 
 globals().update(_NAMED)
 float_types = (float16, bfloat16, float32, float64)
@@ -169,8 +170,6 @@ def type_is_array(t) -> bool:
 
 def type_is_tile(t) -> bool:
     """True for tile types and annotations (``wp.tile[float, 8]``)."""
-    from .types.tiles import TileAnnotation
-
     return isinstance(t, TileAnnotation) or type(_ir(t)).__name__ == "TileType"
 
 
@@ -236,8 +235,6 @@ def is_array(v) -> bool:
 
 def is_tile(v) -> bool:
     """True for tile types (``wp.tile[float, 8]``); tile values exist only inside kernels, so never on the host."""
-    from .types.tiles import TileAnnotation
-
     return isinstance(v, TileAnnotation)
 
 

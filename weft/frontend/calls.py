@@ -13,8 +13,10 @@ from ..ops import registry
 from ..ops.noise import SIGNATURES
 from ..ops.random import STATEFUL
 from ..types import composite
+from ..types.aliases import NAMED_TYPES
 from ..types.composite import class_for
 from ..types.mapping import to_ir
+from ..types.scalars import BY_NAME
 from ..typing.resolve import Weak
 from .analysis import binding_analysis, only_tail_return
 from .func import Func
@@ -65,6 +67,10 @@ def _factories() -> dict:
 
 def _callee(lw, func_node):
     if isinstance(func_node, ast.Name):
+        if not lw.name_bound(func_node.id):
+            bare = bare_builtin(func_node.id)
+            if bare is not None:
+                return bare
         return lw.read_name(func_node.id, func_node)
     if isinstance(func_node, ast.Attribute):
         base = lw.visit(func_node.value)
@@ -75,6 +81,23 @@ def _callee(lw, func_node):
                            hint=f"call the builtin instead, e.g. wp.{func_node.attr}(x)")
         return lw.attribute(base, func_node.attr, func_node)
     return lw.visit(func_node)
+
+
+def bare_builtin(name: str):
+    """A kernel builtin or value type called without the ``wp.`` prefix (``dot(a, b)``, ``vec3(...)``), as Warp
+    allows when no local, global or Python builtin has that name; None if weft has no such builtin."""
+    if name in SPECIAL or any(op.public for op in registry.overloads(name)):
+        return _BareBuiltin(name)
+    return NAMED_TYPES.get(name) or BY_NAME.get(name)
+
+
+class _BareBuiltin:
+    """What a bare builtin name resolves to in kernel code (the ``wp.`` handle without importing the public API)."""
+
+    __slots__ = ("_wp_kernel_builtin_",)
+
+    def __init__(self, name: str):
+        self._wp_kernel_builtin_ = name
 
 
 def _name_of(obj) -> str:
@@ -101,9 +124,9 @@ def construct(lw, t: T.Type, args, kwargs, node):
     if isinstance(t, T.VectorType) and t.flavor is T.VecFlavor.TRANSFORM and set(kwargs) <= {"p", "q"} \
             and len(args) + len(kwargs) in (1, 2) and (kwargs or _is_vec3(args[0])):
         return _transform_parts(lw, t, args, kwargs, node)
+    if isinstance(t, T.StructType):
+        return _construct_struct(lw, t, args, kwargs, node)
     if kwargs:
-        if isinstance(t, T.StructType):
-            raise lw.error("struct constructors take no arguments in kernel code; assign fields afterwards", node)
         raise lw.error(f"{t} constructor takes no keyword arguments", node)
     if isinstance(t, T.ScalarType):
         if len(args) != 1:
@@ -114,11 +137,6 @@ def construct(lw, t: T.Type, args, kwargs, node):
         if value.type == t:
             return value
         return lw.op("cast", [value], attrs=(t,), node=node)
-    if isinstance(t, T.StructType):
-        if args:
-            raise lw.error(f"{t.name}() takes no arguments in kernel code", node,
-                           hint="create it empty and assign fields: s = MyStruct(); s.x = 1.0")
-        return lw.op("construct", [], attrs=(t,), node=node)
     if isinstance(t, T.GenericType):
         raise lw.error(f"{t} is a generic type and cannot be constructed", node)
     scalar = T.scalar_of(t)
@@ -135,6 +153,33 @@ def construct(lw, t: T.Type, args, kwargs, node):
                    else lw.as_operand_or_weak(a, node) for a in args]
         ops = _components(lw, t, ops, node)
     return lw.op("construct", ops, attrs=(t,), node=node)
+
+
+def _construct_struct(lw, t: T.StructType, args, kwargs, node):
+    """``MyStruct()`` (every field zero) or ``MyStruct(a, b, ...)`` / ``MyStruct(x=a, ...)`` giving every field."""
+    value = lw.op("construct", [], attrs=(t,), node=node)
+    if not args and not kwargs:
+        return value
+    names = [f for f, _ in t.fields]
+    if len(args) > len(names):
+        raise lw.error(f"{t.name}() takes {len(names)} field values ({', '.join(names)}), got {len(args)}", node)
+    given = dict(zip(names, args))
+    for k, v in kwargs.items():
+        if k not in names:
+            raise lw.error(f"{t.name}() has no field '{k}'", node, hint="fields: " + ", ".join(names))
+        if k in given:
+            raise lw.error(f"{t.name}() got multiple values for field '{k}'", node)
+        given[k] = v
+    missing = [f for f in names if f not in given]
+    if missing:
+        raise lw.error(f"{t.name}() is missing the field value '{missing[0]}'", node,
+                       hint="give every field, or none (then assign fields afterwards)")
+    for fname, ftype in t.fields:
+        v = lw.operand(given[fname], node, want=ftype)
+        if v.type != ftype:
+            raise lw.error(f"{t.name}() field '{fname}' is {ftype}, got {v.type}", node)
+        value = lw.op("setfield", [value, v], attrs=(fname,), node=node)
+    return value
 
 
 def _is_vec3(value) -> bool:

@@ -239,6 +239,26 @@ class Lowerer:
                              hint=f"assign '{name}' before this line (on every path)")
         raise self.error(f"name '{name}' is not defined", node)
 
+    def operator_func(self, name: str):
+        """The @wp.func named ``name`` ("add", "mul" ...) visible from this code, if any: struct operands of the
+        operator call it."""
+        from .func import Func
+
+        globals_, closure = self.frame.src.globals_and_closure()
+        value = closure.get(name, globals_.get(name))
+        if isinstance(value, Func):
+            self.deps.add(self.frame.src.func, "name", name, value)
+            return value
+        return None
+
+    def name_bound(self, name: str) -> bool:
+        """Whether ``name`` means something in kernel code (a local, a closure or global name, a Python builtin)."""
+        frame = self.frame
+        if name in frame.env or name in frame.mutable or hasattr(builtins, name):
+            return True
+        globals_, closure = frame.src.globals_and_closure()
+        return name in closure or name in globals_
+
     def static_value(self, value, node, name=""):
         """A Python object captured from globals or a closure."""
         if isinstance(value, (bool, int, float)):
@@ -780,6 +800,12 @@ class Lowerer:
                 return Weak(_c_semantics(pyop, a.value, b.value))
             except ZeroDivisionError:
                 raise self.error("division by zero in a constant expression", node) from None
+        if any(isinstance(getattr(v, "type", None), T.StructType) for v in (a, b)):
+            overload = self.operator_func(name)
+            if overload is not None:  # Warp's operator overloading: a @wp.func named after the operator
+                from .calls import inline
+
+                return inline(self, overload, [a, b], {}, node)
         if name == "matmul":  # a @ b: matrix product of tiles (tile_matmul), else of matrices / vectors (mul)
             is_tile = any(isinstance(getattr(v, "type", None), T.TileType) for v in (a, b))
             name = "tile_matmul" if is_tile else "mul"

@@ -18,6 +18,7 @@ from ..types import composite as C
 from ..types.dtypes import element_size, np_layout, resolve_dtype, struct_np_dtype, to_host_value
 from ..types.layout import ARRAY_DESC
 from ..types.mapping import scalar_class
+from ..types.tiles import literal_value
 from . import device as D
 from .pool import active_pool, grads_off
 
@@ -214,8 +215,6 @@ class array:
             return array(dtype=params)
         if len(params) != 2:
             raise TypeError(f"wp.array[...] expects 1 or 2 type parameters (dtype, ndim), got {len(params)}")
-        from ..types.tiles import literal_value
-
         dtype, ndim = params[0], literal_value(params[1])
         if isinstance(ndim, bool) or not isinstance(ndim, int):
             raise TypeError(f"wp.array[...]: ndim must be an integer, got {ndim!r}")
