@@ -45,6 +45,9 @@ globals().update({k: v for k, v in _public_builtins().items() if k not in global
 
 float16 = float16
 half = float16
+#: Warp's type for object handles (Mesh, Bvh, HashGrid ids) in kernel parameters, struct fields and arrays: a
+#: 64-bit unsigned integer, the same type as ``uint64`` here.
+handle = uint64
 vec_t = vector
 mat_t = matrix
 spatial_vector = _NAMED["spatial_vector"]

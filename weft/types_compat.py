@@ -43,6 +43,7 @@ from .types.struct import struct
 from .types.tiles import TileAnnotation
 
 globals().update(_NAMED)
+handle = uint64  # Warp's object-handle type: a uint64
 float_types = (float16, bfloat16, float32, float64)
 int_types = (int8, uint8, int16, uint16, int32, uint32, int64, uint64)
 scalar_types = int_types + float_types

@@ -72,19 +72,6 @@ def install(tests_dir: str) -> None:
     examples = os.path.join(os.path.dirname(os.path.abspath(tests_dir)), "examples")
     if os.path.isdir(os.path.join(examples, "assets")):
         os.environ.setdefault("WEFT_WARP_EXAMPLES", examples)
-    # Warp's tests save and restore the de-duplication set of Warp's private logger around deprecation checks;
-    # weft warns through `warnings` (no such set): an empty stand-in keeps those tests importable.
-    import weft._src as weft_src
-
-    if not hasattr(weft_src, "logger"):
-        logger = types.ModuleType("warp._src.logger")
-        logger._warnings_seen = set()
-        weft_src.logger = logger
-    # Warp's tests read their data (meshes, volumes) through warp.examples.get_asset_directory(): serve the assets
-    # of the same warp-lang installation the test files come from (weft.examples reads this variable).
-    examples = os.path.join(os.path.dirname(os.path.abspath(tests_dir)), "examples")
-    if os.path.isdir(os.path.join(examples, "assets")):
-        os.environ.setdefault("WEFT_WARP_EXAMPLES", examples)
     here = os.path.dirname(os.path.abspath(__file__))
     if here not in sys.path:
         sys.path.insert(0, here)

@@ -1,0 +1,5 @@
+"""``warp._src.optim``: weft's optimisers and linear solvers under Warp's private path."""
+
+from __future__ import annotations
+
+from . import linear  # noqa: F401

@@ -1,0 +1,18 @@
+"""``warp._src.types``: weft's type tables (``wp.types``) plus the scalar base classes and shape check Warp's tests
+import from the private path."""
+
+from __future__ import annotations
+
+from ..types.scalars import Float, Int, Scalar
+from ..types_compat import *
+from ..types_compat import _np_bfloat16_bits_to_float32, _np_float32_to_bfloat16_bits  # noqa: F401
+from ._unsupported import unsupported
+
+#: Warp's names for the abstract scalar bases (``float16`` ... ``float64`` derive from ``float_base`` and so on).
+scalar_base = Scalar
+float_base = Float
+int_base = Int
+
+check_array_shape = unsupported(
+    "warp._src.types.check_array_shape",
+    "weft does not cap host array extents at 2^31; a kernel launch rejects such arrays (LaunchError)")

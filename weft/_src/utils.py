@@ -1,0 +1,11 @@
+"""``warp._src.utils``: weft's ``wp.utils`` plus the device-query helpers Warp's tests import privately."""
+
+from __future__ import annotations
+
+from ..utils import *
+
+
+def check_p2p() -> bool:
+    """Whether peer-to-peer copies between CUDA devices can be tested: weft copies between devices through the host,
+    so never."""
+    return False
