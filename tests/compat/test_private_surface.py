@@ -26,7 +26,8 @@ def test_context_queries():
     assert context.type_str(tuple[float, wp.vec3f]) == "tuple[float, vec3f]"
     assert context.runtime.core.wp_is_mathdx_enabled() is False
     assert context.runtime.is_cuda_enabled == wp.is_cuda_available()
-    assert (context.runtime.driver_version is None) == (not wp.is_cuda_available())
+    v = context.runtime.driver_version
+    assert v is None or (isinstance(v, tuple) and v[0] >= 10)
     assert "add" in context.builtin_functions and "sin" in context.builtin_functions
     with pytest.raises(AttributeError, match="native library entry point"):
         context.runtime.core.wp_cuda_graph_alloc_query  # noqa: B018

@@ -11,6 +11,8 @@ import typing
 
 from .. import init  # noqa: F401
 from ..builtins import public_builtins
+from ..cuda import driver
+from ..runtime.device import is_cuda_available
 from ..types_compat import type_repr
 from ._unsupported import unsupported
 from .logger import log_warning  # noqa: F401
@@ -37,19 +39,11 @@ class _Runtime:
 
     @property
     def driver_version(self):
-        from ..runtime.device import is_cuda_available
-
-        if not is_cuda_available():
-            return None
-        from ..cuda import driver
-
         v = driver.driver_version()
-        return (v // 1000, (v % 1000) // 10)
+        return (v // 1000, (v % 1000) // 10) if v else None
 
     @property
     def is_cuda_enabled(self) -> bool:
-        from ..runtime.device import is_cuda_available
-
         return is_cuda_available()
 
 
