@@ -54,6 +54,14 @@ def test_array_from_lists():
     m = wp.array(np.stack([np.eye(3)] * 2), dtype=wp.mat33)
     assert m.shape == (2,) and m.dtype == wp.mat33
     np.testing.assert_array_equal(m.numpy()[1], np.eye(3))
+    # as in Warp: an innermost dimension holding several whole elements is split ((3, 8) floats -> (3, 4) vec2)
+    x = np.arange(24, dtype=np.float32).reshape(3, 8)
+    c = wp.array(x, dtype=wp.vec2f)
+    assert c.shape == (3, 4)
+    np.testing.assert_array_equal(c.numpy(), x.reshape(3, 4, 2))
+    with pytest.raises(ValueError, match="cannot be viewed"):
+        wp.array(np.zeros((3, 7), np.float32), dtype=wp.vec2f)
+    assert wp.array(np.zeros((3, 8), np.float32), dtype=wp.vec2f, shape=(12,)).shape == (12,)
 
 
 def test_zeros_ones_full_empty():

@@ -123,12 +123,16 @@ class array:
             arr = np.asarray(_flatten_host_values(data), dtype=base)
         if trailing:
             nt = len(trailing)
-            if arr.shape[arr.ndim - nt:] != trailing:
-                total = int(np.prod(trailing))
+            total = int(np.prod(trailing))
+            if arr.shape[arr.ndim - nt:] != trailing and not (
+                    shape is not None and arr.size == int(np.prod(_norm_shape(shape))) * total):
                 if arr.ndim >= 1 and arr.shape[-1] == total and nt > 1:
                     arr = arr.reshape(arr.shape[:-1] + trailing)
                 elif arr.size % total == 0 and arr.ndim <= 1:
                     arr = arr.reshape((-1,) + trailing)
+                elif arr.ndim >= 1 and arr.shape[-1] % total == 0:
+                    # as in Warp: the innermost dimension packs whole elements ((64, 128) floats -> (64, 64) vec2f)
+                    arr = arr.reshape(arr.shape[:-1] + (arr.shape[-1] // total,) + trailing)
                 else:
                     raise ValueError(f"data of shape {arr.shape} cannot be viewed as an array of {self._ir} "
                                      f"(expected trailing dimensions {trailing})")
