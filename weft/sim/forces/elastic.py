@@ -9,7 +9,9 @@ from dataclasses import dataclass
 
 import weft as wp
 
-from .gather import gather_list, launch_gather, scratch
+from ...runtime.tape import OverwriteError, active_tape
+from . import elastic_adjoint
+from .gather import gather_forces, gather_list, launch_gather, scatter_gradients, scratch
 
 
 @wp.kernel
@@ -248,7 +250,9 @@ def _segments(model, control, kinds) -> list:
 
 def eval_elastic_forces(model, state, control, particle_f, kinds=("spring", "tri", "edge", "tet")) -> None:
     """Add the forces of the given element kinds to ``particle_f``: one kernel per kind writes corner forces into
-    one scratch array, one gather sums them per particle."""
+    one scratch array, one gather sums them per particle. On a tape, springs, triangles (without lift and drag) and
+    tetrahedra are differentiated by the hand-written adjoints of ``elastic_adjoint`` (one recorded callback per
+    call); bending edges (and triangles with lift or drag) by the generic adjoints of their kernels."""
     # the segments of the last (control, kinds) seen, kept on the model (rebuilding them costs a few us per step)
     ident = (kinds, id(getattr(control, "tri_activations", None)), id(getattr(control, "tet_activations", None)),
              *(id(getattr(model, name)) for name in _MODEL_INPUTS))
@@ -262,13 +266,115 @@ def eval_elastic_forces(model, state, control, particle_f, kinds=("spring", "tri
     if not segs:
         return
     elem_f = scratch(model, state, key, total)
+    glist = gather_list(model, key, [sg.indices for sg in segs], [sg.corners for sg in segs])
+    tape = active_tape.get()
+    if tape is None or elem_f.grad is None or particle_f.grad is None:
+        base = 0
+        for sg in segs:
+            wp.launch(sg.kernel, dim=sg.count,
+                      inputs=[state.particle_q, state.particle_qd, sg.indices, *sg.inputs, base], outputs=[elem_f],
+                      device=model.device)
+            base += sg.count * sg.corners
+        launch_gather(model, glist, elem_f, particle_f)
+        return
+    hand = []
     base = 0
     for sg in segs:
+        own = _has_hand_adjoint(model, sg)
         wp.launch(sg.kernel, dim=sg.count, inputs=[state.particle_q, state.particle_qd, sg.indices, *sg.inputs, base],
-                  outputs=[elem_f], device=model.device)
+                  outputs=[elem_f], device=model.device, record_tape=not own)
+        if own:
+            hand.append((sg, base))
         base += sg.count * sg.corners
-    glist = gather_list(model, key, [sg.indices for sg in segs], [sg.corners for sg in segs])
-    launch_gather(model, glist, elem_f, particle_f)
+    wp.launch(gather_forces, dim=model.particle_count, inputs=[glist.offsets, glist.slots, elem_f],
+              outputs=[particle_f], device=model.device, record_tape=False)
+    _record_adjoint(model, tape, state, segs, hand, glist, elem_f, particle_f, total)
+
+
+def _has_hand_adjoint(model, sg) -> bool:
+    """Whether ``sg`` is differentiated by a hand-written adjoint (triangles only without lift and drag: checked
+    again whenever the material array is written)."""
+    if sg.key != "tri":
+        return sg.key in _HAND_ADJOINTS
+    mats = sg.inputs[2]
+    hit = model.__dict__.get("_tri_no_aero")
+    if hit is None or hit[0] is not mats or hit[1] != mats._version:
+        m = mats.numpy()
+        hit = model.__dict__["_tri_no_aero"] = (mats, mats._version, bool(m.size == 0 or not m[:, 3:5].any()))
+    return hit[2]
+
+
+_HAND_ADJOINTS = {"spring": elastic_adjoint.adj_springs, "tri": elastic_adjoint.adj_triangles,
+                  "tet": elastic_adjoint.adj_tetrahedra}
+
+
+def _no_grad(model, a):
+    """``a.grad``, or a zero-length array of its dtype and rank (gather_adjoints skips those)."""
+    if a.grad is not None:
+        return a.grad
+    cache = model.__dict__.setdefault("_empty_grads", {})
+    key = (a.dtype, a.ndim)
+    if key not in cache:
+        cache[key] = wp.zeros((0,) * a.ndim if a.ndim > 1 else 0, dtype=a.dtype, device=model.device)
+    return cache[key]
+
+
+def _grad_or_sink(model, a):
+    """``a.grad``, or a scratch array of ``a``'s shape that the adjoint kernels write and nothing reads."""
+    if a.grad is not None:
+        return a.grad
+    cache = model.__dict__.setdefault("_grad_sinks", {})
+    key = (a.dtype, a.shape)
+    if key not in cache:
+        cache[key] = wp.zeros(a.shape, dtype=a.dtype, device=model.device)
+    return cache[key]
+
+
+def _record_adjoint(model, tape, state, segs, hand, glist, elem_f, particle_f, total) -> None:
+    x, v = state.particle_q, state.particle_qd
+    versions = (x._version, v._version)
+    generic = len(hand) < len(segs)
+
+    def backward():
+        if (x._version, v._version) != versions:
+            name = "particle_q" if x._version != versions[0] else "particle_qd"
+            raise OverwriteError(f"the elastic forces of a simulate() step read state.{name}, which was then "
+                                 "overwritten; replaying them in backward would give a wrong gradient. Simulate into a "
+                                 "new State each step while a Tape records (or use wp.checkpoint).")
+        if generic:  # the element kernels with generic adjoints read their corner-force gradients from elem_f.grad
+            wp.launch(scatter_gradients, dim=glist.entries, inputs=[glist.owners, glist.slots, particle_f.grad],
+                      outputs=[elem_f.grad], device=model.device, record_tape=False)
+        adj_x, adj_v = _adjoint_scratch(model, total)
+        if generic:  # the slots no hand-written adjoint writes must hold zeros
+            adj_x.zero_()
+            adj_v.zero_()
+        for sg, base in hand:
+            grads = [_grad_or_sink(model, a) for a in sg.inputs]
+            if sg.key == "tet":  # the rest poses have their own kernel
+                if sg.inputs[0].grad is not None:
+                    wp.launch(elastic_adjoint.adj_tetrahedra_pose, dim=sg.count,
+                              inputs=[x, v, particle_f.grad, sg.indices, *sg.inputs, sg.inputs[0].grad],
+                              device=model.device, record_tape=False)
+                grads = grads[1:]
+            wp.launch(_HAND_ADJOINTS[sg.key], dim=sg.count,
+                      inputs=[x, v, particle_f.grad, sg.indices, *sg.inputs, base, *grads],
+                      outputs=[adj_x, adj_v], device=model.device, record_tape=False)
+        if x.grad is not None or v.grad is not None:
+            wp.launch(elastic_adjoint.gather_adjoints, dim=model.particle_count,
+                      inputs=[glist.offsets, glist.slots, adj_x, adj_v, _no_grad(model, x), _no_grad(model, v)],
+                      device=model.device, record_tape=False)
+
+    tape.record_func(backward, [elem_f, particle_f, x, v, *(a for sg, _ in hand for a in sg.inputs)])
+
+
+def _adjoint_scratch(model, size: int):
+    """Per-slot position and velocity gradients of the hand-written adjoints (slots of other kernels stay zero)."""
+    cache = model.__dict__.setdefault("_adjoint_scratch", {})
+    hit = cache.get(size)
+    if hit is None:
+        hit = cache[size] = (wp.zeros(size, dtype=wp.vec3, device=model.device),
+                             wp.zeros(size, dtype=wp.vec3, device=model.device))
+    return hit
 
 
 def eval_spring_forces(model, state, particle_f) -> None:

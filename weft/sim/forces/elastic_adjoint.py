@@ -1,0 +1,351 @@
+"""Hand-written adjoints of the spring, membrane-triangle and Neo-Hookean tetrahedron force kernels of ``elastic``.
+
+The generic adjoint of an element kernel replays its forward and then reverses every operation, storing an adjoint
+for each temporary: for the tetrahedron that is about five times the forward's cost. These kernels compute the same
+gradients from the element's closed form (a Hessian-vector product for the positions, a linear map for the
+velocities, dot products for the material parameters), read the gradient of each corner force straight from
+``particle_f.grad`` through the element's indices (the gather's adjoint is a lookup), and store the gradients of
+the corner positions and velocities in per-slot scratch arrays that ``gather_adjoints`` sums per particle (no
+atomics). Element parameters (materials, activations, rest poses, spring constants) belong to one element each, so
+their gradients are plain adds; a parameter without a gradient gets a scratch array of its shape instead (the
+kernels stay straight-line code, which g++ compiles several times faster than the same code behind branches).
+
+The tests check every gradient against the generic adjoint of the forward kernels (tests/sim/test_elastic_adjoint.py).
+"""
+
+import weft as wp
+
+
+@wp.func
+def _cols(a: wp.vec3, b: wp.vec3, c: wp.vec3):
+    return wp.mat33(a[0], b[0], c[0], a[1], b[1], c[1], a[2], b[2], c[2])
+
+
+@wp.func
+def _col(m: wp.mat33, k: int):
+    return wp.vec3(m[0, k], m[1, k], m[2, k])
+
+
+@wp.func
+def _cofactor(m: wp.mat33):
+    """d det(m) / d m (the cofactor matrix): column k is the cross product of the other two columns."""
+    c0 = _col(m, 0)
+    c1 = _col(m, 1)
+    c2 = _col(m, 2)
+    return _cols(wp.cross(c1, c2), wp.cross(c2, c0), wp.cross(c0, c1))
+
+
+@wp.kernel(enable_backward=False)
+def adj_springs(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), adj_f: wp.array(dtype=wp.vec3),
+                spring_indices: wp.array(dtype=int), rest_lengths: wp.array(dtype=float),
+                stiffness: wp.array(dtype=float), damping: wp.array(dtype=float), base: int,
+                rest_grad: wp.array(dtype=float), ke_grad: wp.array(dtype=float), kd_grad: wp.array(dtype=float),
+                adj_x: wp.array(dtype=wp.vec3), adj_v: wp.array(dtype=wp.vec3)):
+    tid = wp.tid()
+    i = spring_indices[tid * 2 + 0]
+    j = spring_indices[tid * 2 + 1]
+    if i == -1 or j == -1:
+        return
+    ke = stiffness[tid]
+    kd = damping[tid]
+    rest = rest_lengths[tid]
+    xij = x[i] - x[j]
+    vij = v[i] - v[j]
+    length = wp.length(xij)
+    d = xij / length
+    c = length - rest
+    dcdt = wp.dot(d, vij)
+    # forward: fs = d (ke c + kd dcdt); corner forces -fs (i) and fs (j)
+    b = adj_f[j] - adj_f[i]
+    adj_m = wp.dot(b, d)
+    adj_d = b * (ke * c + kd * dcdt) + vij * (kd * adj_m)
+    adj_xij = (adj_d - d * wp.dot(d, adj_d)) / length + d * (ke * adj_m)
+    adj_vij = d * (kd * adj_m)
+    adj_x[base + tid * 2 + 0] = adj_xij
+    adj_x[base + tid * 2 + 1] = -adj_xij
+    adj_v[base + tid * 2 + 0] = adj_vij
+    adj_v[base + tid * 2 + 1] = -adj_vij
+    rest_grad[tid] = rest_grad[tid] - adj_m * ke
+    ke_grad[tid] = ke_grad[tid] + adj_m * c
+    kd_grad[tid] = kd_grad[tid] + adj_m * dcdt
+
+
+@wp.kernel(enable_backward=False)
+def adj_triangles(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), adj_f: wp.array(dtype=wp.vec3),
+                  indices: wp.array2d(dtype=int), pose: wp.array(dtype=wp.mat22), activation: wp.array(dtype=float),
+                  materials: wp.array2d(dtype=float), base: int, pose_grad: wp.array(dtype=wp.mat22),
+                  act_grad: wp.array(dtype=float), mat_grad: wp.array2d(dtype=float),
+                  adj_x: wp.array(dtype=wp.vec3), adj_v: wp.array(dtype=wp.vec3)):
+    """The adjoint of ``elastic.eval_triangles`` without lift and drag (both coefficients zero)."""
+    tid = wp.tid()
+    mu = materials[tid, 0]
+    lam = materials[tid, 1]
+    damp = materials[tid, 2]
+    i = indices[tid, 0]
+    j = indices[tid, 1]
+    k = indices[tid, 2]
+    x0 = x[i]
+    v0 = v[i]
+    x10 = x[j] - x0
+    x20 = x[k] - x0
+    v1 = v[j]
+    v2 = v[k]
+    v10 = v1 - v0
+    v20 = v2 - v0
+    Dm = pose[tid]
+    ira = wp.determinant(Dm) * 2.0
+    area0 = 1.0 / ira
+    kmu = mu * area0
+    klam = lam * area0
+    kd = damp * area0
+    F1 = x10 * Dm[0, 0] + x20 * Dm[1, 0]
+    F2 = x10 * Dm[0, 1] + x20 * Dm[1, 1]
+    dF1 = v10 * Dm[0, 0] + v20 * Dm[1, 0]
+    dF2 = v10 * Dm[0, 1] + v20 * Dm[1, 1]
+    P1 = F1 * kmu + dF1 * kd
+    P2 = F2 * kmu + dF2 * kd
+    alpha = 1.0 + kmu / klam
+    n = wp.cross(x10, x20)
+    n_len = wp.length(n)
+    area = n_len * 0.5
+    c = area * ira - alpha + activation[tid]
+    nh = n / n_len
+    h = ira * 0.5
+    cq = wp.cross(x20, nh)
+    cr = wp.cross(nh, x10)
+    dcdq = cq * h
+    dcdr = cr * h
+    dcdt = wp.dot(dcdq, v10) + wp.dot(dcdr, v20)
+    s = klam * c + kd * dcdt
+    # forward outputs: f0 = f1 + f2, -f1, -f2 with f1 = P Dm^T col 0 + dcdq s, f2 = col 1 + dcdr s
+    a0 = adj_f[i]
+    b1 = a0 - adj_f[j]
+    b2 = a0 - adj_f[k]
+    adj_s = wp.dot(b1, dcdq) + wp.dot(b2, dcdr)
+    adj_dcdq = b1 * s + v10 * (kd * adj_s)
+    adj_dcdr = b2 * s + v20 * (kd * adj_s)
+    adj_v10 = dcdq * (kd * adj_s)
+    adj_v20 = dcdr * (kd * adj_s)
+    adj_kd = adj_s * dcdt
+    adj_c = klam * adj_s
+    adj_klam = c * adj_s
+    # c = |n| / 2 * ira - alpha + act; dcdq = (x20 x nh) h, dcdr = (nh x x10) h
+    adj_x20 = wp.cross(nh, adj_dcdq) * h
+    adj_x10 = wp.cross(adj_dcdr, nh) * h
+    adj_nh = (wp.cross(adj_dcdq, x20) + wp.cross(x10, adj_dcdr)) * h
+    adj_ira = (wp.dot(adj_dcdq, cq) + wp.dot(adj_dcdr, cr)) * 0.5 + adj_c * area
+    adj_n = (adj_nh - nh * wp.dot(nh, adj_nh)) / n_len + nh * (adj_c * ira * 0.5)
+    adj_x10 = adj_x10 + wp.cross(x20, adj_n)
+    adj_x20 = adj_x20 + wp.cross(adj_n, x10)
+    # f1 = P1 Dm00 + P2 Dm01, f2 = P1 Dm10 + P2 Dm11
+    adj_P1 = b1 * Dm[0, 0] + b2 * Dm[1, 0]
+    adj_P2 = b1 * Dm[0, 1] + b2 * Dm[1, 1]
+    adj_kmu = wp.dot(F1, adj_P1) + wp.dot(F2, adj_P2)
+    adj_kd = adj_kd + wp.dot(dF1, adj_P1) + wp.dot(dF2, adj_P2)
+    adj_F1 = adj_P1 * kmu
+    adj_F2 = adj_P2 * kmu
+    adj_dF1 = adj_P1 * kd
+    adj_dF2 = adj_P2 * kd
+    adj_x10 = adj_x10 + adj_F1 * Dm[0, 0] + adj_F2 * Dm[0, 1]
+    adj_x20 = adj_x20 + adj_F1 * Dm[1, 0] + adj_F2 * Dm[1, 1]
+    adj_v10 = adj_v10 + adj_dF1 * Dm[0, 0] + adj_dF2 * Dm[0, 1]
+    adj_v20 = adj_v20 + adj_dF1 * Dm[1, 0] + adj_dF2 * Dm[1, 1]
+    adj_x[base + tid * 3 + 0] = -(adj_x10 + adj_x20)
+    adj_x[base + tid * 3 + 1] = adj_x10
+    adj_x[base + tid * 3 + 2] = adj_x20
+    adj_v[base + tid * 3 + 0] = -(adj_v10 + adj_v20)
+    adj_v[base + tid * 3 + 1] = adj_v10
+    adj_v[base + tid * 3 + 2] = adj_v20
+    # alpha = 1 + kmu / klam
+    adj_alpha = -adj_c
+    adj_kmu = adj_kmu + adj_alpha / klam
+    adj_klam = adj_klam - adj_alpha * kmu / (klam * klam)
+    act_grad[tid] = act_grad[tid] + adj_c
+    mat_grad[tid, 0] = mat_grad[tid, 0] + adj_kmu * area0
+    mat_grad[tid, 1] = mat_grad[tid, 1] + adj_klam * area0
+    mat_grad[tid, 2] = mat_grad[tid, 2] + adj_kd * area0
+    adj_area0 = adj_kmu * mu + adj_klam * lam + adj_kd * damp
+    adj_det = (adj_ira - adj_area0 * area0 * area0) * 2.0
+    g00 = wp.dot(b1, P1) + wp.dot(x10, adj_F1) + wp.dot(v10, adj_dF1) + adj_det * Dm[1, 1]
+    g01 = wp.dot(b1, P2) + wp.dot(x10, adj_F2) + wp.dot(v10, adj_dF2) - adj_det * Dm[1, 0]
+    g10 = wp.dot(b2, P1) + wp.dot(x20, adj_F1) + wp.dot(v20, adj_dF1) - adj_det * Dm[0, 1]
+    g11 = wp.dot(b2, P2) + wp.dot(x20, adj_F2) + wp.dot(v20, adj_dF2) + adj_det * Dm[0, 0]
+    pose_grad[tid] = pose_grad[tid] + wp.mat22(g00, g01, g10, g11)
+
+
+@wp.kernel(enable_backward=False)
+def adj_tetrahedra(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), adj_f: wp.array(dtype=wp.vec3),
+                   indices: wp.array2d(dtype=int), pose: wp.array(dtype=wp.mat33), activation: wp.array(dtype=float),
+                   materials: wp.array2d(dtype=float), base: int, act_grad: wp.array(dtype=float),
+                   mat_grad: wp.array2d(dtype=float), adj_x: wp.array(dtype=wp.vec3), adj_v: wp.array(dtype=wp.vec3)):
+    """The adjoint of ``elastic.eval_tetrahedra`` for the positions, velocities, activations and materials (the
+    rest poses: ``adj_tetrahedra_pose``), written with G = Dm Dm^T: with F = Ds Dm, every product the forward forms
+    with F (F:F, P Dm^T) is one with Ds G, and cof(F) Dm^T = det(Dm) cof(Ds)."""
+    tid = wp.tid()
+    i = indices[tid, 0]
+    j = indices[tid, 1]
+    k = indices[tid, 2]
+    l = indices[tid, 3]
+    mu = materials[tid, 0]
+    lam = materials[tid, 1]
+    damp = materials[tid, 2]
+    x0 = x[i]
+    v0 = v[i]
+    e1 = x[j] - x0
+    e2 = x[k] - x0
+    e3 = x[l] - x0
+    v1 = v[j]
+    v2 = v[k]
+    v3 = v[l]
+    Dm = pose[tid]
+    d = wp.determinant(Dm)
+    vol = 1.0 / (6.0 * d)
+    alpha = 1.0 + mu / lam - mu / (4.0 * lam)
+    kmu = mu * vol
+    klam = lam * vol
+    kd = damp * vol
+    G = Dm * wp.transpose(Dm)
+    Ds = _cols(e1, e2, e3)
+    Dv = _cols(v1 - v0, v2 - v0, v3 - v0)
+    DsG = Ds * G
+    r = 1.0 / (wp.ddot(DsG, Ds) + 1.0)  # F:F = (Ds G):Ds
+    g = 1.0 - r
+    c1 = wp.cross(e2, e3)
+    c2 = wp.cross(e3, e1)
+    c3 = wp.cross(e1, e2)
+    det_s = wp.dot(e1, c1)
+    J = det_s * d  # det(F) = det(Ds) det(Dm)
+    dJ1 = c1 * d
+    dJ2 = c2 * d
+    dJ3 = c3 * d
+    dv = wp.dot(dJ1, v1) + wp.dot(dJ2, v2) + wp.dot(dJ3, v3)
+    core = J - alpha + activation[tid]
+    ft = core * klam + dv * kd
+    # forward outputs: f1 + f2 + f3, -f1, -f2, -f3 with f_k = (P Dm^T) col k + dJ_k ft, P = kmu g F + kd Fd
+    a0 = adj_f[i]
+    b1 = a0 - adj_f[j]
+    b2 = a0 - adj_f[k]
+    b3 = a0 - adj_f[l]
+    adj_ft = wp.dot(b1, dJ1) + wp.dot(b2, dJ2) + wp.dot(b3, dJ3)
+    kda = kd * adj_ft
+    u1 = b1 * ft + v1 * kda
+    u2 = b2 * ft + v2 * kda
+    u3 = b3 * ft + v3 * kda
+    adj_J = klam * adj_ft
+    adj_klam = core * adj_ft
+    B = _cols(b1, b2, b3)
+    BG = B * G
+    FP = wp.ddot(DsG, B)  # F:(B Dm)
+    adj_kmu = g * FP
+    adj_kd = dv * adj_ft + wp.ddot(Dv, BG)  # Fd:(B Dm) = Dv:(B G)
+    a = 2.0 * kmu * FP * r * r  # the gradient through g(F:F)
+    cg = kmu * g
+    adj_Ds = BG * cg + DsG * a
+    # dJ1 = (e2 x e3) d, dJ2 = (e3 x e1) d, dJ3 = (e1 x e2) d; dJ/de_k = dJ_k
+    adj_e1 = (wp.cross(u2, e3) + wp.cross(e2, u3)) * d + _col(adj_Ds, 0) + dJ1 * adj_J
+    adj_e2 = (wp.cross(e3, u1) + wp.cross(u3, e1)) * d + _col(adj_Ds, 1) + dJ2 * adj_J
+    adj_e3 = (wp.cross(u1, e2) + wp.cross(e1, u2)) * d + _col(adj_Ds, 2) + dJ3 * adj_J
+    adj_w1 = _col(BG, 0) * kd
+    adj_w2 = _col(BG, 1) * kd
+    adj_w3 = _col(BG, 2) * kd
+    adj_x[base + tid * 4 + 0] = -(adj_e1 + adj_e2 + adj_e3)
+    adj_x[base + tid * 4 + 1] = adj_e1
+    adj_x[base + tid * 4 + 2] = adj_e2
+    adj_x[base + tid * 4 + 3] = adj_e3
+    adj_v[base + tid * 4 + 0] = -(adj_w1 + adj_w2 + adj_w3)
+    adj_v[base + tid * 4 + 1] = adj_w1 + dJ1 * kda
+    adj_v[base + tid * 4 + 2] = adj_w2 + dJ2 * kda
+    adj_v[base + tid * 4 + 3] = adj_w3 + dJ3 * kda
+    # alpha = 1 + mu / lam - mu / (4 lam)
+    adj_alpha = -adj_J
+    act_grad[tid] = act_grad[tid] + adj_J
+    mat_grad[tid, 0] = mat_grad[tid, 0] + adj_kmu * vol + adj_alpha * 0.75 / lam
+    mat_grad[tid, 1] = mat_grad[tid, 1] + adj_klam * vol - adj_alpha * 0.75 * mu / (lam * lam)
+    mat_grad[tid, 2] = mat_grad[tid, 2] + adj_kd * vol
+
+
+@wp.kernel(enable_backward=False)
+def adj_tetrahedra_pose(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), adj_f: wp.array(dtype=wp.vec3),
+                        indices: wp.array2d(dtype=int), pose: wp.array(dtype=wp.mat33),
+                        activation: wp.array(dtype=float), materials: wp.array2d(dtype=float),
+                        pose_grad: wp.array(dtype=wp.mat33)):
+    """The rest-pose gradient of ``elastic.eval_tetrahedra`` (its own kernel: together with ``adj_tetrahedra`` the
+    loop body outgrows g++'s inlining limits and runs 3x slower). With adj_F the gradient of F = Ds Dm:
+    B^T P + Ds^T adj_F + Dv^T adj_Fd = S Dm + adj_J det(Ds) cof(Dm), S collecting the products of Ds, Dv and B."""
+    tid = wp.tid()
+    i = indices[tid, 0]
+    j = indices[tid, 1]
+    k = indices[tid, 2]
+    l = indices[tid, 3]
+    mu = materials[tid, 0]
+    lam = materials[tid, 1]
+    damp = materials[tid, 2]
+    x0 = x[i]
+    v0 = v[i]
+    e1 = x[j] - x0
+    e2 = x[k] - x0
+    e3 = x[l] - x0
+    v1 = v[j]
+    v2 = v[k]
+    v3 = v[l]
+    Dm = pose[tid]
+    d = wp.determinant(Dm)
+    vol = 1.0 / (6.0 * d)
+    alpha = 1.0 + mu / lam - mu / (4.0 * lam)
+    kmu = mu * vol
+    klam = lam * vol
+    kd = damp * vol
+    Ds = _cols(e1, e2, e3)
+    Dv = _cols(v1 - v0, v2 - v0, v3 - v0)
+    G = Dm * wp.transpose(Dm)
+    DsTDs = wp.transpose(Ds) * Ds
+    r = 1.0 / (wp.ddot(DsTDs, G) + 1.0)  # F:F
+    g = 1.0 - r
+    c1 = wp.cross(e2, e3)
+    c2 = wp.cross(e3, e1)
+    c3 = wp.cross(e1, e2)
+    det_s = wp.dot(e1, c1)
+    dv = (wp.dot(c1, v1) + wp.dot(c2, v2) + wp.dot(c3, v3)) * d
+    core = det_s * d - alpha + activation[tid]
+    ft = core * klam + dv * kd
+    a0 = adj_f[i]
+    b1 = a0 - adj_f[j]
+    b2 = a0 - adj_f[k]
+    b3 = a0 - adj_f[l]
+    adj_ft = (wp.dot(b1, c1) + wp.dot(b2, c2) + wp.dot(b3, c3)) * d
+    kda = kd * adj_ft
+    adj_J = klam * adj_ft
+    Bt = wp.mat33(b1[0], b1[1], b1[2], b2[0], b2[1], b2[2], b3[0], b3[1], b3[2])
+    BtDs = Bt * Ds
+    BtDv = Bt * Dv
+    FP = wp.ddot(BtDs, G)  # F:(B Dm)
+    cg = kmu * g
+    a = 2.0 * kmu * FP * r * r
+    S = (BtDs + wp.transpose(BtDs)) * cg + (BtDv + wp.transpose(BtDv)) * kd + DsTDs * a
+    adj_kd = dv * adj_ft + wp.ddot(BtDv, G)
+    adj_vol = g * FP * mu + core * adj_ft * lam + adj_kd * damp
+    u_c = wp.dot(b1 * ft + v1 * kda, c1) + wp.dot(b2 * ft + v2 * kda, c2) + wp.dot(b3 * ft + v3 * kda, c3)
+    adj_d = u_c - adj_vol * vol / d + adj_J * det_s
+    pose_grad[tid] = pose_grad[tid] + S * Dm + _cofactor(Dm) * adj_d
+
+
+@wp.kernel(enable_backward=False)
+def gather_adjoints(offsets: wp.array(dtype=wp.int32), slots: wp.array(dtype=wp.int32),
+                    adj_x: wp.array(dtype=wp.vec3), adj_v: wp.array(dtype=wp.vec3),
+                    x_grad: wp.array(dtype=wp.vec3), v_grad: wp.array(dtype=wp.vec3)):
+    """Add the per-slot position and velocity gradients of every particle's element corners to its gradients."""
+    i = wp.tid()
+    start = offsets[i]
+    end = offsets[i + 1]
+    if start == end:
+        return
+    sx = wp.vec3()
+    sv = wp.vec3()
+    for e in range(start, end):
+        s = slots[e]
+        sx = sx + adj_x[s]
+        sv = sv + adj_v[s]
+    if x_grad.shape[0] > 0:
+        x_grad[i] = x_grad[i] + sx
+    if v_grad.shape[0] > 0:
+        v_grad[i] = v_grad[i] + sv
