@@ -39,7 +39,6 @@ KNOWN: set[tuple[str, str, str]] = {
     ("weft.diagnostics", "weft.__version__", "local"),
     ("weft.diagnostics", "weft.config", "local"),
     ("weft.frontend.calls", "weft.autodiff.custom", "upward"),
-    ("weft.frontend.calls", "weft.mathfuncs", "upward"),  # Warp math funcs written as weft funcs (d21e506)
     ("weft.geometry.marching", "weft", "upward"),  # marching cubes is written as weft kernels (import weft as wp)
     ("weft.hostcall", "weft.pipeline", "local"),
     ("weft.interop.dlpack", "weft.cuda", "local"),

@@ -72,3 +72,76 @@ def test_linear_ops_read_no_operand_values():
     for op in R.all_ops():
         if op.adjoint_linear:
             assert op.constant_factor is R.Factor.NONE, op
+
+
+# ---------------------------------------------------------------------------------------------- the frontend
+#: names that hold a builtin's, an op's or a callee's name in the frontend
+_NAME_VARS = {"name", "opname", "op_name", "fname", "next_name", "builtin"}
+
+
+def _names_a_callable(node: ast.AST) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in _NAME_VARS
+    if isinstance(node, ast.Attribute):
+        of_class = isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") == "type"
+        return node.attr in ("name", "__name__", "_wp_kernel_builtin_") and not of_class or _is_op_name(node)
+    return False
+
+
+def _frontend_dispatch_by_name():
+    """Comparisons of a builtin's name with a string, and tables keyed by builtin names (a dict display or
+    ``dict(...)`` whose keys are strings and whose values are functions or calls building them)."""
+    for path in sorted((WEFT / "frontend").rglob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        where = f"{path.relative_to(WEFT.parent)}"
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                if any(_names_a_callable(s) for s in sides) and any(_is_str(s) for s in sides):
+                    yield f"{where}:{node.lineno}: compares a name with a string"
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in ("startswith", "endswith") and _names_a_callable(node.func.value):
+                yield f"{where}:{node.lineno}: matches a name's prefix or suffix"
+            elif isinstance(node, ast.Dict) and len(node.keys) >= 2 and all(_is_str(k) for k in node.keys) \
+                    and all(isinstance(v, (ast.Name, ast.Attribute, ast.Call, ast.Lambda)) for v in node.values) \
+                    and any(isinstance(v, (ast.Name, ast.Lambda)) and not _is_upper(v) for v in node.values):
+                yield f"{where}:{node.lineno}: a table keyed by names"
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+                    and len(node.args) >= 2 and isinstance(node.args[1], ast.JoinedStr) \
+                    and any(isinstance(v, ast.FormattedValue) and _names_a_callable(v.value)
+                            for v in node.args[1].values):
+                yield f"{where}:{node.lineno}: getattr of a method named after a builtin"
+
+
+def _is_upper(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and node.id.isupper()
+
+
+def test_frontend_does_not_dispatch_on_builtin_names():
+    """How a call is lowered is a fact on its record (``Op.syntax``, ``ops.forms.LanguageForm``): the frontend keeps
+    one rule per ``Form``, never a table keyed by builtin names or an ``if name == "..."``."""
+    found = list(_frontend_dispatch_by_name())
+    assert not found, "lower by the record's Form (weft/ops/forms.py) instead:\n  " + "\n  ".join(found)
+
+
+def test_every_call_form_has_one_rule():
+    import weft  # noqa: F401 - declares the language forms (types, builtins, mathfuncs)
+    from weft.frontend.forms import LANGUAGE_RULES, OP_RULES
+    from weft.ops.forms import Form, language_forms
+
+    assert not set(OP_RULES) & set(LANGUAGE_RULES)
+    for name in {op.name for op in R.all_ops()}:
+        syntaxes = {op.syntax for op in R.overloads(name)}
+        assert len(syntaxes) == 1, (name, syntaxes)  # one way to write a call, whatever the overload
+        syntax = syntaxes.pop()
+        assert syntax.form is Form.OPERANDS or syntax.form in OP_RULES, (name, syntax.form)
+        if syntax.iterated_by:
+            assert R.syntax(syntax.iterated_by).form is Form.QUERY_NEXT, name
+        assert all(p < 6 for p in syntax.updates), name
+    for obj, form in language_forms().items():
+        assert form.form in LANGUAGE_RULES, (obj, form)
+    used = {op.syntax.form for op in R.all_ops()} | {f.form for f in language_forms().values()}
+    assert used == set(Form), set(Form) - used  # no form without a callable
+    assert Form.OPERANDS not in OP_RULES  # plain calls take the registry path
+

@@ -10,6 +10,7 @@ import numpy as np
 
 from .errors import Error
 from .ops import registry
+from .ops.forms import Form, declare
 from .types.composite import matrix, quaternion, transformation, vector
 from .types.tiles import tile_annotation
 
@@ -68,6 +69,9 @@ transform_set_rotation = _special("transform_set_rotation", "``wp.transform_set_
                                   "of the transform variable ``t``.")
 where = _special("where", "``wp.where(cond, value_if_true, value_if_false)``: one of two values (both are evaluated); "
                           "differentiable.")
+declare(transform_set_translation, "transform_set_translation", Form.TRANSFORM_SET, "p")
+declare(transform_set_rotation, "transform_set_rotation", Form.TRANSFORM_SET, "q")
+declare(where, "where", Form.WHERE)
 
 
 def static(expr):
@@ -76,6 +80,7 @@ def static(expr):
 
 
 static._wp_kernel_builtin_ = "static"
+declare(static, "static", Form.STATIC)
 
 
 def expect_eq(a, b):

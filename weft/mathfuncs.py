@@ -12,6 +12,7 @@ from typing import Any
 import weft as wp
 
 from .frontend.func import make_func as _func
+from .ops.forms import Form, declare
 
 __all__ = [
     "len",
@@ -239,3 +240,6 @@ def len(x):
     import builtins
 
     return builtins.len(x)
+
+
+declare(len, "len", Form.LEN)  # in kernels: Python's len()

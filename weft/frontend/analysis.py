@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 
+from ..ops import registry
+
 
 def binding_analysis(tree: ast.FunctionDef) -> tuple[set[str], set[str]]:
     """(mutable names, names only ever targeted through ``x[...] =`` / ``x.f =``).
@@ -83,16 +85,13 @@ def binding_analysis(tree: ast.FunctionDef) -> tuple[set[str], set[str]]:
     return {n for n, c in counts.items() if c > 1} | nested, (component - direct) | direct_once
 
 
-#: Builtins that update some of their arguments in place (``wp.tile_fft(a)``): name -> argument positions.
-#: Domain packages register here; such a call rebinds the named variable like an assignment.
-IN_PLACE_CALLS: dict[str, tuple[int, ...]] = {}
-
-
 def _in_place_targets(call: ast.Call, targets) -> list[str]:
+    """The names a call of a builtin that updates arguments in place (``wp.tile_fft(a)``, the op's
+    ``Syntax.updates``) rebinds, like an assignment."""
     f = call.func
     name = f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else None)
     out: list[str] = []
-    for pos in IN_PLACE_CALLS.get(name, ()):
+    for pos in registry.syntax(name).updates if name is not None else ():
         if pos < len(call.args):
             out += targets(call.args[pos])
     return out

@@ -19,6 +19,7 @@ from ..errors import CompileError, SourceLoc
 from ..ir import types as T
 from ..ir.builder import Builder
 from ..ir.nodes import Break, Call, Const, Continue, For, Function, If, Return, Var, VarKind, While
+from ..ir.roles import Role
 from ..ops import registry
 from ..types.composite import class_for
 from ..types.mapping import to_ir
@@ -29,7 +30,7 @@ from .source import FunctionSource
 
 _BINOPS = {
     ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv", ast.Mod: "mod",
-    ast.Pow: "pow", ast.MatMult: "matmul", ast.BitAnd: "bit_and", ast.BitOr: "bit_or", ast.BitXor: "bit_xor",
+    ast.Pow: "pow", ast.MatMult: "mul", ast.BitAnd: "bit_and", ast.BitOr: "bit_or", ast.BitXor: "bit_xor",
     ast.LShift: "lshift", ast.RShift: "rshift",
 }
 _PY_BINOPS = {
@@ -37,6 +38,12 @@ _PY_BINOPS = {
     ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.BitAnd: operator.and_,
     ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
 }
+#: a @ b of tiles is their matrix product (of matrices and vectors it is mul)
+_TILE_BINOPS = {ast.MatMult: "tile_matmul"}
+#: Python's spelling of the arithmetic operators (error messages)
+_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}
+#: a[i] += x and a[i] -= x on arrays are atomic updates, as in Warp
+_ATOMIC_BINOPS = {ast.Add: "atomic_add", ast.Sub: "atomic_sub"}
 _CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 _PY_CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
               ast.Eq: operator.eq, ast.NotEq: operator.ne}
@@ -171,7 +178,8 @@ class Lowerer:
         arg_types = tuple(v if isinstance(v, Weak) else v.type for v in vals)
         found = resolve(name, arg_types, attrs)
         if found is None:
-            raise self.error(_overload_message(name, arg_types, attrs), node, hint=_overload_hint(name, arg_types))
+            raise self.error(_overload_message(name, arg_types, attrs, node), node,
+                             hint=_overload_hint(arg_types, node))
         opr, results, typed = found
         operands = tuple(self._const(v.value, t) if isinstance(v, Weak) else v for v, t in zip(vals, typed))
         dsts = self.b.let(Call(opr, attrs), operands, results, result_name)
@@ -335,24 +343,25 @@ class Lowerer:
             raise self.error(f"augmented assignment with {type(node.op).__name__} is not supported", node)
         target = node.target
         if isinstance(target, ast.Subscript) and self._is_adjoint_marker(target.value):
-            return self._adjoint_accumulate(node, opname)
+            return self._adjoint_accumulate(node)
         if isinstance(target, ast.Subscript):
             base = self.visit(target.value)
-            if isinstance(base, Var) and isinstance(base.type, T.ArrayType) and opname in ("add", "sub"):
+            atomic = _ATOMIC_BINOPS.get(type(node.op))
+            if isinstance(base, Var) and isinstance(base.type, T.ArrayType) and atomic is not None:
                 idx = self.indices(target.slice)
                 value = self.operand(self.visit(node.value), node, want=base.type.dtype)
                 # Warp semantics: a[i] += x is an atomic add
-                self.op("atomic_" + opname, [base, *idx, value], node=node)
+                self.op(atomic, [base, *idx, value], node=node)
                 return
         current = self.visit(_as_load(target))
         rhs = self.visit(node.value)
-        self.store(target, self.binop(opname, current, rhs, node))
+        self.store(target, self.binop(opname, current, rhs, node, tile_name=_TILE_BINOPS.get(type(node.op))))
 
     def _is_adjoint_marker(self, node) -> bool:
         value = self.eval_static_or_none(node)
         return getattr(value, "_wp_adjoint_marker_", False)
 
-    def _adjoint_accumulate(self, node: ast.AugAssign, opname: str) -> None:
+    def _adjoint_accumulate(self, node: ast.AugAssign) -> None:
         targets = self.frame.adjoint_targets
         if targets is None:
             raise self.error("wp.adjoint[...] can only be used inside a @wp.func_grad function", node.target)
@@ -360,13 +369,13 @@ class Lowerer:
         if not isinstance(key, ast.Name) or key.id not in targets:
             raise self.error("wp.adjoint[...] takes one of the forward func's parameter names", key,
                              hint="e.g. wp.adjoint[x] += adj_ret * y")
-        if opname not in ("add", "sub"):
+        if not isinstance(node.op, (ast.Add, ast.Sub)):
             raise self.error("only wp.adjoint[x] += ... (or -=) is supported", node)
         target = targets[key.id]
         if not T.is_differentiable_type(target.type):
             return
         value = self.operand(self.visit(node.value), node.value, want=target.type)
-        if opname == "sub":
+        if isinstance(node.op, ast.Sub):
             value = self.op("neg", [value], node=node)
         if value.type != target.type:
             raise self.error(f"wp.adjoint[{key.id}] has type {target.type}, the value has type {value.type}", node)
@@ -792,9 +801,11 @@ class Lowerer:
         name = _BINOPS.get(type(node.op))
         if name is None:
             raise self.error(f"operator {type(node.op).__name__} is not supported", node)
-        return self.binop(name, self.visit(node.left), self.visit(node.right), node, pyop=_PY_BINOPS.get(type(node.op)))
+        return self.binop(name, self.visit(node.left), self.visit(node.right), node, pyop=_PY_BINOPS.get(type(node.op)),
+                          tile_name=_TILE_BINOPS.get(type(node.op)))
 
-    def binop(self, name: str, a, b, node, pyop=None):
+    def binop(self, name: str, a, b, node, pyop=None, tile_name: str | None = None):
+        """``a <op> b`` as the registry op ``name`` (``tile_name`` instead when an operand is a tile)."""
         if isinstance(a, Weak) and isinstance(b, Weak) and pyop is not None:
             try:
                 return Weak(_c_semantics(pyop, a.value, b.value))
@@ -806,9 +817,8 @@ class Lowerer:
                 from .calls import inline
 
                 return inline(self, overload, [a, b], {}, node)
-        if name == "matmul":  # a @ b: matrix product of tiles (tile_matmul), else of matrices / vectors (mul)
-            is_tile = any(isinstance(getattr(v, "type", None), T.TileType) for v in (a, b))
-            name = "tile_matmul" if is_tile else "mul"
+        if tile_name is not None and any(isinstance(getattr(v, "type", None), T.TileType) for v in (a, b)):
+            name = tile_name
         return self.op(name, [a, b], node=node)
 
     def visit_UnaryOp(self, node: ast.UnaryOp):
@@ -1091,29 +1101,34 @@ def _describe_value(value) -> str:
     return _describe_py(value)
 
 
-def _public(name: str) -> str:
-    return {"mul": "*", "add": "+", "sub": "-", "div": "/", "floordiv": "//", "mod": "%", "neg": "unary -"}.get(name, name)
+def _spelling(name: str, node) -> str:
+    """How the user wrote the call that failed: an arithmetic operator's symbol, else the op's name."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return "unary -"
+    atomic = any(op.role is Role.ATOMIC for op in registry.overloads(name))
+    if isinstance(node, (ast.BinOp, ast.AugAssign)) and type(node.op) in _SYMBOLS and not atomic:
+        return _SYMBOLS[type(node.op)]
+    return name
 
 
-def _overload_message(name: str, arg_types, attrs: tuple) -> str:
-    if name == "store" and len(arg_types) >= 2 and isinstance(arg_types[0], T.ArrayType):
+def _overload_message(name: str, arg_types, attrs: tuple, node) -> str:
+    stores = any(op.role is Role.STORE for op in registry.overloads(name))
+    if stores and len(arg_types) >= 2 and isinstance(arg_types[0], T.ArrayType):
         return f"cannot store a {describe(arg_types[-1:])} value into an array of {arg_types[0].dtype}"
-    if name == "construct" and attrs:
-        return f"{attrs[0]}() cannot be built from ({describe(arg_types)})"
-    return f"no overload of '{_public(name)}' accepts ({describe(arg_types)})"
+    if isinstance(node, ast.Call) and attrs and isinstance(attrs[0], T.Type) and arg_types:
+        return f"{attrs[0]}() cannot be built from ({describe(arg_types)})"  # a constructor or conversion
+    return f"no overload of '{_spelling(name, node)}' accepts ({describe(arg_types)})"
 
 
 def _cast_hint(t: T.Type) -> str:
     return f"wp.{t}"
 
 
-def _overload_hint(name: str, arg_types) -> str:
+def _overload_hint(arg_types, node) -> str:
     scalars = {T.scalar_of(t) for t in arg_types if not isinstance(t, Weak) and T.scalar_of(t) is not None}
     if len(scalars) > 1:
         return "weft never converts types implicitly; cast one side, e.g. wp.float32(x) or float(i)"
-    if name == "mul" and all(isinstance(t, T.VectorType) for t in arg_types):
+    product = isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(node.op, ast.Mult)
+    if product and all(isinstance(t, T.VectorType) for t in arg_types):
         return "use wp.dot(a, b) or wp.cw_mul(a, b) for vector products"
-
-    if not registry.has(name):
-        return ""
     return ""

@@ -15,10 +15,12 @@ import numpy as np
 from ..errors import CompileError
 from ..ir import types as T
 from ..ir.nodes import Const, Stmt, Var
+from ..ops import registry
+from ..ops.forms import Form, Syntax, language_form
 from ..types.mapping import to_ir
 from ..typing.resolve import Weak
-from . import analysis
-from .calls import SPECIAL, _builtin, inline
+from .calls import _builtin, inline
+from .forms import OP_RULES
 from .func import Func
 
 
@@ -133,7 +135,7 @@ def _store_target(lw, target: ast.AST, value, fname: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- memory
-def _tile_load(lw, node):
+def _tile_load(lw, node, name: str, syntax: Syntax):
     _mark(lw)
     a = _bind(lw, node, "tile_load", ["a", "shape", "offset", "storage", "bounds_check", "aligned"], 2)
     arr = _array_value(lw, a["a"], "tile_load")
@@ -145,7 +147,7 @@ def _tile_load(lw, node):
     return lw.op("tile_load", [arr, *offs], attrs=(shape,), node=node)
 
 
-def _tile_store(lw, node, name="tile_store"):
+def _tile_store(lw, node, name: str, syntax: Syntax):
     _mark(lw)
     a = _bind(lw, node, name, ["a", "t", "offset", "bounds_check"], 2)
     arr = _array_value(lw, a["a"], name)
@@ -159,32 +161,26 @@ def _tile_store(lw, node, name="tile_store"):
     return lw.op(name, [arr, t, *offs], node=node)
 
 
-def _tile_atomic_add(lw, node):
-    return _tile_store(lw, node, "tile_atomic_add")
-
-
 # ---------------------------------------------------------------------------------------------- construction
-def _filled(name: str):
-    def handler(lw, node):
-        _mark(lw)
-        params = ["shape", "value", "dtype", "storage"] if name == "tile_full" else ["shape", "dtype", "storage"]
-        a = _bind(lw, node, name, params, 2 if name == "tile_full" else 1)
-        shape = static_shape(lw, a["shape"])
-        dtype = _static_dtype(lw, a.get("dtype"))
-        t = T.TileType(dtype, shape)
-        if name == "tile_full":
-            value = lw.operand(lw.visit(a["value"]), a["value"], want=T.scalar_of(dtype))
-            if value.type != dtype:
-                if isinstance(value.type, T.ScalarType) and not isinstance(dtype, T.ScalarType):
-                    value = lw.op("construct", [value], attrs=(dtype,), node=node)
-                else:
-                    raise lw.error(f"tile_full value is {value.type} but the tile holds {dtype}", a["value"])
-            return lw.op(name, [value], attrs=(t,), node=node)
-        return lw.op(name, [], attrs=(t,), node=node)
-    return handler
+def _filled(lw, node, name: str, syntax: Syntax):
+    """tile_zeros / tile_ones / tile_full: ``syntax.params`` name the parameters (a ``value`` for tile_full)."""
+    _mark(lw)
+    a = _bind(lw, node, name, list(syntax.params), len(syntax.params) - len(syntax.defaults))
+    shape = static_shape(lw, a["shape"])
+    dtype = _static_dtype(lw, a.get("dtype"))
+    t = T.TileType(dtype, shape)
+    if "value" in a:
+        value = lw.operand(lw.visit(a["value"]), a["value"], want=T.scalar_of(dtype))
+        if value.type != dtype:
+            if isinstance(value.type, T.ScalarType) and not isinstance(dtype, T.ScalarType):
+                value = lw.op("construct", [value], attrs=(dtype,), node=node)
+            else:
+                raise lw.error(f"{name} value is {value.type} but the tile holds {dtype}", a["value"])
+        return lw.op(name, [value], attrs=(t,), node=node)
+    return lw.op(name, [], attrs=(t,), node=node)
 
 
-def _tile_arange(lw, node):
+def _tile_arange(lw, node, name: str, syntax: Syntax):
     _mark(lw)
     kw = {k.arg: k.value for k in node.keywords}
     unknown = set(kw) - {"start", "stop", "step", "dtype", "storage"}
@@ -218,7 +214,7 @@ def _cast(v, dtype):
     return float(v) if dtype.is_float else int(v)
 
 
-def _tile(lw, node):
+def _tile(lw, node, name: str, syntax: Syntax):
     _mark(lw)
     a = _bind(lw, node, "tile", ["x", "preserve_type"], 1)
     x = lw.operand(lw.visit(a["x"]), a["x"])
@@ -237,7 +233,7 @@ def _tile(lw, node):
 
 
 # ---------------------------------------------------------------------------------------------- reshaping
-def _tile_view(lw, node):
+def _tile_view(lw, node, name: str, syntax: Syntax):
     _mark(lw)
     a = _bind(lw, node, "tile_view", ["t", "offset", "shape"], 2)
     t = _tile_value(lw, a["t"], "tile_view", "t")
@@ -264,7 +260,7 @@ def _tile_view(lw, node):
     return lw.op("tile_view", [t, *offs], attrs=(T.TileType(t.type.dtype, tuple(shape)),), node=node)
 
 
-def _tile_broadcast(lw, node):
+def _tile_broadcast(lw, node, name: str, syntax: Syntax):
     _mark(lw)
     a = _bind(lw, node, "tile_broadcast", ["a", "shape"], 2)
     t = _tile_value(lw, a["a"], "tile_broadcast", "a")
@@ -287,7 +283,7 @@ def lower_body(lw, fn_node: ast.AST, elem_types: list[T.Type], node, what: str) 
             result = inline(lw, f, list(params), {}, node)
         elif getattr(f, "_wp_kernel_builtin_", None) is not None:
             name = f._wp_kernel_builtin_
-            if name in SPECIAL:
+            if language_form(f) is not None or registry.syntax(name).form is not Form.OPERANDS:
                 raise lw.error(f"wp.{name} cannot be used in {what}", fn_node)
             result = _builtin(lw, name, list(params), {}, node)
         else:
@@ -298,7 +294,7 @@ def lower_body(lw, fn_node: ast.AST, elem_types: list[T.Type], node, what: str) 
     return TileBody(params, block, result, getattr(f, "__name__", ""))
 
 
-def _tile_map(lw, node):
+def _tile_map(lw, node, name: str, syntax: Syntax):
     _mark(lw)
     if node.keywords or len(node.args) < 2:
         raise lw.error("wp.tile_map(f, a, ...) takes a function and one or more tiles", node)
@@ -311,7 +307,7 @@ def _tile_map(lw, node):
     return lw.op("tile_map", tiles, attrs=(body,), node=node)
 
 
-def _tile_reduce(lw, node):
+def _tile_reduce(lw, node, name: str, syntax: Syntax):
     _mark(lw)
     if node.keywords or len(node.args) != 2:
         raise lw.error("wp.tile_reduce(f, t) takes a binary function and a tile", node)
@@ -324,7 +320,7 @@ def _tile_reduce(lw, node):
 
 
 # ---------------------------------------------------------------------------------------------- linear algebra, FFT
-def _tile_matmul(lw, node):
+def _tile_matmul(lw, node, name: str, syntax: Syntax):
     _mark(lw)
     a = _bind(lw, node, "tile_matmul", ["a", "b", "out", "alpha", "beta", "precision"], 2)
     x = _tile_value(lw, a["a"], "tile_matmul", "a")
@@ -364,36 +360,28 @@ def _check_matmul(lw, x, y, node) -> None:
         raise lw.error(f"tile_matmul of {x.type.dtype} and {y.type.dtype} tiles", node)
 
 
-def _in_place(name: str):
-    def handler(lw, node):
-        _mark(lw)
-        if len(node.args) != 1 or node.keywords:
-            raise lw.error(f"wp.{name}(t) takes one tile, transformed in place", node)
-        t = _tile_value(lw, node.args[0], name, "t")
-        dt = t.type.dtype
-        if not (isinstance(dt, T.VectorType) and dt.length == 2 and dt.scalar in (T.FLOAT32, T.FLOAT64)):
-            raise lw.error(f"wp.{name}() transforms complex tiles (vec2f or vec2d elements), got {dt}", node.args[0])
-        result = lw.op(name, [t], node=node)
-        _store_target(lw, node.args[0], result, name)
-    return handler
+def _in_place(lw, node, name: str, syntax: Syntax):
+    _mark(lw)
+    if len(node.args) != 1 or node.keywords:
+        raise lw.error(f"wp.{name}(t) takes one tile, transformed in place", node)
+    t = _tile_value(lw, node.args[0], name, "t")
+    dt = t.type.dtype
+    if not (isinstance(dt, T.VectorType) and dt.length == 2 and dt.scalar in (T.FLOAT32, T.FLOAT64)):
+        raise lw.error(f"wp.{name}() transforms complex tiles (vec2f or vec2d elements), got {dt}", node.args[0])
+    result = lw.op(name, [t], node=node)
+    _store_target(lw, node.args[0], result, name)
 
 
-HANDLERS = {
-    "tile_load": _tile_load,
-    "tile_store": _tile_store,
-    "tile_atomic_add": _tile_atomic_add,
-    "tile_zeros": _filled("tile_zeros"),
-    "tile_ones": _filled("tile_ones"),
-    "tile_full": _filled("tile_full"),
-    "tile_arange": _tile_arange,
-    "tile": _tile,
-    "tile_view": _tile_view,
-    "tile_broadcast": _tile_broadcast,
-    "tile_map": _tile_map,
-    "tile_reduce": _tile_reduce,
-    "tile_matmul": _tile_matmul,
-    "tile_fft": _in_place("tile_fft"),
-    "tile_ifft": _in_place("tile_ifft"),
-}
-SPECIAL.update(HANDLERS)
-analysis.IN_PLACE_CALLS.update({"tile_fft": (0,), "tile_ifft": (0,), "tile_matmul": (2,)})
+OP_RULES.update({
+    Form.TILE_LOAD: _tile_load,
+    Form.TILE_STORE: _tile_store,
+    Form.TILE_FILLED: _filled,
+    Form.TILE_ARANGE: _tile_arange,
+    Form.TILE: _tile,
+    Form.TILE_VIEW: _tile_view,
+    Form.TILE_BROADCAST: _tile_broadcast,
+    Form.TILE_MAP: _tile_map,
+    Form.TILE_REDUCE: _tile_reduce,
+    Form.TILE_MATMUL: _tile_matmul,
+    Form.TILE_IN_PLACE: _in_place,
+})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..ir import types as T
 from ..ir.roles import Role
+from .forms import Form, Syntax
 from .registry import Adjoint, Op, OpKind, register
 
 D = "array"
@@ -47,5 +48,5 @@ register(Op("view", _view, native="view", kind=OpKind.SPECIAL, adjoint=Adjoint.N
             doc="a[i]: the sub-array of a multi-dimensional array."))
 register(Op("array_shape", lambda a, at: T.INT32 if len(a) == 1 and isinstance(a[0], T.ArrayType) else None,
             kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, public=False, domain=D, role=Role.SHAPE, doc="a.shape[k]"))
-register(Op("fixed_zeros", lambda a, at: at[0] if not a else None, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE,
+register(Op("fixed_zeros", lambda a, at: at[0] if not a else None, kind=OpKind.SPECIAL, syntax=Syntax(Form.FIXED_ZEROS), adjoint=Adjoint.NONE,
             public=False, domain=D, role=Role.FRESH, doc="wp.zeros(shape, dtype) inside a kernel: a zeroed local array."))

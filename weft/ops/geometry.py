@@ -9,7 +9,10 @@ into them.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..ir import types as T
+from .forms import OPERANDS, Form, Syntax
 from .registry import Adjoint, Op, OpKind, register
 
 D = "geometry"
@@ -17,12 +20,6 @@ HEADER = "geometry/geometry.h"
 
 VEC3 = T.VectorType(3, T.FLOAT32)
 HASH_GRID_QUERY = T.OpaqueType("HashGridQuery", "hash_grid_query_t")
-
-#: iterator op -> the op that advances it (used by ``for x in wp.<iterator>(...)``)
-ITERATORS: dict[str, str] = {}
-#: op -> its parameter types (literal arguments take these types)
-SIGNATURES: dict[str, tuple] = {}
-
 
 
 
@@ -35,10 +32,16 @@ def _fixed(want: tuple, result):
 
 
 def _geo(name: str, want: tuple, result, doc: str, *, native: str = "", kind: OpKind = OpKind.CALL,
-         adjoint: Adjoint = Adjoint.NONE) -> Op:
-    SIGNATURES[name] = want
+         adjoint: Adjoint = Adjoint.NONE, syntax: Syntax = OPERANDS) -> Op:
+    """A geometry op taking exactly the types ``want``; a ``syntax`` with named parameters declares them as ``want``."""
+    if syntax.params or syntax.form is Form.QUERY_NEXT:
+        syntax = replace(syntax, types=want)
     return register(Op(name, _fixed(want, result), native=native or name, kind=kind, adjoint=adjoint, domain=D,
-                       doc=doc, header=HEADER))
+                       doc=doc, header=HEADER, syntax=syntax))
+
+
+#: ``while wp.<query>_next(query, index)``: both arguments advance in place
+_NEXT = Syntax(Form.QUERY_NEXT, updates=(0, 1))
 
 
 # ------------------------------------------------------------------------------------------------ hash grid
@@ -48,15 +51,15 @@ for _scalar in (T.FLOAT32, T.FLOAT64, T.FLOAT16):
              "hash_grid_query(id, point, max_dist[, group]) -> HashGridQuery: iterate over the points of every hashed "
              "cell the box [point - max_dist, point + max_dist] touches (candidates; test the distance yourself), "
              "only those of `group` when given (grouped builds). point may be vec3, vec3d or vec3h. Use with "
-             "hash_grid_query_next or `for index in wp.hash_grid_query(...)`.")
+             "hash_grid_query_next or `for index in wp.hash_grid_query(...)`.",
+             syntax=Syntax(iterated_by="hash_grid_query_next"))
 _geo("hash_grid_query_next", (HASH_GRID_QUERY, T.INT32), (T.BOOL, HASH_GRID_QUERY, T.INT32),
      "hash_grid_query_next(query, index) -> bool: advance the query; writes the next candidate's original point "
      "index into `index` and returns True, or returns False (index unchanged) when no candidates remain.",
-     native="hash_grid_query_step", kind=OpKind.OUT_CALL)
+     native="hash_grid_query_step", kind=OpKind.OUT_CALL, syntax=_NEXT)
 _geo("hash_grid_point_id", (T.UINT64, T.INT32), T.INT32,
      "hash_grid_point_id(id, index) -> int: the original index of the point at position `index` of the grid's "
      "cell-sorted order (-1 if out of range or the grid is not built).")
-ITERATORS["hash_grid_query"] = "hash_grid_query_next"
 
 
 # ------------------------------------------------------------------------------------------------ meshes
@@ -74,24 +77,29 @@ MESH_QUERY = T.OpaqueType("MeshQueryAABB", "mesh_query_t")
 _POINT_OUT = tuple(t for _, t in MESH_QUERY_POINT.fields)
 _RAY_OUT = tuple(t for _, t in MESH_QUERY_RAY.fields)
 
-#: struct-returning queries: name -> (struct type, parameter names, defaults of trailing parameters, legacy outputs)
-#: Legacy outputs name the struct fields Warp's older out-parameter form writes, in its argument order.
-STRUCT_QUERIES: dict[str, tuple] = {}
+
+
+def _struct_query(struct: T.StructType, params: tuple, defaults: tuple = (), legacy: tuple = ()) -> Syntax:
+    """Results packed into ``struct``; ``legacy`` names the fields Warp's older output-variable form writes, in its
+    argument order."""
+    return Syntax(Form.STRUCT_QUERY, params=params, defaults=defaults, struct=struct, legacy=legacy)
+
 
 _POINT_DOC = ("{name}(id, point, max_dist{extra}) -> MeshQueryPoint: the closest point on the mesh within max_dist "
               "(result, face, barycentrics u, v weighting the face's first and second vertex){sign}. Degenerate faces "
               "are skipped. Differentiable w.r.t. point (through u, v; the sign is piecewise constant).")
 
 
-def _point_query(name: str, extra: tuple, defaults: tuple, sign: str, extra_doc: str = "") -> None:
+def _point_query(name: str, extra: tuple, defaults: tuple, sign: str, extra_doc: str = "", signed: bool = True):
+    legacy = ("sign", "face", "u", "v") if signed else ("face", "u", "v")
     _geo(name, (T.UINT64, VEC3, T.FLOAT32, *(t for _, t in extra)), _POINT_OUT,
-         _POINT_DOC.format(name=name, extra=extra_doc, sign=sign), kind=OpKind.OUT_CALL, adjoint=Adjoint.NATIVE)
-    legacy = ("face", "u", "v") if "no_sign" in name else ("sign", "face", "u", "v")
-    STRUCT_QUERIES[name] = (MESH_QUERY_POINT, ("id", "point", "max_dist", *(n for n, _ in extra)), defaults, legacy)
+         _POINT_DOC.format(name=name, extra=extra_doc, sign=sign), kind=OpKind.OUT_CALL, adjoint=Adjoint.NATIVE,
+         syntax=_struct_query(MESH_QUERY_POINT, ("id", "point", "max_dist", *(n for n, _ in extra)), defaults,
+                              legacy))
 
 
 _point_query("mesh_query_point", (), (), "; sign < 0 inside (majority of three axis-aligned rays)")
-_point_query("mesh_query_point_no_sign", (), (), "; sign is not computed")
+_point_query("mesh_query_point_no_sign", (), (), "; sign is not computed", signed=False)
 _point_query("mesh_query_point_sign_normal", (("epsilon", T.FLOAT32),), (1.0e-3,),
              "; sign < 0 inside, from the angle-weighted pseudo-normal of the faces within epsilon", ", epsilon=1e-3")
 _point_query("mesh_query_point_sign_winding_number", (("accuracy", T.FLOAT32), ("threshold", T.FLOAT32)),
@@ -102,38 +110,33 @@ _point_query("mesh_query_point_sign_parity", (("n_sample", T.INT32), ("perturbat
              ", n_sample=1, perturbation_scale=0.1")
 _geo("mesh_query_furthest_point_no_sign", (T.UINT64, VEC3, T.FLOAT32), _POINT_OUT,
      "mesh_query_furthest_point_no_sign(id, point, min_dist) -> MeshQueryPoint: the furthest point of the mesh "
-     "from point (a vertex), if farther than min_dist.", kind=OpKind.OUT_CALL, adjoint=Adjoint.NATIVE)
-STRUCT_QUERIES["mesh_query_furthest_point_no_sign"] = (MESH_QUERY_POINT, ("id", "point", "min_dist"), (),
-                                                       ("face", "u", "v"))
+     "from point (a vertex), if farther than min_dist.", kind=OpKind.OUT_CALL, adjoint=Adjoint.NATIVE,
+     syntax=_struct_query(MESH_QUERY_POINT, ("id", "point", "min_dist"), (), ("face", "u", "v")))
 
 _geo("mesh_query_ray", (T.UINT64, VEC3, VEC3, T.FLOAT32, T.INT32), _RAY_OUT,
      "mesh_query_ray(id, start, dir, max_t, root=-1) -> MeshQueryRay: the closest hit with t < max_t (t in units "
      "of |dir|; both faces count); sign > 0 when the ray hits a face's front. Differentiable w.r.t. start and dir.",
-     kind=OpKind.OUT_CALL, adjoint=Adjoint.NATIVE)
-STRUCT_QUERIES["mesh_query_ray"] = (MESH_QUERY_RAY, ("id", "start", "dir", "max_t", "root"), (-1,),
-                                    ("t", "u", "v", "sign", "normal", "face"))
+     kind=OpKind.OUT_CALL, adjoint=Adjoint.NATIVE,
+     syntax=_struct_query(MESH_QUERY_RAY, ("id", "start", "dir", "max_t", "root"), (-1,),
+                          ("t", "u", "v", "sign", "normal", "face")))
 _geo("mesh_query_ray_anyhit", (T.UINT64, VEC3, VEC3, T.FLOAT32, T.INT32), T.BOOL,
-     "mesh_query_ray_anyhit(id, start, dir, max_t, root=-1) -> bool: whether the ray hits any face with t < max_t.")
+     "mesh_query_ray_anyhit(id, start, dir, max_t, root=-1) -> bool: whether the ray hits any face with t < max_t.",
+     syntax=Syntax(Form.KEYWORDS, params=("id", "start", "dir", "max_t", "root"), defaults=(-1,)))
 _geo("mesh_query_ray_count_intersections", (T.UINT64, VEC3, VEC3, T.INT32), T.INT32,
-     "mesh_query_ray_count_intersections(id, start, dir, root=-1) -> int: faces the ray crosses at t >= 0.")
-
-#: builtins with trailing default parameters (applied by the frontend): name -> (parameter names, defaults)
-DEFAULTS: dict[str, tuple] = {
-    "mesh_query_ray_anyhit": (("id", "start", "dir", "max_t", "root"), (-1,)),
-    "mesh_query_ray_count_intersections": (("id", "start", "dir", "root"), (-1,)),
-}
+     "mesh_query_ray_count_intersections(id, start, dir, root=-1) -> int: faces the ray crosses at t >= 0.",
+     syntax=Syntax(Form.KEYWORDS, params=("id", "start", "dir", "root"), defaults=(-1,)))
 
 _geo("mesh_query_aabb", (T.UINT64, VEC3, VEC3), MESH_QUERY,
      "mesh_query_aabb(id, low, high) -> MeshQueryAABB: iterate over the faces whose bounding box overlaps "
-     "[low, high] (with mesh_query_next or `for face in wp.mesh_query_aabb(...)`).")
+     "[low, high] (with mesh_query_next or `for face in wp.mesh_query_aabb(...)`).",
+     syntax=Syntax(iterated_by="mesh_query_next"))
 _geo("mesh_query_sphere", (T.UINT64, VEC3, T.FLOAT32), MESH_QUERY,
-     "mesh_query_sphere(id, center, radius) -> MeshQueryAABB: iterate over the faces within radius of center.")
+     "mesh_query_sphere(id, center, radius) -> MeshQueryAABB: iterate over the faces within radius of center.",
+     syntax=Syntax(iterated_by="mesh_query_next"))
 for _next in ("mesh_query_next", "mesh_query_aabb_next"):
     _geo(_next, (MESH_QUERY, T.INT32), (T.BOOL, MESH_QUERY, T.INT32),
          f"{_next}(query, index) -> bool: advance a mesh box/sphere query; writes the next face into `index`.",
-         native="mesh_query_step", kind=OpKind.OUT_CALL)
-ITERATORS["mesh_query_aabb"] = "mesh_query_next"
-ITERATORS["mesh_query_sphere"] = "mesh_query_next"
+         native="mesh_query_step", kind=OpKind.OUT_CALL, syntax=_NEXT)
 
 _geo("mesh_eval_position", (T.UINT64, T.INT32, T.FLOAT32, T.FLOAT32), VEC3,
      "mesh_eval_position(id, face, u, v) -> vec3: u * p0 + v * p1 + (1 - u - v) * p2 of the face's vertices; "
@@ -151,8 +154,8 @@ MESH_STRUCT = _struct("Mesh", (("points", T.ArrayType(VEC3, 1)), ("indices", T.A
                                ("velocities", T.ArrayType(VEC3, 1))))
 _geo("mesh_get", (T.UINT64,), tuple(t for _, t in MESH_STRUCT.fields),
      "mesh_get(id) -> Mesh: the mesh's arrays (fields points, indices, velocities; velocities is empty when the mesh "
-     "has none). Reads of mesh.points are differentiable when the points require grad.", kind=OpKind.OUT_CALL)
-STRUCT_QUERIES["mesh_get"] = (MESH_STRUCT, ("id",), (), ())
+     "has none). Reads of mesh.points are differentiable when the points require grad.", kind=OpKind.OUT_CALL,
+     syntax=_struct_query(MESH_STRUCT, ("id",)))
 _geo("mesh_get_bvh", (T.UINT64,), T.UINT64,
      "mesh_get_bvh(id) -> uint64: the id of the mesh's face BVH, for the bvh_query_* builtins (item i = face i, its "
      "box the face's bounds); valid while the mesh lives.")
@@ -176,12 +179,12 @@ for _name, _want, _params, _what in (
         ("bvh_query_capsule", (VEC3, VEC3, T.FLOAT32), ("start", "dir", "radius"),
          "inflated by radius is hit by the ray (a conservative capsule sweep)")):
     _geo(_name, (T.UINT64, *_want, T.INT32), BVH_QUERY,
-         _BVH_DOC.format(name=_name, params=", ".join(("id", *_params)), what=_what))
-    DEFAULTS[_name] = (("id", *_params, "root"), (-1,))
-    ITERATORS[_name] = "bvh_query_next"
+         _BVH_DOC.format(name=_name, params=", ".join(("id", *_params)), what=_what),
+         syntax=Syntax(Form.KEYWORDS, params=("id", *_params, "root"), defaults=(-1,), iterated_by="bvh_query_next"))
 _geo("bvh_query_next", (BVH_QUERY, T.INT32, T.FLOAT32), (T.BOOL, BVH_QUERY, T.INT32),
      "bvh_query_next(query, index, max_dist=inf) -> bool: advance a BVH query; writes the next item into `index`. "
-     "max_dist bounds ray and capsule queries (in units of |dir|).", native="bvh_query_step", kind=OpKind.OUT_CALL)
+     "max_dist bounds ray and capsule queries (in units of |dir|).", native="bvh_query_step", kind=OpKind.OUT_CALL,
+     syntax=_NEXT)
 _geo("bvh_get_group_root", (T.UINT64, T.INT32), T.INT32,
      "bvh_get_group_root(id, group) -> int: the root of a group's subtree in a grouped Bvh (-1 if absent).")
 

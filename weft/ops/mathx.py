@@ -9,6 +9,7 @@ import numpy as np
 
 from ..ir import types as T
 from . import rules as R
+from .forms import Form, Syntax
 from .registry import Adjoint, Op, OpKind, register
 
 D = "mathx"
@@ -110,6 +111,7 @@ def _quat_axis_angle_rule(args, attrs):
 
 
 register(Op("quat_to_axis_angle", _quat_axis_angle_rule, native="quat_to_axis_angle", kind=OpKind.OUT_CALL, domain=D,
+            syntax=Syntax(Form.RESULTS_OR_OUTPUTS, params=("q",), outputs=2),
             header=H, doc="``axis, angle = quat_to_axis_angle(q)`` (or ``quat_to_axis_angle(q, axis, angle)``): the "
                           "rotation axis and the angle in [0, pi] of q, so that quat_from_axis_angle(axis, angle) is "
                           "+-normalize(q); the axis is (1, 0, 0) when the angle is 0."))

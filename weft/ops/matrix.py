@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..ir import types as T
 from . import rules as R
+from .forms import Form, Syntax
 from .registry import Op, OpKind, register
 
 D = "matrix"
@@ -35,7 +36,13 @@ register(Op("skew", lambda a, at: T.MatrixType(3, 3, a[0].scalar) if len(a) == 1
 register(Op("ddot", lambda a, at: a[0].scalar if len(a) == 2 and a[0] == a[1] and isinstance(a[0], T.MatrixType)
             else None, native="ddot", domain=D, doc="Double contraction sum_ij a_ij b_ij."))
 register(Op("identity", lambda a, at: at[0] if not a else None, native="identity", kind=OpKind.SPECIAL, domain=D,
+            syntax=Syntax(Form.SIZED_IDENTITY),
             doc="wp.identity(n, dtype): the identity matrix."))
+
+
+def _outputs(n: int) -> Syntax:
+    """``U, s, V = wp.svd3(A)`` or Warp's ``wp.svd3(A, U, s, V)`` with output variables."""
+    return Syntax(Form.RESULTS_OR_OUTPUTS, params=("A",), outputs=n)
 
 
 def _mat33(args, attrs):
@@ -43,11 +50,11 @@ def _mat33(args, attrs):
 
 
 register(Op("svd3", lambda a, at: (a[0], T.VectorType(3, a[0].scalar), a[0]) if _mat33(a, at) else None,
-            native="svd3", kind=OpKind.OUT_CALL, domain=D, doc="wp.svd3(A, U, sigma, V): A = U diag(sigma) V^T."))
+            native="svd3", kind=OpKind.OUT_CALL, domain=D, syntax=_outputs(3), doc="wp.svd3(A, U, sigma, V): A = U diag(sigma) V^T."))
 register(Op("qr3", lambda a, at: (a[0], a[0]) if _mat33(a, at) else None, native="qr3", kind=OpKind.OUT_CALL,
-            domain=D, doc="wp.qr3(A, Q, R): A = Q R."))
+            domain=D, syntax=_outputs(2), doc="wp.qr3(A, Q, R): A = Q R."))
 register(Op("eig3", lambda a, at: (a[0], T.VectorType(3, a[0].scalar)) if _mat33(a, at) else None, native="eig3",
-            kind=OpKind.OUT_CALL, domain=D, doc="wp.eig3(A, Q, d): symmetric A = Q diag(d) Q^T."))
+            kind=OpKind.OUT_CALL, domain=D, syntax=_outputs(2), doc="wp.eig3(A, Q, d): symmetric A = Q diag(d) Q^T."))
 register(Op("polar_decomposition", lambda a, at: (a[0], a[0]) if _mat33(a, at) else None,
-            native="polar_decomposition", kind=OpKind.OUT_CALL, domain=D,
+            native="polar_decomposition", kind=OpKind.OUT_CALL, domain=D, syntax=_outputs(2),
             doc="wp.polar_decomposition(A, Q, P): A = Q P with Q orthogonal and P symmetric."))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..ir import types as T
 from ..ir.roles import Role
+from .forms import Form, Syntax
 from .registry import Adjoint, InPlace, Op, OpKind, register
 
 D = "misc"
@@ -17,6 +18,7 @@ register(Op("copy", _copy, kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, in_plac
             role=Role.COPY, adjoint_linear=True,
             doc="Read a mutable local into an SSA value."))
 register(Op("tid", lambda a, at: tuple(T.INT32 for _ in range(at[0])) if not a else None, kind=OpKind.SPECIAL,
+            syntax=Syntax(Form.TID),
             adjoint=Adjoint.NONE, public=False, domain=D, role=Role.TID,
             doc="Thread index in the launch grid (1-4 components)."))
 
@@ -41,6 +43,7 @@ register(Op("setfield", _setfield, kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL,
 register(Op("print", lambda a, at: T.VOID, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, side_effect=True, domain=D,
             public=False, doc="print(...) inside a kernel."))
 register(Op("printf", lambda a, at: T.VOID, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, side_effect=True, domain=D,
+            syntax=Syntax(Form.PRINTF),
             public=False, doc="C printf."))
 register(Op("assert", lambda a, at: T.VOID if a == (T.BOOL,) else None, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE,
             side_effect=True, public=False, domain=D, doc="assert in kernel code (checked in debug mode)."))
@@ -60,11 +63,14 @@ def _expect_near(args, attrs):
     return None
 
 
-register(Op("expect_eq", _expect2, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, side_effect=True, domain=D,
+_EXPECT2 = Syntax(Form.EXPECT, params=("a", "b"))
+register(Op("expect_eq", _expect2, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, side_effect=True, domain=D, syntax=_EXPECT2,
             public=False, doc="Report (and count) a failure when a != b."))
 register(Op("expect_neq", _expect2, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, side_effect=True, domain=D,
+            syntax=_EXPECT2,
             public=False, doc="Report a failure when a == b."))
 register(Op("expect_near", _expect_near, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, side_effect=True, domain=D,
+            syntax=Syntax(Form.EXPECT, params=("a", "b", "tolerance")),
             public=False, doc="Report a failure when |a - b| > tol."))
 register(Op("bit_and_bool", lambda a, at: T.BOOL if a == (T.BOOL, T.BOOL) else None, kind=OpKind.INFIX,
             operator="&&", adjoint=Adjoint.NONE, public=False, domain=D,

@@ -8,6 +8,7 @@ point (noise, pnoise: the analytic gradient; curlnoise: through the analytic Hes
 from __future__ import annotations
 
 from ..ir import types as T
+from .forms import Form, Syntax
 from .registry import Op, register
 
 D = "noise"
@@ -51,12 +52,8 @@ register(Op("pnoise", _pnoise, native="pnoise", domain=D, header=H,
             doc="pnoise(state, p, px[, py, pz, pt]): Perlin noise that repeats with integer period px (py, ...) "
                 "along each axis. Differentiable in p."))
 register(Op("curlnoise", _curlnoise, native="curlnoise", domain=D, header=H,
+            syntax=Syntax(Form.KEYWORDS, params=("state", "xy", "octaves", "lacunarity", "gain"),
+                          types=(T.UINT32, None, T.UINT32, F32, F32), defaults=(1, 2.0, 0.5)),
             doc="curlnoise(state, p, octaves=1, lacunarity=2.0, gain=0.5): a divergence-free field from the curl "
                 "of Perlin noise summed over octaves (octave i at frequency lacunarity^i, weight gain^i); vec2 for "
                 "a 2-D point, vec3 for 3-D and 4-D points. Differentiable in p, lacunarity and gain."))
-
-#: builtins with parameter names, types and trailing defaults (the frontend binds keywords and fills defaults)
-SIGNATURES: dict[str, tuple] = {
-    "curlnoise": (("state", "xy", "octaves", "lacunarity", "gain"), (T.UINT32, None, T.UINT32, F32, F32),
-                  (1, 2.0, 0.5)),
-}

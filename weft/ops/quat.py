@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..ir import types as T
 from . import rules as R
+from .forms import Form, Syntax
 from .registry import Op, OpKind, register
 
 D = "quat"
@@ -34,7 +35,7 @@ def _rule(check, result):
 _float = lambda t: T.scalar_of(t) is not None and T.scalar_of(t).is_float
 
 register(Op("quat_identity", lambda a, at: _q(at[0]) if not a else None, native="quat_identity",
-            kind=OpKind.SPECIAL, domain=D, doc="The identity rotation (dtype= keyword)."))
+            kind=OpKind.SPECIAL, domain=D, syntax=Syntax(Form.TYPED_CONSTANT), doc="The identity rotation (dtype= keyword)."))
 register(Op("quat_from_axis_angle", _rule(lambda a: len(a) == 2 and R.is_vec(a[0], 3) and _float(a[0]) and a[1] ==
                                           a[0].scalar, lambda a: _q(a[1])), native="quat_from_axis_angle", domain=D,
             doc="Rotation of `angle` radians about unit `axis`."))
@@ -61,7 +62,7 @@ register(Op("quat_slerp", _rule(lambda a: len(a) == 3 and R.is_quat(a[0]) and a[
                                 lambda a: a[0]), native="quat_slerp", domain=D, doc="Spherical interpolation."))
 
 register(Op("transform_identity", lambda a, at: _tf(at[0]) if not a else None, native="transform_identity",
-            kind=OpKind.SPECIAL, domain=D, doc="The identity transform (dtype= keyword)."))
+            kind=OpKind.SPECIAL, domain=D, syntax=Syntax(Form.TYPED_CONSTANT), doc="The identity transform (dtype= keyword)."))
 for _name in ("transform_point", "transform_vector"):
     register(Op(_name, _rule(lambda a: len(a) == 2 and R.is_transform(a[0]) and a[1] == _v3(a[0].scalar),
                              lambda a: a[1]), native=_name, domain=D, doc=f"{_name}(t, v)."))

@@ -8,6 +8,7 @@ Warp. For the same seed the streams equal Warp's bit for bit (the same PCG hash 
 from __future__ import annotations
 
 from ..ir import types as T
+from .forms import Form, Syntax
 from .registry import Adjoint, Op, OpKind, register
 
 D = "random"
@@ -26,6 +27,10 @@ register(Op("rand_init", lambda a, at: T.UINT32 if 1 <= len(a) <= 2 and _ints(a)
             adjoint=Adjoint.NONE, domain=D, doc="rand_init(seed[, offset]) -> state."))
 
 
+#: ``x = wp.randf(state)``: the call returns x and rebinds ``state`` to the next state
+_STATEFUL = Syntax(Form.RANDOM_STATE)
+
+
 def _stateful(name, result, doc):
     def rule(args, attrs):
         if args and args[0] == T.UINT32:
@@ -34,7 +39,8 @@ def _stateful(name, result, doc):
                 return (T.UINT32, out)
         return None
     STATEFUL.append(name)
-    register(Op(name, rule, native=name, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, domain=D, doc=doc))
+    register(Op(name, rule, native=name, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, domain=D, doc=doc,
+                syntax=_STATEFUL))
 
 
 def _range_of(scalar):

@@ -3,8 +3,9 @@
 A record says how to type a call (``rule``), which native symbol implements it, how the backend renders it
 (``kind``), how it is differentiated (``adjoint``) and the facts the IR passes need (whether its derivative rule
 reads primal values, which operands its result may overwrite, whether its cooperative form needs scratch memory,
-whether it is public). Autodiff finds everything through here; the backends keep their rendering rules for SPECIAL
-ops in tables keyed by these records (``weft.backend.rules``).
+whether it is public, how a call is written in kernel code: ``syntax``). Autodiff and the frontend find everything
+through here; the backends keep their rendering rules for SPECIAL ops in tables keyed by these records
+(``weft.backend.rules``).
 
 A plain native op needs one line: ``register(Op("my_fn", rule, native="my_fn"))`` renders as
 ``weft::my_fn(args...)`` and differentiates through ``weft::adj_my_fn(args..., adj_args..., adj_ret)``.
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 
 from ..ir import types as T
 from ..ir.roles import Role
+from .forms import OPERANDS, Syntax
 
 
 class OpKind(enum.Enum):
@@ -98,6 +100,9 @@ class Op:
     adjoint_linear: bool = False
     #: a binary product whose adjoint reads only a constant factor (``autodiff/value_reads.py``)
     constant_factor: Factor = Factor.NONE
+    #: how a call is written in kernel code: the frontend's lowering rule (``ops/forms.py``); the same on every
+    #: overload of a name
+    syntax: Syntax = OPERANDS
 
     @property
     def differentiable(self) -> bool:
@@ -130,6 +135,12 @@ def overloads(name: str) -> list[Op]:
 def all_ops() -> list[Op]:
     _ensure_loaded()
     return [op for group in _REGISTRY.values() for op in group]
+
+
+def syntax(name: str) -> Syntax:
+    """How ``name`` is called in kernel code (plain operands for a name that is not an op)."""
+    group = overloads(name)
+    return group[0].syntax if group else OPERANDS
 
 
 def records(name: str, domain: str | None = None) -> list[Op]:

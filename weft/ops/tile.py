@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..ir import types as T
 from ..ir.roles import Role
 from . import rules as R
+from .forms import Form, Syntax
 from .registry import Adjoint, Factor, InPlace, Op, OpKind, register
 
 D = "tile"
@@ -31,6 +32,14 @@ def _reg(name, rule, doc, adjoint=Adjoint.SPECIAL, side_effect=False, **facts):
     register(Op(name, rule, native=name, kind=OpKind.SPECIAL, adjoint=adjoint, side_effect=side_effect, domain=D,
                 doc=doc, **facts))
 
+
+def _form(form: Form) -> Syntax:
+    return Syntax(form)
+
+
+#: how the tile builtins are written in kernel code (weft/frontend/tiles.py lowers each form)
+_FILLED = Syntax(Form.TILE_FILLED, params=("shape", "dtype", "storage"), defaults=(T.FLOAT32, "register"))
+_IN_PLACE = Syntax(Form.TILE_IN_PLACE, updates=(0,))
 
 # facts for the IR passes (see Op): derivative rules that read no primal tile value, cooperative forms that take the
 # block's scratch memory, results that may overwrite an operand
@@ -59,13 +68,13 @@ def _atomic_add(args, attrs):
 
 
 _reg("tile_load", _load, "tile_load(a, shape, offset=(0, ...)): a tile read from an array; elements outside the "
-     "array read as zero.", **_PRIMAL_FREE, collective=True, role=Role.TILE_LOAD, adjoint_linear=True)
+     "array read as zero.", **_PRIMAL_FREE, collective=True, role=Role.TILE_LOAD, adjoint_linear=True, syntax=_form(Form.TILE_LOAD))
 _reg("tile_store", _store, "tile_store(a, t, offset=(0, ...)): write a tile into an array; elements outside the "
      "array are skipped.", side_effect=True, **_PRIMAL_FREE, collective=True, role=Role.TILE_STORE,
-     adjoint_linear=True)
+     adjoint_linear=True, syntax=_form(Form.TILE_STORE))
 _reg("tile_atomic_add", _atomic_add, "tile_atomic_add(a, t, offset=(0, ...)): atomically add a tile into an array; "
      "returns the previous values (zero outside the array).", side_effect=True, **_PRIMAL_FREE, collective=True,
-     role=Role.TILE_ATOMIC, adjoint_linear=True)
+     role=Role.TILE_ATOMIC, adjoint_linear=True, syntax=_form(Form.TILE_STORE))
 
 
 # ---------------------------------------------------------------------------------------------- construction
@@ -85,12 +94,12 @@ def _fill(args, attrs):
     return None
 
 
-_reg("tile_zeros", _made(0), "tile_zeros(shape, dtype=float): a tile of zeros.", adjoint=Adjoint.NONE, collective=True)
-_reg("tile_ones", _made(0), "tile_ones(shape, dtype=float): a tile of ones.", adjoint=Adjoint.NONE, collective=True)
+_reg("tile_zeros", _made(0), "tile_zeros(shape, dtype=float): a tile of zeros.", adjoint=Adjoint.NONE, collective=True, syntax=_FILLED)
+_reg("tile_ones", _made(0), "tile_ones(shape, dtype=float): a tile of ones.", adjoint=Adjoint.NONE, collective=True, syntax=_FILLED)
 _reg("tile_full", _fill, "tile_full(shape, value, dtype=float): a tile filled with value.", adjoint_scratch=True,
-     collective=True)
+     collective=True, syntax=Syntax(Form.TILE_FILLED, params=("shape", "value", "dtype", "storage"), defaults=(T.FLOAT32, "register")))
 _reg("tile_arange", _made(2), "tile_arange(stop) / tile_arange(start, stop, step, dtype): an evenly spaced 1-D tile.",
-     adjoint=Adjoint.NONE, collective=True)
+     adjoint=Adjoint.NONE, collective=True, syntax=_form(Form.TILE_ARANGE))
 
 
 def _tile_of(args, attrs):
@@ -122,7 +131,7 @@ def _extract(args, attrs):
 
 
 _reg("tile", _tile_of, "tile(x, preserve_type=False): a tile of the per-lane values x (trailing dimension "
-     "block_dim; vectors and matrices spread over leading dimensions unless preserve_type).", collective=True)
+     "block_dim; vectors and matrices spread over leading dimensions unless preserve_type).", collective=True, syntax=_form(Form.TILE))
 _reg("untile", _untile, "untile(t): each lane's element of a tile whose trailing dimension is block_dim.",
      lane_level=True)
 _reg("tile_extract", _extract, "tile_extract(t, i, ...) or t[i, ...]: one element of a tile.", lane_level=True)
@@ -154,10 +163,10 @@ def _broadcast(args, attrs):
 
 
 _reg("tile_view", _view, "tile_view(t, offset, shape=None): a copy of the sub-tile at offset (integer offsets "
-     "without shape drop the leading dimensions they index).", **_PRIMAL_FREE, collective=True)
+     "without shape drop the leading dimensions they index).", **_PRIMAL_FREE, collective=True, syntax=_form(Form.TILE_VIEW))
 _reg("tile_transpose", _transpose, "tile_transpose(t): the transpose of a 2-D tile.", **_PRIMAL_FREE, collective=True)
 _reg("tile_broadcast", _broadcast, "tile_broadcast(t, shape): t broadcast to shape (NumPy rules).",
-     **_PRIMAL_FREE, collective=True)
+     **_PRIMAL_FREE, collective=True, syntax=_form(Form.TILE_BROADCAST))
 
 
 # ---------------------------------------------------------------------------------------------- element-wise
@@ -214,9 +223,9 @@ def _reduce(args, attrs):
 
 
 _reg("tile_map", _map, "tile_map(f, a, b, ...): f applied to every element (f a builtin or @wp.func).",
-     in_place=InPlace.ALL, collective=True, role=Role.TILE_MAP)
+     in_place=InPlace.ALL, collective=True, role=Role.TILE_MAP, syntax=_form(Form.TILE_MAP))
 _reg("tile_reduce", _reduce, "tile_reduce(f, t): t reduced with the binary function f to a one-element tile.",
-     collective=True)
+     collective=True, syntax=_form(Form.TILE_REDUCE))
 
 
 def _reduction(result_dtype=None, ordered=False):
@@ -277,7 +286,7 @@ def _cholesky_solve(args, attrs):
 
 
 _reg("tile_matmul", _matmul, "tile_matmul(a, b) or a @ b: the matrix product; tile_matmul(a, b, out, alpha=1.0, "
-     "beta=1.0) updates out = alpha * a @ b + beta * out.", in_place=InPlace.ACCUMULATOR, collective=True)
+     "beta=1.0) updates out = alpha * a @ b + beta * out.", in_place=InPlace.ACCUMULATOR, collective=True, syntax=Syntax(Form.TILE_MATMUL, updates=(2,)))
 _reg("tile_cholesky", _cholesky, "tile_cholesky(A): lower-triangular L with A = L L^T (reads A's lower triangle).",
      collective=True)
 _reg("tile_cholesky_solve", _cholesky_solve, "tile_cholesky_solve(L, b): x with (L L^T) x = b.", collective=True)
@@ -292,10 +301,10 @@ def _fft(args, attrs):
 
 _reg("tile_fft", _fft, "tile_fft(t): in-place forward FFT along the last dimension of a vec2f / vec2d tile "
      "(x = real, y = imaginary); leading dimensions are batched; not normalised.", **_PRIMAL_FREE,
-     in_place=InPlace.FIRST, adjoint_scratch=True, collective=True)
+     in_place=InPlace.FIRST, adjoint_scratch=True, collective=True, syntax=_IN_PLACE)
 _reg("tile_ifft", _fft, "tile_ifft(t): in-place inverse FFT along the last dimension; not normalised (a forward "
      "and inverse round trip scales by the length).", **_PRIMAL_FREE, in_place=InPlace.FIRST,
-     adjoint_scratch=True, collective=True)
+     adjoint_scratch=True, collective=True, syntax=_IN_PLACE)
 
 register(Op("block_dim", lambda a, at: T.INT32 if not a else None, native="block_dim", kind=OpKind.SPECIAL,
             adjoint=Adjoint.NONE, lane_level=True, domain=D,

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import types as T
+from ..ops.forms import Form, declare
 from . import scalars as S
 
 _SWIZZLE = {"x": 0, "y": 1, "z": 2, "w": 3}
@@ -505,3 +506,12 @@ def class_for(ir: T.Type) -> type:
     if isinstance(ir, T.StructType):
         return ir.pyclass
     raise TypeError(f"no host class for {ir}")
+
+
+# the factories as kernel code calls them (weft/frontend/forms.py lowers each form)
+declare(vector, "vector", Form.VECTOR)
+declare(matrix, "matrix", Form.MATRIX)
+declare(quaternion, "quaternion", Form.FLAVORED_VECTOR, (4, T.VecFlavor.QUAT))
+declare(transformation, "transformation", Form.FLAVORED_VECTOR, (7, T.VecFlavor.TRANSFORM))
+declare(matrix_from_rows, "matrix_from_rows", Form.MATRIX_FROM_VECTORS, False)
+declare(matrix_from_cols, "matrix_from_cols", Form.MATRIX_FROM_VECTORS, True)
