@@ -26,7 +26,29 @@ _lock = threading.Lock()
 LOAD_HOOKS: list = []
 
 
+_runtime_global = False
+
+
+def _cxx_runtime_global() -> None:
+    """Make the C++ runtime (and the math library) global before the first module loads: modules linked lean (see
+    toolchain/options.py) resolve their C++ runtime symbols there. Loading by soname picks the library the dynamic
+    loader would have picked for a module that named it; both are normally loaded already (NumPy, the interpreter),
+    and this only adds them to the global scope."""
+    global _runtime_global
+    if _runtime_global:
+        return
+    _runtime_global = True
+    if not sys.platform.startswith("linux"):
+        return
+    for soname in ("libstdc++.so.6", "libm.so.6"):
+        try:
+            ctypes.CDLL(soname, mode=ctypes.RTLD_GLOBAL)
+        except OSError:  # a module that needs it then fails to load and says which symbol is missing
+            pass
+
+
 def _loaded_module(path, mode: int = ctypes.DEFAULT_MODE) -> ctypes.CDLL:
+    _cxx_runtime_global()
     for _ in range(len(runtime.LIBRARIES) + 1):
         try:
             lib = ctypes.CDLL(str(path), mode=mode)
@@ -57,7 +79,7 @@ def _load_cached(key: str, path, mode: int = ctypes.DEFAULT_MODE) -> ctypes.CDLL
 def cpu_key(source: str, options: CpuOptions) -> str:
     cc = find_compiler()
     return cache.make_key("cpu", WEFT_VERSION, cache.source_identity(source), cache.headers_digest(), cc.path,
-                          cc.version, " ".join(options.flags(cc.is_clang)), host_target())
+                          cc.version, options.key_flags(cc.is_clang), host_target())
 
 
 def load_cpu(key: str) -> ctypes.CDLL | None:
@@ -195,7 +217,7 @@ def _compile(source: str, options: CpuOptions, tmp: Path, name: str, key: str) -
         # 0.15 s per unit against 0.7 s for the whole build)
         pch = pch_include_dir(options, start=False)
     includes = ([f"-I{pch}"] if pch is not None else []) + [f"-I{cache.native_dir()}"]
-    cmd = [cc.path, *options.flags(cc.is_clang), *includes, str(src), "-o", str(out)]
+    cmd = [cc.path, *options.flags(cc.is_clang), *includes, str(src), *options.libs(cc.is_clang), "-o", str(out)]
     result = run(cmd)
     if pch is None:
         pch_include_dir(options)  # build the precompiled header now, in the background, for the next kernels
@@ -207,7 +229,8 @@ def _compile(source: str, options: CpuOptions, tmp: Path, name: str, key: str) -
         failed.mkdir(exist_ok=True, mode=0o700)
         keep = failed / f"{name}-{key[:12]}.cpp"
         keep.write_text(source)
-        repro = " ".join(shlex.quote(c) for c in cmd[:-3]) + f" {shlex.quote(str(keep))} -o /tmp/weft_repro.so"
+        repro = " ".join(shlex.quote(c) for c in [cc.path, *options.flags(cc.is_clang), *includes, str(keep),
+                                                  *options.libs(cc.is_clang), "-o", "/tmp/weft_repro.so"])
         log_path = failed / f"{name}-{key[:12]}.log"
         log_path.write_text(result.stderr or result.stdout)
         raise ToolchainError(
