@@ -18,7 +18,7 @@ import numpy as np
 
 import weft as wp
 
-from . import _kernels
+from . import _batched, _kernels
 
 __all__ = ["CG", "CR", "GMRES", "BiCGSTAB", "LinearOperator", "LinearSolverState", "aslinearoperator", "bicgstab",
            "cg", "cr", "gmres", "preconditioner"]
@@ -34,13 +34,40 @@ class LinearOperator:
         matvec: ``matvec(x, y, z, alpha, beta)`` computing ``z = alpha * (A @ x) + beta * y`` with weft arrays
             ``x, y, z`` (``y`` and ``z`` may be the same array; ``y``'s contents are irrelevant when ``beta`` is 0).
             For graph capture it must only launch kernels.
+        batch_offsets: optional int array of ``B + 1`` offsets splitting the unknowns into ``B`` independent
+            subproblems (the operator must be block-diagonal with these blocks); unknowns at or past the last
+            offset are inactive. The solvers then solve every subproblem to its own tolerance (see ``cg``).
+        max_batch_length: optional upper bound on a subproblem's length (needs ``batch_offsets``).
     """
 
-    def __init__(self, shape: tuple[int, int], dtype, device, matvec: Callable):
+    def __init__(self, shape: tuple[int, int], dtype, device, matvec: Callable, batch_offsets=None,
+                 max_batch_length: int | None = None):
+        if max_batch_length is not None:
+            if batch_offsets is None:
+                raise ValueError("max_batch_length requires batch_offsets")
+            if max_batch_length < 0:
+                raise ValueError("max_batch_length must be non-negative")
         self._shape = (int(shape[0]), int(shape[1]))
         self._dtype = dtype
         self._device = wp.get_device(device)
         self._matvec = matvec
+        self._batch_offsets = batch_offsets
+        self._max_batch_length = max_batch_length
+        self._dense = None  # the dense array this operator multiplies by, when it is one
+
+    @property
+    def batch_offsets(self):
+        """The subproblem offsets (``None``: one problem)."""
+        return self._batch_offsets
+
+    @property
+    def batch_count(self) -> int:
+        """Number of independent subproblems (1 without ``batch_offsets``)."""
+        return 1 if self._batch_offsets is None else self._batch_offsets.shape[0] - 1
+
+    @property
+    def max_batch_length(self) -> int | None:
+        return self._max_batch_length
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -63,15 +90,24 @@ class LinearOperator:
         return wp.types.type_scalar_type(self._dtype)
 
 
-def aslinearoperator(A) -> LinearOperator | None:
+def aslinearoperator(A, batch_offsets=None, max_batch_length: int | None = None) -> LinearOperator | None:
     """Wrap a dense 2-D weft array or a ``weft.sparse.BsrMatrix`` as a ``LinearOperator`` (a ``LinearOperator`` or
-    None is returned as is).
+    None is returned as is, ignoring ``batch_offsets``). ``batch_offsets`` / ``max_batch_length`` declare
+    independent subproblems (see ``LinearOperator``).
 
     Raises:
         TypeError: for anything else.
     """
     if A is None or isinstance(A, LinearOperator):
         return A
+    op = _wrap(A)
+    if batch_offsets is not None or max_batch_length is not None:
+        op = LinearOperator(op.shape, op.dtype, op.device, op.matvec, batch_offsets, max_batch_length)
+        op._dense = A if isinstance(A, wp.array) else None
+    return op
+
+
+def _wrap(A) -> LinearOperator:
     if isinstance(A, wp.array) and A.ndim == 2:
         scalar = _check_float_scalar(A.dtype, "A")
         kernels = _kernels.basic_kernels(scalar)
@@ -80,7 +116,9 @@ def aslinearoperator(A) -> LinearOperator | None:
             wp.launch(kernels.dense_matvec, dim=A.shape[0], device=A.device,
                       inputs=[A, x, y, scalar(alpha), scalar(beta)], outputs=[z])
 
-        return LinearOperator(A.shape, scalar, A.device, matvec)
+        op = LinearOperator(A.shape, scalar, A.device, matvec)
+        op._dense = A
+        return op
     if _is_bsr(A):
         return _bsr_operator(A)
     raise TypeError(f"expected a dense 2-D weft array, a BsrMatrix or a LinearOperator, got {type(A).__name__}")
@@ -237,46 +275,92 @@ def _tolerances(tol, atol, C) -> tuple[float, float]:
     return float(tol), float(atol or 0.0)
 
 
-def _run(problem: _Problem, iterate: Callable[[], None], rr_slot: int, tol2_slot: int, maxiter: int,
+def _run(problem: _Problem, cycle: Callable[[], None], cycle_size: int, rr_slot: int, tol2_slot: int, maxiter,
          check_every: int, callback, use_cuda_graph: bool):
-    """Drive ``iterate`` and return (iterations, residual norm, absolute tolerance) as Warp does."""
+    """Drive ``cycle`` (``cycle_size`` iterations each) and return (iterations, residual norm, absolute tolerance)
+    as Warp does: the callback sees iteration 0, every check that has not converged, and the final state; at least
+    one cycle runs unless the initial guess has converged; ``maxiter`` may be exceeded by up to a cycle."""
     if check_every <= 0:
-        # No host synchronisation at all: run every iteration (converged ones are no-ops) and return the residual
+        # No host synchronisation at all: run every cycle (converged ones are no-ops) and return the residual
         # norm and tolerance as 1-element device arrays, so the whole solve can be graph-captured.
-        for _ in range(maxiter):
-            iterate()
+        cycles = max(1, math.ceil(maxiter / cycle_size))
+        for _ in range(cycles):
+            cycle()
         err = wp.empty(1, dtype=problem.C, device=problem.device)
         tol = wp.empty(1, dtype=problem.C, device=problem.device)
         problem.launch(problem.k.slot_sqrt, 1, [problem.scal, rr_slot, err])
         problem.launch(problem.k.slot_sqrt, 1, [problem.scal, tol2_slot, tol])
-        return maxiter, err, tol
+        return cycles * cycle_size, err, tol
 
     def read() -> tuple[float, float]:
         host = problem.scal.numpy()
         return math.sqrt(max(float(host[rr_slot]), 0.0)), math.sqrt(max(float(host[tol2_slot]), 0.0))
 
+    check_every = max(int(check_every), cycle_size)
     err, atol = read()
+    if callback is not None:
+        callback(0, err, atol)
+    if err <= atol:
+        return 0, err, atol
     iterations = 0
     graph = None
     # Graphs only on CUDA: a CPU "graph" replays launches only, and a user matvec may do host work there.
     use_graph = use_cuda_graph and problem.device.is_cuda
-    while err > atol and iterations < maxiter:
-        block = min(check_every, maxiter - iterations)
-        if use_graph and block == check_every:
+    while True:
+        if use_graph and iterations > 0:
             if graph is None:
                 with wp.ScopedCapture(device=problem.device) as capture:
-                    for _ in range(block):
-                        iterate()
+                    cycle()
                 graph = capture.graph
             wp.capture_launch(graph)
         else:
-            for _ in range(block):
-                iterate()
-        iterations += block
-        err, atol = read()
-        if callback is not None:
-            callback(iterations, err, atol)
+            cycle()
+        iterations += cycle_size
+        if iterations >= maxiter:
+            break
+        if iterations % check_every < cycle_size:
+            err, atol = read()
+            if err <= atol:
+                break
+            if callback is not None:
+                callback(iterations, err, atol)
+    err, atol = read()
+    if callback is not None:
+        callback(iterations, err, atol)
     return iterations, err, atol
+
+
+def _options(**options) -> dict:
+    return options
+
+
+def _maxiter(maxiter, n: int):
+    return maxiter if maxiter and maxiter > 0 else n
+
+
+def _check_restart(restart) -> int | None:
+    """``restart`` of cg / cr: None, or a positive integer."""
+    if restart is None:
+        return None
+    if isinstance(restart, bool) or not isinstance(restart, (int, np.integer)):
+        raise TypeError(f"restart: expected a positive integer or None, got {type(restart).__name__}")
+    if restart <= 0:
+        raise ValueError(f"restart: expected a positive integer, got {restart}")
+    return int(restart)
+
+
+def _cycle(iterate: Callable[[], None], start: Callable[[], None], restart: int | None):
+    """One solver cycle: a single iteration, or ``restart`` iterations followed by a restart from the true
+    residual (``start``)."""
+    if restart is None:
+        return iterate, 1
+
+    def cycle() -> None:
+        for _ in range(restart):
+            iterate()
+        start()
+
+    return cycle, restart
 
 
 # ---------------------------------------------------------------------------------------------------- CG
@@ -285,7 +369,8 @@ class _CG:
 
 
 def cg(A, b, x, tol: float | None = None, atol: float | None = None, maxiter: int = 0, M=None,
-       callback: Callable | None = None, check_every: int = 10, use_cuda_graph: bool = True, run: bool = True):
+       callback: Callable | None = None, check_every: int = 10, use_cuda_graph: bool = True, run: bool = True, *,
+       restart: int | None = None):
     """Solve the symmetric positive-definite system ``A x = b`` by (preconditioned) conjugate gradients.
 
     Args:
@@ -303,27 +388,42 @@ def cg(A, b, x, tol: float | None = None, atol: float | None = None, maxiter: in
         use_cuda_graph: on CUDA devices, capture a block of ``check_every`` iterations once and replay it.
 
         run: False returns a ``CG`` solver object instead of solving (call it to solve; see ``LinearSolverState``).
+        restart: restart every ``restart`` iterations from the true residual ``b - A x`` (resetting the search
+            direction), which bounds the drift of the recursively updated residual; convergence checks and
+            callbacks then happen at restart boundaries and the reported residual is the true one. None: never.
+
+    A with ``batch_offsets`` (``aslinearoperator(A, batch_offsets=...)``) solves every subproblem to its own
+    tolerance (see ``weft.optim._batched``).
 
     Returns:
         ``(iterations, residual_norm, atol)``; with ``check_every=0`` the last two are 1-element device arrays.
     """
+    restart = _check_restart(restart)
     if not run:
-        return CG(A, b, x, tol, atol, maxiter, M, callback, check_every, use_cuda_graph)
+        return CG(A, b, x, tol, atol, maxiter, M, callback, check_every, use_cuda_graph, restart=restart)
+    if _batched.is_batched(A):
+        return _batched.solve(cg, A, b, x, M, _options(tol=tol, atol=atol, maxiter=maxiter, callback=callback,
+                                                       check_every=check_every, use_cuda_graph=use_cuda_graph,
+                                                       restart=restart))
     S = _CG
     pb = _Problem(A, b, x, M, 7)
     ck = _kernels.cg_kernels(pb.C)
     tol, atol = _tolerances(tol, atol, pb.C)
-    maxiter = int(maxiter) if maxiter and maxiter > 0 else pb.n
+    maxiter = _maxiter(maxiter, pb.n)
     r, p, Ap = pb.vector(), pb.vector(), pb.vector()
     z = pb.vector() if pb.M is not None else r
 
     pb.set_tolerance(tol, atol, S.BB, S.TOL2)
-    pb.residual(r)
-    if pb.M is not None:
-        pb.apply(pb.M, r, z)
-    pb.copy(z, p)
-    pb.dot(r, z, S.RZ)
-    pb.dot(r, r, S.RR)
+
+    def start() -> None:
+        pb.residual(r)
+        if pb.M is not None:
+            pb.apply(pb.M, r, z)
+        pb.copy(z, p)
+        pb.dot(r, z, S.RZ)
+        pb.dot(r, r, S.RR)
+
+    start()
 
     def iterate() -> None:
         pb.apply(pb.A, p, Ap)
@@ -336,7 +436,8 @@ def cg(A, b, x, tol: float | None = None, atol: float | None = None, maxiter: in
         pb.launch(ck.scalars, 1, [pb.scal, int(pb.M is None)])
         pb.launch(ck.update_p, pb.n, [pb.scal, z, p])
 
-    return _run(pb, iterate, S.RR, S.TOL2, maxiter, check_every, callback, use_cuda_graph)
+    cycle, size = _cycle(iterate, start, restart)
+    return _run(pb, cycle, size, S.RR, S.TOL2, maxiter, check_every, callback, use_cuda_graph)
 
 
 # ---------------------------------------------------------------------------------------------------- BiCGSTAB
@@ -369,6 +470,10 @@ def bicgstab(A, b, x, tol: float | None = None, atol: float | None = None, maxit
     if not run:
         return BiCGSTAB(A, b, x, tol, atol, maxiter, M, callback, check_every, use_cuda_graph,
                         is_left_preconditioner=is_left_preconditioner)
+    if _batched.is_batched(A):
+        return _batched.solve(bicgstab, A, b, x, M, _options(tol=tol, atol=atol, maxiter=maxiter, callback=callback,
+                                                             check_every=check_every, use_cuda_graph=use_cuda_graph,
+                                                             is_left_preconditioner=is_left_preconditioner))
     S = _BICGSTAB
     if is_left_preconditioner and M is not None:
         A, M = aslinearoperator(A), aslinearoperator(M)
@@ -379,7 +484,7 @@ def bicgstab(A, b, x, tol: float | None = None, atol: float | None = None, maxit
     pb = _Problem(A, b, x, M, 11)
     bk = _kernels.bicgstab_kernels(pb.C)
     tol, atol = _tolerances(tol, atol, pb.C)
-    maxiter = int(maxiter) if maxiter and maxiter > 0 else pb.n
+    maxiter = _maxiter(maxiter, pb.n)
     r, r0, p, v, t = pb.vector(), pb.vector(), pb.vector(), pb.vector(), pb.vector()
     y = pb.vector() if pb.M is not None else p
     z = pb.vector() if pb.M is not None else r  # r is overwritten by s = r - alpha v, so z = M s reads r
@@ -410,7 +515,7 @@ def bicgstab(A, b, x, tol: float | None = None, atol: float | None = None, maxit
         pb.launch(bk.beta, 1, [pb.scal])
         pb.launch(bk.update_p, pb.n, [pb.scal, r, v, p])
 
-    return _run(pb, iterate, S.RR, S.TOL2, maxiter, check_every, callback, use_cuda_graph)
+    return _run(pb, iterate, 1, S.RR, S.TOL2, maxiter, check_every, callback, use_cuda_graph)
 
 
 
@@ -420,30 +525,40 @@ class _CR:
 
 
 def cr(A, b, x, tol: float | None = None, atol: float | None = None, maxiter: int = 0, M=None,
-       callback: Callable | None = None, check_every: int = 10, use_cuda_graph: bool = True, run: bool = True):
+       callback: Callable | None = None, check_every: int = 10, use_cuda_graph: bool = True, run: bool = True, *,
+       restart: int | None = None):
     """Solve the symmetric (possibly indefinite) system ``A x = b`` by (preconditioned) conjugate residuals: each
     iteration minimises the residual norm over the Krylov space, so it decreases monotonically. Arguments and
-    return value as for ``cg`` (``M`` must be symmetric positive definite)."""
+    return value as for ``cg`` (``M`` must be symmetric positive definite), ``restart`` included."""
+    restart = _check_restart(restart)
     if not run:
-        return CR(A, b, x, tol, atol, maxiter, M, callback, check_every, use_cuda_graph)
+        return CR(A, b, x, tol, atol, maxiter, M, callback, check_every, use_cuda_graph, restart=restart)
+    if _batched.is_batched(A):
+        return _batched.solve(cr, A, b, x, M, _options(tol=tol, atol=atol, maxiter=maxiter, callback=callback,
+                                                       check_every=check_every, use_cuda_graph=use_cuda_graph,
+                                                       restart=restart))
     S = _CR
     pb = _Problem(A, b, x, M, 8)
     ck = _kernels.cr_kernels(pb.C)
     tol, atol = _tolerances(tol, atol, pb.C)
-    maxiter = int(maxiter) if maxiter and maxiter > 0 else pb.n
+    maxiter = _maxiter(maxiter, pb.n)
     r, p, Az, Ap = pb.vector(), pb.vector(), pb.vector(), pb.vector()
     z = pb.vector() if pb.M is not None else r
     MAp = pb.vector() if pb.M is not None else Ap
 
     pb.set_tolerance(tol, atol, S.BB, S.TOL2)
-    pb.residual(r)
-    if pb.M is not None:
-        pb.apply(pb.M, r, z)
-    pb.apply(pb.A, z, Az)
-    pb.copy(z, p)
-    pb.copy(Az, Ap)
-    pb.dot(z, Az, S.ZAZ)
-    pb.dot(r, r, S.RR)
+
+    def start() -> None:
+        pb.residual(r)
+        if pb.M is not None:
+            pb.apply(pb.M, r, z)
+        pb.apply(pb.A, z, Az)
+        pb.copy(z, p)
+        pb.copy(Az, Ap)
+        pb.dot(z, Az, S.ZAZ)
+        pb.dot(r, r, S.RR)
+
+    start()
 
     def iterate() -> None:
         if pb.M is not None:
@@ -457,7 +572,8 @@ def cr(A, b, x, tol: float | None = None, atol: float | None = None, maxiter: in
         pb.launch(ck.beta, 1, [pb.scal])
         pb.launch(ck.update_p, pb.n, [pb.scal, z, Az, p, Ap])
 
-    return _run(pb, iterate, S.RR, S.TOL2, maxiter, check_every, callback, use_cuda_graph)
+    cycle, size = _cycle(iterate, start, restart)
+    return _run(pb, cycle, size, S.RR, S.TOL2, maxiter, check_every, callback, use_cuda_graph)
 
 
 # ---------------------------------------------------------------------------------------------------- GMRES
@@ -476,6 +592,11 @@ def gmres(A, b, x, tol: float | None = None, atol: float | None = None, restart:
     if not run:
         return GMRES(A, b, x, tol, atol, restart, maxiter, M, callback, check_every, use_cuda_graph,
                      is_left_preconditioner=is_left_preconditioner)
+    if _batched.is_batched(A):
+        return _batched.solve(gmres, A, b, x, M, _options(tol=tol, atol=atol, restart=restart, maxiter=maxiter,
+                                                          callback=callback, check_every=check_every,
+                                                          use_cuda_graph=use_cuda_graph,
+                                                          is_left_preconditioner=is_left_preconditioner))
     S = _GMRES
     if is_left_preconditioner and M is not None:
         A, M = aslinearoperator(A), aslinearoperator(M)
@@ -487,8 +608,7 @@ def gmres(A, b, x, tol: float | None = None, atol: float | None = None, restart:
     gk = _kernels.gmres_kernels(pb.C)
     tol, atol = _tolerances(tol, atol, pb.C)
     m = max(1, min(int(restart), pb.n))
-    maxiter = int(maxiter) if maxiter and maxiter > 0 else pb.n
-    cycles = -(-maxiter // m)
+    maxiter = _maxiter(maxiter, pb.n)
     n, C, dev = pb.n, pb.C, pb.device
     V = wp.zeros((m + 1, n), dtype=C, device=dev)
     H = wp.zeros((m + 1, m), dtype=C, device=dev)
@@ -528,9 +648,7 @@ def gmres(A, b, x, tol: float | None = None, atol: float | None = None, restart:
         pb.residual(w)
         pb.dot(w, w, S.RR)
 
-    checks = max(1, -(-int(check_every) // m)) if check_every and check_every > 0 else 0
-    it, err, tol_out = _run(pb, cycle, S.RR, S.TOL2, cycles, checks, callback, use_cuda_graph)
-    return (it * m if isinstance(it, int) else it), err, tol_out
+    return _run(pb, cycle, m, S.RR, S.TOL2, maxiter, check_every, callback, use_cuda_graph)
 
 
 @__import__("functools").cache
