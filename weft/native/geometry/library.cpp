@@ -279,6 +279,45 @@ static uint32 morton3(float x, float y, float z) {
     return (expand_bits(q(x)) << 2) | (expand_bits(q(y)) << 1) | expand_bits(q(z));
 }
 
+// Stable LSD radix sort of the keys by Morton code (three passes of 10 bits), in parallel over contiguous chunks: a
+// chunk's histogram gives it its output ranges, so the order is the same for any thread count. The keys come in id
+// order and every pass is stable, so the result equals sorting by (morton, id) (the order of an ungrouped tree).
+static void radix_sort_morton(std::vector<SortKey>& keys) {
+    const int32 n = int32(keys.size());
+    std::vector<SortKey> tmp(keys.size());
+    const int chunks = std::max(1, std::min(omp_get_max_threads(), n / PARALLEL_MIN + 1));
+    constexpr int BITS = 10, BUCKETS = 1 << BITS;
+    std::vector<int32> counts(size_t(chunks) * BUCKETS);
+    SortKey* src = keys.data();
+    SortKey* dst = tmp.data();
+    for (int pass = 0; pass < 3; ++pass) {
+        const int shift = BITS * pass;
+        std::fill(counts.begin(), counts.end(), 0);
+#pragma omp parallel for schedule(static, 1) num_threads(chunks)
+        for (int c = 0; c < chunks; ++c) {
+            const int32 lo = int32(int64(n) * c / chunks), hi = int32(int64(n) * (c + 1) / chunks);
+            int32* cnt = counts.data() + size_t(c) * BUCKETS;
+            for (int32 i = lo; i < hi; ++i) cnt[(src[i].morton >> shift) & (BUCKETS - 1)]++;
+        }
+        int32 running = 0;
+        for (int d = 0; d < BUCKETS; ++d)
+            for (int c = 0; c < chunks; ++c) {
+                int32& cnt = counts[size_t(c) * BUCKETS + d];
+                const int32 k = cnt;
+                cnt = running;
+                running += k;
+            }
+#pragma omp parallel for schedule(static, 1) num_threads(chunks)
+        for (int c = 0; c < chunks; ++c) {
+            const int32 lo = int32(int64(n) * c / chunks), hi = int32(int64(n) * (c + 1) / chunks);
+            int32* pos = counts.data() + size_t(c) * BUCKETS;
+            for (int32 i = lo; i < hi; ++i) dst[pos[(src[i].morton >> shift) & (BUCKETS - 1)]++] = src[i];
+        }
+        std::swap(src, dst);
+    }
+    if (src != keys.data()) keys.swap(tmp);
+}
+
 static inline int clz32(uint32 x) { return x == 0 ? 32 : __builtin_clz(x); }
 
 // length of the common prefix of sorted keys i and j (-1 when j is out of range)
@@ -588,7 +627,8 @@ static int bvh_build(BvhData* b, const float* prim_lo, const float* prim_hi, int
         for (int k = 0; k < 3; ++k) c[k] = (0.5f * (prim_lo[3 * int64(i) + k] + prim_hi[3 * int64(i) + k]) - clo[k]) * inv[k];
         keys[i] = SortKey{groups ? uint32(groups[i]) ^ 0x80000000u : 0u, morton3(c[0], c[1], c[2]), uint32(i)};
     }
-    parallel_sort(keys);
+    if (groups == nullptr) radix_sort_morton(keys);  // Morton codes have 30 bits
+    else parallel_sort(keys);
 #pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
     for (int32 i = 0; i < n; ++i) b->prim_ids[i] = int32(keys[i].id);
     if (n > 1) {
