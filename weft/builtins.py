@@ -73,6 +73,17 @@ declare(transform_set_translation, "transform_set_translation", Form.TRANSFORM_S
 declare(transform_set_rotation, "transform_set_rotation", Form.TRANSFORM_SET, "q")
 declare(where, "where", Form.WHERE)
 
+# tile builtins the frontend writes with other tile ops (weft/frontend/tiles.py)
+tile_empty = declare(_special("tile_empty", "``tile_empty(shape, dtype=float, storage='register')``: a tile whose "
+                              "contents are undefined until written (weft fills it with zeros)."),
+                     "tile_empty", Form.TILE_EMPTY, "tile_zeros")
+tile_astype = declare(_special("tile_astype", "``tile_astype(t, dtype)``: the tile converted element-wise to a scalar "
+                               "type (differentiable between floating-point types)."), "tile_astype", Form.TILE_ASTYPE)
+tile_dot = declare(_special("tile_dot", "``tile_dot(a, b)``: the sum of the element-wise products (``dot`` for "
+                            "vectors, ``ddot`` for matrices) as a one-element tile."), "tile_dot", Form.TILE_DOT)
+tile_axpy = declare(_special("tile_axpy", "``tile_axpy(alpha, src, dest)``: ``dest += alpha * src`` in place."),
+                    "tile_axpy", Form.TILE_AXPY, updates=(2,))
+
 
 def static(expr):
     """Evaluate ``expr`` at compile time (inside kernels); on the host it returns ``expr`` unchanged."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..ops import registry
+from ..ops.forms import declared, language_form
 
 
 def binding_analysis(tree: ast.FunctionDef) -> tuple[set[str], set[str]]:
@@ -91,7 +92,9 @@ def _in_place_targets(call: ast.Call, targets) -> list[str]:
     f = call.func
     name = f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else None)
     out: list[str] = []
-    for pos in registry.syntax(name).updates if name is not None else ():
+    form = language_form(declared(name)) if name is not None else None
+    updates = registry.syntax(name).updates + (form.updates if form is not None else ()) if name is not None else ()
+    for pos in updates:
         if pos < len(call.args):
             out += targets(call.args[pos])
     return out

@@ -16,11 +16,11 @@ from ..errors import CompileError
 from ..ir import types as T
 from ..ir.nodes import Const, Stmt, Var
 from ..ops import registry
-from ..ops.forms import Form, Syntax, language_form
+from ..ops.forms import Form, LanguageForm, Syntax, language_form
 from ..types.mapping import to_ir
 from ..typing.resolve import Weak
 from .calls import _builtin, inline
-from .forms import OP_RULES
+from .forms import LANGUAGE_RULES, OP_RULES
 from .func import Func
 
 
@@ -167,17 +167,38 @@ def _filled(lw, node, name: str, syntax: Syntax):
     _mark(lw)
     a = _bind(lw, node, name, list(syntax.params), len(syntax.params) - len(syntax.defaults))
     shape = static_shape(lw, a["shape"])
-    dtype = _static_dtype(lw, a.get("dtype"))
-    t = T.TileType(dtype, shape)
     if "value" in a:
-        value = lw.operand(lw.visit(a["value"]), a["value"], want=T.scalar_of(dtype))
-        if value.type != dtype:
-            if isinstance(value.type, T.ScalarType) and not isinstance(dtype, T.ScalarType):
-                value = lw.op("construct", [value], attrs=(dtype,), node=node)
-            else:
-                raise lw.error(f"{name} value is {value.type} but the tile holds {dtype}", a["value"])
-        return lw.op(name, [value], attrs=(t,), node=node)
-    return lw.op(name, [], attrs=(t,), node=node)
+        return _full(lw, node, name, a, shape)
+    return lw.op(name, [], attrs=(T.TileType(_static_dtype(lw, a.get("dtype")), shape),), node=node)
+
+
+def _full(lw, node, name: str, a: dict, shape):
+    """``tile_full(shape, value, dtype=...)``: without ``dtype`` the tile takes the value's type (as in Warp); with
+    it, a scalar value is converted."""
+    raw = lw.visit(a["value"])
+    if "dtype" in a:
+        dtype = _static_dtype(lw, a["dtype"])
+        value = lw.operand(raw, a["value"], want=T.scalar_of(dtype))
+    else:
+        value = lw.operand(raw, a["value"])
+        dtype = value.type
+    if value.type != dtype:
+        if isinstance(value.type, T.ScalarType) and isinstance(dtype, T.ScalarType):
+            value = lw.op("cast", [value], attrs=(dtype,), node=node)
+        elif isinstance(value.type, T.ScalarType) and not isinstance(dtype, T.ScalarType):
+            value = lw.op("construct", [value], attrs=(dtype,), node=node)
+        else:
+            raise lw.error(f"{name} value is {value.type} but the tile holds {dtype}", a["value"])
+    return lw.op(name, [value], attrs=(T.TileType(dtype, shape),), node=node)
+
+
+def _tile_empty(lw, node, form: LanguageForm):
+    """``tile_empty(shape, dtype=float, storage=...)``: a tile whose contents are undefined until written; a zero
+    tile here."""
+    _mark(lw)
+    a = _bind(lw, node, form.name, ["shape", "dtype", "storage"], 1)
+    t = T.TileType(_static_dtype(lw, a.get("dtype")), static_shape(lw, a["shape"]))
+    return lw.op(form.arg, [], attrs=(t,), node=node)
 
 
 def _tile_arange(lw, node, name: str, syntax: Syntax):
@@ -372,6 +393,76 @@ def _in_place(lw, node, name: str, syntax: Syntax):
     _store_target(lw, node.args[0], result, name)
 
 
+# ---------------------------------------------------------------------------------------------- composite forms
+def map_body(lw, elem_types: list[T.Type], node, make, name: str) -> TileBody:
+    """A ``tile_map`` body built in code: ``make(lw, params)`` returns the element result."""
+    params = tuple(Var(t, f"elem{i}") for i, t in enumerate(elem_types))
+    with lw.b.nested() as block:
+        result = lw.operand(make(lw, list(params)), node)
+    return TileBody(params, block, result, name)
+
+
+def _tile_astype(lw, node, form: LanguageForm):
+    """``tile_astype(t, dtype)``: a tile_map of the scalar conversion (differentiable between float types)."""
+    _mark(lw)
+    a = _bind(lw, node, form.name, ["t", "dtype"], 2)
+    t = _tile_value(lw, a["t"], form.name, "t")
+    dtype = _static_dtype(lw, a["dtype"])
+    if not (isinstance(t.type.dtype, T.ScalarType) and isinstance(dtype, T.ScalarType)):
+        raise lw.error(f"wp.{form.name}() converts scalar tiles to a scalar type, got {t.type.dtype} -> {dtype}",
+                       node)
+    if dtype == t.type.dtype:
+        return lw.op("copy", [t], node=node)
+    body = map_body(lw, [t.type.dtype], node, lambda lw_, p: lw_.op("cast", p, attrs=(dtype,), node=node),
+                    form.name)
+    return lw.op("tile_map", [t], attrs=(body,), node=node)
+
+
+def _same_tiles(lw, node, fname: str, x, y) -> None:
+    if x.type.shape != y.type.shape or x.type.dtype != y.type.dtype:
+        raise lw.error(f"wp.{fname}() needs two tiles of one shape and dtype, got {x.type} and {y.type}", node)
+    if not isinstance(x.type.dtype, (T.ScalarType, T.VectorType, T.MatrixType)):
+        raise lw.error(f"wp.{fname}(): the element type must be a scalar, vector or matrix, got {x.type.dtype}", node)
+
+
+def _tile_dot(lw, node, form: LanguageForm):
+    """``tile_dot(a, b)``: the sum over the tile of each element pair's product (scalars), ``dot`` (vectors) or
+    ``ddot`` (matrices), as a one-element tile."""
+    _mark(lw)
+    a = _bind(lw, node, form.name, ["a", "b"], 2)
+    x = _tile_value(lw, a["a"], form.name, "a")
+    y = _tile_value(lw, a["b"], form.name, "b")
+    _same_tiles(lw, node, form.name, x, y)
+    dt = x.type.dtype
+    if isinstance(dt, T.ScalarType):
+        prod = lw.op("mul", [x, y], node=node)
+    else:
+        contract = "dot" if isinstance(dt, T.VectorType) else "ddot"
+        body = map_body(lw, [dt, dt], node, lambda lw_, p: _builtin(lw_, contract, p, {}, node), contract)
+        prod = lw.op("tile_map", [x, y], attrs=(body,), node=node)
+    return lw.op("tile_sum", [prod], node=node)
+
+
+def _tile_axpy(lw, node, form: LanguageForm):
+    """``tile_axpy(alpha, src, dest)``: ``dest += alpha * src``, rebinding ``dest``."""
+    _mark(lw)
+    a = _bind(lw, node, form.name, ["alpha", "src", "dest"], 3)
+    src = _tile_value(lw, a["src"], form.name, "src")
+    dest = _tile_value(lw, a["dest"], form.name, "dest")
+    _same_tiles(lw, node, form.name, src, dest)
+    alpha = lw.operand(lw.visit(a["alpha"]), a["alpha"], want=T.scalar_of(dest.type.dtype))
+    if alpha.type != T.scalar_of(dest.type.dtype):
+        raise lw.error(f"wp.{form.name}(): alpha is {alpha.type} but the tiles hold {dest.type.dtype}", a["alpha"])
+    result = lw.op("add", [dest, lw.op("mul", [src, alpha], node=node)], node=node)
+    _store_target(lw, a["dest"], result, form.name)
+
+
+LANGUAGE_RULES.update({
+    Form.TILE_EMPTY: _tile_empty,
+    Form.TILE_ASTYPE: _tile_astype,
+    Form.TILE_DOT: _tile_dot,
+    Form.TILE_AXPY: _tile_axpy,
+})
 OP_RULES.update({
     Form.TILE_LOAD: _tile_load,
     Form.TILE_STORE: _tile_store,

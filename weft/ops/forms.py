@@ -57,6 +57,10 @@ class Form(enum.Enum):
     MATRIX = "matrix"  # wp.matrix(..., shape=, dtype=)
     FLAVORED_VECTOR = "flavored_vector"  # wp.quaternion(...) / wp.transformation(...): LanguageForm.arg = (n, flavor)
     MATRIX_FROM_VECTORS = "matrix_from_vectors"  # matrix_from_rows / _cols (LanguageForm.arg: True for columns)
+    TILE_EMPTY = "tile_empty"  # wp.tile_empty(shape, dtype): LanguageForm.arg names the op it lowers to
+    TILE_ASTYPE = "tile_astype"  # wp.tile_astype(t, dtype): a tile_map of the conversion
+    TILE_DOT = "tile_dot"  # wp.tile_dot(a, b): tile_sum of the element-wise products
+    TILE_AXPY = "tile_axpy"  # wp.tile_axpy(alpha, src, dest): dest += alpha * src (LanguageForm.updates: dest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,14 +96,16 @@ class LanguageForm:
     name: str  # as the user writes it (error messages)
     form: Form
     arg: object = None  # the form's datum: CAST's type, PY_OP's / FOLD's op, TRANSFORM_SET's part ...
+    #: positions of the arguments the call updates in place (as Syntax.updates)
+    updates: tuple[int, ...] = ()
 
 
 _LANGUAGE: dict[object, LanguageForm] = {}
 
 
-def declare(obj, name: str, form: Form, arg: object = None):
+def declare(obj, name: str, form: Form, arg: object = None, updates: tuple[int, ...] = ()):
     """Declare ``obj`` (the Python object a kernel calls) as a language form; returns ``obj``."""
-    _LANGUAGE[obj] = LanguageForm(name, form, arg)
+    _LANGUAGE[obj] = LanguageForm(name, form, arg, updates)
     return obj
 
 
