@@ -18,7 +18,7 @@ import numpy as np
 
 import weft as wp
 
-from . import _batched, _kernels
+from . import _batched, _block_jacobi, _kernels
 
 __all__ = ["CG", "CR", "GMRES", "BiCGSTAB", "LinearOperator", "LinearSolverState", "aslinearoperator", "bicgstab",
            "cg", "cr", "gmres", "preconditioner"]
@@ -145,23 +145,48 @@ def _bsr_operator(A) -> LinearOperator:
 
 
 def preconditioner(A, ptype: str = "diag") -> LinearOperator | None:
-    """A preconditioner for the dense matrix ``A``.
+    """A preconditioner for ``A`` (Warp's ``ptype`` names).
 
     Args:
-        A: dense square 2-D weft array (float32 or float64).
-        ptype: ``"diag"`` (Jacobi: multiply by the inverse diagonal), ``"diag_abs"`` (inverse of the diagonal's
-            absolute values) or ``"id"`` (no preconditioning: returns None).
+        A: dense square 2-D weft array or ``weft.sparse.BsrMatrix`` (float32 or float64).
+        ptype: ``"diag"`` (Jacobi: multiply by the inverse diagonal coefficients, also for BSR matrices),
+            ``"diag_abs"`` (inverse of their absolute values), ``"block_jacobi_direct"`` /
+            ``"block_jacobi_sequential"`` / ``"block_jacobi_tile"`` (BSR only: the inverses of the diagonal
+            blocks, see ``weft.optim._block_jacobi``; 1x1 blocks fall back to ``"diag"``) or ``"id"`` (no
+            preconditioning: returns None). A zero diagonal coefficient, or a block the strategy cannot invert,
+            leaves its rows unpreconditioned.
 
     Raises:
-        TypeError: when ``A`` is not a dense 2-D array.
-        ValueError: for an unknown ``ptype`` or a non-square ``A``.
+        TypeError: when ``A`` is neither a dense 2-D array nor a BSR matrix (``"diag"``).
+        ValueError: for an unknown ``ptype``, a non-square ``A``, or a block-Jacobi ``ptype`` with a dense ``A``
+            or non-square blocks.
     """
     if ptype == "id":
         return None
+    if ptype in _block_jacobi.STRATEGIES:
+        _block_jacobi.check(A, ptype)
+        from weft import sparse
+
+        M, _scale = sparse._matrix.split(A)
+        if M.block_shape == (1, 1):
+            return preconditioner(A, "diag")
+        inv = _block_jacobi.inverse_blocks(A, ptype)
+        diag = wp.array(inv, dtype=M.values.dtype, device=M.device)
+        op = _bsr_operator(sparse.bsr_diag(diag))
+        op.inv_diagonal = diag
+        return op
     if ptype not in ("diag", "diag_abs"):
-        raise ValueError(f"unknown preconditioner type {ptype!r}; expected 'diag', 'diag_abs' or 'id'")
+        raise ValueError(f"unknown preconditioner type {ptype!r}; expected 'diag', 'diag_abs', "
+                         f"{', '.join(repr(s) for s in _block_jacobi.STRATEGIES)} or 'id'")
     if _is_bsr(A):
-        return _bsr_preconditioner(A, ptype)
+        from weft import sparse
+
+        M, _scale = sparse._matrix.split(A)
+        if M.nrow != M.ncol or M.block_shape[0] != M.block_shape[1]:
+            raise ValueError(f"preconditioner: A must be square with square blocks, got {M.shape}, {M.block_shape}")
+        scalar = _check_float_scalar(M.scalar_type, "A")
+        inv_diag = wp.array(_block_jacobi.inverse_diagonal(A, ptype == "diag_abs"), dtype=scalar, device=M.device)
+        return _diag_operator(inv_diag, scalar)
     if not (isinstance(A, wp.array) and A.ndim == 2):
         raise TypeError(f"preconditioner: expected a dense 2-D weft array or a BsrMatrix, got {type(A).__name__}")
     if A.shape[0] != A.shape[1]:
@@ -172,35 +197,20 @@ def preconditioner(A, ptype: str = "diag") -> LinearOperator | None:
     inv_diag = wp.empty(n, dtype=scalar, device=A.device)
     wp.launch(kernels.inverse_diagonal, dim=n, device=A.device, inputs=[A, int(ptype == "diag_abs")],
               outputs=[inv_diag])
+    return _diag_operator(inv_diag, scalar)
+
+
+def _diag_operator(inv_diag, scalar) -> LinearOperator:
+    """``z = alpha diag(inv_diag) x + beta y``."""
+    kernels = _kernels.basic_kernels(scalar)
+    n = inv_diag.shape[0]
 
     def matvec(x, y, z, alpha, beta):
-        wp.launch(kernels.diag_matvec, dim=n, device=A.device, inputs=[inv_diag, x, y, scalar(alpha), scalar(beta)],
-                  outputs=[z])
+        wp.launch(kernels.diag_matvec, dim=n, device=inv_diag.device,
+                  inputs=[inv_diag, x, y, scalar(alpha), scalar(beta)], outputs=[z])
 
-    op = LinearOperator((n, n), scalar, A.device, matvec)
+    op = LinearOperator((n, n), scalar, inv_diag.device, matvec)
     op.inv_diagonal = inv_diag
-    return op
-
-
-def _bsr_preconditioner(A, ptype: str) -> LinearOperator:
-    """Block Jacobi for a BSR matrix: the inverses of its diagonal blocks (of their absolute values for
-    ``diag_abs``), as a block-diagonal ``BsrMatrix``. A singular diagonal block leaves its rows unpreconditioned."""
-    from weft import sparse
-
-    M, _scale = sparse._matrix.split(A)
-    if M.nrow != M.ncol or M.block_shape[0] != M.block_shape[1]:
-        raise ValueError(f"preconditioner: A must be square with square blocks, got {M.shape}, {M.block_shape}")
-    blocks = sparse.bsr_get_diag(A).numpy().astype(np.float64).reshape(M.nrow, *M.block_shape)
-    if ptype == "diag_abs":
-        blocks = np.abs(blocks)
-    inv = np.empty_like(blocks)
-    eye = np.eye(M.block_shape[0])
-    for i, blk in enumerate(blocks):
-        inv[i] = np.linalg.inv(blk) if np.linalg.cond(blk) < 1.0 / np.finfo(np.float64).eps else eye
-    diag = wp.array(inv if M.block_shape != (1, 1) else inv.reshape(-1), dtype=M.values.dtype, device=M.device)
-    D = sparse.bsr_diag(diag)
-    op = _bsr_operator(D)
-    op.inv_diagonal = diag
     return op
 
 
