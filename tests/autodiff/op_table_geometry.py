@@ -135,6 +135,13 @@ def k_get_point(s: wp.array(dtype=float), out: wp.array(dtype=V3F)):
     out[i] = s[i] * wp.mesh_get_point(wp.uint64(MESH), i * 5)
 
 
+@wp.kernel
+def k_get_velocity(s: wp.array(dtype=float), out: wp.array(dtype=V3F)):
+    # the velocities' own gradient is checked in tests/geometry/test_mesh_grad.py
+    i = wp.tid()
+    out[i] = s[i] * wp.mesh_get_velocity(wp.uint64(MESH), i * 5)
+
+
 def _scales(rng, n):
     return [rng.uniform(0.5, 2.0, size=n)]
 
@@ -154,5 +161,7 @@ def add_entries(entry, case) -> None:
                                                  kernel=k_eval_position, **f32))
     entry("geometry", "mesh_get_point", case("a scaled mesh point", (float,), V3F, _scales, kernel=k_get_point,
                                              **f32))
+    entry("geometry", "mesh_get_velocity", case("a scaled mesh velocity", (float,), V3F, _scales,
+                                                kernel=k_get_velocity, **f32))
     entry("geometry", "mesh_eval_velocity", case("interior barycentrics", (float, float), V3F, _bary,
                                                  kernel=k_eval_velocity, **f32))

@@ -166,3 +166,50 @@ def test_gradient_wrt_mesh_points_ray():
     grad, fd = _mesh_point_grad_and_fd(ray_loss, pts, tris, [o, d], w, verts)
     assert np.abs(fd).max() > 0.05
     np.testing.assert_allclose(grad, fd, rtol=3e-2, atol=3e-2)
+
+
+@wp.kernel
+def eval_loss(mesh: wp.uint64, faces: wp.array(dtype=wp.int32), uv: wp.array(dtype=wp.vec3),
+              w: wp.array(dtype=wp.vec3), loss: wp.array(dtype=float)):
+    i = wp.tid()
+    x = wp.mesh_eval_position(mesh, faces[i], uv[i][0], uv[i][1])
+    v = wp.mesh_eval_velocity(mesh, faces[i], uv[i][0], uv[i][1]) + wp.mesh_get_velocity(mesh, i)
+    wp.atomic_add(loss, 0, wp.dot(w[i], x) + wp.dot(v, v))
+
+
+def test_replaced_grads_and_velocity_gradient():
+    # points.grad / velocities.grad replaced after the mesh was built: the backward pass adds into the new buffers;
+    # the loss is linear in the points and quadratic in the velocities, so the exact gradient is known in closed form
+    pts, tris = uv_sphere(4, 6, radius=1.0)
+    rng = np.random.default_rng(6)
+    vel = rng.normal(size=pts.shape).astype(np.float32)
+    n = 5
+    faces = np.arange(n, dtype=np.int32) * 3
+    uv = np.concatenate([rng.uniform(0.1, 0.4, size=(n, 2)), np.zeros((n, 1))], axis=1).astype(np.float32)
+    w = rng.normal(size=(n, 3)).astype(np.float32)
+    points = wp.array(pts, dtype=wp.vec3)
+    velocities = wp.array(vel, dtype=wp.vec3)
+    mesh = wp.Mesh(points, wp.array(tris.reshape(-1), dtype=wp.int32), velocities=velocities)
+    points.requires_grad = True  # both turned on after creation, then points.grad replaced by a new buffer
+    velocities.requires_grad = True
+    old_grad = points.grad
+    points.grad = wp.zeros(len(pts), dtype=wp.vec3)
+    loss = wp.zeros(1, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(eval_loss, dim=n, inputs=[mesh.id, wp.array(faces), wp.array(uv, dtype=wp.vec3),
+                                            wp.array(w, dtype=wp.vec3), loss])
+    tape.backward(loss)
+    tri = tris.reshape(-1, 3)
+    gp, gv = np.zeros(pts.shape), np.zeros(pts.shape)
+    for i in range(n):
+        t = tri[faces[i]]
+        bary = (uv[i, 0], uv[i, 1], 1.0 - uv[i, 0] - uv[i, 1])
+        v = sum(b * vel[k].astype(np.float64) for b, k in zip(bary, t)) + vel[tris.reshape(-1)[i]]
+        for b, k in zip(bary, t):
+            gp[k] += b * w[i]
+            gv[k] += 2.0 * b * v
+        gv[tris.reshape(-1)[i]] += 2.0 * v
+    np.testing.assert_allclose(points.grad.numpy(), gp, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(velocities.grad.numpy(), gv, rtol=1e-4, atol=1e-4)
+    assert not old_grad.numpy().any()  # nothing went to the replaced buffer

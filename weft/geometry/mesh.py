@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..errors import GeometryError
@@ -21,7 +23,10 @@ class Mesh(NativeHandle):
             ``mesh_eval_position``, ``mesh_get_point`` and ``mesh_get(id).points`` w.r.t. the points to
             ``points.grad``.
         indices: int32 array of 3 * num_faces vertex indices (flat, or shape (num_faces, 3)).
-        velocities: optional array of vec3 per-vertex velocities (``mesh_eval_velocity``).
+        velocities: optional array of vec3 per-vertex velocities (``mesh_eval_velocity``); with
+            ``requires_grad=True`` the gradients of ``mesh_eval_velocity`` and ``mesh_get_velocity`` w.r.t. the
+            velocities go to ``velocities.grad``. Replacing ``points.grad`` / ``velocities.grad`` later is seen at
+            once (the mesh re-reads the buffers).
         support_winding_number: precompute the dipole data of ``mesh_query_point_sign_winding_number``.
         bvh_constructor, bvh_leaf_size: accepted for Warp compatibility; weft always builds an LBVH.
         groups: optional int32 group id (>= 0) per face: each group gets its own subtree, whose root
@@ -41,6 +46,7 @@ class Mesh(NativeHandle):
         self.support_winding_number = bool(support_winding_number)
         self._lib = native.lib()
         self.id = 0
+        self._watched: list = []  # weak references to the arrays whose gradient replacement we watch
         pts = host_view(points, "points", "Mesh", cols=3, kind="f")
         idx = host_view(indices, "indices", "Mesh", cols=None, kind="i").reshape(-1)
         if len(pts) == 0:
@@ -113,7 +119,13 @@ class Mesh(NativeHandle):
         self._set_grads()
 
     def _set_grads(self) -> None:
-        """Point the backward pass at points.grad / velocities.grad (queries' adjoints add vertex gradients there)."""
+        """Point the backward pass at points.grad / velocities.grad (queries' adjoints add vertex gradients there).
+
+        Called again whenever either array's gradient buffer is replaced (``points.grad = ...``, ``requires_grad``
+        toggled): the arrays notify the mesh, so the backward pass never adds into a stale buffer."""
+        if not self.id:
+            return
+        views = []
 
         def grad_ptr(arr, data):
             grad = getattr(arr, "grad", None) if getattr(arr, "requires_grad", False) else None
@@ -124,10 +136,17 @@ class Mesh(NativeHandle):
             if g.dtype != np.float32 or not g.flags.c_contiguous or g.size != data.size:
                 raise GeometryError("Mesh: the gradient of 'points'/'velocities' must be a contiguous vec3 (float32) "
                                     "array to receive the queries' gradients")
+            views.append(g)
             return g.ctypes.data
 
-        self._lib.geo_mesh_set_grads(self._live_id(), grad_ptr(self._points, self._pts_np),
-                                     grad_ptr(self._velocities, self._vel_np))
+        bufs = (grad_ptr(self._points, self._pts_np), grad_ptr(self._velocities, self._vel_np))
+        self._lib.geo_mesh_set_grads(self.id, *bufs)
+        self._grad_views = views  # alive while the library holds their addresses
+        for arr in (self._points, self._velocities):
+            watch = getattr(arr, "_watch_grad", None)
+            if watch is not None and not any(r() is arr for r in self._watched):
+                self._watched.append(weakref.ref(arr))
+                watch(self._set_grads)
 
     def _vel_ptr(self):
         return self._vel_np.ctypes.data if self._vel_np is not None else None

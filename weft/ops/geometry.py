@@ -143,7 +143,7 @@ _geo("mesh_eval_position", (T.UINT64, T.INT32, T.FLOAT32, T.FLOAT32), VEC3,
      "differentiable w.r.t. u, v.", adjoint=Adjoint.NATIVE)
 _geo("mesh_eval_velocity", (T.UINT64, T.INT32, T.FLOAT32, T.FLOAT32), VEC3,
      "mesh_eval_velocity(id, face, u, v) -> vec3: the interpolated vertex velocity (zero without velocities); "
-     "differentiable w.r.t. u, v.", adjoint=Adjoint.NATIVE)
+     "differentiable w.r.t. u, v and the mesh velocities when they require grad.", adjoint=Adjoint.NATIVE)
 _geo("mesh_eval_face_normal", (T.UINT64, T.INT32), VEC3,
      "mesh_eval_face_normal(id, face) -> vec3: the unit normal of a face (right-handed winding).")
 _geo("mesh_get_point", (T.UINT64, T.INT32), VEC3,
@@ -160,7 +160,8 @@ _geo("mesh_get_bvh", (T.UINT64,), T.UINT64,
      "mesh_get_bvh(id) -> uint64: the id of the mesh's face BVH, for the bvh_query_* builtins (item i = face i, its "
      "box the face's bounds); valid while the mesh lives.")
 _geo("mesh_get_velocity", (T.UINT64, T.INT32), VEC3,
-     "mesh_get_velocity(id, index) -> vec3: the velocity of the point mesh.indices[index] refers to.")
+     "mesh_get_velocity(id, index) -> vec3: the velocity of the point mesh.indices[index] refers to "
+     "(differentiable w.r.t. the mesh velocities when they require grad).", adjoint=Adjoint.NATIVE)
 _geo("mesh_get_index", (T.UINT64, T.INT32), T.INT32, "mesh_get_index(id, index) -> int: mesh.indices[index].")
 _geo("mesh_get_group_root", (T.UINT64, T.INT32), T.INT32,
      "mesh_get_group_root(id, group) -> int: the BVH root of a face group of a grouped Mesh (-1 if absent), for the "

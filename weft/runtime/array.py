@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import typing
+import weakref
 
 import numpy as np
 
@@ -259,6 +260,21 @@ class array:
                 raise ValueError("grad must have the same strides as the array")
             self._grad = g
         self._desc = None
+        self._grad_replaced()
+
+    def _watch_grad(self, callback) -> None:
+        """Call ``callback()`` (held weakly: a bound method of an object that may go away) whenever this array's
+        gradient buffer is replaced (``a.grad = ...``, ``a.requires_grad = ...``): native objects that captured the
+        gradient's address (wp.Mesh) re-read it."""
+        watchers = self.__dict__.setdefault("_grad_watchers", [])
+        watchers[:] = [w for w in watchers if w() is not None]
+        watchers.append(weakref.WeakMethod(callback) if hasattr(callback, "__self__") else weakref.ref(callback))
+
+    def _grad_replaced(self) -> None:
+        for w in self.__dict__.get("_grad_watchers", ()):
+            cb = w()
+            if cb is not None:
+                cb()
 
     @property
     def requires_grad(self) -> bool:
@@ -269,9 +285,11 @@ class array:
         if value and self._grad is None and not self._annotation:
             self._grad = self._new_like_layout()
             self._desc = None
-        elif not value:
+            self._grad_replaced()
+        elif not value and self._grad is not None:
             self._grad = None
             self._desc = None
+            self._grad_replaced()
 
     def _new_like_layout(self) -> array:
         """A zeroed array with exactly this array's strides (so gradients index like the data)."""

@@ -47,6 +47,14 @@ WEFT_FN void add_face_grads(const MeshData* m, int32 face, const v3& ga, const v
     add_point_grad(m, t[2], gc);
 }
 
+// The same for the velocities' gradient (velocities.grad when the velocities require grad).
+WEFT_FN void add_velocity_grad(const MeshData* m, int32 i, const v3& g) {
+    if (m->velocities_grad == nullptr) return;
+    float* at = m->velocities_grad + 3 * int64(i);
+    for (int k = 0; k < 3; ++k)
+        if (g.c[k] != 0.0f) atom::fetch_add(at + k, g.c[k]);
+}
+
 struct Closest {
     float d2;
     int32 face;
@@ -439,7 +447,7 @@ WEFT_FN geo::v3 mesh_eval_velocity(uint64 id, int32 face, float32 u, float32 v) 
            geo::load3(m->velocities, t[2]) * (1.0f - u - v);
 }
 
-WEFT_FN void adj_mesh_eval_velocity(uint64 id, int32 face, float32, float32, uint64&, int32&, float32& adj_u,
+WEFT_FN void adj_mesh_eval_velocity(uint64 id, int32 face, float32 u, float32 v, uint64&, int32&, float32& adj_u,
                                     float32& adj_v, const geo::v3& adj_ret) {
     const geo::MeshData* m = geo::mesh(id, "");
     if (m == nullptr || face < 0 || face >= m->num_tris || m->velocities == nullptr) return;
@@ -448,6 +456,9 @@ WEFT_FN void adj_mesh_eval_velocity(uint64 id, int32 face, float32, float32, uin
                   c = geo::load3(m->velocities, t[2]);
     adj_u += dot(adj_ret, a - c);
     adj_v += dot(adj_ret, b - c);
+    geo::add_velocity_grad(m, t[0], adj_ret * u);
+    geo::add_velocity_grad(m, t[1], adj_ret * v);
+    geo::add_velocity_grad(m, t[2], adj_ret * (1.0f - u - v));
 }
 
 WEFT_FN geo::v3 mesh_eval_face_normal(uint64 id, int32 face) {
@@ -511,6 +522,12 @@ WEFT_FN geo::v3 mesh_get_velocity(uint64 id, int32 index) {
         return geo::v3();
     }
     return geo::load3(m->velocities, m->indices[index]);
+}
+
+WEFT_FN void adj_mesh_get_velocity(uint64 id, int32 index, uint64&, int32&, const geo::v3& adj_ret) {
+    const geo::MeshData* m = geo::mesh(id, "");
+    if (m == nullptr || m->velocities == nullptr || index < 0 || index >= 3 * m->num_tris) return;
+    geo::add_velocity_grad(m, m->indices[index], adj_ret);
 }
 
 WEFT_FN int32 mesh_get_group_root(uint64 id, int32 group) {
