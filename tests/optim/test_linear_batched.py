@@ -89,3 +89,19 @@ def test_restart(solver):
     y = wp.zeros(3, dtype=wp.float64)
     assert solver(I, wp.array([1.0, 2.0, 3.0], dtype=wp.float64), y, maxiter=0.5, check_every=1, restart=1)[0] == 1
     np.testing.assert_allclose(y.numpy(), [1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("solver, kw", [(cg, {}), (cr, {}), (bicgstab, {}), (gmres, {"restart": 2})])
+def test_vector_operands_and_diagonal_operator(solver, kw):
+    # a 1-D array is a diagonal matrix; vec2 right-hand sides are solved as their flat scalars; offsets count scalars
+    diag = wp.array(((2.0, 2.0), (5.0, 5.0), (1.0, 1.0)), dtype=wp.vec2)
+    b = wp.array(((2.0, 4.0), (10.0, 15.0), (9.0, 9.0)), dtype=wp.vec2)
+    A = aslinearoperator(diag, batch_offsets=wp.array([0, 2, 4], dtype=wp.int32), max_batch_length=2)
+    x = wp.zeros_like(b)
+    solver(A, b, x, tol=1e-7, maxiter=4, check_every=1, **kw)
+    np.testing.assert_allclose(x.numpy(), [[1.0, 2.0], [2.0, 3.0], [0.0, 0.0]], atol=1e-5)  # tail inactive
+    dense = wp.array(np.diag([2.0, 3.0, 4.0, 5.0]), dtype=wp.float32)
+    y = wp.zeros(2, dtype=wp.vec2)
+    _it, err, atol = solver(dense, wp.array([[2.0, 3.0], [4.0, 5.0]], dtype=wp.vec2), y, tol=1e-6, maxiter=200, **kw)
+    assert err <= atol
+    np.testing.assert_allclose(y.numpy(), np.ones((2, 2)), rtol=1e-5)

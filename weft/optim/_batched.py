@@ -56,6 +56,7 @@ def solve(solver, A, b, x, M, options: dict):
     """Solve each subproblem of ``A`` with ``solver`` (cg, cr, bicgstab, gmres) and aggregate the results."""
     offsets = A.batch_offsets.numpy().astype(np.int64)
     n = A.shape[0]
+    b, x = linear.scalar_values(b), linear.scalar_values(x)  # offsets count scalar unknowns
     if offsets.ndim != 1 or offsets.shape[0] < 1 or np.any(np.diff(offsets) < 0) or offsets[0] < 0 \
             or offsets[-1] > n:
         raise ValueError(f"batch_offsets: expected non-decreasing offsets within [0, {n}], got {offsets.tolist()}")

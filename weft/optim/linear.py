@@ -100,6 +100,10 @@ def aslinearoperator(A, batch_offsets=None, max_batch_length: int | None = None)
     """
     if A is None or isinstance(A, LinearOperator):
         return A
+    if isinstance(A, wp.array) and A.ndim == 1:  # a diagonal matrix, as in Warp
+        d = scalar_values(A)
+        op = _diag_operator(d, _check_float_scalar(d.dtype, "A"))
+        return LinearOperator(op.shape, op.dtype, op.device, op.matvec, batch_offsets, max_batch_length)
     op = _wrap(A)
     if batch_offsets is not None or max_batch_length is not None:
         op = LinearOperator(op.shape, op.dtype, op.device, op.matvec, batch_offsets, max_batch_length)
@@ -121,7 +125,17 @@ def _wrap(A) -> LinearOperator:
         return op
     if _is_bsr(A):
         return _bsr_operator(A)
-    raise TypeError(f"expected a dense 2-D weft array, a BsrMatrix or a LinearOperator, got {type(A).__name__}")
+    raise TypeError(f"expected a dense 2-D weft array, a 1-D array (a diagonal), a BsrMatrix or a LinearOperator, "
+                    f"got {type(A).__name__} of {getattr(A, 'ndim', '?')} dimensions")
+
+
+def scalar_values(v):
+    """A 1-D array of vectors (``vec3``...) as the flat array of its scalars (same memory); scalars as they are."""
+    if isinstance(v, wp.array) and v.ndim == 1 and wp.types.type_is_vector(v.dtype):
+        from weft.sparse._views import flat
+
+        return flat(v)
+    return v
 
 
 def _is_bsr(A) -> bool:
@@ -227,6 +241,7 @@ class _Problem:
     def __init__(self, A, b, x, M, nslots: int):
         self.A = aslinearoperator(A)
         self.M = aslinearoperator(M)
+        b, x = scalar_values(b), scalar_values(x)
         for name, v in (("b", b), ("x", x)):
             if not (isinstance(v, wp.array) and v.ndim == 1):
                 raise TypeError(f"{name}: expected a 1-D weft array, got {type(v).__name__}")
@@ -417,6 +432,7 @@ def cg(A, b, x, tol: float | None = None, atol: float | None = None, maxiter: in
                                                        restart=restart))
     S = _CG
     pb = _Problem(A, b, x, M, 7)
+    b, x = pb.b, pb.x  # flat scalar views of vector-valued operands
     ck = _kernels.cg_kernels(pb.C)
     tol, atol = _tolerances(tol, atol, pb.C)
     maxiter = _maxiter(maxiter, pb.n)
@@ -486,12 +502,14 @@ def bicgstab(A, b, x, tol: float | None = None, atol: float | None = None, maxit
                                                              is_left_preconditioner=is_left_preconditioner))
     S = _BICGSTAB
     if is_left_preconditioner and M is not None:
+        b, x = scalar_values(b), scalar_values(x)
         A, M = aslinearoperator(A), aslinearoperator(M)
         n = x.shape[0]
         mb = wp.zeros(n, dtype=x.dtype, device=x.device)
         M.matvec(b, mb, mb, x.dtype(1.0), x.dtype(0.0))
         A, b, M = _left_preconditioned(A, M, n, x.dtype), mb, None
     pb = _Problem(A, b, x, M, 11)
+    b, x = pb.b, pb.x  # flat scalar views of vector-valued operands
     bk = _kernels.bicgstab_kernels(pb.C)
     tol, atol = _tolerances(tol, atol, pb.C)
     maxiter = _maxiter(maxiter, pb.n)
@@ -549,6 +567,7 @@ def cr(A, b, x, tol: float | None = None, atol: float | None = None, maxiter: in
                                                        restart=restart))
     S = _CR
     pb = _Problem(A, b, x, M, 8)
+    b, x = pb.b, pb.x  # flat scalar views of vector-valued operands
     ck = _kernels.cr_kernels(pb.C)
     tol, atol = _tolerances(tol, atol, pb.C)
     maxiter = _maxiter(maxiter, pb.n)
@@ -609,12 +628,14 @@ def gmres(A, b, x, tol: float | None = None, atol: float | None = None, restart:
                                                           is_left_preconditioner=is_left_preconditioner))
     S = _GMRES
     if is_left_preconditioner and M is not None:
+        b, x = scalar_values(b), scalar_values(x)
         A, M = aslinearoperator(A), aslinearoperator(M)
         n = x.shape[0]
         mb = wp.zeros(n, dtype=x.dtype, device=x.device)
         M.matvec(b, mb, mb, x.dtype(1.0), x.dtype(0.0))
         A, b, M = _left_preconditioned(A, M, n, x.dtype), mb, None
     pb = _Problem(A, b, x, M, 5)
+    b, x = pb.b, pb.x  # flat scalar views of vector-valued operands
     gk = _kernels.gmres_kernels(pb.C)
     tol, atol = _tolerances(tol, atol, pb.C)
     m = max(1, min(int(restart), pb.n))
