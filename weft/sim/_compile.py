@@ -9,8 +9,9 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 
-def prepare(model, kernels) -> None:
-    """Compile ``kernels`` (and their adjoints if ``model.requires_grad``) in parallel, skipping those done."""
+def prepare(model, kernels, no_adjoint=()) -> None:
+    """Compile ``kernels`` (and, if ``model.requires_grad``, the adjoints of those not in ``no_adjoint``) in parallel,
+    skipping those done."""
     done = model.__dict__.setdefault("_prepared_kernels", set())
     todo = [k for k in kernels if k is not None and id(k) not in done]
     if not todo:
@@ -19,7 +20,7 @@ def prepare(model, kernels) -> None:
 
     def build(kernel):
         spec = kernel.compile()
-        if grad and kernel.enable_backward:
+        if grad and kernel.enable_backward and kernel not in no_adjoint:
             kernel.adjoint_of(spec)
 
     workers = max(1, min(len(todo), os.cpu_count() or 1))

@@ -99,13 +99,14 @@ def eval_particle_contacts(particle_x: wp.array(dtype=wp.vec3), particle_v: wp.a
             wp.atomic_add(body_f, body_index, wp.spatial_vector(wp.cross(r, f_total), f_total))
 
 
-def eval_particle_ground_contact_forces(model, state, particle_f) -> None:
-    """Add ground-plane contact forces of all active particles (if ``model.ground``)."""
+def eval_particle_ground_contact_forces(model, state, particle_f, record_tape: bool = True) -> None:
+    """Add ground-plane contact forces of all active particles (if ``model.ground``); ``record_tape=False`` when
+    the caller records their adjoint itself (forces/particle_adjoint.py)."""
     if model.ground and model.particle_count:
         wp.launch(eval_particle_ground_contacts, dim=model.particle_count,
                   inputs=[state.particle_q, state.particle_qd, model.particle_radius, model.particle_flags,
                           model.soft_contact_ke, model.soft_contact_kd, model.soft_contact_kf, model.soft_contact_mu,
-                          model.ground_plane], outputs=[particle_f], device=model.device)
+                          model.ground_plane], outputs=[particle_f], device=model.device, record_tape=record_tape)
 
 
 def eval_particle_body_contact_forces(model, state, particle_f, body_f, body_f_in_world_frame: bool = False) -> None:

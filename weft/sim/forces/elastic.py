@@ -319,7 +319,7 @@ def _no_grad(model, a):
     return cache[key]
 
 
-def _grad_or_sink(model, a):
+def grad_or_sink(model, a):
     """``a.grad``, or a scratch array of ``a``'s shape that the adjoint kernels write and nothing reads."""
     if a.grad is not None:
         return a.grad
@@ -349,7 +349,7 @@ def _record_adjoint(model, tape, state, segs, hand, glist, elem_f, particle_f, t
             adj_x.zero_()
             adj_v.zero_()
         for sg, base in hand:
-            grads = [_grad_or_sink(model, a) for a in sg.inputs]
+            grads = [grad_or_sink(model, a) for a in sg.inputs]
             if sg.key == "tet":  # the rest poses have their own kernel
                 if sg.inputs[0].grad is not None:
                     wp.launch(elastic_adjoint.adj_tetrahedra_pose, dim=sg.count,

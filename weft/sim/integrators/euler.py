@@ -1,23 +1,26 @@
 """``SemiImplicitIntegrator``: symplectic Euler over every force model of warp.sim's Euler integrator."""
 
+from ...runtime.tape import active_tape
 from .._compile import prepare
 from ..forces.bodies import eval_muscle_forces
 from ..forces.contacts import eval_particle_body_contact_forces, eval_particle_ground_contact_forces
 from ..forces.elastic import eval_elastic_forces
 from ..forces.joints import eval_body_joint_forces
+from ..forces.particle_adjoint import hand_step_ok, integrate_particles_taped
 from ..forces.particles import eval_particle_forces
 from ..forces.rigid import eval_rigid_contact_forces
 from ..forces.self_contact import eval_triangle_contact_forces
-from .base import Integrator
+from .base import Integrator, integrate_particles
 
 
-def compute_forces(model, state, control, particle_f, body_f, dt: float) -> None:
-    """Accumulate every particle and body force of ``state`` into ``particle_f`` / ``body_f``."""
+def compute_forces(model, state, control, particle_f, body_f, dt: float, ground_on_tape: bool = True) -> None:
+    """Accumulate every particle and body force of ``state`` into ``particle_f`` / ``body_f`` (``ground_on_tape``:
+    whether the ground contact launch is recorded on an active tape, see particle_adjoint)."""
     # springs, triangles, bending edges, tetrahedra: one scratch array, one gather
     eval_elastic_forces(model, state, control, particle_f)
     eval_triangle_contact_forces(model, state, particle_f)
     eval_particle_forces(model, state, particle_f)
-    eval_particle_ground_contact_forces(model, state, particle_f)
+    eval_particle_ground_contact_forces(model, state, particle_f, record_tape=ground_on_tape)
     eval_particle_body_contact_forces(model, state, particle_f, body_f, body_f_in_world_frame=False)
     eval_muscle_forces(model, state, control, body_f)
 
@@ -32,7 +35,17 @@ def euler_kernels(model) -> list:
     """The kernels a SemiImplicitIntegrator step (and collide) launches for ``model``."""
     from .. import rigid_collide
     from ..collide import create_soft_contacts
-    from ..forces import bodies, contacts, elastic, gather, joints, rigid, self_contact
+    from ..forces import (
+        bodies,
+        contacts,
+        elastic,
+        elastic_adjoint,
+        gather,
+        joints,
+        particle_adjoint,
+        rigid,
+        self_contact,
+    )
     from . import base
 
     rigid_contacts = rigid_collide.has_rigid_contacts(model) and model.body_count
@@ -49,7 +62,22 @@ def euler_kernels(model) -> list:
              (model.joint_count and model.body_count, joints.eval_body_joints),
              (rigid_contacts, rigid.eval_rigid_contacts), (rigid_contacts, rigid_collide.broad_phase),
              (rigid_contacts, rigid_collide.narrow_phase)]
+    if model.requires_grad:  # the hand-written adjoints (forces/elastic_adjoint.py, forces/particle_adjoint.py)
+        pairs += [(model.spring_count, elastic_adjoint.adj_springs), (model.tri_count, elastic_adjoint.adj_triangles),
+                  (model.tet_count, elastic_adjoint.adj_tetrahedra), (model.tet_count, elastic_adjoint.adj_tetrahedra_pose),
+                  (model.spring_count + model.tri_count + model.tet_count, elastic_adjoint.gather_adjoints),
+                  (model.edge_count, gather.scatter_gradients), (model.particle_count, particle_adjoint.adj_particle_step)]
     return [k for present, k in pairs if present]
+
+
+def hand_differentiated(model) -> set:
+    """The kernels of ``euler_kernels`` a taped step differentiates with hand-written adjoints (their generic
+    adjoints are compiled only if a step needs them: triangles with lift or drag, a new state without gradients)."""
+    from ..forces import contacts, elastic, gather
+    from . import base
+
+    return {elastic.eval_springs, elastic.eval_triangles, elastic.eval_tetrahedra, gather.gather_forces,
+            contacts.eval_particle_ground_contacts, base.integrate_particles}
 
 
 class SemiImplicitIntegrator(Integrator):
@@ -76,14 +104,19 @@ class SemiImplicitIntegrator(Integrator):
         key = (model.ground, model.enable_tri_collisions, model.rigid_contact_max, model.shape_contact_pair_count,
                model.shape_ground_contact_pair_count, model.requires_grad)
         if model.__dict__.get("_euler_prepared") != key:
-            prepare(model, euler_kernels(model))
+            prepare(model, euler_kernels(model), no_adjoint=hand_differentiated(model))
             model.__dict__["_euler_prepared"] = key
         if control is None:
             control = model.control(clone_variables=False)
         particle_f = state_in.particle_f if state_in.particle_count else None
         body_f = state_in.body_f if state_in.body_count else None
-        compute_forces(model, state_in, control, particle_f, body_f, dt)
+        tape = active_tape.get()
+        hand = tape is not None and hand_step_ok(model, state_in, state_out)
+        compute_forces(model, state_in, control, particle_f, body_f, dt, ground_on_tape=not hand)
         compute_body_forces(model, state_in, control, body_f, self.friction_smoothing)
         self.integrate_bodies(model, state_in, state_out, dt, self.angular_damping)
-        self.integrate_particles(model, state_in, state_out, dt)
+        if hand:
+            integrate_particles_taped(model, state_in, state_out, dt, tape, bool(model.ground), integrate_particles)
+        else:
+            self.integrate_particles(model, state_in, state_out, dt)
         return state_out

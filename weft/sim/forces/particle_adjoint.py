@@ -1,0 +1,124 @@
+"""The hand-written adjoint of a particle step on a tape: the symplectic Euler update (``integrate_particles``) and
+the ground contact forces (``eval_particle_ground_contacts``) in one per-particle kernel, recorded as one callback.
+
+The generic adjoints of those two kernels cost ten times their forward on the CPU (a replayed forward, a stack of
+temporaries, atomics into shared gradients); per particle the adjoint is a few vector operations. The ground
+plane's gradient is the only one shared between particles (atomics, contacts only). Checked against the generic
+adjoints in tests/sim/test_elastic_adjoint.py.
+"""
+
+import weft as wp
+
+from ...runtime.tape import OverwriteError
+from ..model import PARTICLE_FLAG_ACTIVE
+from .elastic import grad_or_sink
+
+
+@wp.kernel(enable_backward=False)
+def adj_particle_step(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), f: wp.array(dtype=wp.vec3),
+                      w: wp.array(dtype=float), particle_flags: wp.array(dtype=wp.uint32),
+                      radius: wp.array(dtype=float), gravity: wp.vec3, dt: float, v_max: float, ground_on: int,
+                      ground: wp.array(dtype=float), ke: float, kd: float, kf: float, mu: float,
+                      x_new_grad: wp.array(dtype=wp.vec3), v_new_grad: wp.array(dtype=wp.vec3),
+                      x_grad: wp.array(dtype=wp.vec3), v_grad: wp.array(dtype=wp.vec3),
+                      f_grad: wp.array(dtype=wp.vec3), w_grad: wp.array(dtype=float),
+                      radius_grad: wp.array(dtype=float), ground_grad: wp.array(dtype=float)):
+    tid = wp.tid()
+    ax = x_new_grad[tid]
+    av = v_new_grad[tid]
+    if (particle_flags[tid] & PARTICLE_FLAG_ACTIVE) == wp.uint32(0):
+        x_grad[tid] = x_grad[tid] + ax
+        v_grad[tid] = v_grad[tid] + av
+        return
+    x0 = x[tid]
+    v0 = v[tid]
+    inv_mass = w[tid]
+    fi = f[tid]
+    # v1 = v0 + (f w + g [w == 0]) dt, clamped to v_max; x1 = x0 + v1 dt
+    v1 = v0 + (fi * inv_mass + gravity * wp.step(-inv_mass)) * dt
+    adj_v1 = av + ax * dt
+    speed = wp.length(v1)
+    if speed > v_max:
+        vh = v1 / speed
+        adj_v1 = (adj_v1 - vh * wp.dot(vh, adj_v1)) * (v_max / speed)
+    af = f_grad[tid] + adj_v1 * (inv_mass * dt)
+    f_grad[tid] = af
+    w_grad[tid] = w_grad[tid] + wp.dot(fi, adj_v1) * dt
+    adj_x = ax
+    adj_v = adj_v1
+    if ground_on != 0:
+        n = wp.vec3(ground[0], ground[1], ground[2])
+        c = wp.dot(n, x0) + ground[3] - radius[tid]
+        if c < 0.0:
+            # the contact force -n fn - t ft (contacts.particle_force) received the gradient af
+            vn = wp.dot(n, v0)
+            fn = c * ke + wp.min(vn, 0.0) * kd
+            vt = v0 - n * vn
+            vs = wp.length(vt)
+            adj_fn = -wp.dot(n, af)
+            adj_n = -af * fn
+            adj_vt = wp.vec3()
+            if vs > 0.0:
+                t = vt / vs
+                ft = wp.min(vs * kf, mu * wp.abs(fn))
+                adj_ft = -wp.dot(t, af)
+                adj_vs = float(0.0)  # noqa: UP018
+                if vs * kf < mu * wp.abs(fn):
+                    adj_vs = kf * adj_ft
+                else:
+                    adj_fn = adj_fn + mu * wp.sign(fn) * adj_ft
+                adj_t = -af * ft
+                adj_vt = (adj_t - t * wp.dot(t, adj_t)) / vs + t * adj_vs
+            adj_vn = -wp.dot(n, adj_vt)
+            adj_n = adj_n - adj_vt * vn
+            if vn < 0.0:
+                adj_vn = adj_vn + kd * adj_fn
+            adj_c = ke * adj_fn
+            adj_v = adj_v + adj_vt + n * adj_vn
+            adj_x = adj_x + n * adj_c
+            adj_n = adj_n + v0 * adj_vn + x0 * adj_c
+            radius_grad[tid] = radius_grad[tid] - adj_c
+            wp.atomic_add(ground_grad, 0, adj_n[0])
+            wp.atomic_add(ground_grad, 1, adj_n[1])
+            wp.atomic_add(ground_grad, 2, adj_n[2])
+            wp.atomic_add(ground_grad, 3, adj_c)
+    x_grad[tid] = x_grad[tid] + adj_x
+    v_grad[tid] = v_grad[tid] + adj_v
+
+
+def hand_step_ok(model, state_in, state_out) -> bool:
+    """Whether a taped particle step can use ``adj_particle_step``: the new state has gradients to propagate."""
+    return bool(model.particle_count and state_out.particle_q.grad is not None
+                and state_out.particle_qd.grad is not None and state_in.particle_f is not None
+                and state_in.particle_f.grad is not None)
+
+
+def integrate_particles_taped(model, state_in, state_out, dt: float, tape, ground: bool, integrate_kernel) -> None:
+    """Launch ``integrate_kernel`` (symplectic Euler) off the tape and record the adjoint of the step, including the
+    ground contacts when ``ground`` (their forward launch, already made, was left off the tape)."""
+    x, v, f = state_in.particle_q, state_in.particle_qd, state_in.particle_f
+    gravity = wp.vec3(*model.gravity)
+    wp.launch(integrate_kernel, dim=model.particle_count,
+              inputs=[x, v, f, model.particle_inv_mass, model.particle_flags, gravity, dt, model.particle_max_velocity],
+              outputs=[state_out.particle_q, state_out.particle_qd], device=model.device, record_tape=False)
+    versions = (x._version, v._version, f._version)
+    xn, vn = state_out.particle_q, state_out.particle_qd
+    consts = (model.soft_contact_ke, model.soft_contact_kd, model.soft_contact_kf, model.soft_contact_mu,
+              model.particle_max_velocity)
+
+    def backward():
+        if (x._version, v._version, f._version) != versions:
+            raise OverwriteError("a simulate() step's particle update read state_in's particles or forces, which were "
+                                 "then overwritten; replaying it in backward would give a wrong gradient. Simulate "
+                                 "into a new State each step while a Tape records (or use wp.checkpoint).")
+        ke, kd, kf, mu, v_max = consts
+        wp.launch(adj_particle_step, dim=model.particle_count,
+                  inputs=[x, v, f, model.particle_inv_mass, model.particle_flags, model.particle_radius, gravity, dt,
+                          v_max, int(ground), model.ground_plane, ke, kd, kf, mu, xn.grad, vn.grad,
+                          grad_or_sink(model, x), grad_or_sink(model, v), grad_or_sink(model, f),
+                          grad_or_sink(model, model.particle_inv_mass), grad_or_sink(model, model.particle_radius),
+                          grad_or_sink(model, model.ground_plane)],
+                  device=model.device, record_tape=False)
+
+    tape.record_func(backward, [x, v, f, xn, vn, model.particle_inv_mass, model.particle_radius, model.ground_plane])
+
