@@ -308,5 +308,5 @@ class Model:
             raise SimError(f"'{name}' has {state.body_count} bodies but the model has {self.body_count}")
         for attr in ("particle_q", "body_q"):
             arr = getattr(state, attr)
-            if arr is not None and str(arr.device) != str(self.device):
+            if arr is not None and arr.device is not self.device and str(arr.device) != str(self.device):
                 raise SimError(f"'{name}.{attr}' is on device {arr.device} but the model is on {self.device}")

@@ -10,6 +10,7 @@ adjoints in tests/sim/test_elastic_adjoint.py.
 import weft as wp
 
 from ...runtime.tape import OverwriteError
+from ..integrators.base import gravity_vec
 from ..model import PARTICLE_FLAG_ACTIVE
 from .elastic import grad_or_sink
 
@@ -97,7 +98,7 @@ def integrate_particles_taped(model, state_in, state_out, dt: float, tape, groun
     """Launch ``integrate_kernel`` (symplectic Euler) off the tape and record the adjoint of the step, including the
     ground contacts when ``ground`` (their forward launch, already made, was left off the tape)."""
     x, v, f = state_in.particle_q, state_in.particle_qd, state_in.particle_f
-    gravity = wp.vec3(*model.gravity)
+    gravity = gravity_vec(model)
     wp.launch(integrate_kernel, dim=model.particle_count,
               inputs=[x, v, f, model.particle_inv_mass, model.particle_flags, gravity, dt, model.particle_max_velocity],
               outputs=[state_out.particle_q, state_out.particle_qd], device=model.device, record_tape=False)

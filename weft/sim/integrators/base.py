@@ -68,6 +68,16 @@ def integrate_bodies(body_q: wp.array(dtype=wp.transform), body_qd: wp.array(dty
     body_qd_new[tid] = qd_new
 
 
+def gravity_vec(model):
+    """``model.gravity`` as a ``wp.vec3`` (kept on the model while the gravity is unchanged)."""
+    g = model.gravity
+    key = g.tobytes() if hasattr(g, "tobytes") else tuple(g)
+    hit = model.__dict__.get("_gravity_vec")
+    if hit is None or hit[0] != key:
+        hit = model.__dict__["_gravity_vec"] = (key, wp.vec3(*[float(c) for c in g]))
+    return hit[1]
+
+
 class Integrator:
     """Base class of the time integrators: shared particle and rigid-body updates and input checks."""
 
@@ -85,7 +95,7 @@ class Integrator:
         if model.particle_count:
             wp.launch(integrate_particles, dim=model.particle_count,
                       inputs=[state_in.particle_q, state_in.particle_qd, state_in.particle_f, model.particle_inv_mass,
-                              model.particle_flags, wp.vec3(*model.gravity), dt, model.particle_max_velocity],
+                              model.particle_flags, gravity_vec(model), dt, model.particle_max_velocity],
                       outputs=[state_out.particle_q, state_out.particle_qd], device=model.device)
 
     def _check(self, model, state_in, state_out, dt) -> None:

@@ -80,6 +80,16 @@ def hand_differentiated(model) -> set:
             contacts.eval_particle_ground_contacts, base.integrate_particles}
 
 
+def _default_control(model):
+    """``model.control(clone_variables=False)``, kept on the model while its control arrays stay the same."""
+    ident = (id(model.tri_activations), id(model.tet_activations), id(model.joint_act),
+             id(model.muscle_activations))
+    hit = model.__dict__.get("_default_control")
+    if hit is None or hit[0] != ident:
+        hit = model.__dict__["_default_control"] = (ident, model.control(clone_variables=False))
+    return hit[1]
+
+
 class SemiImplicitIntegrator(Integrator):
     """Semi-implicit (symplectic) Euler: forces from ``state_in``, then v += a dt, x += v dt.
 
@@ -107,14 +117,15 @@ class SemiImplicitIntegrator(Integrator):
             prepare(model, euler_kernels(model), no_adjoint=hand_differentiated(model))
             model.__dict__["_euler_prepared"] = key
         if control is None:
-            control = model.control(clone_variables=False)
+            control = _default_control(model)
         particle_f = state_in.particle_f if state_in.particle_count else None
         body_f = state_in.body_f if state_in.body_count else None
         tape = active_tape.get()
         hand = tape is not None and hand_step_ok(model, state_in, state_out)
         compute_forces(model, state_in, control, particle_f, body_f, dt, ground_on_tape=not hand)
-        compute_body_forces(model, state_in, control, body_f, self.friction_smoothing)
-        self.integrate_bodies(model, state_in, state_out, dt, self.angular_damping)
+        if body_f is not None:
+            compute_body_forces(model, state_in, control, body_f, self.friction_smoothing)
+            self.integrate_bodies(model, state_in, state_out, dt, self.angular_damping)
         if hand:
             integrate_particles_taped(model, state_in, state_out, dt, tape, bool(model.ground), integrate_particles)
         else:
