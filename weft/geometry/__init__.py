@@ -1,4 +1,5 @@
-"""Geometry: hash grids, BVHs, triangle meshes and marching cubes, with their kernel-side queries.
+"""Geometry: hash grids, BVHs, triangle meshes, marching cubes and 2-D Delaunay edge flipping, with their kernel-side
+queries.
 
 The objects own native data built by the geometry library (``weft/native/geometry``); kernels receive their
 ``.id`` (a ``wp.uint64``) and query them with the builtins registered in ``weft/ops/geometry.py``.
@@ -7,6 +8,7 @@ The objects own native data built by the geometry library (``weft/native/geometr
 from __future__ import annotations
 
 from .bvh import Bvh
+from .delaunay import delaunay_edge_flip, find_triangle_neighbor_edge_index, in_circle, signed_area, tri_tri_adjacency
 from .hashgrid import HashGrid
 from .marching import IsoSurfaceBase, IsoSurfaceMarchingCubes, MarchingCubes
 from .mesh import Mesh
@@ -18,4 +20,5 @@ def is_cubql_available() -> bool:
     return False
 
 __all__ = ["Bvh", "BvhQuery", "HashGrid", "HashGridQuery", "IsoSurfaceBase", "IsoSurfaceMarchingCubes",
-           "MarchingCubes", "Mesh", "MeshQuery", "MeshQueryAABB", "MeshQueryPoint", "MeshQueryRay", "is_cubql_available"]
+           "MarchingCubes", "Mesh", "MeshQuery", "MeshQueryAABB", "MeshQueryPoint", "MeshQueryRay", "delaunay_edge_flip",
+           "find_triangle_neighbor_edge_index", "in_circle", "is_cubql_available", "signed_area", "tri_tri_adjacency"]
