@@ -490,6 +490,10 @@ class Renderer:
         stmt = f"{self.names(s.dsts[0])} = weft::view({', '.join(args)});"
         self.checked(s, "view", s.args[0], args[1:], stmt)
 
+    def op_array_slice(self, s: Let, args) -> None:
+        nd, kinds = s.call.attrs
+        self.out(f"{self.names(s.dsts[0])} = weft::slice<{nd}, {kinds}>({', '.join(args)});")
+
     def op_array_shape(self, s: Let, args) -> None:
         self.out(f"{self.names(s.dsts[0])} = {args[0]}.shape[{s.call.attrs[0]}];")
 
@@ -562,7 +566,7 @@ for _name, _rule in (
     ("copy", Renderer.op_copy), ("tid", Renderer.op_tid), ("to_bool", Renderer.op_to_bool), ("cast", Renderer.op_cast),
     ("construct", Renderer.op_construct), ("getfield", Renderer.op_getfield), ("setfield", Renderer.op_setfield),
     ("load", Renderer.op_load), ("store", Renderer.op_store), ("view", Renderer.op_view),
-    ("array_shape", Renderer.op_array_shape), ("fixed_zeros", Renderer.op_fixed_zeros),
+    ("array_slice", Renderer.op_array_slice),    ("array_shape", Renderer.op_array_shape), ("fixed_zeros", Renderer.op_fixed_zeros),
     ("atomic_add", Renderer.op_atomic), ("atomic_sub", Renderer.op_atomic), ("atomic_min", Renderer.op_atomic),
     ("atomic_max", Renderer.op_atomic), ("atomic_exch", Renderer.op_atomic), ("atomic_cas", Renderer.op_atomic_cas),
     ("atomic_and", Renderer.op_atomic), ("atomic_or", Renderer.op_atomic), ("atomic_xor", Renderer.op_atomic),

@@ -287,6 +287,9 @@ class Lowerer:
             if v is None:
                 raise self.error(f"cannot assign a tuple to '{name}'", node, hint="unpack it: a, b = ...")
             current = frame.env.get(name)
+            if isinstance(current, Var) and current.kind is VarKind.MUTABLE and len(self.b.blocks) == 1 \
+                    and self.operand(v, node, want=current.type).type != current.type:
+                current = None  # straight-line code may rebind a name to another type (sub = a[::4]; sub = sub[0])
             if isinstance(current, Var) and current.kind is VarKind.MUTABLE:
                 src = self.operand(v, node, want=current.type)
                 if src.type != current.type:
@@ -625,7 +628,7 @@ class Lowerer:
                 return self.op("transform_get_translation" if attr == "p" else "transform_get_rotation", [base],
                                node=node)
             if isinstance(t, T.ArrayType) and attr == "shape":
-                return tuple(self.op("array_shape", [base], attrs=(k,), node=node) for k in range(t.ndim))
+                return ArrayShape(self.op("array_shape", [base], attrs=(k,), node=node) for k in range(t.ndim))
             if isinstance(t, T.ArrayType) and attr == "ndim":
                 return Weak(t.ndim)
             if isinstance(t, T.ArrayType) and attr == "dtype":
@@ -657,6 +660,8 @@ class Lowerer:
         base = self.visit(node.value)
         if isinstance(base, tuple):
             idx = self.eval_static(node.slice)
+            if isinstance(base, ArrayShape) and isinstance(idx, int) and len(base) <= idx < 4:
+                return Weak(0)  # as in Warp, an array's extents past its ndim read as 0
             return base[idx]
         if not isinstance(base, (Var, Const)):
             # generic annotations such as wp.array[float] evaluated statically
@@ -664,6 +669,8 @@ class Lowerer:
         t = base.type
         if isinstance(t, (T.VectorType, T.MatrixType)) and _has_slice(node.slice):
             return self.component_slice(base, node.slice, node)
+        if isinstance(t, T.ArrayType) and _has_slice(node.slice):
+            return self.array_slice(base, node.slice, node)
         idx = self.indices(node.slice)
         if isinstance(t, T.ArrayType):
             if len(idx) > t.ndim:
@@ -673,6 +680,35 @@ class Lowerer:
             return self.op("load", [base, *idx], node=node)
         idx = self.check_components(t, idx, node)
         return self.op("extract", [base, *idx], node=node)
+
+    def array_slice(self, base, slice_node, node):
+        """``a[i:j:k, l]``: a strided view of the array (NumPy's rules, bounds evaluated at run time)."""
+        t = base.type
+        if t.kind is not T.ArrayKind.ARRAY:
+            raise self.error(f"slices of a {t} are not supported inside kernels", node,
+                             hint="index the elements, or slice a wp.array")
+        parts = slice_node.elts if isinstance(slice_node, ast.Tuple) else [slice_node]
+        if len(parts) > t.ndim:
+            raise self.error(f"too many indices for a {t.ndim}-D array ({len(parts)})", node)
+        kinds, args = 0, []
+        for d, p in enumerate(parts):
+            if isinstance(p, ast.Slice):
+                kinds |= 1 << d
+                if p.step is not None and isinstance(p.step, ast.Constant) and p.step.value == 0:
+                    raise self.error("slice step cannot be zero", p.step)
+                args += [self.slice_bound(b) for b in (p.lower, p.upper, p.step)]
+            else:
+                args.append(self.slice_bound(p))
+        return self.op("array_slice", [base, *args], attrs=(len(parts), kinds), node=node)
+
+    def slice_bound(self, part):
+        """A slice bound or index as an int64 operand; an omitted bound is the native ``kSliceNone``."""
+        if part is None:
+            return Const(np.iinfo(np.int64).min, T.INT64)
+        v = self.operand(self.visit(part), part, want=T.INT64)
+        if not (isinstance(v.type, T.ScalarType) and v.type.is_int):
+            raise self.error(f"slice bounds and indices must be integers, got {v.type}", part)
+        return v if v.type == T.INT64 else self.op("cast", [v], attrs=(T.INT64,), node=part)
 
     def check_components(self, t: T.Type, idx: list, node) -> list:
         """Constant component indices of a vector / matrix are checked here (run-time ones in debug mode); negative
@@ -985,6 +1021,10 @@ class Lowerer:
 
 
 # ---------------------------------------------------------------------- helpers
+class ArrayShape(tuple):
+    """``a.shape`` in kernel code: one extent per dimension (``a.shape[k]`` past ``ndim`` reads 0, as in Warp)."""
+
+
 def _has_slice(slice_node) -> bool:
     parts = slice_node.elts if isinstance(slice_node, ast.Tuple) else [slice_node]
     return any(isinstance(p, ast.Slice) for p in parts)

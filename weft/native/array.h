@@ -162,6 +162,53 @@ WEFT_FN array_t<T> view(const array_t<T>& a, I... idx) {
     return out;
 }
 
+// a[i:j:k, l, ...]: a strided view. ND leading dimensions are given, those in the bitmask K as start, stop, step
+// (kSliceNone for an omitted bound, NumPy's rules: negative bounds count from the end, bounds are clamped), the
+// others as one index (dropped from the result). Dimensions past ND are kept whole.
+constexpr int64 kSliceNone = INT64_MIN;
+namespace detail {
+WEFT_FN int64 slice_dim(int64 n, int64& start, int64 stop, int64& step) {
+    if (step == kSliceNone) step = 1;
+    if (step == 0) { report_error(1, "slice step cannot be zero"); step = 1; return 0; }
+    const int64 lo = step > 0 ? 0 : -1, hi = step > 0 ? n : n - 1;
+    if (start == kSliceNone) start = step > 0 ? 0 : n - 1;
+    else { if (start < 0) start += n; start = start < lo ? lo : (start > hi ? hi : start); }
+    if (stop == kSliceNone) stop = step > 0 ? n : -1;
+    else { if (stop < 0) stop += n; stop = stop < lo ? lo : (stop > hi ? hi : stop); }
+    const int64 len = step > 0 ? (stop - start + step - 1) / step : (start - stop - step - 1) / (-step);
+    return len > 0 ? len : 0;
+}
+}  // namespace detail
+template <int ND, int K, typename T, typename... I>
+WEFT_FN array_t<T> slice(const array_t<T>& a, I... vals) {
+    const int64 v[] = {int64(vals)..., 0};
+    array_t<T> out;
+    int64 off = 0;
+    int o = 0, p = 0;
+    for (int d = 0; d < a.ndim && d < 4; ++d) {
+        const int64 n = a.shape[d];
+        if (d < ND && !((K >> d) & 1)) {  // an index
+            const int64 i = v[p] < 0 ? v[p] + n : v[p];
+            off += i * a.strides[d];
+            ++p;
+            continue;
+        }
+        int64 start = kSliceNone, stop = kSliceNone, step = kSliceNone;
+        if (d < ND) { start = v[p]; stop = v[p + 1]; step = v[p + 2]; p += 3; }
+        const int64 len = detail::slice_dim(n, start, stop, step);
+        if (len > 0) off += start * a.strides[d];
+        out.shape[o] = int32(len);
+        out.strides[o] = a.strides[d] * step;
+        ++o;
+    }
+    out.ndim = o;
+    for (; o < 4; ++o) { out.shape[o] = 0; out.strides[o] = 0; }
+    out.data = detail::at(a.data, off);
+    out.grad = a.grad ? detail::at(a.grad, off) : nullptr;
+    out.flags = a.flags;
+    return out;
+}
+
 // ---- indexed arrays
 template <typename T, typename... I>
 WEFT_FN T& address(const indexedarray_t<T>& a, I... idx) {

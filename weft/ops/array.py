@@ -46,6 +46,20 @@ register(Op("store", _store, native="store", kind=OpKind.SPECIAL, adjoint=Adjoin
 register(Op("view", _view, native="view", kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, public=False, domain=D,
             role=Role.VIEW, adjoint_linear=True,
             doc="a[i]: the sub-array of a multi-dimensional array."))
+def _slice(args, attrs):
+    nd, kinds = attrs
+    if not (args and isinstance(args[0], T.ArrayType) and args[0].kind is T.ArrayKind.ARRAY and _indices_ok(args[1:])):
+        return None
+    a = args[0]
+    sliced = kinds.bit_count()
+    if not 0 < nd <= a.ndim or not sliced or len(args) - 1 != 3 * sliced + (nd - sliced):
+        return None
+    return T.ArrayType(a.dtype, a.ndim - (nd - sliced))
+
+
+register(Op("array_slice", _slice, native="slice", kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, public=False, domain=D,
+            role=Role.VIEW, adjoint_linear=True,
+            doc="a[i:j:k, l]: a strided view of an array (NumPy's slice rules; same memory and gradient)."))
 register(Op("array_shape", lambda a, at: T.INT32 if len(a) == 1 and isinstance(a[0], T.ArrayType) else None,
             kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, public=False, domain=D, role=Role.SHAPE, doc="a.shape[k]"))
 register(Op("fixed_zeros", lambda a, at: at[0] if not a else None, kind=OpKind.SPECIAL, syntax=Syntax(Form.FIXED_ZEROS), adjoint=Adjoint.NONE,
