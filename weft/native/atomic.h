@@ -8,10 +8,7 @@
 #include "transform.h"
 #include "array.h"
 #if !WEFT_CUDA
-#include <cstring>
-#include <cstdlib>
 #include <initializer_list>
-#include <type_traits>
 #endif
 
 namespace weft {
@@ -444,7 +441,7 @@ template <typename T>
 inline void private_grad(array_t<T>& a, size_t field, int sites, int64 total, int threads,
                          const detail::ByteRange* grads, int ngrads, int self, PrivateGrad* priv, int& npriv) {
     typedef typename detail::grad_scalar<T>::type S;
-    if constexpr (!std::is_void<S>::value) {
+    if constexpr (!detail::is_void_<S>::value) {
         if (!a.grad || npriv >= kMaxPrivateGrads || !detail::distinct_elements(a)) return;
         const detail::ByteRange r = grads[self];
         int64 count = 1;
@@ -490,7 +487,7 @@ namespace detail {
 typedef int32 lanes16_i32 __attribute__((vector_size(64)));
 inline bool all_zero(const lanes16_i32& v) {
     static const lanes16_i32 zero = {};
-    return std::memcmp(&v, &zero, 64) == 0;
+    return memcmp(&v, &zero, 64) == 0;
 }
 // g[k] += v[k] for 16 consecutive elements of T (whole 64-byte vectors of its scalar S)
 template <typename T, typename S>
@@ -499,10 +496,10 @@ inline void add16(char* g, const T* v) {
     const char* src = reinterpret_cast<const char*>(v);
     for (int k = 0; k < int(16 * sizeof(T) / 64); ++k) {
         lanes x, y;
-        std::memcpy(&x, g + 64 * k, 64);
-        std::memcpy(&y, src + 64 * k, 64);
+        memcpy(&x, g + 64 * k, 64);
+        memcpy(&y, src + 64 * k, 64);
         x += y;
-        std::memcpy(g + 64 * k, &x, 64);
+        memcpy(g + 64 * k, &x, 64);
     }
 }
 }  // namespace detail
@@ -518,8 +515,8 @@ struct SpillBuf {
     SpillBuf(const SpillBuf&) = delete;
     SpillBuf& operator=(const SpillBuf&) = delete;
     ~SpillBuf() {
-        std::free(off);
-        std::free(val);
+        free(off);
+        free(val);
     }
     void push(int32 o, const T& v) {
         if (n == cap && !grow()) return;
@@ -529,9 +526,9 @@ struct SpillBuf {
     }
     __attribute__((noinline, cold)) bool grow() {
         const int64 c = cap ? 2 * cap : 1024;
-        int32* o = static_cast<int32*>(std::realloc(off, size_t(c) * sizeof(int32)));
+        int32* o = static_cast<int32*>(realloc(off, size_t(c) * sizeof(int32)));
         if (o) off = o;
-        T* v = o ? static_cast<T*>(std::realloc(val, size_t(c) * sizeof(T))) : nullptr;
+        T* v = o ? static_cast<T*>(realloc(val, size_t(c) * sizeof(T))) : nullptr;
         if (v) val = v;
         if (!o || !v) {
             report_error(4, "out of memory for the gradient adds of a backward launch: the gradients are incomplete");
@@ -579,14 +576,14 @@ inline void flush_adds(const array_t<T>& a, const int32* off, const T* val, int3
             spill->push(off[l], val[l]);
     };
     int32 l = 0;
-    if constexpr (!std::is_void<S>::value && (16 * sizeof(T)) % 64 == 0) {
+    if constexpr (!detail::is_void_<S>::value && (16 * sizeof(T)) % 64 == 0) {
         constexpr int32 size = int32(sizeof(T));
         const detail::lanes16_i32 step = detail::lanes16_i32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15} *
                                          size;
         const int32 whole = n & ~15;
         detail::lanes16_i32 off16, bad = {};
         for (int32 b = 0; b < whole; b += 16) {
-            std::memcpy(&off16, off + b, 64);
+            memcpy(&off16, off + b, 64);
             bad |= off16 - (off[0] + b * size + step);
         }
         // (a real offset exceeds kNoAdd, so no run of offsets starting at a real one contains kNoAdd)
@@ -595,7 +592,7 @@ inline void flush_adds(const array_t<T>& a, const int32* off, const T* val, int3
             for (; l < whole; l += 16) detail::add16<T, S>(g + off[0] + l * size, val + l);
         } else {
             for (; l < whole; l += 16) {
-                std::memcpy(&off16, off + l, 64);
+                memcpy(&off16, off + l, 64);
                 if (detail::all_zero(off16 - (off[l] + step)) && (!MaybeEmpty || off[l] != kNoAdd) && off[l] >= lo &&
                     int64(off[l]) + 16 * size <= hi) {
                     detail::add16<T, S>(g + off[l], val + l);

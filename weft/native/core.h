@@ -13,11 +13,8 @@
 #endif
 
 #if !WEFT_CUDA
-#include "libm.h"  // not <cmath>: see libm.h
+#include "clib.h"  // not <cmath>, <cstdio>, <cstring>, <cstdlib>: see clib.h
 #include <cstdint>
-#include <cstdio>
-#include <cstring>
-#include <limits>
 #else
 typedef signed char int8_t;
 typedef short int16_t;
@@ -48,6 +45,13 @@ typedef uint32_t uint32;
 typedef uint64_t uint64;
 typedef float float32;
 typedef double float64;
+
+namespace detail {
+// type tests for `if constexpr` (not <type_traits>: see clib.h)
+template <typename A, typename B> struct is_same_ { static constexpr bool value = false; };
+template <typename A> struct is_same_<A, A> { static constexpr bool value = true; };
+template <typename T> struct is_void_ { static constexpr bool value = is_same_<T, void>::value; };
+}  // namespace detail
 
 // Whether the current CPU thread runs a launch alone (set by the grid runner): adjoint accumulation into
 // gradient arrays can then use plain adds instead of atomics.

@@ -11,7 +11,6 @@
 #pragma once
 #include "tile.h"
 #if !WEFT_CUDA
-#include <type_traits>
 #endif
 
 namespace weft {
@@ -397,7 +396,7 @@ inline void rt_pass(int r, int m, int s, const T* xr, const T* xi, T* yr, T* yi,
     else if constexpr (R == 4) weft_rt_fft_##S##_r4(m, s, xr, xi, yr, yi, wr, wi);                              \
     else if constexpr (R == 5) weft_rt_fft_##S##_r5(m, s, xr, xi, yr, yi, wr, wi);                              \
     else weft_rt_fft_##S##_r8(m, s, xr, xi, yr, yi, wr, wi);
-    if constexpr (std::is_same<T, float>::value) {
+    if constexpr (detail::is_same_<T, float>::value) {
         WEFT_RT_FFT_CALL(f32)
     } else {
         WEFT_RT_FFT_CALL(f64)
@@ -408,7 +407,7 @@ inline void rt_pass(int r, int m, int s, const T* xr, const T* xi, T* yr, T* yi,
 // run_stages for a length-N plan, each pass a call into the runtime (only the pass kinds N uses are referenced).
 template <typename T, int N>
 inline bool run_forward(const plan_t<T, N>& P, T* xr, T* xi, T* yr, T* yi, int B) {
-    if constexpr (!std::is_same<T, float>::value && !std::is_same<T, double>::value) {
+    if constexpr (!detail::is_same_<T, float>::value && !detail::is_same_<T, double>::value) {
         return run<false, T, N>(P, xr, xi, yr, yi, B);
     } else {
         constexpr int bits = radix_bits(N);

@@ -5,7 +5,6 @@
 #include "atomic.h"
 #if !WEFT_CUDA
 #include <omp.h>
-#include <cstdlib>
 #endif
 
 #if !WEFT_CUDA
@@ -383,7 +382,7 @@ inline void with_private_grads(int32 threads, const A& args, const PrivateGrad* 
     offsets[0] = 0;
     for (int k = 0; k < npriv; ++k) offsets[k + 1] = offsets[k] + ((priv[k].bytes + 64 + 63) / 64) * 64;
     const int64 block = offsets[npriv];
-    char* pool = npriv > 0 ? static_cast<char*>(std::malloc(size_t(block * (threads - 1) + 64))) : nullptr;
+    char* pool = npriv > 0 ? static_cast<char*>(malloc(size_t(block * (threads - 1) + 64))) : nullptr;
     if (npriv > 0 && pool == nullptr) {  // no memory for the copies: one thread (the gradients are already plain)
         SerialScope serial;
         run(args, 0);
@@ -401,11 +400,11 @@ inline void with_private_grads(int32 threads, const A& args, const PrivateGrad* 
         if (t > 0) {
             for (int k = 0; k < npriv; ++k) {
                 char* copy = copy_of(t, k);
-                std::memset(copy, 0, size_t(priv[k].bytes));
+                memset(copy, 0, size_t(priv[k].bytes));
                 char* grad;
-                std::memcpy(&grad, reinterpret_cast<char*>(&mine) + priv[k].field, sizeof(char*));
+                memcpy(&grad, reinterpret_cast<char*>(&mine) + priv[k].field, sizeof(char*));
                 grad = copy + (grad - priv[k].lo);
-                std::memcpy(reinterpret_cast<char*>(&mine) + priv[k].field, &grad, sizeof(char*));
+                memcpy(reinterpret_cast<char*>(&mine) + priv[k].field, &grad, sizeof(char*));
             }
         }
         run(static_cast<const A&>(mine), t);
@@ -425,7 +424,7 @@ inline void with_private_grads(int32 threads, const A& args, const PrivateGrad* 
             }
         }
     }
-    std::free(pool);
+    free(pool);
 }
 
 // run_grid for a backward body taking the arguments explicitly (body(args, i0, i1, i2, i3, flat)), with the

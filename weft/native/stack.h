@@ -3,7 +3,6 @@
 #include "core.h"
 #include "error.h"
 #if !WEFT_CUDA
-#include <cstdlib>
 #endif
 
 namespace weft {
