@@ -12,6 +12,7 @@ from .delaunay import delaunay_edge_flip, find_triangle_neighbor_edge_index, in_
 from .hashgrid import HashGrid
 from .marching import IsoSurfaceBase, IsoSurfaceMarchingCubes, MarchingCubes
 from .mesh import Mesh
+from .sparse_marching import lipschitz_octree, sparse_marching_cubes, sparse_marching_cubes_from_cells
 from .types import BvhQuery, HashGridQuery, MeshQuery, MeshQueryAABB, MeshQueryPoint, MeshQueryRay
 
 
@@ -21,4 +22,5 @@ def is_cubql_available() -> bool:
 
 __all__ = ["Bvh", "BvhQuery", "HashGrid", "HashGridQuery", "IsoSurfaceBase", "IsoSurfaceMarchingCubes",
            "MarchingCubes", "Mesh", "MeshQuery", "MeshQueryAABB", "MeshQueryPoint", "MeshQueryRay", "delaunay_edge_flip",
-           "find_triangle_neighbor_edge_index", "in_circle", "is_cubql_available", "signed_area", "tri_tri_adjacency"]
+           "find_triangle_neighbor_edge_index", "in_circle", "is_cubql_available", "lipschitz_octree", "signed_area", "sparse_marching_cubes",
+           "sparse_marching_cubes_from_cells", "tri_tri_adjacency"]
