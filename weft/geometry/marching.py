@@ -58,7 +58,9 @@ def _case_loops(case: int) -> list[list[int]]:
     return loops
 
 
+@functools.cache
 def _tables() -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(CASE_TO_TRI_RANGE, TRI_LOCAL_INDICES), generated on first use (not at ``import weft``)."""
     ranges, tris = [0], []
     for case in range(256):
         for loop in _case_loops(case):
@@ -68,8 +70,26 @@ def _tables() -> tuple[tuple[int, ...], tuple[int, ...]]:
     return tuple(ranges), tuple(tris)
 
 
-#: triangles of case c: TRI_LOCAL_INDICES[3 * CASE_TO_TRI_RANGE[c] : 3 * CASE_TO_TRI_RANGE[c + 1]] (cell edges)
-CASE_TO_TRI_RANGE, TRI_LOCAL_INDICES = _tables()
+class _LazyTable:
+    """A class attribute holding one of the two tables, built on first access."""
+
+    def __init__(self, index: int):
+        self.index = index
+
+    def __get__(self, obj, owner=None):
+        return _tables()[self.index]
+
+
+def __getattr__(name: str):
+    # triangles of case c: TRI_LOCAL_INDICES[3 * CASE_TO_TRI_RANGE[c] : 3 * CASE_TO_TRI_RANGE[c + 1]] (cell edges);
+    # built on first access: generating the table was about half of this module's import time
+    if name == "CASE_TO_TRI_RANGE":
+        return _tables()[0]
+    if name == "TRI_LOCAL_INDICES":
+        return _tables()[1]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # each cell edge as (lower corner offset x, y, z, axis) - the grid edge it is
 _EDGE_GRID = tuple((*CUBE_CORNER_OFFSETS[min(a, b, key=lambda c: sum(CUBE_CORNER_OFFSETS[c]))],
                     int(np.argmax(np.abs(np.subtract(CUBE_CORNER_OFFSETS[a], CUBE_CORNER_OFFSETS[b])))))
@@ -149,8 +169,9 @@ def _kernels():
 def _table_arrays():
     import weft as wp
 
-    return (wp.array(np.asarray(CASE_TO_TRI_RANGE, np.int32), dtype=wp.int32),
-            wp.array(np.asarray(TRI_LOCAL_INDICES, np.int32), dtype=wp.int32),
+    ranges, tris = _tables()
+    return (wp.array(np.asarray(ranges, np.int32), dtype=wp.int32),
+            wp.array(np.asarray(tris, np.int32), dtype=wp.int32),
             wp.array(np.asarray(_EDGE_GRID, np.int32), dtype=wp.vec4i))
 
 
@@ -285,8 +306,8 @@ class IsoSurfaceMarchingCubes(IsoSurfaceBase):
 
     CUBE_CORNER_OFFSETS = CUBE_CORNER_OFFSETS
     EDGE_TO_CORNERS = EDGE_TO_CORNERS
-    CASE_TO_TRI_RANGE = CASE_TO_TRI_RANGE
-    TRI_LOCAL_INDICES = TRI_LOCAL_INDICES
+    CASE_TO_TRI_RANGE = _LazyTable(0)
+    TRI_LOCAL_INDICES = _LazyTable(1)
 
     def surface(self, field, threshold: float) -> None:
         """Extract the isosurface ``field == threshold`` into ``verts`` and ``indices``."""
