@@ -140,3 +140,47 @@ def test_bad_input_and_destroyed_ids():
     mesh = wp.Mesh(pts, wp.array(np.array([0, 1, 2], np.int32), dtype=wp.int32))
     with pytest.raises(wp.Error, match="not a live Bvh"):  # a Mesh id is not a Bvh id
         wp.launch(group_query, dim=1, inputs=[mesh.id, wp.vec3(0.0), wp.vec3(1.0), hits])
+
+
+@wp.kernel
+def tile_queries(bvh: wp.uint64, mesh: wp.uint64, lo: wp.vec3, hi: wp.vec3, start: wp.vec3, d: wp.vec3,
+                 boxes: wp.array(dtype=int), rays: wp.array(dtype=int), faces: wp.array(dtype=int)):
+    q = wp.tile_bvh_query_aabb(bvh, lo, hi)
+    while wp.tile_query_valid(q):
+        i = wp.untile(wp.tile_bvh_query_next(q))
+        if i >= 0:
+            wp.atomic_add(boxes, i, 1)
+    r = wp.bvh_query_ray_tiled(bvh, start, d)  # Warp's deprecated spelling
+    while wp.tile_query_valid(r):
+        i = wp.untile(wp.bvh_query_next_tiled(r))
+        if i >= 0:
+            wp.atomic_add(rays, i, 1)
+    m = wp.tile_mesh_query_aabb(mesh, lo, hi)
+    while wp.tile_query_valid(m):
+        f = wp.untile(wp.tile_mesh_query_aabb_next(m))
+        if f >= 0:
+            wp.atomic_add(faces, f, 1)
+
+
+def test_thread_block_queries_yield_each_item_once():
+    # a block of 8 lanes walks one query together: every overlapping item reaches exactly one lane, once
+    rng = np.random.default_rng(11)
+    lo = rng.random((60, 3)).astype(np.float32) * 4.0
+    hi = lo + rng.random((60, 3)).astype(np.float32)
+    bvh = wp.Bvh(wp.array(lo, dtype=wp.vec3), wp.array(hi, dtype=wp.vec3))
+    pts = rng.random((30, 3)).astype(np.float32) * 4.0
+    tris = rng.integers(0, 30, size=(40, 3)).astype(np.int32)
+    mesh = wp.Mesh(wp.array(pts, dtype=wp.vec3), wp.array(tris.reshape(-1), dtype=wp.int32))
+    qlo, qhi = np.array([1.0, 1.0, 1.0], np.float32), np.array([3.0, 3.0, 3.0], np.float32)
+    start, d = np.zeros(3, np.float32), (np.ones(3) / np.sqrt(3.0)).astype(np.float32)
+    boxes, rays, faces = (wp.zeros(n, dtype=int) for n in (60, 60, 40))
+    wp.launch_tiled(tile_queries, dim=1, inputs=[bvh.id, mesh.id, wp.vec3(*qlo), wp.vec3(*qhi), wp.vec3(*start),
+                                                 wp.vec3(*d), boxes, rays, faces], block_dim=8)
+    np.testing.assert_array_equal(boxes.numpy(), np.all((lo <= qhi) & (hi >= qlo), axis=1))
+    with np.errstate(divide="ignore"):
+        inv = 1.0 / d.astype(np.float64)
+    t0 = np.minimum((lo - start) * inv, (hi - start) * inv).max(axis=1)
+    t1 = np.maximum((lo - start) * inv, (hi - start) * inv).min(axis=1)
+    np.testing.assert_array_equal(rays.numpy(), (t0 <= t1) & (t1 >= 0))
+    tri_lo, tri_hi = pts[tris].min(axis=1), pts[tris].max(axis=1)
+    np.testing.assert_array_equal(faces.numpy(), np.all((tri_lo <= qhi) & (tri_hi >= qlo), axis=1))

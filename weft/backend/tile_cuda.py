@@ -312,6 +312,21 @@ for _rule_name, _rule_fn in (("tile", _tile_of), ("tile_fft", _fft("tile_fft")),
     CudaBlockRendering.forward_rules.add(rules.ops(_rule_name, "tile"), _rule_fn)
 
 
+def _tile_query_next(r, s, args) -> None:
+    """Thread-block geometry query on CUDA: every thread advances its own copy of the (uniform) query through the
+    block's next block_dim items and keeps the one of its lane, so the copies stay identical without shared state."""
+    d, q = r.names(s.dsts[0]), r.names(s.dsts[1])
+    r.out(f"{q} = {args[0]};")
+    r.out(f"for (int32_t k_ = 0; k_ < {s.dsts[0].type.size}; ++k_) {{ const int32_t i_ = weft::tile_query_take({q}); "
+          f"if (k_ == _l) {d}.data[k_] = i_; }}")
+    r.out("__syncthreads();")
+
+
+for _rule_name in ("tile_bvh_query_next", "bvh_query_next_tiled", "tile_mesh_query_aabb_next",
+                   "mesh_query_aabb_next_tiled"):
+    CudaBlockRendering.forward_rules.add(rules.ops(_rule_name, "tile"), _tile_query_next)
+
+
 # ---------------------------------------------------------------------------------------------- adjoint rules
 def _adj_retargeted(cpu_rule, scratch_bytes=None):
     """The CPU derivative rule retargeted to weft::cta, with the scratch pointer where the record says the cooperative

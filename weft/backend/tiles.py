@@ -365,6 +365,17 @@ def _block_dim(r, s: Let, args) -> None:
     r.out(f"{_d(r, s)} = {getattr(r, 'block_dim', 1)};")
 
 
+def _tile_query_next(r, s: Let, args) -> None:
+    """Thread-block geometry query: lane 0's query hands out one item per tile element; every lane's copy of the
+    query is then the advanced one (they stay identical, as on a GPU)."""
+    d, q = _d(r, s), s.dsts[1]
+    r.out(f"{r.names(q)} = {args[0]};")
+    r.out(f"for (int32_t k_ = 0; k_ < {s.dsts[0].type.size}; ++k_) {d}.data[k_] = weft::tile_query_take({r.names(q)});")
+    if r.names.is_lane_array(q):
+        raw = r.names.raw(q)
+        r.out(f"for (int32_t k_ = 1; k_ < {r.block_dim}; ++k_) {raw}[k_] = {raw}[0];")
+
+
 _FORWARD = (
     ("block_dim", _block_dim),
     ("tile_load", _call("tile_load")),
@@ -402,6 +413,9 @@ _FORWARD = (
 for _rule_name, _rule_fn in _FORWARD:
     BlockRendering.forward_rules.add(rules.ops(_rule_name, "tile"), _rule_fn)
 BlockRendering.forward_rules.add(rules.ops("tid"), BlockRendering.op_tid)
+for _rule_name in ("tile_bvh_query_next", "bvh_query_next_tiled", "tile_mesh_query_aabb_next",
+                   "mesh_query_aabb_next_tiled"):
+    BlockRendering.forward_rules.add(rules.ops(_rule_name, "tile"), _tile_query_next)
 
 
 __all__ = ["TileRenderer"]

@@ -393,6 +393,19 @@ def _in_place(lw, node, name: str, syntax: Syntax):
     _store_target(lw, node.args[0], result, name)
 
 
+def _tile_query_next(lw, node, name: str, syntax: Syntax):
+    """``t = wp.tile_bvh_query_next(query)``: a tile of the next block_dim items; ``query`` is advanced in place."""
+    _mark(lw)
+    if len(node.args) != 1 or node.keywords:
+        raise lw.error(f"wp.{name}(query) takes one thread-block query, advanced in place", node)
+    query = lw.operand(lw.visit(node.args[0]), node.args[0])
+    items, advanced = lw.op(name, [query], attrs=(T.TileType(T.INT32, (block_dim(lw),)),), node=node)
+    if not isinstance(node.args[0], ast.Name):
+        raise lw.error(f"the query advanced by wp.{name}() must be a variable", node.args[0])
+    lw.store(node.args[0], advanced)
+    return items
+
+
 # ---------------------------------------------------------------------------------------------- composite forms
 def map_body(lw, elem_types: list[T.Type], node, make, name: str) -> TileBody:
     """A ``tile_map`` body built in code: ``make(lw, params)`` returns the element result."""
@@ -475,4 +488,5 @@ OP_RULES.update({
     Form.TILE_REDUCE: _tile_reduce,
     Form.TILE_MATMUL: _tile_matmul,
     Form.TILE_IN_PLACE: _in_place,
+    Form.TILE_QUERY_NEXT: _tile_query_next,
 })

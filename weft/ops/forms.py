@@ -42,6 +42,7 @@ class Form(enum.Enum):
     TILE_REDUCE = "tile_reduce"
     TILE_MATMUL = "tile_matmul"
     TILE_IN_PLACE = "tile_in_place"  # tile_fft(t): transforms the tile variable in place
+    TILE_QUERY_NEXT = "tile_query_next"  # tile_bvh_query_next(q): a tile of the next items, q advanced in place
     # ---- language forms (LanguageForm.form): calls that are not registry ops
     STATIC = "static"  # wp.static(expr): evaluated at compile time
     WHERE = "where"  # wp.where(cond, a, b)

@@ -190,6 +190,50 @@ _geo("bvh_get_group_root", (T.UINT64, T.INT32), T.INT32,
      "bvh_get_group_root(id, group) -> int: the root of a group's subtree in a grouped Bvh (-1 if absent).")
 
 
+# ------------------------------------------------------------------------------------------------ block queries
+# Thread-block queries (tile kernels): every lane holds the same query; tile_*_next hands the next block_dim items
+# to the lanes as a tile (-1 where none is left) and advances the query in place.
+TILE_BVH_QUERY = T.OpaqueType("BvhQueryTiled", "bvh_query_t")
+TILE_MESH_QUERY = T.OpaqueType("MeshQueryAABBTiled", "mesh_query_t")
+_TILE_NEXT = Syntax(Form.TILE_QUERY_NEXT, updates=(0,))
+
+
+def _tile_next(query: T.OpaqueType):
+    def rule(args, attrs):
+        (tile,) = attrs
+        return (tile, query) if len(args) == 1 and args[0] == query else None
+    return rule
+
+
+for _name, _alias, _native, _params, _what in (
+        ("tile_bvh_query_aabb", "bvh_query_aabb_tiled", "bvh_query_aabb", ("low", "high"), "overlaps [low, high]"),
+        ("tile_bvh_query_ray", "bvh_query_ray_tiled", "bvh_query_ray", ("start", "dir"), "the ray start + t dir "
+         "(t >= 0) hits")):
+    for _n in (_name, _alias):
+        register(Op(_n, _fixed((T.UINT64, VEC3, VEC3), TILE_BVH_QUERY), native="tile_" + _native, domain=D,
+                    adjoint=Adjoint.NONE,
+                    header=HEADER, doc=f"{_n}(id, {', '.join(_params)}) -> BvhQueryTiled: a thread-block query of the "
+                    f"Bvh items whose box {_what}; advance with tile_bvh_query_next while tile_query_valid."
+                    + (f" Deprecated alias of {_name}." if _n == _alias else "")))
+for _n in ("tile_mesh_query_aabb", "mesh_query_aabb_tiled"):
+    register(Op(_n, _fixed((T.UINT64, VEC3, VEC3), TILE_MESH_QUERY), native="tile_mesh_query_aabb", domain=D,
+                adjoint=Adjoint.NONE,
+                header=HEADER, doc=f"{_n}(id, low, high) -> MeshQueryAABBTiled: a thread-block query of the faces whose "
+                "box overlaps [low, high]; advance with tile_mesh_query_aabb_next while tile_query_valid."))
+for _n, _query in (("tile_bvh_query_next", TILE_BVH_QUERY), ("bvh_query_next_tiled", TILE_BVH_QUERY),
+                   ("tile_mesh_query_aabb_next", TILE_MESH_QUERY), ("mesh_query_aabb_next_tiled", TILE_MESH_QUERY)):
+    # a tile op (domain "tile": rendered by the block renderers, weft/backend/tiles.py and tile_cuda.py)
+    register(Op(_n, _tile_next(_query), native="tile_query_take", kind=OpKind.SPECIAL, adjoint=Adjoint.NONE,
+                collective=True, domain="tile", header=HEADER, syntax=_TILE_NEXT,
+                doc=f"{_n}(query) -> tile: the query's next items, one per lane (a tile of block_dim ints, -1 where "
+                "none is left); advances the query in place. Every lane must run the same loop."))
+for _query in (TILE_BVH_QUERY, TILE_MESH_QUERY):
+    register(Op("tile_query_valid", _fixed((_query,), T.BOOL), native="tile_query_valid", domain=D, header=HEADER,
+                adjoint=Adjoint.NONE,
+                doc="tile_query_valid(query) -> bool: whether a thread-block query may yield more items (guard the "
+                "loop of tile_bvh_query_next / tile_mesh_query_aabb_next with it)."))
+
+
 # ------------------------------------------------------------------------------------------------ helpers
 def _vec3s(n: int, result):
     def rule(args, attrs):

@@ -117,6 +117,23 @@ WEFT_FN void bvh_query_step(const bvh_query_t& q, int32 index_in, float32 max_di
     ok = bvh_query_next(q_next, index, max_dist);
 }
 
+// Thread-block queries (tile kernels): the same traversal state in every lane; tile_query_take hands out the next
+// item (-1 when none is left), the tile renderers call it once per lane of the result tile.
+WEFT_FN bvh_query_t tile_bvh_query_aabb(uint64 id, const geo::v3& low, const geo::v3& high) {
+    return geo::bvh_query_begin(id, geo::BVH_AABB, low, high, 0.0f, -1, WEFT_BVH_ID_ERROR("tile_bvh_query_aabb"));
+}
+
+WEFT_FN bvh_query_t tile_bvh_query_ray(uint64 id, const geo::v3& start, const geo::v3& dir) {
+    return geo::bvh_query_begin(id, geo::BVH_RAY, start, dir, 0.0f, -1, WEFT_BVH_ID_ERROR("tile_bvh_query_ray"));
+}
+
+WEFT_FN bool tile_query_valid(const bvh_query_t& q) { return q.bvh != nullptr && q.sp > 0; }
+
+WEFT_FN int32 tile_query_take(bvh_query_t& q) {
+    int32 index = -1;
+    return bvh_query_next(q, index, geo::inf_f()) ? index : -1;
+}
+
 WEFT_FN int32 bvh_get_group_root(uint64 id, int32 group) {
     const geo::BvhData* b = geo::user_bvh(id, WEFT_BVH_ID_ERROR("bvh_get_group_root"));
     return b == nullptr ? -1 : geo::group_root(b, group);

@@ -621,6 +621,18 @@ WEFT_FN bool mesh_query_next(mesh_query_t& q, int32& index) {
     return false;
 }
 
+// Thread-block box query (tile kernels): see tile_query_take in bvh_query.h.
+WEFT_FN mesh_query_t tile_mesh_query_aabb(uint64 id, const geo::v3& lo, const geo::v3& hi) {
+    return mesh_query_aabb(id, lo, hi);
+}
+
+WEFT_FN bool tile_query_valid(const mesh_query_t& q) { return q.mesh != nullptr && q.sp > 0; }
+
+WEFT_FN int32 tile_query_take(mesh_query_t& q) {
+    int32 index = -1;
+    return mesh_query_next(q, index) ? index : -1;
+}
+
 WEFT_FN void mesh_query_step(const mesh_query_t& q, int32 index_in, bool& ok, mesh_query_t& q_next, int32& index) {
     q_next = q;
     index = index_in;
