@@ -67,6 +67,9 @@ max_unroll: int = 16
 debug_internal: bool = _env_bool("WEFT_DEBUG_INTERNAL", False)
 #: Run the IR verifier on every program the pipeline produces, forward and adjoint (the test suite turns it on).
 verify_ir: bool = _env_bool("WEFT_VERIFY_IR", False)
+#: Track which arrays launches recorded on a Tape read, and warn when a later launch or copy writes one of them
+#: (or a kernel writes an array parameter after reading it): Warp's overwrite diagnostic (weft/runtime/access_check.py).
+verify_autograd_array_access: bool = False
 #: Ignored; kept for Warp compatibility.
 quiet: bool = True
 verbose_warnings: bool = False

@@ -28,6 +28,27 @@ def array_access(fn: Function) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return tuple(sorted(written)), tuple(sorted(read))
 
 
+def written_after_read(fn: Function) -> tuple[int, ...]:
+    """Indices of array parameters the kernel stores into (in program order) after it loaded from them, through
+    views: ``a[i] = a[i] * 2.0`` (``wp.config.verify_autograd_array_access`` warns about them)."""
+    origin: dict[int, int] = {p.id: i for i, p in enumerate(fn.params) if isinstance(p.type, T.ArrayType)}
+    loaded, found = set(), set()
+    for s in walk(fn.body):
+        if not isinstance(s, Let) or not s.args:
+            continue
+        arr = s.args[0]
+        if not isinstance(arr, Var) or arr.id not in origin:
+            continue
+        role = s.call.op.role
+        if role is Role.VIEW:
+            origin[s.dsts[0].id] = origin[arr.id]
+        elif role in READS_ARRAY:
+            loaded.add(origin[arr.id])
+        elif role is Role.STORE and origin[arr.id] in loaded:
+            found.add(origin[arr.id])
+    return tuple(sorted(found))
+
+
 def snapshot_params(fn: Function) -> tuple[int, ...]:
     """Array parameters the kernel both reads and writes, or whose atomic results it uses: the backward
     replay must see the values they had before the launch, so the Tape keeps a copy."""

@@ -27,10 +27,11 @@ from .pool import active_pool, grads_off
 class _Shared:
     """State shared by an array and all views of it: the write version counter (for Tape overwrite checks)."""
 
-    __slots__ = ("__weakref__", "version")
+    __slots__ = ("__weakref__", "is_read", "version")
 
     def __init__(self) -> None:
         self.version = 0
+        self.is_read = False  # read by a launch recorded on a Tape (wp.config.verify_autograd_array_access)
 
 
 def _dtype_class(ir: T.Type):
@@ -388,6 +389,27 @@ class array:
 
     def _mark_written(self) -> None:
         self._shared.version += 1
+
+    # ------------------------------------------------------------------ Warp's autograd access tracking
+    @property
+    def _is_read(self) -> bool:
+        """Whether a launch recorded on a Tape read this array (or a view of its memory) since the Tape's last
+        ``backward`` / ``reset`` (tracked with ``wp.config.verify_autograd_array_access``)."""
+        return self._shared.is_read
+
+    def mark_init(self) -> None:
+        """Clear the read flag."""
+        self._shared.is_read = False
+
+    def mark_read(self) -> None:
+        """Mark the array (and every view of its memory) as read by a recorded launch."""
+        self._shared.is_read = True
+
+    def mark_write(self, **kwargs) -> None:
+        """Warn (``AccessWarning``) if a recorded launch read the array before this write."""
+        from .access_check import mark_write
+
+        mark_write(self)
 
     @property
     def _version(self) -> int:

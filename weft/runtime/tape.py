@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from ..autodiff.value_reads import adjoint_value_reads
 from ..errors import Error
+from . import access_check
 from .backends import backend_for
 
 #: the Tape recording now (launches, copies and library calls record themselves on it)
@@ -85,6 +86,7 @@ class Tape:
         self._token = None
         #: (launch index, scope name or None for an end, metadata): groups of launches, as in Warp
         self.scopes: list = []
+        self._read_marked: list = []  # arrays whose read flag this tape set (wp.config.verify_autograd_array_access)
 
     # ------------------------------------------------------------------ recording
     def __enter__(self) -> Tape:
@@ -132,8 +134,12 @@ class Tape:
             self._written.setdefault(key, []).append(index)
         self.launches.append(LaunchRecord(kernel, spec, tuple(dims), tuple(args), device, n_inputs, block_dim,
                                           versions, snapshots, frozenset(consume), stream, max_blocks))
+        if access_check.enabled():
+            access_check.check_launch(self, kernel, spec, args)
 
     def _record_copy(self, dest, src, dest_offset, src_offset, count) -> None:
+        if access_check.enabled():
+            access_check.check_copy(self, dest, src)
         key = id(dest._shared)
         consume = bool(self._written.get(key))
         self._written.setdefault(key, []).append(len(self.launches))
@@ -198,6 +204,7 @@ class Tape:
                 _copy_adjoint(rec)
             else:
                 rec.backward()
+        access_check.clear(self)  # the recorded reads are consumed
 
     def _check_overwrites(self) -> None:
         for index, rec in enumerate(self.launches):
@@ -245,6 +252,7 @@ class Tape:
 
     def reset(self) -> None:
         """Forget the recorded launches and zero the gradients."""
+        access_check.clear(self)
         self.zero()
         self.launches = []
         self._written = {}
