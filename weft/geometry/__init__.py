@@ -13,6 +13,13 @@ from .hashgrid import HashGrid
 from .marching import IsoSurfaceBase, IsoSurfaceMarchingCubes, MarchingCubes
 from .mesh import Mesh
 from .sparse_marching import lipschitz_octree, sparse_marching_cubes, sparse_marching_cubes_from_cells
+from .swept_volume import (
+    SweptVolumeSignMode,
+    swept_volume_bounds,
+    swept_volume_field,
+    swept_volume_mesh,
+    swept_volume_sdf,
+)
 from .types import BvhQuery, HashGridQuery, MeshQuery, MeshQueryAABB, MeshQueryPoint, MeshQueryRay
 
 
@@ -20,7 +27,31 @@ def is_cubql_available() -> bool:
     """Whether the cuBQL BVH builder is available: never in weft (it builds LBVHs on the CPU)."""
     return False
 
-__all__ = ["Bvh", "BvhQuery", "HashGrid", "HashGridQuery", "IsoSurfaceBase", "IsoSurfaceMarchingCubes",
-           "MarchingCubes", "Mesh", "MeshQuery", "MeshQueryAABB", "MeshQueryPoint", "MeshQueryRay", "delaunay_edge_flip",
-           "find_triangle_neighbor_edge_index", "in_circle", "is_cubql_available", "lipschitz_octree", "signed_area", "sparse_marching_cubes",
-           "sparse_marching_cubes_from_cells", "tri_tri_adjacency"]
+__all__ = [
+    "Bvh",
+    "BvhQuery",
+    "HashGrid",
+    "HashGridQuery",
+    "IsoSurfaceBase",
+    "IsoSurfaceMarchingCubes",
+    "MarchingCubes",
+    "Mesh",
+    "MeshQuery",
+    "MeshQueryAABB",
+    "MeshQueryPoint",
+    "MeshQueryRay",
+    "SweptVolumeSignMode",
+    "delaunay_edge_flip",
+    "find_triangle_neighbor_edge_index",
+    "in_circle",
+    "is_cubql_available",
+    "lipschitz_octree",
+    "signed_area",
+    "sparse_marching_cubes",
+    "sparse_marching_cubes_from_cells",
+    "swept_volume_bounds",
+    "swept_volume_field",
+    "swept_volume_mesh",
+    "swept_volume_sdf",
+    "tri_tri_adjacency",
+]
