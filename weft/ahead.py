@@ -70,6 +70,13 @@ def module_cold(kernel) -> None:
     _start_workers()
 
 
+def claim_modules(names) -> None:
+    """Mark Python modules as handled: a caller that compiles exactly the kernels it needs (weft.sim's ``prepare``)
+    keeps the other kernels of those modules from compiling ahead for nothing."""
+    with _lock:
+        _started_modules.update(names)
+
+
 def _options():
     return cpu_options(config.mode == "debug")
 

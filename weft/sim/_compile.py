@@ -8,6 +8,8 @@ cores.
 import os
 from concurrent.futures import ThreadPoolExecutor
 
+from .. import ahead
+
 
 def prepare(model, kernels, no_adjoint=()) -> None:
     """Compile ``kernels`` (and, if ``model.requires_grad``, the adjoints of those not in ``no_adjoint``) in parallel,
@@ -17,6 +19,9 @@ def prepare(model, kernels, no_adjoint=()) -> None:
     if not todo:
         return
     grad = bool(model.requires_grad)
+    # this list is what the step needs: the other kernels of these modules (other element kinds, bodies) stay
+    # uncompiled instead of compiling ahead (weft/ahead.py)
+    ahead.claim_modules({getattr(k.func, "__module__", None) for k in todo} - {None})
 
     def build(kernel):
         spec = kernel.compile()

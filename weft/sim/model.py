@@ -196,7 +196,8 @@ class Model:
         self.device = wp.get_device(device)
         self.shape_materials = ModelShapeMaterials()
         self.shape_geo = ModelShapeGeometry()
-        self.particle_grid = None
+        self._particle_grid = None
+        self._particle_grid_lazy = False  # finalize: the grid is made on first access (see particle_grid)
         self.particle_max_radius = 0.0
         self.particle_max_velocity = 1e5
         self.particle_ke = 1.0e3
@@ -259,6 +260,26 @@ class Model:
             s.joint_q = wp.clone(self.joint_q, requires_grad=rg)
             s.joint_qd = wp.clone(self.joint_qd, requires_grad=rg)
         return s
+
+    @property
+    def particle_grid(self):
+        """The ``wp.HashGrid`` (128^3 cells) for particle-particle contacts, as in warp.sim. Made on first access:
+        the first HashGrid of a process compiles weft's geometry library (about 3 CPU s with an empty kernel cache),
+        which scenes without particle contacts never need."""
+        if self._particle_grid is None and self._particle_grid_lazy:
+            self._particle_grid = wp.HashGrid(128, 128, 128, device=self.device)
+            self._particle_grid_lazy = False
+        return self._particle_grid
+
+    @particle_grid.setter
+    def particle_grid(self, grid) -> None:
+        self._particle_grid = grid
+        self._particle_grid_lazy = False
+
+    def built_particle_grid(self):
+        """``particle_grid`` if it exists and has been built over points (None otherwise); never makes one."""
+        grid = self._particle_grid
+        return grid if grid is not None and grid.reserved else None
 
     def control(self, requires_grad=None, clone_variables=True) -> Control:
         """A new :class:`Control` initialised from the model's control inputs.

@@ -82,7 +82,7 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
     m.particle_max_radius = float(np.max(b.particle_radius)) if n else 0.0
     m.particle_max_velocity = b.particle_max_velocity
     m.particle_coloring = [_array(np.asarray(g), wp.int32, dev) for g in b.particle_coloring]
-    m.particle_grid = wp.HashGrid(128, 128, 128, device=dev) if hasattr(wp, "HashGrid") else None
+    m._particle_grid_lazy = True  # Model.particle_grid: a HashGrid made on first access
 
     m.shape_transform = _array(b.shape_transform, wp.transform, dev, rg)
     m.shape_body = _array(b.shape_body, wp.int32, dev)

@@ -43,8 +43,8 @@ _KERNEL = []
 def eval_particle_forces(model, state, forces) -> None:
     """Add particle-particle contact forces to ``forces`` once ``model.particle_grid`` has been built over the
     particles (``model.particle_grid.build(state.particle_q, radius)``, as warp.sim's examples do each frame)."""
-    grid = model.particle_grid
-    if not (model.particle_count > 1 and model.particle_max_radius > 0.0 and grid is not None and grid.reserved):
+    grid = model.built_particle_grid()
+    if not (model.particle_count > 1 and model.particle_max_radius > 0.0 and grid is not None):
         return
     count = min(grid.num_points, model.particle_count)
     if count == 0:

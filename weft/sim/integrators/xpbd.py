@@ -181,8 +181,8 @@ class XPBDIntegrator(Integrator):
                               model.soft_contact_count, model.soft_contact_particle, model.soft_contact_shape,
                               model.soft_contact_body_pos, model.soft_contact_body_vel, model.soft_contact_normal,
                               model.soft_contact_max, dt, relax], outputs=[delta, bd], device=dev)
-        grid = model.particle_grid
-        if model.particle_max_radius > 0.0 and model.particle_count > 1 and grid is not None and grid.reserved:
+        grid = model.built_particle_grid()
+        if model.particle_max_radius > 0.0 and model.particle_count > 1 and grid is not None:
             count = min(grid.num_points, model.particle_count)
             if count:
                 wp.launch(k.solve_particle_particle_contacts, dim=count,
