@@ -350,11 +350,13 @@ WEFT_FN constexpr qfm_branch qfm_table() {
 }
 template <typename T>
 WEFT_FN int qfm_case(const mat_t<3, 3, T>& m) {
+    // Warp's branch choice (ties included): the w branch for a trace >= 0, else the largest diagonal element, the
+    // first one on ties
     T m00 = m.row[0].c[0], m11 = m.row[1].c[1], m22 = m.row[2].c[2];
-    if (m00 + m11 + m22 > T(0)) return 0;
-    if (m00 > m11 && m00 > m22) return 1;
-    if (m11 > m22) return 2;
-    return 3;
+    if (m00 + m11 + m22 >= T(0)) return 0;
+    int d = m11 > m00 ? 1 : 0;
+    if (m22 > (d == 0 ? m00 : m11)) d = 2;
+    return d + 1;
 }
 template <int B, typename T>
 WEFT_FN quat_t<T> qfm_fwd(const mat_t<3, 3, T>& m) {
@@ -387,22 +389,24 @@ WEFT_FN void qfm_adj(const mat_t<3, 3, T>& m, mat_t<3, 3, T>& adj_m, const quat_
 }
 }  // namespace detail
 
+// the result is normalised, as in Warp: a unit quaternion also for a matrix that is not exactly a rotation
 template <typename T>
 WEFT_FN quat_t<T> quat_from_matrix(const mat_t<3, 3, T>& m) {
     switch (detail::qfm_case(m)) {
-        case 0: return detail::qfm_fwd<0>(m);
-        case 1: return detail::qfm_fwd<1>(m);
-        case 2: return detail::qfm_fwd<2>(m);
-        default: return detail::qfm_fwd<3>(m);
+        case 0: return normalize(detail::qfm_fwd<0>(m));
+        case 1: return normalize(detail::qfm_fwd<1>(m));
+        case 2: return normalize(detail::qfm_fwd<2>(m));
+        default: return normalize(detail::qfm_fwd<3>(m));
     }
 }
 template <typename T>
 WEFT_FN void adj_quat_from_matrix(const mat_t<3, 3, T>& m, mat_t<3, 3, T>& adj_m, const quat_t<T>& adj_ret) {
+    quat_t<T> adj_q;
     switch (detail::qfm_case(m)) {
-        case 0: detail::qfm_adj<0>(m, adj_m, adj_ret); break;
-        case 1: detail::qfm_adj<1>(m, adj_m, adj_ret); break;
-        case 2: detail::qfm_adj<2>(m, adj_m, adj_ret); break;
-        default: detail::qfm_adj<3>(m, adj_m, adj_ret); break;
+        case 0: adj_normalize(detail::qfm_fwd<0>(m), adj_q, adj_ret); detail::qfm_adj<0>(m, adj_m, adj_q); break;
+        case 1: adj_normalize(detail::qfm_fwd<1>(m), adj_q, adj_ret); detail::qfm_adj<1>(m, adj_m, adj_q); break;
+        case 2: adj_normalize(detail::qfm_fwd<2>(m), adj_q, adj_ret); detail::qfm_adj<2>(m, adj_m, adj_q); break;
+        default: adj_normalize(detail::qfm_fwd<3>(m), adj_q, adj_ret); detail::qfm_adj<3>(m, adj_m, adj_q); break;
     }
 }
 

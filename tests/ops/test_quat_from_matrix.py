@@ -1,0 +1,60 @@
+"""quat_from_matrix on matrices that are not exactly rotations: Warp's branch choice and a normalised result
+(float64 NumPy reference of that definition), and its gradient against central differences."""
+
+import numpy as np
+
+import weft as wp
+
+# a rotation, a slightly sheared one, a branch-2 rotation, and a matrix with a negative determinant (Warp's test set)
+MATS = np.array([
+    [1.0, 0.0, 0.0, 0.0, 0.5, 0.866, 0.0, -0.866, 0.5],
+    [0.866, 0.0, 0.25, -0.433, 0.5, 0.75, -0.25, -0.866, 0.433],
+    [0.866, -0.433, 0.25, 0.0, 0.5, 0.866, -0.5, -0.75, 0.433],
+    [-1.2, -1.6, -2.3, 0.25, -0.6, -0.33, 3.2, -1.0, -2.2],
+]).reshape(-1, 3, 3)
+
+
+def reference(m):
+    """Shepperd's method with Warp's branch choice, normalised (float64)."""
+    tr = np.trace(m)
+    if tr >= 0:
+        s = np.sqrt(tr + 1.0)
+        q = [(m[2, 1] - m[1, 2]) * 0.5 / s, (m[0, 2] - m[2, 0]) * 0.5 / s, (m[1, 0] - m[0, 1]) * 0.5 / s, 0.5 * s]
+    else:
+        d = 1 if m[1, 1] > m[0, 0] else 0
+        d = 2 if m[2, 2] > m[d, d] else d
+        i, j, k = d, (d + 1) % 3, (d + 2) % 3
+        s = np.sqrt(m[i, i] - m[j, j] - m[k, k] + 1.0)
+        q = [0.0] * 4
+        q[i], q[j], q[k] = 0.5 * s, (m[i, j] + m[j, i]) * 0.5 / s, (m[k, i] + m[i, k]) * 0.5 / s
+        q[3] = (m[k, j] - m[j, k]) * 0.5 / s
+    q = np.array(q)
+    return q / np.linalg.norm(q)
+
+
+@wp.kernel
+def from_matrix(m: wp.array(dtype=wp.mat33d), w: wp.array(dtype=wp.quatd), out: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    q = wp.quat_from_matrix(m[i])
+    wp.atomic_add(out, 0, wp.dot(q, w[i]))
+
+
+def test_quat_from_matrix_matches_warp_definition_and_fd():
+    rng = np.random.default_rng(11)
+    w = rng.standard_normal((len(MATS), 4))
+    m = wp.array(MATS, dtype=wp.mat33d, requires_grad=True)
+    out = wp.zeros(1, dtype=wp.float64, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(from_matrix, dim=len(MATS), inputs=[m, wp.array(w, dtype=wp.quatd)], outputs=[out])
+    want = sum(reference(a) @ b for a, b in zip(MATS, w))
+    np.testing.assert_allclose(out.numpy()[0], want, rtol=1e-12)
+    tape.backward(out)
+    h = 1e-6
+    fd = np.zeros_like(MATS)
+    for idx in np.ndindex(MATS.shape):
+        p, n = MATS.copy(), MATS.copy()
+        p[idx] += h
+        n[idx] -= h
+        fd[idx] = (reference(p[idx[0]]) @ w[idx[0]] - reference(n[idx[0]]) @ w[idx[0]]) / (2 * h)
+    np.testing.assert_allclose(m.grad.numpy(), fd, rtol=1e-6, atol=1e-8)
