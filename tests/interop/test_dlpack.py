@@ -158,3 +158,19 @@ def test_cpu_arrays_are_64_byte_aligned():
     for n in range(1, 40):
         assert wp.zeros(n, dtype=wp.vec3).ptr % 64 == 0
         assert wp.array(np.arange(n, dtype=np.float32)).ptr % 64 == 0
+
+
+def test_bfloat16_round_trip_and_torch():
+    # DLPack's bfloat code both ways: weft -> weft, weft -> torch, torch -> weft (same memory, same values)
+    torch = pytest.importorskip("torch")
+    vals = np.array([1.0, -2.5, 3.0, 0.15625], np.float32)
+    a = wp.array(vals, dtype=wp.bfloat16)
+    b = wp.from_dlpack(wp.to_dlpack(a))
+    assert b.dtype is wp.bfloat16 and b.ptr == a.ptr
+    np.testing.assert_array_equal(np.asarray(b.numpy(), np.float32), vals)
+    t = torch.utils.dlpack.from_dlpack(wp.to_dlpack(a))
+    assert t.dtype == torch.bfloat16
+    np.testing.assert_array_equal(t.float().numpy(), vals)
+    c = wp.from_dlpack(torch.tensor([1.5, -0.25], dtype=torch.bfloat16))
+    assert c.dtype is wp.bfloat16
+    np.testing.assert_array_equal(np.asarray(c.numpy(), np.float32), [1.5, -0.25])

@@ -103,6 +103,8 @@ _raw_get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_
 
 # ---------------------------------------------------------------------- dtype mapping
 def _dl_dtype(scalar: T.ScalarType) -> DLDataType:
+    if scalar.name == "bfloat16":  # DLPack's own bfloat code (NumPy sees it as ml_dtypes' or raw uint16)
+        return DLDataType(int(_Code.BFLOAT), 16, 1)
     kind = np.dtype(scalar.np_dtype).kind
     bits = np.dtype(scalar.np_dtype).itemsize * 8
     code = {"f": _Code.FLOAT, "i": _Code.INT, "u": _Code.UINT, "b": _Code.BOOL}[kind]
@@ -112,19 +114,28 @@ def _dl_dtype(scalar: T.ScalarType) -> DLDataType:
 def _np_dtype_of(dt: DLDataType) -> np.dtype:
     if dt.lanes != 1:
         raise TypeError(f"DLPack tensors with {dt.lanes} lanes are not supported")
+    if dt.code == _Code.BFLOAT and dt.bits == 16:
+        return np.dtype(_bfloat16_np())
     kinds = {_Code.FLOAT: "f", _Code.INT: "i", _Code.UINT: "u", _Code.BOOL: "b"}
     try:
         kind = kinds[_Code(dt.code)]
     except (ValueError, KeyError):
         raise TypeError(f"DLPack dtype code {dt.code} ({dt.bits} bits) has no weft equivalent "
-                        "(bfloat16 and complex are not supported)") from None
+                        "(complex is not supported)") from None
     out = np.dtype(f"{kind}{dt.bits // 8}") if kind != "b" else np.dtype(np.bool_)
     if out.itemsize * 8 != dt.bits:
         raise TypeError(f"DLPack dtype code {dt.code} with {dt.bits} bits is not supported")
     return out
 
 
+def _bfloat16_np():
+    """The NumPy type weft stores bfloat16 as (``ml_dtypes.bfloat16`` when installed, else raw uint16 bits)."""
+    return T.BFLOAT16.np_dtype
+
+
 def _scalar_ir(np_dtype: np.dtype) -> T.Type:
+    if np_dtype.kind == "V" and np_dtype.itemsize == 2:  # ml_dtypes.bfloat16 (or a raw view of it)
+        return T.BFLOAT16
     return scalar_class(np_dtype.type)._ir_
 
 
@@ -323,6 +334,8 @@ def from_dlpack(obj, dtype=None):
     capsule = _capsule_of(obj)
     t, owner, read_only = _read_capsule(capsule)
     base = _np_dtype_of(t.dtype)
+    if t.dtype.code == _Code.BFLOAT and dtype is None:  # its NumPy storage type alone may read as uint16
+        dtype = scalar_class("bfloat16")
     full_shape = tuple(int(t.shape[i]) for i in range(t.ndim))
     if t.strides:
         elem_strides = tuple(int(t.strides[i]) for i in range(t.ndim))
@@ -349,7 +362,7 @@ def _resolve(base: np.dtype, dtype) -> tuple:
     if isinstance(ir, T.GenericType):
         ir = scalar_ir
     elem_base, trailing = np_layout(ir)
-    if np.dtype(elem_base) != base:
+    if np.dtype(elem_base) != base and not (ir == T.BFLOAT16 and base.itemsize == 2):
         raise TypeError(f"a tensor of {base} cannot be viewed as an array of {ir} (needs {np.dtype(elem_base)})")
     dense, acc = [], base.itemsize
     for n in reversed(trailing):
@@ -401,6 +414,8 @@ def _wrap(ptr, base, full_shape, full_strides, dl_device, dtype, owner, read_onl
     if kind in (DeviceType.CPU, DeviceType.CUDA_HOST):
         _, trailing = np_layout(ir)
         view = np_from_ptr(ptr, shape, strides, base, trailing, owner)
+        if ir == T.BFLOAT16 and view.dtype != np.dtype(_bfloat16_np()):
+            view = view.view(np.dtype(_bfloat16_np()))  # a raw 2-byte view: read it as weft stores bfloat16
         if read_only:
             view.flags.writeable = False
         return wrap_host(view, ir, shape, strides, owner, ptr)
