@@ -1,6 +1,6 @@
 """ModelBuilder.color and the VBDIntegrator: valid colourings, the per-vertex forces and Hessians against float64
 NumPy derivatives of the energies, warp.sim 1.7.2 (stored numbers), a hanging cloth's static equilibrium, cloth
-resting on the ground, bad input."""
+resting on the ground and on cloth, a fast sheet that must not tunnel through a sheet, bad input."""
 
 from __future__ import annotations
 
@@ -236,6 +236,39 @@ def test_self_contact_cloth_rests_on_cloth(self_contact):
         assert np.abs(s0.particle_qd.numpy()).max() < 1e-2
     else:
         assert y.max() < 0.4
+
+
+@pytest.mark.parametrize("relaxation", [0.42, 1e6])
+def test_fast_sheet_does_not_tunnel_through_a_sheet(relaxation):
+    """A sheet shot at 15 m/s onto a fixed sheet 0.1 m below (a step moves it 6 cm, more than the contact margin):
+    the conservative step bound keeps every vertex above the lower sheet in every step; with the bound switched off
+    (relaxation 1e6) the sheet passes through in one step, as the penalty force never sees the contact."""
+    b = sim.ModelBuilder()
+    rot = wp.quat_from_axis_angle(wp.vec3(1.0, 0.0, 0.0), -0.5 * np.pi)
+    kw = {"cell_x": 0.1, "cell_y": 0.1, "mass": 0.01, "tri_ke": 1e3, "tri_ka": 1e3, "tri_kd": 1e-3, "edge_ke": 0.1,
+          "rot": rot}
+    b.add_cloth_grid(pos=wp.vec3(0.0, 0.5, 0.0), vel=wp.vec3(0.0, 0.0, 0.0), dim_x=6, dim_y=6, **kw)
+    lower = len(b.particle_q)
+    for i in range(lower):
+        b.particle_flags[i] = 0  # fixed
+    b.add_cloth_grid(pos=wp.vec3(0.1, 0.6, -0.1), vel=wp.vec3(0.0, -15.0, 0.0), dim_x=4, dim_y=4, **kw)
+    b.color(balance_colors=False)
+    m = b.finalize("cpu")
+    m.ground = False
+    m.soft_contact_radius, m.soft_contact_margin, m.soft_contact_ke = 0.02, 0.04, 1e4
+    integ = sim.VBDIntegrator(m, iterations=5, handle_self_contact=True,
+                              penetration_free_conservative_bound_relaxation=relaxation)
+    s0, s1 = m.state(), m.state()
+    lowest = []
+    for _ in range(40):
+        integ.simulate(m, s0, s1, 1.0 / 240.0)
+        s0, s1 = s1, s0
+        lowest.append(s0.particle_q.numpy()[lower:, 1].min())
+    if relaxation < 0.5:
+        assert min(lowest) > 0.5
+        assert np.isfinite(s0.particle_q.numpy()).all()
+    else:
+        assert lowest[-1] < 0.5
 
 
 def test_bad_input():

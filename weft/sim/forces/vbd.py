@@ -132,9 +132,11 @@ def contact_force_hessian(n: wp.vec3, depth: float, ke: float, mu: float, dx: wp
 def vbd_detect_vertex_triangle(mesh: wp.uint64, x: wp.array(dtype=wp.vec3), tri_indices: wp.array2d(dtype=int),
                                margin: float, vt_max: int, corner_max: int, vt_count: wp.array(dtype=wp.int32),
                                vt_tri: wp.array(dtype=wp.int32), corner_count: wp.array(dtype=wp.int32),
-                               corner_ids: wp.array(dtype=wp.int32)):
+                               corner_ids: wp.array(dtype=wp.int32), bound: wp.array(dtype=float)):
     # every triangle (not incident to vertex v) within ``margin`` of v; each pair is also listed under the
-    # triangle's three corners (corner_count starts at zero)
+    # triangle's three corners (corner_count starts at zero). bound (filled with margin before) receives, for v and
+    # for the triangle's corners, the smallest vertex-triangle distance they take part in (all pairs, not only the
+    # first vt_max): the step's conservative displacement bound
     v = wp.tid()
     p = x[v]
     lo = p - wp.vec3(margin, margin, margin)
@@ -146,12 +148,18 @@ def vbd_detect_vertex_triangle(mesh: wp.uint64, x: wp.array(dtype=wp.vec3), tri_
         i0 = tri_indices[t, 0]
         i1 = tri_indices[t, 1]
         i2 = tri_indices[t, 2]
-        if i0 != v and i1 != v and i2 != v and n < vt_max:
+        if i0 != v and i1 != v and i2 != v:
             a = x[i0]
             b = x[i1]
             c = x[i2]
             w = triangle_closest_point_barycentric(a, b, c, p)
-            if wp.length(p - (a * w[0] + b * w[1] + c * w[2])) < margin:
+            dist = wp.length(p - (a * w[0] + b * w[1] + c * w[2]))
+            if dist < margin:
+                wp.atomic_min(bound, v, dist)
+                wp.atomic_min(bound, i0, dist)
+                wp.atomic_min(bound, i1, dist)
+                wp.atomic_min(bound, i2, dist)
+            if dist < margin and n < vt_max:
                 cid = v * vt_max + n
                 vt_tri[cid] = t
                 n = n + 1
@@ -330,6 +338,34 @@ def vbd_bin_contacts(contact_count: wp.array(dtype=int), contact_particle: wp.ar
 def vbd_copy_color(ids: wp.array(dtype=wp.int32), x_new: wp.array(dtype=wp.vec3), x: wp.array(dtype=wp.vec3)):
     i = ids[wp.tid()]
     x[i] = x_new[i]
+
+
+@wp.func
+def bounded_position(x_start: wp.vec3, x_new: wp.vec3, limit: float):
+    """``x_new``, pulled back towards ``x_start`` onto the sphere of radius ``limit`` if it lies outside."""
+    d = x_new - x_start
+    length = wp.length(d)
+    if length > limit:
+        return x_start + d * (limit / length)
+    return x_new
+
+
+@wp.kernel
+def vbd_copy_color_bounded(ids: wp.array(dtype=wp.int32), x_new: wp.array(dtype=wp.vec3),
+                           x_start: wp.array(dtype=wp.vec3), bound: wp.array(dtype=float), relaxation: float,
+                           x: wp.array(dtype=wp.vec3)):
+    """``vbd_copy_color`` with the self-contact step limit: no vertex moves further from its start of step position
+    than ``relaxation`` times its bound (the nearest vertex-triangle distance, or the margin)."""
+    i = ids[wp.tid()]
+    x[i] = bounded_position(x_start[i], x_new[i], relaxation * bound[i])
+
+
+@wp.kernel
+def vbd_bound_all(x_start: wp.array(dtype=wp.vec3), bound: wp.array(dtype=float), relaxation: float,
+                  x: wp.array(dtype=wp.vec3)):
+    """The step limit applied to the initial guess (the inertial prediction) of every vertex."""
+    i = wp.tid()
+    x[i] = bounded_position(x_start[i], x[i], relaxation * bound[i])
 
 
 @wp.kernel

@@ -41,7 +41,11 @@ class VBDIntegrator(Integrator):
         iterations: Gauss-Seidel sweeps per step.
         handle_self_contact: cloth self-contact: vertex-triangle pairs closer than ``model.soft_contact_margin`` are
             found once per step (through a ``wp.Mesh`` of the cloth) and repel with the penalty energy
-            ``soft_contact_ke (soft_contact_radius - d)^2 / 2`` in every sweep.
+            ``soft_contact_ke (soft_contact_radius - d)^2 / 2`` in every sweep; every vertex moves at most
+            ``penetration_free_conservative_bound_relaxation`` times its bound per step (the smallest distance of a
+            vertex-triangle pair it belongs to, or ``soft_contact_margin``), so fast cloth cannot step through cloth.
+        penetration_free_conservative_bound_relaxation: the fraction of the bound a vertex may move per step (below
+            0.5: two approaching primitives cannot both close the gap).
         vertex_collision_buffer_pre_alloc: the most triangles kept per vertex for self-contact.
         triangle_collision_buffer_pre_alloc: the most vertex-triangle pairs kept per triangle corner.
         friction_epsilon: velocity (m/s) below which contact friction is smoothed (IPC's mollifier).
@@ -60,6 +64,7 @@ class VBDIntegrator(Integrator):
         self.device = model.device
         self.iterations = iterations
         self.handle_self_contact = handle_self_contact
+        self.conservative_bound_relaxation = penetration_free_conservative_bound_relaxation
         self.friction_epsilon = friction_epsilon
         self.body_particle_contact_buffer_pre_alloc = body_particle_contact_buffer_pre_alloc
         n = model.particle_count
@@ -81,6 +86,7 @@ class VBDIntegrator(Integrator):
                 raise SimError(f"VBDIntegrator: 'model.soft_contact_margin' ({model.soft_contact_margin}) must be at "
                                f"least 'model.soft_contact_radius' ({model.soft_contact_radius}), else contacts are "
                                "missed (1.5-2x is advisable)")
+            self._bound = wp.zeros(n, dtype=float, device=dev)
             self._mesh_points = wp.clone(model.particle_q, requires_grad=False)
             self._mesh = wp.Mesh(points=self._mesh_points, indices=wp.array(tri.reshape(-1).astype(np.int32),
                                                                              dtype=wp.int32, device=dev))
@@ -115,7 +121,7 @@ class VBDIntegrator(Integrator):
         if has_shapes:
             kernels += [k.vbd_bin_contacts, create_soft_contacts]
         if self.handle_self_contact:
-            kernels.append(k.vbd_detect_vertex_triangle)
+            kernels += [k.vbd_detect_vertex_triangle, k.vbd_copy_color_bounded, k.vbd_bound_all]
         prepare(model, kernels)
         dev = model.device
         n = model.particle_count
@@ -135,6 +141,9 @@ class VBDIntegrator(Integrator):
         wp.launch(k.vbd_forward_step, dim=n,
                   inputs=[state_in.particle_q, state_in.particle_qd, model.particle_inv_mass, state_in.particle_f,
                           model.particle_flags, wp.vec3(*model.gravity), dt], outputs=[self.inertia, x], device=dev)
+        if self.handle_self_contact:
+            wp.launch(k.vbd_bound_all, dim=n, inputs=[state_in.particle_q, self._bound,
+                                                      self.conservative_bound_relaxation], outputs=[x], device=dev)
         body_q = state_in.body_q if state_in.body_q is not None else _dummy_body_q(model)
         body_qd = state_in.body_qd if state_in.body_qd is not None else _dummy_body_qd(model)
         t = self._tables
@@ -162,7 +171,12 @@ class VBDIntegrator(Integrator):
                                   self.vertex_collision_buffer_pre_alloc, self.triangle_collision_buffer_pre_alloc,
                                   self._vt_count, self._vt_tri, self._corner_count, self._corner_ids],
                           outputs=[self._x_new], device=dev)
-                wp.launch(k.vbd_copy_color, dim=len(ids), inputs=[ids, self._x_new], outputs=[x], device=dev)
+                if self.handle_self_contact:
+                    wp.launch(k.vbd_copy_color_bounded, dim=len(ids),
+                              inputs=[ids, self._x_new, state_in.particle_q, self._bound,
+                                      self.conservative_bound_relaxation], outputs=[x], device=dev)
+                else:
+                    wp.launch(k.vbd_copy_color, dim=len(ids), inputs=[ids, self._x_new], outputs=[x], device=dev)
         wp.launch(k.vbd_update_velocity, dim=n, inputs=[state_in.particle_q, x, dt], outputs=[state_out.particle_qd],
                   device=dev)
         return state_out
@@ -172,7 +186,9 @@ class VBDIntegrator(Integrator):
         wp.copy(self._mesh_points, state.particle_q)
         self._mesh.refit()
         self._corner_count.zero_()
+        self._bound.fill_(model.soft_contact_margin)
         wp.launch(k.vbd_detect_vertex_triangle, dim=model.particle_count,
                   inputs=[self._mesh.id, state.particle_q, model.tri_indices, model.soft_contact_margin,
                           self.vertex_collision_buffer_pre_alloc, self.triangle_collision_buffer_pre_alloc],
-                  outputs=[self._vt_count, self._vt_tri, self._corner_count, self._corner_ids], device=model.device)
+                  outputs=[self._vt_count, self._vt_tri, self._corner_count, self._corner_ids, self._bound],
+                  device=model.device)
