@@ -1,9 +1,7 @@
-"""``warp._src.autograd``: weft's ``wp.autograd`` (Warp's tests import it from the private path)."""
+"""``warp._src.autograd``: weft's ``wp.autograd`` plus ``FunctionMetadata`` (what ``jacobian_plot`` needs to know
+about a kernel or function; Warp's tests import it from the private path)."""
 
 from __future__ import annotations
 
 from ..autograd import *
-from ._unsupported import unsupported
-
-FunctionMetadata = unsupported("warp._src.autograd.FunctionMetadata",
-                               "weft's gradient tools take kernels and Tapes, not Warp's function-metadata records")
+from ..runtime.jacobian_plot import FunctionMetadata  # noqa: F401

@@ -163,6 +163,18 @@ def _index(key, names: list[str], what: str) -> int:
     return int(key)
 
 
+class JacobianMatrix(np.ndarray):
+    """A Jacobian block: a NumPy array that also answers ``.numpy()`` (Warp returns device arrays here, so Warp
+    programs call ``.numpy()`` on it)."""
+
+    def numpy(self) -> np.ndarray:
+        return np.asarray(self)
+
+
+def _matrices(jac: dict) -> dict:
+    return {k: v.view(JacobianMatrix) for k, v in jac.items()}
+
+
 def _limit(n: int, max_per_var: int) -> int:
     return n if max_per_var is None or max_per_var <= 0 else min(n, max_per_var)
 
@@ -182,10 +194,12 @@ def jacobian(function, dim=None, inputs: Sequence | None = None, outputs: Sequen
         input_output_mask: ``[(input, output), ...]`` pairs (names or indices) to evaluate; all pairs if None.
         device, max_blocks, block_dim: passed to ``wp.launch``.
         max_outputs_per_var: evaluate only the first rows of each Jacobian (all if <= 0); other rows stay zero.
-        plot_jacobians, metadata: accepted for Warp compatibility; plotting is not supported.
+        plot_jacobians: show the Jacobians with ``jacobian_plot`` (Matplotlib); ``metadata``: a ``FunctionMetadata``
+            naming the inputs and outputs for the plot (default: from the kernel or function).
 
     Returns:
-        ``{(input index, output index): np.ndarray of shape (output components, input components)}``.
+        ``{(input index, output index): np.ndarray of shape (output components, input components)}`` (a NumPy
+        subclass that also has Warp's ``.numpy()``).
         Output arrays hold the result of one forward evaluation afterwards.
     """
     from .tape import Tape
@@ -211,8 +225,9 @@ def jacobian(function, dim=None, inputs: Sequence | None = None, outputs: Sequen
             for i in ins:
                 jac[(i, j)][row, :] = _grad_values(problem.inputs[i])
             tape.zero()
-    _ = plot_jacobians, metadata
-    return jac
+    if plot_jacobians:
+        _plot(jac, metadata, problem, outs)
+    return _matrices(jac)
 
 
 def jacobian_fd(function, dim=None, inputs: Sequence | None = None, outputs: Sequence | None = None,
@@ -259,8 +274,16 @@ def jacobian_fd(function, dim=None, inputs: Sequence | None = None, outputs: Seq
                 jac[(i, j)][:, col] = (plus[j] - minus[j]) / (2.0 * eps)
         _set_values(x, x0)
     evaluate()
-    _ = plot_jacobians, metadata
-    return jac
+    if plot_jacobians:
+        _plot(jac, metadata, problem, outs_arrays)
+    return _matrices(jac)
+
+
+def _plot(jac: dict, metadata, problem, outs, title: str | None = None) -> None:
+    from .jacobian_plot import function_metadata, jacobian_plot
+
+    meta = metadata or function_metadata(problem, outs)
+    jacobian_plot(jac, meta, title=None if title is None else f"{meta.key or 'unknown'} kernel Jacobian {title}")
 
 
 # ---------------------------------------------------------------------------------------------- gradcheck
@@ -292,7 +315,14 @@ def gradcheck(function, dim=None, inputs: Sequence | None = None, outputs: Seque
     report = _compare(ad, fd, problem, atol, rtol, max_inputs_per_var, max_outputs_per_var)
     if show_summary:
         print(_summary(report))
-    _ = plot_relative_error, plot_absolute_error
+    if plot_relative_error or plot_absolute_error:
+        outs = problem.outputs if problem.is_kernel else problem.run()
+        absolute = {k: np.abs(ad[k] - fd[k]) for k in ad if k in fd}
+        if plot_relative_error:
+            _plot({k: v / np.maximum(np.abs(fd[k]), 1e-12) for k, v in absolute.items()}, None, problem, outs,
+                  "relative error")
+        if plot_absolute_error:
+            _plot(absolute, None, problem, outs, "absolute error")
     failed = [r for r in report if not r.ok]
     if failed and raise_exception:
         raise GradcheckError("gradient check failed:\n" + _summary(failed))
