@@ -63,6 +63,11 @@ class TypeError_(CompileError):
     """A type error in kernel code (named with a trailing underscore to avoid shadowing the builtin)."""
 
 
+class KernelTypeError(CompileError, TypeError):
+    """A type error in kernel code that Warp raises as ``TypeError`` (element-wise tile arithmetic on composite
+    elements), so ``except TypeError`` in Warp programs catches it."""
+
+
 class LaunchError(Error):
     """A launch was given arguments that do not match the kernel signature."""
 

@@ -79,3 +79,37 @@ def test_tile_composite_errors():
     a = wp.zeros(4, dtype=float)
     with pytest.raises(wp.Error, match="one shape and dtype"):
         wp.launch_tiled(bad_dot, dim=1, inputs=[a, wp.zeros(4, dtype=wp.float64)], block_dim=4)
+
+
+@wp.kernel
+def mixed(v: wp.array(dtype=wp.vec3), s: wp.array(dtype=float), prod: wp.array(dtype=wp.vec3),
+          quot: wp.array(dtype=wp.vec3)):
+    tv = wp.tile_load(v, shape=N)
+    ts = wp.tile_load(s, shape=N)
+    wp.tile_store(prod, tv * ts)
+    wp.tile_store(quot, ts / tv)  # element-wise s / v_k, as in Warp
+
+
+def test_tiles_of_vectors_with_tiles_of_scalars():
+    rng = np.random.default_rng(3)
+    vn, sn = rng.random((N, 3)) + 0.5, rng.random(N) + 0.5
+    v = wp.array(vn.astype(np.float32), dtype=wp.vec3, requires_grad=True)
+    s = wp.array(sn.astype(np.float32), requires_grad=True)
+    prod = wp.zeros(N, dtype=wp.vec3, requires_grad=True)
+    quot = wp.zeros(N, dtype=wp.vec3, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch_tiled(mixed, dim=1, inputs=[v, s], outputs=[prod, quot], block_dim=16)
+    np.testing.assert_allclose(prod.numpy(), vn * sn[:, None], rtol=1e-6)
+    np.testing.assert_allclose(quot.numpy(), sn[:, None] / vn, rtol=1e-6)
+    tape.backward(grads={prod: wp.ones(N, dtype=wp.vec3), quot: wp.ones(N, dtype=wp.vec3)})
+    np.testing.assert_allclose(s.grad.numpy(), vn.sum(1) + (1.0 / vn).sum(1), rtol=1e-5)
+    np.testing.assert_allclose(v.grad.numpy(), sn[:, None] - sn[:, None] / vn**2, rtol=1e-5)
+
+    @wp.kernel
+    def both_vectors(v: wp.array(dtype=wp.vec3), out: wp.array(dtype=wp.vec3)):
+        t = wp.tile_load(v, shape=N)
+        wp.tile_store(out, t * t)
+
+    with pytest.raises(TypeError, match="element type must be scalar"):
+        wp.launch_tiled(both_vectors, dim=1, inputs=[v, prod], block_dim=16)

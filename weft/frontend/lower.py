@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import config
-from ..errors import CompileError, SourceLoc
+from ..errors import CompileError, KernelTypeError, SourceLoc
 from ..ir import types as T
 from ..ir.builder import Builder
 from ..ir.nodes import Break, Call, Const, Continue, For, Function, If, Return, Var, VarKind, While
@@ -114,10 +114,10 @@ class Lowerer:
             self.frame.env[name] = value
 
     # ------------------------------------------------------------------ errors
-    def error(self, message: str, node: ast.AST | None = None, hint: str = "") -> CompileError:
+    def error(self, message: str, node: ast.AST | None = None, hint: str = "", kind=CompileError) -> CompileError:
         loc = self.frame.src.loc(node) if node is not None else self.b.loc
         chain = tuple(f.call_loc for f in reversed(self.frames) if f.call_loc is not None)
-        return CompileError(message, loc, hint, chain)
+        return kind(message, loc, hint, chain)
 
     def visit(self, node: ast.AST):
         method = getattr(self, f"visit_{type(node).__name__}", None)
@@ -178,6 +178,9 @@ class Lowerer:
         arg_types = tuple(v if isinstance(v, Weak) else v.type for v in vals)
         found = resolve(name, arg_types, attrs)
         if found is None:
+            if _composite_tile_arithmetic(arg_types):
+                raise self.error(_composite_tile_message(arg_types, node), node, kind=KernelTypeError,
+                                 hint="a tile of vectors or matrices combines with a scalar tile or a scalar")
             raise self.error(_overload_message(name, arg_types, attrs, node), node,
                              hint=_overload_hint(arg_types, node))
         opr, results, typed = found
@@ -1149,6 +1152,23 @@ def _spelling(name: str, node) -> str:
     if isinstance(node, (ast.BinOp, ast.AugAssign)) and type(node.op) in _SYMBOLS and not atomic:
         return _SYMBOLS[type(node.op)]
     return name
+
+
+def _composite_tile_arithmetic(arg_types) -> bool:
+    """Two operands, one a tile of vectors / matrices and the other a composite tile or value (Warp: TypeError)."""
+    if len(arg_types) != 2 or not any(isinstance(t, T.TileType) for t in arg_types):
+        return False
+    elems = [t.dtype if isinstance(t, T.TileType) else t for t in arg_types]
+    return all(isinstance(e, (T.VectorType, T.MatrixType)) for e in elems)
+
+
+def _composite_tile_message(arg_types, node) -> str:
+    if all(isinstance(t, T.TileType) for t in arg_types):
+        return f"element-wise tile arithmetic on ({describe(arg_types)}): the element type must be scalar on one side"
+    verb = {ast.Mult: "multiply", ast.Div: "divide", ast.Add: "add", ast.Sub: "subtract"}.get(
+        type(getattr(node, "op", None)), "combine")
+    a, b = (f"tile<{t.dtype}>" if isinstance(t, T.TileType) else str(t) for t in arg_types)
+    return f"Cannot {verb} {a} by {b}: at least one operand must be a scalar type"
 
 
 def _overload_message(name: str, arg_types, attrs: tuple, node) -> str:

@@ -176,9 +176,16 @@ def _elementwise(name):
             return None
         a, b = args
         if is_tile(a) and is_tile(b):
-            if a.shape != b.shape or a.dtype != b.dtype:
+            if a.shape != b.shape:
                 return None
-            return a if _element_rule(name, a.dtype, b.dtype) == a.dtype else None
+            if a.dtype == b.dtype:
+                return a if _element_rule(name, a.dtype, b.dtype) == a.dtype else None
+            # a tile of vectors / matrices with a tile of their scalar (either order), as in Warp
+            scalars = [t.dtype for t in (a, b) if isinstance(t.dtype, T.ScalarType)]
+            if len(scalars) != 1 or T.scalar_of(a.dtype) != T.scalar_of(b.dtype):
+                return None
+            result = _element_rule(name, a.dtype, b.dtype)
+            return T.TileType(result, a.shape) if result is not None else None
         tile, other = (a, b) if is_tile(a) else (b, a)
         ea, eb = (tile.dtype, other) if is_tile(a) else (other, tile.dtype)
         result = _element_rule(name, ea, eb)
