@@ -139,3 +139,17 @@ def test_bsr_jacobi_variants():
         preconditioner(wp.array(A_np, dtype=wp.float64), "block_jacobi_direct")
     with pytest.raises(ValueError, match="unknown preconditioner"):
         preconditioner(A, "block_jacobi_bogus")
+
+
+def test_bsr_preconditioners_in_float16():
+    # preconditioners (not the solvers) also apply to float16 BSR matrices; a rank-1 block stays unscaled
+    m22 = wp.types.matrix(shape=(2, 2), dtype=wp.float16)
+    A = sp.bsr_zeros(2, 2, m22)
+    blocks = np.array([[[4.0, 1.0], [1.0, 2.0]], [[1.0, 2.0], [2.0, 4.0]]])
+    sp.bsr_set_from_triplets(A, wp.array([0, 1], dtype=wp.int32), wp.array([0, 1], dtype=wp.int32),
+                             wp.array(blocks, dtype=m22))
+    x = wp.array(np.ones(4), dtype=wp.float16)
+    z = wp.zeros_like(x)
+    preconditioner(A, "block_jacobi_direct").matvec(x, z, z, 1.0, 0.0)
+    np.testing.assert_allclose(z.numpy().astype(np.float64), [*np.linalg.solve(blocks[0], [1.0, 1.0]), 1.0, 1.0],
+                               rtol=2e-3)

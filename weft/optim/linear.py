@@ -143,12 +143,13 @@ def _is_bsr(A) -> bool:
     return sparse is not None and isinstance(A, (sparse.BsrMatrix, sparse.ScaledBsr))
 
 
-def _bsr_operator(A) -> LinearOperator:
-    """``z = alpha A x + beta y`` through ``bsr_mv`` on the flat scalar vectors of the solvers."""
+def _bsr_operator(A, half: bool = False) -> LinearOperator:
+    """``z = alpha A x + beta y`` through ``bsr_mv`` on the flat scalar vectors of the solvers (float16 too for a
+    preconditioner, ``half``)."""
     from weft import sparse
 
     M, _scale = sparse._matrix.split(A)
-    scalar = _check_float_scalar(M.scalar_type, "A")
+    scalar = _check_float_scalar(M.scalar_type, "A", half)
 
     def matvec(x, y, z, alpha, beta):
         if float(beta) != 0.0 and y.ptr != z.ptr:
@@ -186,7 +187,7 @@ def preconditioner(A, ptype: str = "diag") -> LinearOperator | None:
             return preconditioner(A, "diag")
         inv = _block_jacobi.inverse_blocks(A, ptype)
         diag = wp.array(inv, dtype=M.values.dtype, device=M.device)
-        op = _bsr_operator(sparse.bsr_diag(diag))
+        op = _bsr_operator(sparse.bsr_diag(diag), half=True)
         op.inv_diagonal = diag
         return op
     if ptype not in ("diag", "diag_abs"):
@@ -198,7 +199,7 @@ def preconditioner(A, ptype: str = "diag") -> LinearOperator | None:
         M, _scale = sparse._matrix.split(A)
         if M.nrow != M.ncol or M.block_shape[0] != M.block_shape[1]:
             raise ValueError(f"preconditioner: A must be square with square blocks, got {M.shape}, {M.block_shape}")
-        scalar = _check_float_scalar(M.scalar_type, "A")
+        scalar = _check_float_scalar(M.scalar_type, "A", half=True)
         inv_diag = wp.array(_block_jacobi.inverse_diagonal(A, ptype == "diag_abs"), dtype=scalar, device=M.device)
         return _diag_operator(inv_diag, scalar)
     if not (isinstance(A, wp.array) and A.ndim == 2):
@@ -229,8 +230,8 @@ def _diag_operator(inv_diag, scalar) -> LinearOperator:
 
 
 # ---------------------------------------------------------------------------------------------------- shared
-def _check_float_scalar(dtype, what: str):
-    if dtype not in (wp.float32, wp.float64):
+def _check_float_scalar(dtype, what: str, half: bool = False):
+    if dtype not in ((wp.float16, wp.float32, wp.float64) if half else (wp.float32, wp.float64)):
         raise TypeError(f"{what}: the solvers work on float32 or float64 values, got {dtype}")
     return dtype
 
