@@ -271,6 +271,42 @@ def test_fast_sheet_does_not_tunnel_through_a_sheet(relaxation):
         assert lowest[-1] < 0.5
 
 
+def test_fast_ribbon_does_not_cross_a_ribbon_edge_on_edge():
+    """Two crossing ribbons, no vertex of either over the other: only edges meet. Shot at 15 m/s, the upper ribbon's
+    edges stay above the lower ribbon's (the edge-edge distances bound the step; vertex-triangle distances alone
+    would let it through in two steps)."""
+    b = sim.ModelBuilder()
+    rot = wp.quat_from_axis_angle(wp.vec3(1.0, 0.0, 0.0), -0.5 * np.pi)
+    kw = {"mass": 0.01, "tri_ke": 1e3, "tri_ka": 1e3, "tri_kd": 1e-3, "edge_ke": 0.1, "rot": rot}
+    b.add_cloth_grid(pos=wp.vec3(0.05, 0.5, 0.0), vel=wp.vec3(0.0, 0.0, 0.0), dim_x=8, dim_y=1, cell_x=0.1,
+                     cell_y=0.02, **kw)
+    lower = len(b.particle_q)
+    for i in range(lower):
+        b.particle_flags[i] = 0  # fixed
+    b.add_cloth_grid(pos=wp.vec3(0.39, 0.52, 0.44), vel=wp.vec3(0.0, -15.0, 0.0), dim_x=1, dim_y=8, cell_x=0.02,
+                     cell_y=0.1, **kw)
+    b.color(balance_colors=False)
+    m = b.finalize("cpu")
+    m.ground = False
+    m.soft_contact_radius, m.soft_contact_margin, m.soft_contact_ke = 0.01, 0.03, 1e4
+    q = m.particle_q.numpy()
+    # no vertex of one ribbon lies over the other ribbon
+    assert not ((q[lower:, 2] > q[:lower, 2].min()) & (q[lower:, 2] < q[:lower, 2].max())).any()
+    assert not ((q[:lower, 0] > q[lower:, 0].min()) & (q[:lower, 0] < q[lower:, 0].max())).any()
+    integ = sim.VBDIntegrator(m, iterations=5, handle_self_contact=True)
+    s0, s1 = m.state(), m.state()
+    lowest = []
+    for _ in range(30):
+        integ.simulate(m, s0, s1, 1.0 / 240.0)
+        s0, s1 = s1, s0
+        y = s0.particle_q.numpy()[lower:]
+        # the upper ribbon's height where it crosses the lower one (its points with z inside the lower strip's span)
+        lowest.append(np.interp(-0.01, y[::-1, 2] if y[0, 2] > y[-1, 2] else y[:, 2],
+                                y[::-1, 1] if y[0, 2] > y[-1, 2] else y[:, 1]))
+    assert min(lowest) > 0.5
+    assert lowest[0] < 0.52  # it did move towards the lower ribbon
+
+
 def test_bad_input():
     b = _cloth(2, 2, color=False)
     m = b.finalize("cpu")

@@ -172,6 +172,63 @@ def vbd_detect_vertex_triangle(mesh: wp.uint64, x: wp.array(dtype=wp.vec3), tri_
 
 
 @wp.func
+def segment_distance(p1: wp.vec3, q1: wp.vec3, p2: wp.vec3, q2: wp.vec3):
+    """Distance between the segments p1-q1 and p2-q2 (clamped closest points; parallel segments included)."""
+    d1 = q1 - p1
+    d2 = q2 - p2
+    r = p1 - p2
+    a = wp.dot(d1, d1)
+    e = wp.dot(d2, d2)
+    f = wp.dot(d2, r)
+    s = float(0.0)  # noqa: UP018
+    t = float(0.0)  # noqa: UP018
+    if a > 1.0e-12 and e > 1.0e-12:
+        c = wp.dot(d1, r)
+        b = wp.dot(d1, d2)
+        denom = a * e - b * b
+        if denom > 1.0e-12 * a * e:
+            s = wp.clamp((b * f - c * e) / denom, 0.0, 1.0)
+        t = (b * s + f) / e
+        if t < 0.0:
+            t = 0.0
+            s = wp.clamp(-c / a, 0.0, 1.0)
+        elif t > 1.0:
+            t = 1.0
+            s = wp.clamp((b - c) / a, 0.0, 1.0)
+    elif e > 1.0e-12:
+        t = wp.clamp(f / e, 0.0, 1.0)
+    elif a > 1.0e-12:
+        s = wp.clamp(-wp.dot(d1, r) / a, 0.0, 1.0)
+    return wp.length((p1 + d1 * s) - (p2 + d2 * t))
+
+
+@wp.kernel
+def vbd_edge_edge_bound(mesh: wp.uint64, x: wp.array(dtype=wp.vec3), tri_indices: wp.array2d(dtype=int),
+                        edges: wp.array2d(dtype=int), margin: float, bound: wp.array(dtype=float)):
+    """The step bound of edge-edge pairs: for each mesh edge, the distance to every edge (of the triangles near it)
+    that shares no vertex with it, if below ``margin``, lowers the bound of all four end points."""
+    e = wp.tid()
+    i = edges[e, 0]
+    j = edges[e, 1]
+    a = x[i]
+    b = x[j]
+    pad = wp.vec3(margin, margin, margin)
+    query = wp.mesh_query_aabb(mesh, wp.min(a, b) - pad, wp.max(a, b) + pad)
+    t = int(0)  # noqa: UP018, RUF046 - a mutable int local
+    while wp.mesh_query_aabb_next(query, t):
+        for k in range(3):
+            u = tri_indices[t, k]
+            w = tri_indices[t, (k + 1) % 3]
+            if u != i and u != j and w != i and w != j:
+                dist = segment_distance(a, b, x[u], x[w])
+                if dist < margin:
+                    wp.atomic_min(bound, i, dist)
+                    wp.atomic_min(bound, j, dist)
+                    wp.atomic_min(bound, u, dist)
+                    wp.atomic_min(bound, w, dist)
+
+
+@wp.func
 def self_contact_force_hessian(i: int, x: wp.array(dtype=wp.vec3), tri_indices: wp.array2d(dtype=int),
                                radius: float, ke: float, vt_max: int, corner_max: int,
                                vt_count: wp.array(dtype=wp.int32), vt_tri: wp.array(dtype=wp.int32),

@@ -43,7 +43,8 @@ class VBDIntegrator(Integrator):
             found once per step (through a ``wp.Mesh`` of the cloth) and repel with the penalty energy
             ``soft_contact_ke (soft_contact_radius - d)^2 / 2`` in every sweep; every vertex moves at most
             ``penetration_free_conservative_bound_relaxation`` times its bound per step (the smallest distance of a
-            vertex-triangle pair it belongs to, or ``soft_contact_margin``), so fast cloth cannot step through cloth.
+            vertex-triangle or edge-edge pair it belongs to, or ``soft_contact_margin``), so fast cloth cannot step
+            through cloth.
         penetration_free_conservative_bound_relaxation: the fraction of the bound a vertex may move per step (below
             0.5: two approaching primitives cannot both close the gap).
         vertex_collision_buffer_pre_alloc: the most triangles kept per vertex for self-contact.
@@ -87,6 +88,8 @@ class VBDIntegrator(Integrator):
                                f"least 'model.soft_contact_radius' ({model.soft_contact_radius}), else contacts are "
                                "missed (1.5-2x is advisable)")
             self._bound = wp.zeros(n, dtype=float, device=dev)
+            pairs = np.sort(tri.reshape(-1, 3)[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
+            self._edges = wp.array(np.unique(pairs, axis=0).astype(np.int32), dtype=int, device=dev)
             self._mesh_points = wp.clone(model.particle_q, requires_grad=False)
             self._mesh = wp.Mesh(points=self._mesh_points, indices=wp.array(tri.reshape(-1).astype(np.int32),
                                                                              dtype=wp.int32, device=dev))
@@ -121,7 +124,7 @@ class VBDIntegrator(Integrator):
         if has_shapes:
             kernels += [k.vbd_bin_contacts, create_soft_contacts]
         if self.handle_self_contact:
-            kernels += [k.vbd_detect_vertex_triangle, k.vbd_copy_color_bounded, k.vbd_bound_all]
+            kernels += [k.vbd_detect_vertex_triangle, k.vbd_edge_edge_bound, k.vbd_copy_color_bounded, k.vbd_bound_all]
         prepare(model, kernels)
         dev = model.device
         n = model.particle_count
@@ -192,3 +195,6 @@ class VBDIntegrator(Integrator):
                           self.vertex_collision_buffer_pre_alloc, self.triangle_collision_buffer_pre_alloc],
                   outputs=[self._vt_count, self._vt_tri, self._corner_count, self._corner_ids, self._bound],
                   device=model.device)
+        wp.launch(k.vbd_edge_edge_bound, dim=len(self._edges),
+                  inputs=[self._mesh.id, state.particle_q, model.tri_indices, self._edges, model.soft_contact_margin],
+                  outputs=[self._bound], device=model.device)
