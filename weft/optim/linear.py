@@ -472,17 +472,6 @@ class _BICGSTAB:
     RHO, R0V, RHO_NEW, RR, TOL2, BETA, ALPHA, OMEGA, TS, TT, BB = range(11)
 
 
-def _left_preconditioned(A: LinearOperator, M: LinearOperator, n: int, C) -> LinearOperator:
-    """The operator ``M A`` (one temporary vector)."""
-    tmp = wp.zeros(n, dtype=C, device=A.device)
-
-    def matvec(x, y, z, alpha, beta):
-        A.matvec(x, tmp, tmp, C(1.0), C(0.0))
-        M.matvec(tmp, y, z, alpha, beta)
-
-    return LinearOperator(A.shape, A.dtype, A.device, matvec)
-
-
 def bicgstab(A, b, x, tol: float | None = None, atol: float | None = None, maxiter: int = 0, M=None,
              callback: Callable | None = None, check_every: int = 10, use_cuda_graph: bool = True,
              is_left_preconditioner: bool = False, run: bool = True):
@@ -491,8 +480,9 @@ def bicgstab(A, b, x, tol: float | None = None, atol: float | None = None, maxit
     Arguments and return value as for ``cg``, plus:
 
     Args:
-        is_left_preconditioner: apply ``M`` on the left (solve ``M A x = M b``; the residual checked is then
-            the preconditioned one) instead of on the right (``A M y = b, x = M y``; the true residual).
+        is_left_preconditioner: Warp's left variant: the stabilising step ``omega`` minimises the preconditioned
+            residual ``|M (s - omega t)|`` instead of ``|s - omega t|``. Either way ``M`` is applied to the search
+            directions and convergence is judged on the true residual ``|b - A x|``.
     """
     if not run:
         return BiCGSTAB(A, b, x, tol, atol, maxiter, M, callback, check_every, use_cuda_graph,
@@ -502,13 +492,7 @@ def bicgstab(A, b, x, tol: float | None = None, atol: float | None = None, maxit
                                                              check_every=check_every, use_cuda_graph=use_cuda_graph,
                                                              is_left_preconditioner=is_left_preconditioner))
     S = _BICGSTAB
-    if is_left_preconditioner and M is not None:
-        b, x = scalar_values(b), scalar_values(x)
-        A, M = aslinearoperator(A), aslinearoperator(M)
-        n = x.shape[0]
-        mb = wp.zeros(n, dtype=x.dtype, device=x.device)
-        M.matvec(b, mb, mb, x.dtype(1.0), x.dtype(0.0))
-        A, b, M = _left_preconditioned(A, M, n, x.dtype), mb, None
+    left = bool(is_left_preconditioner and M is not None)
     pb = _Problem(A, b, x, M, 11)
     b, x = pb.b, pb.x  # flat scalar views of vector-valued operands
     bk = _kernels.bicgstab_kernels(pb.C)
@@ -517,6 +501,7 @@ def bicgstab(A, b, x, tol: float | None = None, atol: float | None = None, maxit
     r, r0, p, v, t = pb.vector(), pb.vector(), pb.vector(), pb.vector(), pb.vector()
     y = pb.vector() if pb.M is not None else p
     z = pb.vector() if pb.M is not None else r  # r is overwritten by s = r - alpha v, so z = M s reads r
+    Mt = pb.vector() if left else None
 
     pb.set_tolerance(tol, atol, S.BB, S.TOL2)
     pb.residual(r)
@@ -535,8 +520,13 @@ def bicgstab(A, b, x, tol: float | None = None, atol: float | None = None, maxit
         if pb.M is not None:
             pb.apply(pb.M, r, z)
         pb.apply(pb.A, z, t)
-        pb.dot(t, r, S.TS)
-        pb.dot(t, t, S.TT)
+        if left:  # omega minimises the preconditioned residual |M (s - omega t)| (z = M s); Mt in v's place
+            pb.apply(pb.M, t, Mt)
+            pb.dot(Mt, z, S.TS)
+            pb.dot(Mt, Mt, S.TT)
+        else:
+            pb.dot(t, r, S.TS)
+            pb.dot(t, t, S.TT)
         pb.launch(bk.omega, 1, [pb.scal])
         pb.launch(bk.axpy2, pb.n, [pb.scal, S.OMEGA, z, t, x, r])  # x += omega z ; r = s - omega t
         pb.dot(r0, r, S.RHO_NEW)
@@ -617,7 +607,8 @@ def gmres(A, b, x, tol: float | None = None, atol: float | None = None, restart:
     """Solve the general system ``A x = b`` by restarted GMRES(``restart``): Arnoldi with modified Gram-Schmidt
     and Givens rotations, all on the device; the solution is updated and the true residual recomputed after each
     cycle of ``restart`` iterations, which is also when the host checks convergence (``check_every`` is rounded
-    up to whole cycles). ``M`` preconditions on the right (``is_left_preconditioner``: on the left). Arguments and
+    up to whole cycles). ``M`` preconditions on the right (``is_left_preconditioner``: on the left: the Arnoldi
+    process runs on ``M A`` from ``M r``, while convergence is judged on the true residual, as in Warp). Arguments and
     return value otherwise as for ``cg``; iterations are counted in whole cycles."""
     if not run:
         return GMRES(A, b, x, tol, atol, restart, maxiter, M, callback, check_every, use_cuda_graph,
@@ -628,13 +619,7 @@ def gmres(A, b, x, tol: float | None = None, atol: float | None = None, restart:
                                                           use_cuda_graph=use_cuda_graph,
                                                           is_left_preconditioner=is_left_preconditioner))
     S = _GMRES
-    if is_left_preconditioner and M is not None:
-        b, x = scalar_values(b), scalar_values(x)
-        A, M = aslinearoperator(A), aslinearoperator(M)
-        n = x.shape[0]
-        mb = wp.zeros(n, dtype=x.dtype, device=x.device)
-        M.matvec(b, mb, mb, x.dtype(1.0), x.dtype(0.0))
-        A, b, M = _left_preconditioned(A, M, n, x.dtype), mb, None
+    left = bool(is_left_preconditioner and M is not None)
     pb = _Problem(A, b, x, M, 5)
     b, x = pb.b, pb.x  # flat scalar views of vector-valued operands
     gk = _kernels.gmres_kernels(pb.C)
@@ -653,11 +638,19 @@ def gmres(A, b, x, tol: float | None = None, atol: float | None = None, restart:
     pb.dot(w, w, S.RR)
 
     def cycle() -> None:
+        start = w
+        if left:  # Arnoldi on M A from M r; RR holds |M r|^2 until the true residual is recomputed below
+            pb.apply(pb.M, w, tmp)
+            pb.dot(tmp, tmp, S.RR)
+            start = tmp
         pb.launch(gk.start, 1, [pb.scal, g, m])
-        pb.launch(gk.set_row, n, [w, g, V, 0])
+        pb.launch(gk.set_row, n, [start, g, V, 0])
         for j in range(m):
             vj = V[j]
-            if pb.M is not None:
+            if left:
+                pb.apply(pb.A, vj, tmp)
+                pb.apply(pb.M, tmp, w)
+            elif pb.M is not None:
                 pb.apply(pb.M, vj, tmp)
                 pb.apply(pb.A, tmp, w)
             else:
@@ -673,7 +666,7 @@ def gmres(A, b, x, tol: float | None = None, atol: float | None = None, restart:
             pb.launch(gk.givens, 1, [pb.scal, H, cs, sn, g, j])
         pb.launch(gk.back_solve, 1, [H, g, m, y])
         pb.launch(gk.combine, n, [V, y, m, tmp])
-        if pb.M is not None:
+        if pb.M is not None and not left:
             pb.M.matvec(tmp, x, x, C(1.0), C(1.0))
         else:
             pb.launch(_axpy_kernel(C), n, [tmp, x])
