@@ -144,7 +144,9 @@ final="$1"; shift
 tmp=$(mktemp -d "${final%/*}/.pch-XXXXXXXX") || exit 0
 if "$@" -o "$tmp/weft.h.gch" >/dev/null 2>&1; then
     chmod 600 "$tmp/weft.h.gch"  # whatever the umask: weft uses only files no other user can write
-    mv -T "$tmp" "$final" 2>/dev/null
+    # rename(2) of the directory: fails when another process published first; a mv without -T (BusyBox) instead
+    # moves only when nothing is there yet
+    mv -T "$tmp" "$final" 2>/dev/null || { [ -e "$final" ] || mv "$tmp" "$final" 2>/dev/null; }
 fi
 rm -rf "$tmp"
 """
@@ -166,7 +168,7 @@ finally:
 
 
 def _pch_helper() -> list[str]:
-    sh = shutil.which("sh") if sys.platform.startswith("linux") else None  # mv -T: GNU coreutils
+    sh = shutil.which("sh") if sys.platform.startswith("linux") else None
     return [sh, "-c", _PCH_SH, "weft-pch"] if sh else [sys.executable, "-c", _PCH_PY]
 
 
