@@ -58,3 +58,33 @@ def test_quat_from_matrix_matches_warp_definition_and_fd():
         n[idx] -= h
         fd[idx] = (reference(p[idx[0]]) @ w[idx[0]] - reference(n[idx[0]]) @ w[idx[0]]) / (2 * h)
     np.testing.assert_allclose(m.grad.numpy(), fd, rtol=1e-6, atol=1e-8)
+
+
+@wp.kernel
+def to_matrix(q: wp.array(dtype=wp.quatd), m: wp.array(dtype=wp.mat33d), cols: wp.array(dtype=wp.mat33d)):
+    i = wp.tid()
+    m[i] = wp.quat_to_matrix(q[i])
+    cols[i] = wp.matrix_from_cols(wp.quat_rotate(q[i], wp.vec3d(1.0, 0.0, 0.0)),
+                                  wp.quat_rotate(q[i], wp.vec3d(0.0, 1.0, 0.0)),
+                                  wp.quat_rotate(q[i], wp.vec3d(0.0, 0.0, 1.0)))
+
+
+def test_quat_to_matrix_is_quat_rotate_of_the_axes_off_the_unit_sphere():
+    qn = np.random.default_rng(2).standard_normal((3, 4)) * 1.3  # not unit
+    q = wp.array(qn, dtype=wp.quatd, requires_grad=True)
+    m = wp.zeros(3, dtype=wp.mat33d, requires_grad=True)
+    cols = wp.zeros(3, dtype=wp.mat33d, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(to_matrix, dim=3, inputs=[q], outputs=[m, cols])
+    u, w = qn[:, :3], qn[:, 3]
+    cross = np.array([[[0, -z, y], [z, 0, -x], [-y, x, 0]] for x, y, z in u])
+    want = (2 * w**2 - 1)[:, None, None] * np.eye(3) + 2 * w[:, None, None] * cross + 2 * np.einsum("ni,nj->nij", u, u)
+    np.testing.assert_allclose(m.numpy(), want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(cols.numpy(), want, rtol=1e-12, atol=1e-12)
+    seed = np.random.default_rng(4).standard_normal((3, 3, 3))
+    tape.backward(grads={m: wp.array(seed, dtype=wp.mat33d)})
+    g_matrix = q.grad.numpy().copy()
+    tape.zero()
+    tape.backward(grads={cols: wp.array(seed, dtype=wp.mat33d)})
+    np.testing.assert_allclose(g_matrix, q.grad.numpy(), rtol=1e-10, atol=1e-12)

@@ -310,13 +310,16 @@ WEFT_FN void adj_quat_rotate_inv(const quat_t<T>& q, const vec_t<3, T>& v, quat_
     adj_q.w += T(4) * q.w * dot(v, g) - T(2) * dot(g, cross(u, v));
 }
 
-// rotation matrix of a unit quaternion
+// rotation matrix of a unit quaternion: (2 w^2 - 1) I + 2 w [u]x + 2 u u^T, whose columns are quat_rotate of the axes
+// also for a quaternion that is not exactly unit (as in Warp, so its gradient off the unit sphere agrees with
+// quat_rotate's)
 template <typename T>
 WEFT_FN mat_t<3, 3, T> quat_to_matrix(const quat_t<T>& q) {
     T x = q.x, y = q.y, z = q.z, w = q.w;
-    return mat_t<3, 3, T>(T(1) - T(2) * (y * y + z * z), T(2) * (x * y - z * w), T(2) * (x * z + y * w),
-                          T(2) * (x * y + z * w), T(1) - T(2) * (x * x + z * z), T(2) * (y * z - x * w),
-                          T(2) * (x * z - y * w), T(2) * (y * z + x * w), T(1) - T(2) * (x * x + y * y));
+    T d = T(2) * w * w - T(1);
+    return mat_t<3, 3, T>(d + T(2) * x * x, T(2) * (x * y - z * w), T(2) * (x * z + y * w),
+                          T(2) * (x * y + z * w), d + T(2) * y * y, T(2) * (y * z - x * w),
+                          T(2) * (x * z - y * w), T(2) * (y * z + x * w), d + T(2) * z * z);
 }
 template <typename T>
 WEFT_FN void adj_quat_to_matrix(const quat_t<T>& q, quat_t<T>& adj_q, const mat_t<3, 3, T>& adj_ret) {
@@ -325,10 +328,10 @@ WEFT_FN void adj_quat_to_matrix(const quat_t<T>& q, quat_t<T>& adj_q, const mat_
     T g00 = G.row[0].c[0], g01 = G.row[0].c[1], g02 = G.row[0].c[2];
     T g10 = G.row[1].c[0], g11 = G.row[1].c[1], g12 = G.row[1].c[2];
     T g20 = G.row[2].c[0], g21 = G.row[2].c[1], g22 = G.row[2].c[2];
-    adj_q.x += T(2) * (-T(2) * x * (g11 + g22) + y * (g01 + g10) + z * (g02 + g20) + w * (g21 - g12));
-    adj_q.y += T(2) * (-T(2) * y * (g00 + g22) + x * (g01 + g10) + z * (g12 + g21) + w * (g02 - g20));
-    adj_q.z += T(2) * (-T(2) * z * (g00 + g11) + x * (g02 + g20) + y * (g12 + g21) + w * (g10 - g01));
-    adj_q.w += T(2) * (x * (g21 - g12) + y * (g02 - g20) + z * (g10 - g01));
+    adj_q.x += T(2) * (T(2) * x * g00 + y * (g01 + g10) + z * (g02 + g20) + w * (g21 - g12));
+    adj_q.y += T(2) * (T(2) * y * g11 + x * (g01 + g10) + z * (g12 + g21) + w * (g02 - g20));
+    adj_q.z += T(2) * (T(2) * z * g22 + x * (g02 + g20) + y * (g12 + g21) + w * (g10 - g01));
+    adj_q.w += T(2) * (T(2) * w * (g00 + g11 + g22) + x * (g21 - g12) + y * (g02 - g20) + z * (g10 - g01));
 }
 
 namespace detail {
