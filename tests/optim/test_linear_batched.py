@@ -105,3 +105,21 @@ def test_vector_operands_and_diagonal_operator(solver, kw):
     _it, err, atol = solver(dense, wp.array([[2.0, 3.0], [4.0, 5.0]], dtype=wp.vec2), y, tol=1e-6, maxiter=200, **kw)
     assert err <= atol
     np.testing.assert_allclose(y.numpy(), np.ones((2, 2)), rtol=1e-5)
+
+
+def test_solver_objects_reject_incompatible_operands():
+    rng = np.random.default_rng(5)
+    C = rng.standard_normal((8, 8))
+    A = wp.array(C @ C.T + 8.0 * np.eye(8), dtype=wp.float64)
+    b, x = wp.array(rng.standard_normal(8), dtype=wp.float64), wp.zeros(8, dtype=wp.float64)
+    state = cg(A, b, x, maxiter=50, run=False)
+    with pytest.raises(ValueError):
+        state(b=wp.zeros(16, dtype=wp.float64))
+    with pytest.raises(ValueError):
+        state(A=wp.array(np.eye(8), dtype=wp.float32), b=wp.zeros(8, dtype=wp.float32), x=wp.zeros(8, dtype=wp.float32))
+    with pytest.raises(ValueError, match="batch_offsets"):
+        state(A=aslinearoperator(A, batch_offsets=wp.array([0, 8], dtype=wp.int32)))
+    with pytest.raises(ValueError):
+        bicgstab(A, b, x, run=False)(M=preconditioner(A))
+    _it, err, atol = state(b=wp.array(rng.standard_normal(8), dtype=wp.float64))
+    assert err <= atol

@@ -700,7 +700,13 @@ class LinearSolverState:
         self.options = dict(tol=tol, atol=atol, maxiter=maxiter, callback=callback, check_every=check_every,
                             use_cuda_graph=use_cuda_graph, **options)
 
+    #: whether a call may add or drop the preconditioner given at construction (BiCGSTAB: no, as in Warp)
+    _m_presence_fixed = False
+
     def __call__(self, A=None, b=None, x=None, M=None):
+        """Solve again, optionally with other operands of the same size, dtype and batch layout (``ValueError``
+        otherwise)."""
+        self._check_compatible(A, b, x, M)
         if A is not None:
             self.A = A
         if b is not None:
@@ -710,6 +716,29 @@ class LinearSolverState:
         if M is not None:
             self.M = M
         return type(self)._solve(self.A, self.b, self.x, M=self.M, **self.options)
+
+    @staticmethod
+    def _layout(v):
+        v = scalar_values(v)
+        return tuple(v.shape), wp.types.type_scalar_type(v.dtype)
+
+    def _check_compatible(self, A, b, x, M) -> None:
+        for name, new, old in (("b", b, self.b), ("x", x, self.x)):
+            if new is not None and self._layout(new) != self._layout(old):
+                raise ValueError(f"{name}: shape/dtype {self._layout(new)} does not match the solver's "
+                                 f"{self._layout(old)}")
+        if A is not None:
+            new, old = aslinearoperator(A), aslinearoperator(self.A)
+            if new.shape != old.shape or new.scalar_type is not old.scalar_type:
+                raise ValueError(f"A: shape/dtype {new.shape}, {new.scalar_type} does not match the solver's "
+                                 f"{old.shape}, {old.scalar_type}")
+            if new.batch_offsets is not old.batch_offsets:
+                raise ValueError("A: batch_offsets must be the array the solver was built with")
+            if new.max_batch_length != old.max_batch_length:
+                raise ValueError(f"A: max_batch_length {new.max_batch_length} differs from the solver's "
+                                 f"{old.max_batch_length}")
+        if self._m_presence_fixed and M is not None and self.M is None:
+            raise ValueError("M: this solver was built without a preconditioner; build a new one to add it")
 
 
 class CG(LinearSolverState):
@@ -725,7 +754,9 @@ class CR(LinearSolverState):
 
 
 class BiCGSTAB(LinearSolverState):
-    """BiCGSTAB as a reusable solver object (see ``bicgstab``)."""
+    """BiCGSTAB as a reusable solver object (see ``bicgstab``); whether it has a preconditioner is fixed."""
+
+    _m_presence_fixed = True
 
     _solve = staticmethod(bicgstab)
 
