@@ -39,11 +39,11 @@ def _store(dst, values: np.ndarray, count: int | None = None) -> None:
 
     values = np.asarray(values)
     n = values.shape[0] if count is None else count
-    if dst.device.is_cpu and dst.is_contiguous:
+    if dst.device.impl.host_memory and dst.is_contiguous:
         flat = dst.numpy().reshape((dst.size,) + dst.numpy().shape[dst.ndim:])
         flat[:n] = values[:n].reshape(flat[:n].shape)
         return
-    host = array(values[:n].reshape((n,) + dst.numpy().shape[dst.ndim:]) if dst.device.is_cpu else values[:n],
+    host = array(values[:n].reshape((n,) + dst.numpy().shape[dst.ndim:]) if dst.device.impl.host_memory else values[:n],
                  dtype=dst.dtype, device=dst.device)
     copy(dst, host, count=n)
 
@@ -202,7 +202,7 @@ def array_cast(in_array, out_array, count: int | None = None) -> None:
     if count is not None and in_array.ndim > 1:
         raise RuntimeError("partial cast of multi-dimensional arrays is not supported")
     x = in_array.numpy().reshape(-1)
-    dst_flat = out_array.numpy().reshape(-1) if out_array.device.is_cpu else None
+    dst_flat = out_array.numpy().reshape(-1) if out_array.device.impl.host_memory else None
     n = x.size if count is None else count * (x.size // max(in_array.size, 1))
     if dst_flat is not None and out_array.is_contiguous:
         dst_flat[:n] = x[:n].astype(dst_flat.dtype)

@@ -3,6 +3,8 @@ transport choice for CUDA arrays (CUDA-aware MPI -> device pointers, otherwise s
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -59,7 +61,10 @@ def test_open_mpi_reports_its_cuda_support():
 
 
 class _FakeCudaDevice:
+    """A GPU as transport_for sees it: a device whose backend's memory is not host memory."""
+
     is_cpu = False
+    impl = SimpleNamespace(host_memory=False, synchronous=False)
 
 
 def test_transport_choice(monkeypatch):

@@ -101,7 +101,7 @@ def transport_for(device) -> Transport:
         except ValueError:
             raise DistributedError(f"WEFT_MPI_TRANSPORT must be one of {[t.value for t in Transport]}, "
                                    f"got {forced!r}") from None
-    if device.is_cpu:
+    if device.impl.host_memory:
         return Transport.HOST
     return Transport.DEVICE if cuda_aware() else Transport.STAGED
 

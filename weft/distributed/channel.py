@@ -29,9 +29,9 @@ class Channel:
         self.transport = transport if transport is not None else transport_for(buf.device)
         self.host = None
         if self.transport is Transport.STAGED:
-            self.host = _array.empty(buf.shape, dtype=buf.dtype, device="cpu", pinned=not buf.device.is_cpu)
+            self.host = _array.empty(buf.shape, dtype=buf.dtype, device="cpu", pinned=not buf.device.impl.host_memory)
         self.nbytes = int(np.asarray(self.host if self.host is not None else buf).nbytes) \
-            if (buf.device.is_cpu or self.host is not None) else _device_nbytes(buf)
+            if (buf.device.impl.host_memory or self.host is not None) else _device_nbytes(buf)
 
     def mpi_buffer(self):
         """What to hand to mpi4py: [bytes of the memory, MPI.BYTE]."""
@@ -45,7 +45,7 @@ class Channel:
         """Make the array's values visible to MPI (finish device work; copy to the host stage)."""
         if self.host is not None:
             _copy(self.host, self.buf)
-        if not self.buf.device.is_cpu:
+        if not self.buf.device.impl.synchronous:
             synchronize_device(self.buf.device)
 
     def after_recv(self) -> None:

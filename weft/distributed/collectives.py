@@ -49,7 +49,7 @@ def allreduce(a, comm, op: ReduceOp = ReduceOp.SUM, timeout: float | None = None
     t0 = time.perf_counter()
     ch = Channel(a)
     ch.before_send()
-    host = np.asarray(ch.host if ch.host is not None else a) if ch.buf.device.is_cpu or ch.host is not None \
+    host = np.asarray(ch.host if ch.host is not None else a) if ch.buf.device.impl.host_memory or ch.host is not None \
         else None
     buf = [host.reshape(-1), _np_mpi_type(host.dtype)] if host is not None else [a, _np_mpi_type(
         np.dtype(a.__cuda_array_interface__["typestr"]))]

@@ -18,7 +18,8 @@ def host_view(arr, name: str, owner: str, *, cols: int | None, kind: str, allow_
             return None
         raise GeometryError(f"{owner}: argument '{name}' is required")
     device = getattr(arr, "device", None)
-    if device is not None and not getattr(device, "is_cpu", True):
+    impl = getattr(device, "impl", None)
+    if impl is not None and not impl.host_memory:
         raise GeometryError(f"{owner}: argument '{name}' is on {device}; weft builds geometry on the CPU only "
                             "(device-side builds need a GPU; none was used here). Pass a CPU array")
     data = arr.numpy() if hasattr(arr, "numpy") else np.asarray(arr)

@@ -68,7 +68,7 @@ class HashGrid(NativeHandle):
         from ..runtime.capture import active_capture
 
         graph = active_capture()
-        if graph is not None and graph.device.is_cpu:
+        if graph is not None and graph.device.impl.capture_by_replay:
             raise NotImplementedError("HashGrid.reserve inside a graph capture: reserve before capture")
         if int(num_points) < 0:
             raise GeometryError(f"HashGrid.reserve: argument 'num_points' must be >= 0, got {num_points}")
@@ -90,7 +90,7 @@ class HashGrid(NativeHandle):
         from ..runtime.capture import active_capture
 
         graph = active_capture()
-        if graph is not None and graph.device.is_cpu:
+        if graph is not None and graph.device.impl.capture_by_replay:
             if getattr(graph, "apic", False):
                 raise NotImplementedError("HashGrid serialization is not yet supported (HashGrid.build inside an "
                                           "apic capture)")

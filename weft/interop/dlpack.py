@@ -162,9 +162,7 @@ def _capsule_destructor(capsule) -> None:
 def device_tuple(arr) -> tuple[int, int]:
     """``__dlpack_device__`` of a weft array: ``(kDLCPU, 0)`` or ``(kDLCUDA, ordinal)``."""
     dev = arr.device
-    if dev.is_cuda:
-        return int(DeviceType.CUDA), int(dev.ordinal)
-    return int(DeviceType.CPU), 0
+    return int(dev.impl.dlpack_device), max(int(dev.ordinal), 0)
 
 
 def to_capsule(arr, stream=None, max_version=None, dl_device=None, copy=None):
@@ -195,7 +193,7 @@ def to_capsule(arr, stream=None, max_version=None, dl_device=None, copy=None):
     elif copy:
         arr = clone(arr, requires_grad=False)
         copied = True
-    if arr.device.is_cuda:
+    if not arr.device.impl.synchronous:
         _producer_sync(arr.device, stream)
     versioned = max_version is not None and int(max_version[0]) >= 1
     return _make_capsule(arr, versioned, copied)
@@ -483,7 +481,7 @@ def _device_of_pointer(ptr) -> int:
     except ImportError:
         pass
     dev = _D.get_device(None)
-    return dev.ordinal if dev.is_cuda and dev.ordinal >= 0 else 0
+    return max(dev.ordinal, 0)  # the CPU's ordinal is -1
 
 
 def _wait_on_foreign_stream(handle: int) -> None:

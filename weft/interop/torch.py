@@ -204,7 +204,7 @@ def to_torch(a, requires_grad=None):
 
 
 def _tensor_of(a, torch):
-    if a.device.is_cpu:
+    if a.device.impl.host_memory:
         host = a.numpy()
         if any(s < 0 for s in host.strides):
             raise ValueError("torch tensors cannot have negative strides; make the array contiguous first")

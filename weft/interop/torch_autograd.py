@@ -147,7 +147,7 @@ def _is_float(a) -> bool:
 
 
 def _seed(grad_arr, g: torch.Tensor) -> None:
-    if grad_arr.device.is_cpu:
+    if grad_arr.device.impl.host_memory:
         grad_arr.numpy()[...] = g.detach().numpy().reshape(grad_arr.numpy().shape)
         grad_arr._mark_written()
     else:

@@ -258,7 +258,7 @@ class _Problem:
         self.b, self.x, self.n, self.device = b, x, n, x.device
         self.k = _kernels.basic_kernels(self.C)
         self.scal = wp.zeros(nslots, dtype=self.C, device=self.device)
-        if self.device.is_cuda:  # interleaved partial sums: coalesced loads
+        if self.device.impl.simt:  # interleaved partial sums: coalesced loads
             self.nparts = max(1, min(n, 1024))
             self.chunk_stride, self.elem_stride = 1, self.nparts
         else:  # contiguous chunks: one cache-friendly stretch per CPU thread
@@ -330,8 +330,8 @@ def _run(problem: _Problem, cycle: Callable[[], None], cycle_size: int, rr_slot:
         return 0, err, atol
     iterations = 0
     graph = None
-    # Graphs only on CUDA: a CPU "graph" replays launches only, and a user matvec may do host work there.
-    use_graph = use_cuda_graph and problem.device.is_cuda
+    # Native graphs only: a replayed "graph" (the CPU's) repeats launches only, and a user matvec may do host work.
+    use_graph = use_cuda_graph and not problem.device.impl.capture_by_replay
     while True:
         if use_graph and iterations > 0:
             if graph is None:

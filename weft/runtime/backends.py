@@ -31,6 +31,8 @@ class DeviceBackend(Protocol):
     synchronous: bool  # a launch has finished when the call returns (its error state can be read at once)
     capture_by_replay: bool  # graph capture records Python closures replayed in order (no native graphs)
     fast_launch: bool  # plain launches of fixed-type kernels may take the cached direct native call
+    simt: bool  # threads run in lockstep groups: kernels should give neighbouring threads neighbouring elements
+    dlpack_device: int  # the DLPack device type of its memory (kDLCPU = 1, kDLCUDA = 2)
 
     # memory
     def alloc(self, device, nbytes: int, pinned: bool): ...
@@ -96,6 +98,8 @@ class CpuBackend:
     synchronous = True
     capture_by_replay = True
     fast_launch = True
+    simt = False  # a thread works through a contiguous chunk (cache lines), not interleaved with its neighbours
+    dlpack_device = 1  # kDLCPU
 
     # ------------------------------------------------------------------ memory
     def alloc(self, device, nbytes: int, pinned: bool):

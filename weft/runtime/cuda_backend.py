@@ -43,6 +43,8 @@ class CudaBackend:
     synchronous = False
     capture_by_replay = False
     fast_launch = False
+    simt = True  # warps: neighbouring threads reading neighbouring elements coalesce
+    dlpack_device = 2  # kDLCUDA
 
     # ------------------------------------------------------------------ memory
     def alloc(self, device, nbytes: int, pinned: bool):

@@ -33,7 +33,7 @@ def flat(a: wp.array, count: int | None = None) -> wp.array:
     out = _strided_view(a, 0, (n * inner,), (size,))
     out._ir = resolve_dtype(scalar_type_of(a.dtype))
     out.dtype = scalar_class(out._ir.name)
-    if a.device.is_cpu:
+    if a.device.impl.host_memory:
         out._np = np_from_ptr(out._ptr, out.shape, out.strides, base, (), a._np)
     if a.grad is not None:
         out._grad = flat(a.grad, count)

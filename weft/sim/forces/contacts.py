@@ -133,7 +133,7 @@ def _contact_dim(model) -> int:
     ``soft_contact_max`` (warp.sim launches ``soft_contact_max`` threads, 65,536 by default; the threads past the
     count return at once)."""
     bound = min(model.soft_contact_max, model.particle_count * max(model.shape_count - 1, 0))
-    if model.device.is_cpu and active_capture() is None:
+    if model.device.impl.host_memory and active_capture() is None:
         return min(int(model.soft_contact_count.numpy()[0]), bound)
     return bound
 

@@ -93,6 +93,6 @@ def _contact_dim(model) -> int:
     """Threads for the contact force kernel: the live count where reading it is free (CPU, no graph capture),
     else the buffer size (threads past the count return at once)."""
     cap = len(model.rigid_contact_shape0)
-    if model.device.is_cpu and active_capture() is None:
+    if model.device.impl.host_memory and active_capture() is None:
         return max(min(int(model.rigid_contact_count.numpy()[0]), cap), 0)
     return cap
