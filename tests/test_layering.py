@@ -37,13 +37,9 @@ KNOWN: set[tuple[str, str, str]] = {
     ("weft", "weft.toolchain", "local"),
     ("weft", "weft.toolchain.compiler", "local"),
     ("weft.diagnostics", "weft.__version__", "local"),
-    ("weft.diagnostics", "weft.config", "local"),
-    ("weft.frontend.calls", "weft.autodiff.custom", "upward"),
     ("weft.geometry.marching", "weft", "upward"),  # marching cubes is written as weft kernels (import weft as wp)
-    ("weft.hostcall", "weft.pipeline", "local"),
     ("weft.interop.dlpack", "weft.cuda", "local"),
     ("weft.kernel", "weft.interop.foreign", "upward"),
-    ("weft.module", "weft.compile_kernels", "upward"),
     ("weft.runtime.array", "weft.interop", "upward"),
     ("weft.runtime.packing", "weft.interop.foreign", "upward"),
 }

@@ -18,7 +18,7 @@ from .types.composite import matrix, matrix_from_cols, matrix_from_rows, quatern
 from .types.aliases import NAMED_TYPES as _NAMED
 from .types.struct import struct
 from .frontend.func import Func, func
-from .kernel import Kernel, get_module_options, kernel, overload, set_module_options
+from .kernel import Kernel, compile_kernels, get_module_options, kernel, overload, set_module_options
 from .runtime.array import (array, array1d, array2d, array3d, array4d, clone, empty, empty_like, from_numpy, full,
                             full_like, ones, ones_like, zeros, zeros_like)
 from .runtime.fixed import fixedarray
@@ -118,20 +118,6 @@ def load_module(module=None, device=None, recursive=False) -> None:
         module = sys.modules[module]
     kernels = [v for v in vars(module).values() if isinstance(v, Kernel)]
     compile_kernels(kernels)
-
-
-def compile_kernels(kernels) -> None:
-    """Compile several kernels concurrently (each is its own compilation unit)."""
-    import os
-    from concurrent.futures import ThreadPoolExecutor
-
-    todo = []
-    for k in kernels:
-        k.annotations()
-        if k._fixed_types is not None:
-            todo.append(k)
-    with ThreadPoolExecutor(max_workers=max(os.cpu_count() or 1, 1)) as pool:
-        list(pool.map(lambda k: k.compile(), todo))
 
 
 def force_load(device=None, modules=None) -> None:

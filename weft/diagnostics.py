@@ -18,6 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import config
 from .cuda import driver
 from .errors import CacheError, ToolchainError
 from .runtime.device import get_cuda_devices
@@ -78,8 +79,6 @@ def _size(path: Path) -> tuple[int, int]:
 
 
 def _compiler_items() -> list[Item]:
-    from . import config
-
     try:
         cc = find_compiler()
     except ToolchainError as exc:
@@ -124,16 +123,12 @@ def _openmp_item(cc: str, flags: list[str], omp_macro: str) -> Item:
             threads = ctypes.CDLL(str(lib)).weft_probe_threads()
         except OSError as exc:
             return Item("OpenMP", f"the test library did not load ({exc})", Status.PROBLEM)
-    from . import config
-
     version = f"_OPENMP {omp_macro}, " if omp_macro else ""
     setting = f", wp.config.num_threads = {config.num_threads}" if config.num_threads else ""
     return Item("OpenMP", f"yes ({version}{threads} threads in a parallel region{setting})")
 
 
 def _cache_items() -> list[Item]:
-    from . import config
-
     path = config.cache_dir()
     if not path.exists():
         return [Item("kernel cache", f"{path} (not created yet)")]
@@ -173,7 +168,7 @@ def collect() -> list[Item]:
     """Every check, in report order (runs a compiler a few times: about a second)."""
     import numpy as np
 
-    from . import __version__, config
+    from . import __version__
 
     items = [
         Item("weft", f"{__version__} ({Path(__file__).resolve().parent})"),

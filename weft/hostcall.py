@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import config
+from . import config, pipeline
 from .errors import Error
 from .ir import types as T
 from .ir.builder import Builder
@@ -67,7 +67,6 @@ class _HostKernel:
 def _make_kernel(op, arg_types, result_type):
     import ctypes
 
-    from . import pipeline
     from .kernel import Spec
     from .runtime.packing import make_packer, padding_plan
 

@@ -498,3 +498,16 @@ def overload(kernel_or_func, arg_types=None):
 
     return make_func(kernel_or_func)
 
+
+def compile_kernels(kernels) -> None:
+    """Compile several kernels concurrently (each is its own compilation unit)."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    todo = []
+    for k in kernels:
+        k.annotations()
+        if k._fixed_types is not None:
+            todo.append(k)
+    with ThreadPoolExecutor(max_workers=max(os.cpu_count() or 1, 1)) as pool:
+        list(pool.map(lambda k: k.compile(), todo))

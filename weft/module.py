@@ -29,7 +29,7 @@ class Module:
 
     def load(self, device=None, block_dim=None) -> Module:
         """Compile the module's non-generic kernels now (several in parallel)."""
-        from . import compile_kernels
+        from .kernel import compile_kernels
 
         compile_kernels(self.kernels())
         return self

@@ -54,6 +54,7 @@ def func_grad(forward):
 
     def wrap(grad_fn):
         fwd.custom_grad = Func(grad_fn, key=fwd.key + ".grad")
+        fwd.custom_lowering = lower_custom_call
         return fwd.custom_grad
     return wrap
 
@@ -64,6 +65,7 @@ def func_replay(forward):
 
     def wrap(replay_fn):
         fwd.custom_replay = Func(replay_fn, key=fwd.key + ".replay")
+        fwd.custom_lowering = lower_custom_call
         return fwd.custom_replay
     return wrap
 

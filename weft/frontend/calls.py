@@ -103,10 +103,8 @@ def _builtin(lw, name: str, args, kwargs, node):
 # ---------------------------------------------------------------------- funcs
 def inline(lw, func: Func, args, kwargs, node):
     chosen, bound = _select_overload(lw, func, args, kwargs, node)
-    if chosen.custom_grad is not None or chosen.custom_replay is not None:
-        from ..autodiff.custom import lower_custom_call
-
-        return lower_custom_call(lw, chosen, bound, node)
+    if chosen.custom_lowering is not None:  # a custom gradient or replay is attached (autodiff.custom)
+        return chosen.custom_lowering(lw, chosen, bound, node)
     return inline_plain(lw, chosen, bound, node)
 
 

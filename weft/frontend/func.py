@@ -21,6 +21,9 @@ class Func:
         self.overloads: list[Func] = [self]
         self.custom_grad: Func | None = None
         self.custom_replay: Func | None = None
+        #: how a call is lowered when a custom gradient or replay is attached: the rule of the layer that attached
+        #: them (``autodiff.custom.lower_custom_call``, which marks the call for the reverse sweep)
+        self.custom_lowering: Callable | None = None
         self._source: FunctionSource | None = None
         try:
             self.signature = inspect.signature(func)
