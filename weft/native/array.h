@@ -165,7 +165,7 @@ WEFT_FN array_t<T> view(const array_t<T>& a, I... idx) {
 // a[i:j:k, l, ...]: a strided view. ND leading dimensions are given, those in the bitmask K as start, stop, step
 // (kSliceNone for an omitted bound, NumPy's rules: negative bounds count from the end, bounds are clamped), the
 // others as one index (dropped from the result). Dimensions past ND are kept whole.
-constexpr int64 kSliceNone = INT64_MIN;
+constexpr int64 kSliceNone = -9223372036854775807LL - 1;  // INT64_MIN: NVRTC has no <cstdint> macros
 namespace detail {
 WEFT_FN int64 slice_dim(int64 n, int64& start, int64 stop, int64& step) {
     if (step == kSliceNone) step = 1;
