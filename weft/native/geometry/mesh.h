@@ -69,12 +69,12 @@ WEFT_FN Closest closest_face(const MeshData* m, const v3& p, float limit2) {
          [&](int32 s, float) {
              v3 a, b, c;
              leaf_tri(m, s, a, b, c);
-             if (degenerate_triangle(a, b, c)) return;
              float wa, wb, wc;
              closest_weights(p, a, b, c, wa, wb, wc);
              const v3 q = a * wa + b * wb + c * wc;
              const float d2 = length_sq(p - q);
-             if (d2 < best.d2) best = Closest{d2, m->bvh.prim_ids[s], wa, wb};
+             // degenerate faces are skipped; tested only for a face that would become the closest (most are not)
+             if (d2 < best.d2 && !degenerate_triangle(a, b, c)) best = Closest{d2, m->bvh.prim_ids[s], wa, wb};
          });
     return best;
 }
