@@ -88,3 +88,30 @@ def test_quat_to_matrix_is_quat_rotate_of_the_axes_off_the_unit_sphere():
     tape.zero()
     tape.backward(grads={cols: wp.array(seed, dtype=wp.mat33d)})
     np.testing.assert_allclose(g_matrix, q.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@wp.kernel
+def axis_angle_pair(q: wp.array(dtype=wp.quatd), out: wp.array(dtype=wp.float64)):
+    i = wp.tid()
+    axis, angle = wp.quat_to_axis_angle(q[i])
+    v = wp.vec3d(q[i][0], q[i][1], q[i][2])
+    angle_formula = wp.float64(2.0) * wp.atan2(wp.length(v), wp.abs(q[i][3]))  # abs' is 0 at 0
+    wp.atomic_add(out, 0, angle + axis[1])
+    wp.atomic_add(out, 1, angle_formula)
+
+
+def test_quat_to_axis_angle_gradient_at_w_zero_matches_the_abs_convention():
+    qn = np.array([(1.0, 0.0, 0.0, 0.0), (0.0, 0.6, 0.8, 0.0), (0.3, -0.4, 0.5, -0.7)])
+    q = wp.array(qn, dtype=wp.quatd, requires_grad=True)
+    out = wp.zeros(2, dtype=wp.float64, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(axis_angle_pair, dim=3, inputs=[q], outputs=[out])
+    tape.backward(grads={out: wp.array([1.0, 0.0], dtype=wp.float64)})
+    g_builtin = q.grad.numpy().copy()
+    tape.zero()
+    tape.backward(grads={out: wp.array([0.0, 1.0], dtype=wp.float64)})
+    g_formula = q.grad.numpy()
+    # the angle parts agree everywhere (w = 0 included); the axis part adds d(axis_y)/dq off w = 0 only in x, y, z
+    np.testing.assert_allclose(g_builtin[:, 3], g_formula[:, 3], atol=1e-12)
+    assert g_builtin[0, 3] == 0.0 and g_builtin[1, 3] == 0.0

@@ -263,7 +263,9 @@ WEFT_FN void adj_quat_to_axis_angle(const quat_t<T>& q, const vec_t<3, T>&, T, q
     adj_normalize(v, av, adj_axis * sign);
     T w = abs(q.w);
     T d = s * s + w * w;
-    adj_q.w -= T(2) * adj_angle * s / d * sign;
+    // d|w|/dw: 0 at w = 0 (the kink between the two one-sided derivatives), as weft's and Warp's abs adjoint
+    const T dabs = q.w > T(0) ? T(1) : (q.w < T(0) ? T(-1) : T(0));
+    adj_q.w -= T(2) * adj_angle * s / d * dabs;
     av += v * (T(2) * adj_angle * w / d / s);
     adj_q.x += av.c[0];
     adj_q.y += av.c[1];
