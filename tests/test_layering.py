@@ -118,3 +118,22 @@ def test_known_exceptions_still_exist():
     gone = sorted(KNOWN - set(_violations()))
     assert not gone, "fixed layering exceptions: remove them from KNOWN in tests/test_layering.py:\n" + "\n".join(
         f"  {e}" for e in gone)
+
+
+#: modules that may still name a device kind (docs/architecture.md, "add a target"): device enumeration and Warp's
+#: is_mempool_supported, the CUDA array interface, the CUDA backend's own driver copies, torch's device names and
+#: CUDA streams, and torch tensors' own ``is_cpu`` / ``is_cuda``. Everything else asks ``device.impl`` for a fact.
+DEVICE_KIND_TESTS = {"weft.runtime.device": 3, "weft.runtime.array": 1, "weft.cuda.memory": 5,
+                     "weft.interop.torch": 4, "weft.interop.torch_autograd": 1}
+
+
+def test_libraries_ask_device_facts_not_kinds():
+    found: dict[str, int] = {}
+    for module, _, tree in _modules():
+        n = sum(1 for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr in ("is_cpu", "is_cuda")
+                and isinstance(node.ctx, ast.Load))
+        if n:
+            found[module] = n
+    extra = {m: n for m, n in found.items() if n > DEVICE_KIND_TESTS.get(m, 0)}
+    assert not extra, ("ask device.impl (host_memory, synchronous, capture_by_replay, simt, ...) instead of testing "
+                       f"is_cpu / is_cuda: {extra}")

@@ -129,7 +129,7 @@ def tri_tri_adjacency(indices, vertex_count: int | None = None, return_neighbor_
 def _run_or_record(graph, device, run) -> None:
     if graph is None:
         run()
-    elif device.is_cpu:
+    elif device.impl.capture_by_replay:  # the capture replays recorded closures: record the host work
         graph.launches.append(run)
     else:
         raise RuntimeError("weft's triangulation routines run on the host: they cannot be captured on a CUDA device")
