@@ -415,51 +415,35 @@ WEFT_FN void adj_quat_from_matrix(const mat_t<3, 3, T>& m, mat_t<3, 3, T>& adj_m
     }
 }
 
-// spherical linear interpolation between unit quaternions (shortest path)
+// spherical linear interpolation between unit quaternions along the shortest arc, written as Warp defines it:
+// a * quat_from_axis_angle(axis, t angle) with (axis, angle) = quat_to_axis_angle(quat_inverse(a) * b), so the
+// gradient also off the unit sphere is that of this composition
 template <typename T>
 WEFT_FN quat_t<T> quat_slerp(const quat_t<T>& a, const quat_t<T>& b, T t) {
-    T d = dot(a, b);
-    quat_t<T> bb = d < T(0) ? -b : b;
-    d = abs(d);
-    if (d > T(0.9995)) return normalize(a * (T(1) - t) + bb * t);
-    T th = acos(d);
-    T sn = sin(th);
-    return a * (sin((T(1) - t) * th) / sn) + bb * (sin(t * th) / sn);
+    vec_t<3, T> axis;
+    T angle;
+    quat_to_axis_angle(mul(quat_inverse(a), b), axis, angle);
+    return mul(a, quat_from_axis_angle(axis, t * angle));
 }
 template <typename T>
 WEFT_FN void adj_quat_slerp(const quat_t<T>& a, const quat_t<T>& b, T t, quat_t<T>& adj_a, quat_t<T>& adj_b,
                             T& adj_t, const quat_t<T>& adj_ret) {
-    T d0 = dot(a, b);
-    T sg = d0 < T(0) ? T(-1) : T(1);
-    quat_t<T> bb = b * sg;
-    T d = abs(d0);
-    quat_t<T> adj_bb;
-    if (d > T(0.9995)) {
-        quat_t<T> l = a * (T(1) - t) + bb * t;
-        quat_t<T> al;
-        adj_normalize(l, al, adj_ret);
-        adj_a += al * (T(1) - t);
-        adj_bb += al * t;
-        adj_t += dot(al, bb - a);
-    } else {
-        T th = acos(d);
-        T sn = sin(th), cs = d;
-        T fa = sin((T(1) - t) * th) / sn, fb = sin(t * th) / sn;
-        T ga = dot(adj_ret, a), gb = dot(adj_ret, bb);
-        adj_a += adj_ret * fa;
-        adj_bb += adj_ret * fb;
-        // d fa / d th, d fb / d th, d/dt
-        T ca = cos((T(1) - t) * th), cb = cos(t * th);
-        T dfa_dth = ((T(1) - t) * ca * sn - sin((T(1) - t) * th) * cs) / (sn * sn);
-        T dfb_dth = (t * cb * sn - sin(t * th) * cs) / (sn * sn);
-        adj_t += ga * (-th * ca / sn) + gb * (th * cb / sn);
-        T adj_th = ga * dfa_dth + gb * dfb_dth;
-        T adj_d = -adj_th / sn;  // d acos(d) / dd = -1 / sqrt(1 - d^2)
-        // d = |dot(a, b)| = dot(a, bb)
-        adj_a += bb * adj_d;
-        adj_bb += a * adj_d;
-    }
-    adj_b += adj_bb * sg;
+    const quat_t<T> inv = quat_inverse(a);
+    const quat_t<T> rel = mul(inv, b);
+    vec_t<3, T> axis;
+    T angle;
+    quat_to_axis_angle(rel, axis, angle);
+    const quat_t<T> step = quat_from_axis_angle(axis, t * angle);
+    quat_t<T> adj_step, adj_rel, adj_inv;
+    vec_t<3, T> adj_axis;
+    T adj_tangle = T(0);
+    adj_mul(a, step, adj_a, adj_step, adj_ret);
+    adj_quat_from_axis_angle(axis, t * angle, adj_axis, adj_tangle, adj_step);
+    adj_t += adj_tangle * angle;
+    const T adj_angle = adj_tangle * t;
+    adj_quat_to_axis_angle(rel, axis, angle, adj_rel, adj_axis, adj_angle);
+    adj_mul(inv, b, adj_inv, adj_b, adj_rel);
+    adj_quat_inverse(a, adj_a, adj_inv);
 }
 
 }  // namespace weft
