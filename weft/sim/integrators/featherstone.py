@@ -9,11 +9,15 @@ forward kinematics of the new state. Joint forces: ``control.joint_act`` in forc
 springs (as the Euler integrator's ``joint_axis_force``).
 
 Coordinates follow :func:`weft.sim.eval_fk`: a free joint's velocity is (angular velocity, velocity of the child
-anchor's origin), both in the parent anchor frame; a ball joint's is its angular velocity in the parent anchor frame.
-Supported joints: revolute, prismatic, ball, fixed, free (and distance, as free); compound, universal and D6 joints
-raise :class:`~weft.sim.SimError`. Rigid contacts act through ``state.body_f`` (``wp.sim.collide`` then the contact
-forces on the bodies' poses from forward kinematics). The step is not differentiable yet (its kernel has no
-adjoint); use ``SemiImplicitIntegrator`` for gradients.
+anchor's origin), both in the parent anchor frame; a ball joint's is its angular velocity in the parent anchor frame;
+universal, compound and D6 joints use their per-axis angles (each rotation axis carried by the rotations before it,
+as in ``eval_fk``) and offsets. All joint types are supported (distance joints move as free joints). Rigid contacts
+act through ``state.body_f`` (``wp.sim.collide`` then the contact forces on the bodies' poses from forward
+kinematics).
+
+Two kernels per step: ``eval_articulation_dynamics`` writes the mass matrix and the generalised forces (every output
+element once, so its generated adjoint is exact) and ``cholesky_solve`` factors and solves, differentiated by hand
+on a tape (``lam = H^-1 qdd_grad``, ``tau_grad += lam``, ``H_grad -= lam qdd^T``): the whole step is differentiable.
 """
 
 from __future__ import annotations
@@ -22,16 +26,19 @@ import numpy as np
 
 import weft as wp
 
-from ..articulation import _joint_motion, eval_fk
+from ...runtime.tape import active_tape
+from ..articulation import _frame_offset, _joint_motion, eval_fk
 from ..forces.joints import joint_axis_force
 from ..forces.rigid import eval_rigid_contact_forces
 from ..model import (
     JOINT_BALL,
+    JOINT_COMPOUND,
+    JOINT_D6,
     JOINT_DISTANCE,
-    JOINT_FIXED,
     JOINT_FREE,
     JOINT_PRISMATIC,
     JOINT_REVOLUTE,
+    JOINT_UNIVERSAL,
     SimError,
 )
 from .base import Integrator
@@ -75,34 +82,142 @@ def dot6(a: wp.spatial_vector, b: wp.spatial_vector):
 
 
 @wp.func
-def dof_count(jtype: int):
+def dof_count(jtype: int, lin_count: int, ang_count: int):
     n = int(0)  # noqa: UP018, RUF046
     if jtype == JOINT_REVOLUTE or jtype == JOINT_PRISMATIC:
         n = 1
-    elif jtype == JOINT_BALL:
+    elif jtype == JOINT_UNIVERSAL:
+        n = 2
+    elif jtype == JOINT_BALL or jtype == JOINT_COMPOUND:
         n = 3
     elif jtype == JOINT_FREE or jtype == JOINT_DISTANCE:
         n = 6
+    elif jtype == JOINT_D6:
+        n = lin_count + ang_count
     return n
 
 
 @wp.func
-def articulation_qdd(a: int, joint_start: int, joint_end: int, joint_q: wp.array(dtype=float),
-                     joint_qd: wp.array(dtype=float), joint_act: wp.array(dtype=float),
-                     joint_q_start: wp.array(dtype=int), joint_qd_start: wp.array(dtype=int),
-                     joint_type: wp.array(dtype=int), joint_parent: wp.array(dtype=int),
-                     joint_child: wp.array(dtype=int), joint_ancestor: wp.array(dtype=int),
-                     joint_X_p: wp.array(dtype=wp.transform), joint_X_c: wp.array(dtype=wp.transform),
-                     joint_axis: wp.array(dtype=wp.vec3), joint_axis_start: wp.array(dtype=int),
-                     joint_axis_dim: wp.array(dtype=int, ndim=2), joint_axis_mode: wp.array(dtype=int),
-                     joint_target_ke: wp.array(dtype=float), joint_target_kd: wp.array(dtype=float),
-                     joint_limit_lower: wp.array(dtype=float), joint_limit_upper: wp.array(dtype=float),
-                     joint_limit_ke: wp.array(dtype=float), joint_limit_kd: wp.array(dtype=float),
-                     joint_armature: wp.array(dtype=float), body_q: wp.array(dtype=wp.transform),
-                     body_qd: wp.array(dtype=wp.spatial_vector), body_f: wp.array(dtype=wp.spatial_vector),
-                     use_body_f: int, body_com: wp.array(dtype=wp.vec3), body_mass: wp.array(dtype=float),
-                     body_inertia: wp.array(dtype=wp.mat33), gravity: wp.vec3, qdd: wp.array(dtype=float)):
-    """Joint accelerations of one articulation (written to ``qdd`` at the joints' velocity indices)."""
+def has_axes(jtype: int):
+    """Whether the joint's coordinates are per-axis (drives and limits apply): not ball, free, distance, fixed."""
+    return (jtype == JOINT_REVOLUTE or jtype == JOINT_PRISMATIC or jtype == JOINT_UNIVERSAL
+            or jtype == JOINT_COMPOUND or jtype == JOINT_D6)
+
+
+@wp.func
+def _unit(i: int):
+    return wp.vec3(wp.where(i == 0, 1.0, 0.0), wp.where(i == 1, 1.0, 0.0), wp.where(i == 2, 1.0, 0.0))
+
+
+@wp.func
+def _carried_axes(a0: wp.vec3, a1: wp.vec3, a2: wp.vec3, q0: float, q1: float):
+    """The three rotation axes of ``_rotations_3`` in the parent anchor frame: the first fixed, the second carried
+    by the first rotation, the third by the first two."""
+    off = _frame_offset(a0, a1, a2)
+    e0 = wp.quat_rotate(off, wp.vec3(1.0, 0.0, 0.0))
+    r0 = wp.quat_from_axis_angle(e0, q0)
+    b1 = wp.quat_rotate(r0, wp.quat_rotate(off, wp.vec3(0.0, 1.0, 0.0)))
+    r1 = wp.quat_from_axis_angle(b1, q1)
+    b2 = wp.quat_rotate(r1 * r0, wp.quat_rotate(off, wp.vec3(0.0, 0.0, 1.0)))
+    return e0, b1, b2
+
+
+@wp.func
+def _rotation_axes(jtype: int, lin_count: int, ang_count: int, axis_start: int, q0: int,
+                   joint_q: wp.array(dtype=float), joint_axis: wp.array(dtype=wp.vec3)):
+    """The (up to three) rotation axes of a universal, compound or multi-axis D6 joint, parent anchor frame."""
+    ia = axis_start
+    iq = q0
+    if jtype == JOINT_D6:
+        ia = axis_start + lin_count
+        iq = q0 + lin_count
+    a0 = joint_axis[ia]
+    a1 = joint_axis[ia + 1]
+    a2 = wp.cross(a0, a1)
+    if jtype == JOINT_COMPOUND or (jtype == JOINT_D6 and ang_count == 3):
+        a2 = joint_axis[ia + 2]
+    return _carried_axes(a0, a1, a2, joint_q[iq], joint_q[iq + 1])
+
+
+@wp.func
+def dof_axis(jtype: int, lin_count: int, ang_count: int, axis_start: int, q0: int, i: int,
+             joint_q: wp.array(dtype=float), joint_axis: wp.array(dtype=wp.vec3)):
+    """Direction of the joint's ``i``-th degree of freedom in the parent anchor frame, and 1 for a rotation
+    (about the child anchor's origin) or 0 for a translation."""
+    e = wp.vec3(0.0, 0.0, 0.0)
+    angular = int(1)  # noqa: UP018, RUF046
+    if jtype == JOINT_REVOLUTE:
+        e = joint_axis[axis_start]
+    elif jtype == JOINT_PRISMATIC:
+        e = joint_axis[axis_start]
+        angular = 0
+    elif jtype == JOINT_BALL:
+        e = _unit(i)
+    elif jtype == JOINT_FREE or jtype == JOINT_DISTANCE:
+        if i < 3:
+            e = _unit(i)
+        else:
+            e = _unit(i - 3)
+            angular = 0
+    elif jtype == JOINT_D6 and i < lin_count:
+        e = joint_axis[axis_start + i]
+        angular = 0
+    elif jtype == JOINT_D6 and ang_count == 1:
+        e = joint_axis[axis_start + lin_count]
+    else:
+        # universal, compound, D6 with two or three rotations
+        k = i
+        if jtype == JOINT_D6:
+            k = i - lin_count
+        e0, b1, b2 = _rotation_axes(jtype, lin_count, ang_count, axis_start, q0, joint_q, joint_axis)
+        e = e0
+        if k == 1:
+            e = b1
+        elif k == 2:
+            e = b2
+    return e, angular
+
+
+@wp.func
+def carried_axes_rate(jtype: int, lin_count: int, ang_count: int, axis_start: int, q0: int, d0: int,
+                      joint_q: wp.array(dtype=float), joint_qd: wp.array(dtype=float),
+                      joint_axis: wp.array(dtype=wp.vec3)):
+    """``dS/dt qd`` of the rotation axes that the joint's own coordinates carry (angular, parent anchor frame):
+    ``qd1 w0 x b1 + qd2 (w0 + w1) x b2``; zero for joints with fixed axes."""
+    alpha = wp.vec3(0.0, 0.0, 0.0)
+    rotating = jtype == JOINT_UNIVERSAL or jtype == JOINT_COMPOUND or (jtype == JOINT_D6 and ang_count >= 2)
+    if rotating:
+        e0, b1, b2 = _rotation_axes(jtype, lin_count, ang_count, axis_start, q0, joint_q, joint_axis)
+        idd = d0
+        if jtype == JOINT_D6:
+            idd = d0 + lin_count
+        w0 = e0 * joint_qd[idd]
+        alpha = wp.cross(w0, b1) * joint_qd[idd + 1]
+        if jtype == JOINT_COMPOUND or (jtype == JOINT_D6 and ang_count == 3):
+            alpha = alpha + wp.cross(w0 + b1 * joint_qd[idd + 1], b2) * joint_qd[idd + 2]
+    return alpha
+
+
+@wp.func
+def articulation_dynamics(joint_start: int, joint_end: int, joint_q: wp.array(dtype=float),
+                          joint_qd: wp.array(dtype=float), joint_act: wp.array(dtype=float),
+                          joint_q_start: wp.array(dtype=int), joint_qd_start: wp.array(dtype=int),
+                          joint_type: wp.array(dtype=int), joint_parent: wp.array(dtype=int),
+                          joint_child: wp.array(dtype=int), joint_ancestor: wp.array(dtype=int),
+                          joint_X_p: wp.array(dtype=wp.transform), joint_X_c: wp.array(dtype=wp.transform),
+                          joint_axis: wp.array(dtype=wp.vec3), joint_axis_start: wp.array(dtype=int),
+                          joint_axis_dim: wp.array(dtype=int, ndim=2), joint_axis_mode: wp.array(dtype=int),
+                          joint_target_ke: wp.array(dtype=float), joint_target_kd: wp.array(dtype=float),
+                          joint_limit_lower: wp.array(dtype=float), joint_limit_upper: wp.array(dtype=float),
+                          joint_limit_ke: wp.array(dtype=float), joint_limit_kd: wp.array(dtype=float),
+                          joint_armature: wp.array(dtype=float), body_q: wp.array(dtype=wp.transform),
+                          body_f: wp.array(dtype=wp.spatial_vector), use_body_f: int,
+                          body_com: wp.array(dtype=wp.vec3), body_mass: wp.array(dtype=float),
+                          body_inertia: wp.array(dtype=wp.mat33), gravity: wp.vec3, h0: int,
+                          H: wp.array(dtype=float), tau: wp.array(dtype=float)):
+    """Joint-space mass matrix (row-major at ``H[h0:]``, plus armature) and generalised forces (joint forces minus
+    the bias forces, at the joints' velocity indices of ``tau``) of one articulation. Every output element is written
+    once."""
     poses = wp.zeros(MAX_JOINTS, dtype=wp.transform)
     vel = wp.zeros(MAX_JOINTS, dtype=wp.spatial_vector)
     acc = wp.zeros(MAX_JOINTS, dtype=wp.spatial_vector)
@@ -111,8 +226,6 @@ def articulation_qdd(a: int, joint_start: int, joint_end: int, joint_q: wp.array
     c_h = wp.zeros(MAX_JOINTS, dtype=wp.vec3)
     c_I = wp.zeros(MAX_JOINTS, dtype=wp.mat33)
     S = wp.zeros(MAX_DOFS, dtype=wp.spatial_vector)
-    tau = wp.zeros(MAX_DOFS, dtype=float)
-    H = wp.zeros(MAX_DOFS * MAX_DOFS, dtype=float)
     d_first = joint_qd_start[joint_start]
     n = joint_qd_start[joint_end] - d_first
     # the base accelerates upwards: gravity without a separate force term
@@ -144,35 +257,29 @@ def articulation_qdd(a: int, joint_start: int, joint_end: int, joint_q: wp.array
         poses[k] = X_wc
         R = wp.transform_get_rotation(X_wj)
         P = wp.transform_get_translation(X_wcj)
-        nd = dof_count(jtype)
+        nd = dof_count(jtype, joint_axis_dim[j, 0], joint_axis_dim[j, 1])
         s0 = d0 - d_first
-        if jtype == JOINT_REVOLUTE:
-            e = wp.quat_rotate(R, joint_axis[joint_axis_start[j]])
-            S[s0] = wp.spatial_vector(e, wp.cross(P, e))
-        elif jtype == JOINT_PRISMATIC:
-            S[s0] = wp.spatial_vector(wp.vec3(0.0, 0.0, 0.0), wp.quat_rotate(R, joint_axis[joint_axis_start[j]]))
-        elif jtype == JOINT_BALL:
-            for i in range(3):
-                e = wp.quat_rotate(R, wp.vec3(wp.where(i == 0, 1.0, 0.0), wp.where(i == 1, 1.0, 0.0),
-                                              wp.where(i == 2, 1.0, 0.0)))
+        for i in range(nd):
+            e, angular = dof_axis(jtype, joint_axis_dim[j, 0], joint_axis_dim[j, 1], joint_axis_start[j], q0, i,
+                                  joint_q, joint_axis)
+            e = wp.quat_rotate(R, e)
+            if angular != 0:
                 S[s0 + i] = wp.spatial_vector(e, wp.cross(P, e))
-        elif nd == 6:
-            for i in range(3):
-                e = wp.quat_rotate(R, wp.vec3(wp.where(i == 0, 1.0, 0.0), wp.where(i == 1, 1.0, 0.0),
-                                              wp.where(i == 2, 1.0, 0.0)))
-                S[s0 + i] = wp.spatial_vector(e, wp.cross(P, e))
-                S[s0 + 3 + i] = wp.spatial_vector(wp.vec3(0.0, 0.0, 0.0), e)
+            else:
+                S[s0 + i] = wp.spatial_vector(wp.vec3(0.0, 0.0, 0.0), e)
+        # the velocity-product acceleration of axes carried by the joint's own coordinates
+        alpha = carried_axes_rate(jtype, joint_axis_dim[j, 0], joint_axis_dim[j, 1], joint_axis_start[j], q0, d0,
+                                  joint_q, joint_qd, joint_axis)
         v_rel = wp.spatial_vector()
         for i in range(nd):
             v_rel = v_rel + S[s0 + i] * joint_qd[d0 + i]
         v_c = v_p + v_rel
-        # velocity-product acceleration: the axes are fixed in the parent (a free joint's rotation axes pass
-        # through the moving child origin, which adds v_rel_lin x w_rel)
-        c = cross_motion(v_p, v_rel)
-        if nd == 6:
-            w_rel = wp.quat_rotate(R, w_j)
-            u_rel = wp.quat_rotate(R, v_j)
-            c = c + wp.spatial_vector(wp.vec3(0.0, 0.0, 0.0), wp.cross(u_rel, w_rel))
+        # velocity-product acceleration: the axes are fixed in the parent or carried by the joint's coordinates;
+        # axes through the moving child origin (free, D6) add v_rel_lin x w_rel
+        al = wp.quat_rotate(R, alpha)
+        w_rel = wp.quat_rotate(R, w_j)
+        u_rel = wp.quat_rotate(R, v_j)
+        c = cross_motion(v_p, v_rel) + wp.spatial_vector(al, wp.cross(P, al) + wp.cross(u_rel, w_rel))
         a_c = a_p + c
         vel[k] = v_c
         acc[k] = a_c
@@ -196,41 +303,43 @@ def articulation_qdd(a: int, joint_start: int, joint_end: int, joint_q: wp.array
             f = f - wp.spatial_vector(wp.spatial_top(fe) + wp.cross(com, fl), fl)
         frc[k] = f
 
-    # backward pass: composite inertias, bias forces, joint forces, mass matrix columns
+    # backward pass: composite inertias, bias forces, joint forces, mass matrix entries
     for kk in range(joint_end - joint_start):
         j = joint_end - 1 - kk
         k = j - joint_start
         jtype = joint_type[j]
-        nd = dof_count(jtype)
+        nd = dof_count(jtype, joint_axis_dim[j, 0], joint_axis_dim[j, 1])
         d0 = joint_qd_start[j]
         s0 = d0 - d_first
         f = frc[k]
         for i in range(nd):
-            # generalised force: joint drive/limit for 1-dof joints, minus the bias
+            # generalised force: per-axis drive/limit of the joints with axes (not ball/free), minus the bias
             applied = float(0.0)  # noqa: UP018
-            if jtype == JOINT_REVOLUTE or jtype == JOINT_PRISMATIC:
-                ax = joint_axis_start[j]
-                applied = joint_axis_force(joint_q[joint_q_start[j]], joint_qd[d0], joint_act[ax], joint_target_ke[ax],
-                                           joint_target_kd[ax], joint_limit_lower[ax], joint_limit_upper[ax],
-                                           joint_limit_ke[ax], joint_limit_kd[ax], joint_axis_mode[ax])
-            tau[s0 + i] = applied - dot6(S[s0 + i], f)
-        # mass matrix entries of this joint's dofs with its own and its ancestors' dofs
+            if has_axes(jtype):
+                ax = joint_axis_start[j] + i
+                applied = joint_axis_force(joint_q[joint_q_start[j] + i], joint_qd[d0 + i], joint_act[ax],
+                                           joint_target_ke[ax], joint_target_kd[ax], joint_limit_lower[ax],
+                                           joint_limit_upper[ax], joint_limit_ke[ax], joint_limit_kd[ax],
+                                           joint_axis_mode[ax])
+            tau[d0 + i] = applied - dot6(S[s0 + i], f)
+        # mass matrix entries of this joint's dofs with its own (lower triangle mirrored) and its ancestors' dofs
         for i in range(nd):
             F = inertia_apply(c_m[k], c_h[k], c_I[k], S[s0 + i])
-            jj = j
+            r = s0 + i
+            for l in range(i):
+                val = dot6(S[s0 + l], F)
+                H[h0 + r * n + s0 + l] = val
+                H[h0 + (s0 + l) * n + r] = val
+            H[h0 + r * n + r] = dot6(S[r], F) + joint_armature[d0 + i]
+            jj = joint_ancestor[j]
             while jj >= joint_start:
-                ndj = dof_count(joint_type[jj])
+                ndj = dof_count(joint_type[jj], joint_axis_dim[jj, 0], joint_axis_dim[jj, 1])
                 sj = joint_qd_start[jj] - d_first
                 for l in range(ndj):
                     val = dot6(S[sj + l], F)
-                    H[(s0 + i) * MAX_DOFS + sj + l] = val
-                    H[(sj + l) * MAX_DOFS + s0 + i] = val
-                nxt = joint_ancestor[jj]
-                if nxt < joint_start:
-                    jj = joint_start - 1
-                else:
-                    jj = nxt
-            H[(s0 + i) * MAX_DOFS + s0 + i] = H[(s0 + i) * MAX_DOFS + s0 + i] + joint_armature[d0 + i]
+                    H[h0 + r * n + sj + l] = val
+                    H[h0 + (sj + l) * n + r] = val
+                jj = joint_ancestor[jj]
         anc = joint_ancestor[j]
         if anc >= joint_start and anc < j:
             ka = anc - joint_start
@@ -239,58 +348,84 @@ def articulation_qdd(a: int, joint_start: int, joint_end: int, joint_q: wp.array
             c_h[ka] = c_h[ka] + c_h[k]
             c_I[ka] = c_I[ka] + c_I[k]
 
-    # Cholesky H = L L^T (in place, lower triangle), then L L^T qdd = tau
+
+@wp.kernel
+def eval_articulation_dynamics(articulation_start: wp.array(dtype=int), articulation_H_start: wp.array(dtype=int),
+                               joint_q: wp.array(dtype=float), joint_qd: wp.array(dtype=float),
+                               joint_act: wp.array(dtype=float), joint_q_start: wp.array(dtype=int),
+                               joint_qd_start: wp.array(dtype=int), joint_type: wp.array(dtype=int),
+                               joint_parent: wp.array(dtype=int), joint_child: wp.array(dtype=int),
+                               joint_ancestor: wp.array(dtype=int), joint_X_p: wp.array(dtype=wp.transform),
+                               joint_X_c: wp.array(dtype=wp.transform), joint_axis: wp.array(dtype=wp.vec3),
+                               joint_axis_start: wp.array(dtype=int), joint_axis_dim: wp.array(dtype=int, ndim=2),
+                               joint_axis_mode: wp.array(dtype=int), joint_target_ke: wp.array(dtype=float),
+                               joint_target_kd: wp.array(dtype=float), joint_limit_lower: wp.array(dtype=float),
+                               joint_limit_upper: wp.array(dtype=float), joint_limit_ke: wp.array(dtype=float),
+                               joint_limit_kd: wp.array(dtype=float), joint_armature: wp.array(dtype=float),
+                               body_q: wp.array(dtype=wp.transform), body_f: wp.array(dtype=wp.spatial_vector),
+                               use_body_f: int, body_com: wp.array(dtype=wp.vec3), body_mass: wp.array(dtype=float),
+                               body_inertia: wp.array(dtype=wp.mat33), gravity: wp.vec3, H: wp.array(dtype=float),
+                               tau: wp.array(dtype=float)):
+    a = wp.tid()
+    articulation_dynamics(articulation_start[a], articulation_start[a + 1], joint_q, joint_qd, joint_act,
+                          joint_q_start, joint_qd_start, joint_type, joint_parent, joint_child, joint_ancestor,
+                          joint_X_p, joint_X_c, joint_axis, joint_axis_start, joint_axis_dim, joint_axis_mode,
+                          joint_target_ke, joint_target_kd, joint_limit_lower, joint_limit_upper, joint_limit_ke,
+                          joint_limit_kd, joint_armature, body_q, body_f, use_body_f, body_com, body_mass,
+                          body_inertia, gravity, articulation_H_start[a], H, tau)
+
+
+@wp.kernel(enable_backward=False)
+def cholesky_solve(articulation_start: wp.array(dtype=int), articulation_H_start: wp.array(dtype=int),
+                   joint_qd_start: wp.array(dtype=int), factor: int, H: wp.array(dtype=float),
+                   L: wp.array(dtype=float), rhs: wp.array(dtype=float), x: wp.array(dtype=float)):
+    """Per articulation: (if ``factor``) the Cholesky factor ``H = L L^T`` (lower triangle of ``L``), then
+    ``x = H^-1 rhs`` by two triangular solves. Differentiated by hand (``_record_solve_adjoint``)."""
+    a = wp.tid()
+    h0 = articulation_H_start[a]
+    d0 = joint_qd_start[articulation_start[a]]
+    n = joint_qd_start[articulation_start[a + 1]] - d0
+    if factor != 0:
+        for i in range(n):
+            for jc in range(i + 1):
+                s = H[h0 + i * n + jc]
+                for p in range(jc):
+                    s = s - L[h0 + i * n + p] * L[h0 + jc * n + p]
+                if i == jc:
+                    L[h0 + i * n + i] = wp.sqrt(wp.max(s, 1.0e-12))
+                else:
+                    L[h0 + i * n + jc] = s / L[h0 + jc * n + jc]
     for i in range(n):
-        for jc in range(i + 1):
-            s = H[i * MAX_DOFS + jc]
-            for p in range(jc):
-                s = s - H[i * MAX_DOFS + p] * H[jc * MAX_DOFS + p]
-            if i == jc:
-                H[i * MAX_DOFS + i] = wp.sqrt(wp.max(s, 1.0e-12))
-            else:
-                H[i * MAX_DOFS + jc] = s / H[jc * MAX_DOFS + jc]
-    for i in range(n):
-        s = tau[i]
+        s = rhs[d0 + i]
         for p in range(i):
-            s = s - H[i * MAX_DOFS + p] * tau[p]
-        tau[i] = s / H[i * MAX_DOFS + i]
+            s = s - L[h0 + i * n + p] * x[d0 + p]
+        x[d0 + i] = s / L[h0 + i * n + i]
     for ii in range(n):
         i = n - 1 - ii
-        s = tau[i]
+        s = x[d0 + i]
         for p in range(i + 1, n):
-            s = s - H[p * MAX_DOFS + i] * tau[p]
-        tau[i] = s / H[i * MAX_DOFS + i]
-    for i in range(n):
-        qdd[d_first + i] = tau[i]
+            s = s - L[h0 + p * n + i] * x[d0 + p]
+        x[d0 + i] = s / L[h0 + i * n + i]
 
 
 @wp.kernel(enable_backward=False)
-def eval_articulation_qdd(articulation_start: wp.array(dtype=int), joint_q: wp.array(dtype=float),
-                          joint_qd: wp.array(dtype=float), joint_act: wp.array(dtype=float),
-                          joint_q_start: wp.array(dtype=int), joint_qd_start: wp.array(dtype=int),
-                          joint_type: wp.array(dtype=int), joint_parent: wp.array(dtype=int),
-                          joint_child: wp.array(dtype=int), joint_ancestor: wp.array(dtype=int),
-                          joint_X_p: wp.array(dtype=wp.transform), joint_X_c: wp.array(dtype=wp.transform),
-                          joint_axis: wp.array(dtype=wp.vec3), joint_axis_start: wp.array(dtype=int),
-                          joint_axis_dim: wp.array(dtype=int, ndim=2), joint_axis_mode: wp.array(dtype=int),
-                          joint_target_ke: wp.array(dtype=float), joint_target_kd: wp.array(dtype=float),
-                          joint_limit_lower: wp.array(dtype=float), joint_limit_upper: wp.array(dtype=float),
-                          joint_limit_ke: wp.array(dtype=float), joint_limit_kd: wp.array(dtype=float),
-                          joint_armature: wp.array(dtype=float), body_q: wp.array(dtype=wp.transform),
-                          body_qd: wp.array(dtype=wp.spatial_vector), body_f: wp.array(dtype=wp.spatial_vector),
-                          use_body_f: int, body_com: wp.array(dtype=wp.vec3), body_mass: wp.array(dtype=float),
-                          body_inertia: wp.array(dtype=wp.mat33), gravity: wp.vec3, qdd: wp.array(dtype=float)):
+def solve_adjoint(articulation_start: wp.array(dtype=int), articulation_H_start: wp.array(dtype=int),
+                  joint_qd_start: wp.array(dtype=int), lam: wp.array(dtype=float), x: wp.array(dtype=float),
+                  rhs_grad: wp.array(dtype=float), H_grad: wp.array(dtype=float)):
+    """Adjoint of ``x = H^-1 rhs`` given ``lam = H^-1 x_grad``: ``rhs_grad += lam``, ``H_grad -= lam x^T``."""
     a = wp.tid()
-    articulation_qdd(a, articulation_start[a], articulation_start[a + 1], joint_q, joint_qd, joint_act,
-                     joint_q_start, joint_qd_start, joint_type, joint_parent, joint_child, joint_ancestor, joint_X_p,
-                     joint_X_c, joint_axis, joint_axis_start, joint_axis_dim, joint_axis_mode, joint_target_ke,
-                     joint_target_kd, joint_limit_lower, joint_limit_upper, joint_limit_ke, joint_limit_kd,
-                     joint_armature, body_q, body_qd, body_f, use_body_f, body_com, body_mass, body_inertia, gravity,
-                     qdd)
+    h0 = articulation_H_start[a]
+    d0 = joint_qd_start[articulation_start[a]]
+    n = joint_qd_start[articulation_start[a + 1]] - d0
+    for i in range(n):
+        rhs_grad[d0 + i] = rhs_grad[d0 + i] + lam[d0 + i]
+        for jc in range(n):
+            H_grad[h0 + i * n + jc] = H_grad[h0 + i * n + jc] - lam[d0 + i] * x[d0 + jc]
 
 
-@wp.kernel(enable_backward=False)
-def integrate_joints(joint_type: wp.array(dtype=int), joint_q_start: wp.array(dtype=int),
+@wp.kernel
+def integrate_joints(joint_type: wp.array(dtype=int), joint_axis_dim: wp.array(dtype=int, ndim=2),
+                     joint_q_start: wp.array(dtype=int),
                      joint_qd_start: wp.array(dtype=int), joint_q: wp.array(dtype=float),
                      joint_qd: wp.array(dtype=float), qdd: wp.array(dtype=float), dt: float,
                      joint_q_new: wp.array(dtype=float), joint_qd_new: wp.array(dtype=float)):
@@ -299,25 +434,28 @@ def integrate_joints(joint_type: wp.array(dtype=int), joint_q_start: wp.array(dt
     jtype = joint_type[j]
     q0 = joint_q_start[j]
     d0 = joint_qd_start[j]
-    nd = dof_count(jtype)
+    nd = dof_count(jtype, joint_axis_dim[j, 0], joint_axis_dim[j, 1])
     for i in range(nd):
         joint_qd_new[d0 + i] = joint_qd[d0 + i] + qdd[d0 + i] * dt
-    if jtype == JOINT_REVOLUTE or jtype == JOINT_PRISMATIC:
-        joint_q_new[q0] = joint_q[q0] + joint_qd_new[d0] * dt
+    # the new velocities are re-read from the inputs (not from joint_qd_new) so that the adjoint sees every use
+    if has_axes(jtype):
+        for i in range(nd):
+            joint_q_new[q0 + i] = joint_q[q0 + i] + (joint_qd[d0 + i] + qdd[d0 + i] * dt) * dt
     elif jtype == JOINT_BALL or nd == 6:
         qo = q0
         if nd == 6:
             qo = q0 + 3
             for i in range(3):
-                joint_q_new[q0 + i] = joint_q[q0 + i] + joint_qd_new[d0 + 3 + i] * dt
+                joint_q_new[q0 + i] = joint_q[q0 + i] + (joint_qd[d0 + 3 + i] + qdd[d0 + 3 + i] * dt) * dt
         r = wp.quat(joint_q[qo], joint_q[qo + 1], joint_q[qo + 2], joint_q[qo + 3])
-        w = wp.vec3(joint_qd_new[d0], joint_qd_new[d0 + 1], joint_qd_new[d0 + 2])
+        w = wp.vec3(joint_qd[d0] + qdd[d0] * dt, joint_qd[d0 + 1] + qdd[d0 + 1] * dt,
+                    joint_qd[d0 + 2] + qdd[d0 + 2] * dt)
         r = wp.normalize(r + wp.quat(w[0], w[1], w[2], 0.0) * r * (0.5 * dt))
         for i in range(4):
             joint_q_new[qo + i] = r[i]
 
 
-@wp.kernel(enable_backward=False)
+@wp.kernel
 def com_velocities(joint_child: wp.array(dtype=int), joint_X_c: wp.array(dtype=wp.transform),
                    body_q: wp.array(dtype=wp.transform), body_com: wp.array(dtype=wp.vec3),
                    body_qd: wp.array(dtype=wp.spatial_vector), body_qd_com: wp.array(dtype=wp.spatial_vector)):
@@ -356,13 +494,6 @@ class FeatherstoneIntegrator(Integrator):
 
     @staticmethod
     def _validate(model) -> None:
-        types = model.joint_type.numpy() if model.joint_count else np.zeros(0, np.int32)
-        ok = {int(JOINT_REVOLUTE), int(JOINT_PRISMATIC), int(JOINT_BALL), int(JOINT_FIXED), int(JOINT_FREE),
-              int(JOINT_DISTANCE)}
-        bad = sorted({int(t) for t in types} - ok)
-        if bad:
-            raise SimError(f"FeatherstoneIntegrator: joint types {bad} are not supported (revolute, prismatic, ball, "
-                           "fixed, free, distance)")
         if model.articulation_max_joints > MAX_JOINTS:
             raise SimError(f"FeatherstoneIntegrator: an articulation has more than {MAX_JOINTS} joints")
         if model.articulation_count:
@@ -371,24 +502,81 @@ class FeatherstoneIntegrator(Integrator):
             if np.max(dstart[starts[1:]] - dstart[starts[:-1]]) > MAX_DOFS:
                 raise SimError(f"FeatherstoneIntegrator: an articulation has more than {MAX_DOFS} degrees of freedom")
 
-    def eval_qdd(self, model, state, control=None, use_body_f: bool = False):
-        """Joint accelerations at ``state`` (joint coordinates and velocities) under ``control``'s joint forces,
-        gravity and (``use_body_f``) the external wrenches in ``state.body_f``; a new float array."""
+    def _layout(self, model):
+        """Start of each articulation's dense ``n x n`` mass matrix in the flat matrix arrays, and their total."""
+        key = (id(model), model.articulation_count, model.joint_count)
+        if getattr(self, "_layout_key", None) != key:
+            starts = model.articulation_start.numpy()
+            dstart = model.joint_qd_start.numpy()
+            n = (dstart[starts[1:]] - dstart[starts[:-1]]).astype(np.int64)
+            offsets = np.concatenate([[0], np.cumsum(n * n)]).astype(np.int32)
+            self._H_start = wp.array(offsets[:-1], dtype=wp.int32, device=model.device)
+            self._H_size = max(1, int(offsets[-1]))
+            self._layout_key = key
+            self._buffers = {}
+        return self._H_start, self._H_size
+
+    def _buffer(self, model, name, size, grad):
+        """A work array: a fresh one on a tape (its values are read by the backward pass), else a cached one."""
+        if grad:
+            return wp.zeros(size, dtype=float, device=model.device, requires_grad=True)
+        buf = self._buffers.get(name)
+        if buf is None or len(buf) != size:
+            buf = self._buffers[name] = wp.zeros(size, dtype=float, device=model.device)
+        return buf
+
+    def eval_mass_matrix(self, model, state, control=None, use_body_f: bool = False):
+        """The joint-space mass matrix (plus ``joint_armature``) and the generalised forces at ``state``: returns
+        ``(H, tau)``. ``tau`` (``model.joint_dof_count`` floats) is the joint forces of ``control`` (drives, limits)
+        minus the bias forces (gravity, Coriolis and centrifugal terms, and with ``use_body_f`` the wrenches in
+        ``state.body_f``), so that ``H qdd = tau``. ``H`` holds each articulation's dense row-major ``n x n``
+        matrix (``n`` its degrees of freedom), one after the other in articulation order. Differentiable."""
         if control is None:
             control = model.control(clone_variables=False)
-        qdd = wp.empty(model.joint_dof_count, dtype=float, device=model.device)
+        H_start, H_size = self._layout(model)
+        grad = bool(state.requires_grad or getattr(model, "requires_grad", False))
+        H = self._buffer(model, "H", H_size, grad)
+        tau = self._buffer(model, "tau", model.joint_dof_count, grad)
         body_f = state.body_f if state.body_f is not None else wp.zeros(1, dtype=wp.spatial_vector,
                                                                          device=model.device)
-        wp.launch(eval_articulation_qdd, dim=model.articulation_count,
-                  inputs=[model.articulation_start, state.joint_q, state.joint_qd, control.joint_act,
+        wp.launch(eval_articulation_dynamics, dim=model.articulation_count,
+                  inputs=[model.articulation_start, H_start, state.joint_q, state.joint_qd, control.joint_act,
                           model.joint_q_start, model.joint_qd_start, model.joint_type, model.joint_parent,
                           model.joint_child, model.joint_ancestor, model.joint_X_p, model.joint_X_c, model.joint_axis,
                           model.joint_axis_start, model.joint_axis_dim, model.joint_axis_mode, model.joint_target_ke,
                           model.joint_target_kd, model.joint_limit_lower, model.joint_limit_upper,
-                          model.joint_limit_ke, model.joint_limit_kd, model.joint_armature, state.body_q,
-                          state.body_qd, body_f, int(bool(use_body_f)), model.body_com, model.body_mass,
-                          model.body_inertia, wp.vec3(*model.gravity)],
-                  outputs=[qdd], device=model.device)
+                          model.joint_limit_ke, model.joint_limit_kd, model.joint_armature, state.body_q, body_f,
+                          int(bool(use_body_f)), model.body_com, model.body_mass, model.body_inertia,
+                          wp.vec3(*model.gravity)],
+                  outputs=[H, tau], device=model.device)
+        return H, tau
+
+    def eval_qdd(self, model, state, control=None, use_body_f: bool = False):
+        """Joint accelerations at ``state`` (joint coordinates and velocities) under ``control``'s joint forces,
+        gravity and (``use_body_f``) the external wrenches in ``state.body_f``; a float array (differentiable: on a
+        tape the Cholesky solve records its adjoint, ``lam = H^-1 qdd_grad``, ``tau_grad += lam``,
+        ``H_grad -= lam qdd^T``)."""
+        H, tau = self.eval_mass_matrix(model, state, control, use_body_f)
+        H_start, H_size = self._layout(model)
+        grad = H.requires_grad
+        L = self._buffer(model, "L", H_size, False) if not grad else wp.zeros(H_size, dtype=float,
+                                                                                device=model.device)
+        qdd = self._buffer(model, "qdd", model.joint_dof_count, grad)
+        wp.launch(cholesky_solve, dim=model.articulation_count,
+                  inputs=[model.articulation_start, H_start, model.joint_qd_start, 1, H, L, tau], outputs=[qdd],
+                  device=model.device, record_tape=False)
+        tape = active_tape.get()
+        if tape is not None and grad:
+            def backward():
+                lam = wp.zeros(model.joint_dof_count, dtype=float, device=model.device)
+                wp.launch(cholesky_solve, dim=model.articulation_count,
+                          inputs=[model.articulation_start, H_start, model.joint_qd_start, 0, H, L, qdd.grad],
+                          outputs=[lam], device=model.device, record_tape=False)
+                wp.launch(solve_adjoint, dim=model.articulation_count,
+                          inputs=[model.articulation_start, H_start, model.joint_qd_start, lam, qdd],
+                          outputs=[tau.grad, H.grad], device=model.device, record_tape=False)
+
+            tape.record_func(backward, [H, tau, qdd])
         return qdd
 
     def simulate(self, model, state_in, state_out, dt: float, control=None):
@@ -407,8 +595,10 @@ class FeatherstoneIntegrator(Integrator):
         from ..rigid_collide import has_rigid_contacts
 
         if has_rigid_contacts(model):
-            if self._qd_com is None or len(self._qd_com) != model.body_count:
-                self._qd_com = wp.zeros(model.body_count, dtype=wp.spatial_vector, device=model.device)
+            # on a tape every step gets its own buffer (the contact kernel's backward reads it)
+            if state_in.requires_grad or self._qd_com is None or len(self._qd_com) != model.body_count:
+                self._qd_com = wp.zeros(model.body_count, dtype=wp.spatial_vector, device=model.device,
+                                        requires_grad=bool(state_in.requires_grad))
             wp.launch(com_velocities, dim=model.joint_count,
                       inputs=[model.joint_child, model.joint_X_c, state_in.body_q, model.body_com, state_in.body_qd],
                       outputs=[self._qd_com], device=model.device)
@@ -420,7 +610,7 @@ class FeatherstoneIntegrator(Integrator):
                 state_in.body_qd = qd_fk
         qdd = self.eval_qdd(model, state_in, control, use_body_f=True)
         wp.launch(integrate_joints, dim=model.joint_count,
-                  inputs=[model.joint_type, model.joint_q_start, model.joint_qd_start, state_in.joint_q,
+                  inputs=[model.joint_type, model.joint_axis_dim, model.joint_q_start, model.joint_qd_start, state_in.joint_q,
                           state_in.joint_qd, qdd, dt],
                   outputs=[state_out.joint_q, state_out.joint_qd], device=model.device)
         eval_fk(model, state_out.joint_q, state_out.joint_qd, None, state_out)
