@@ -35,9 +35,6 @@ from .tiles import BlockRendering, LaneNames, walk_all
 #: launcher takes the number from pipeline.Program.shared_bytes).
 SHARED_MARKER = "// weft: dynamic shared memory bytes = "
 
-#: native helpers that run per lane (their calls are not retargeted to weft::cta)
-_LANE_LEVEL_NATIVE = {"tile_extract", "tile_flat_index"}
-
 
 def shared_bytes(source: str) -> int:
     """The dynamic shared memory a rendered CUDA tile module needs per block (0 for other modules)."""
@@ -195,8 +192,8 @@ class CudaBlockRendering:
 
     # tile calls go to the cooperative functions (weft::cta, weft/native/tile_cuda.h), with the block's scratch memory
     # where the op's record says its cooperative form takes it (set by the rule wrappers below)
-    def tile_call(self, fn: str, args: str) -> str:
-        if fn in _LANE_LEVEL_NATIVE:
+    def tile_call(self, fn: str, args: str, lane_level: bool = False) -> str:
+        if lane_level:  # per-lane ops keep the plain call (Op.lane_level), never retargeted to weft::cta
             return super().tile_call(fn, args)
         scratch = ", weft_scratch_" if self._pass_scratch else ""
         return f"weft::cta::{fn}({args}{scratch})"

@@ -233,7 +233,8 @@ class BlockRendering:
         return "_l" if self.names.lane else "0"
 
     # target hooks of tile rules: the native function a tile call goes to, and the loop over a tile's elements
-    def tile_call(self, fn: str, args: str) -> str:
+    def tile_call(self, fn: str, args: str, lane_level: bool = False) -> str:
+        """``lane_level``: the op computes per lane (``Op.lane_level``), so no target gives it a cooperative form."""
         return f"weft::{fn}({args})"
 
     def element_loop(self, size: int) -> str:
@@ -320,7 +321,7 @@ def _untile(r, s: Let, args) -> None:
 
 
 def _extract(r, s: Let, args) -> None:
-    r.out(f"{_d(r, s)} = {r.tile_call('tile_extract', ', '.join(args))};")
+    r.out(f"{_d(r, s)} = {r.tile_call('tile_extract', ', '.join(args), s.call.op.lane_level)};")
 
 
 def _in_place(fn: str):
