@@ -174,3 +174,26 @@ def test_bfloat16_round_trip_and_torch():
     c = wp.from_dlpack(torch.tensor([1.5, -0.25], dtype=torch.bfloat16))
     assert c.dtype is wp.bfloat16
     np.testing.assert_array_equal(np.asarray(c.numpy(), np.float32), [1.5, -0.25])
+
+
+def test_dtype_aliases_and_errors():
+    # Warp's rules: bool as int8/uint8, signed/unsigned of one width; anything else is a TypeError/RuntimeError
+    src = wp.array(np.array([True, False, True]), dtype=wp.bool)
+    for dt, np_dt in ((wp.int8, np.int8), (wp.uint8, np.uint8)):
+        a = wp.from_dlpack(wp.to_dlpack(src), dtype=dt)
+        assert a.ptr == src.ptr and a.dtype is dt
+        np.testing.assert_array_equal(a.numpy(), np.array([1, 0, 1], np_dt))
+    u = wp.from_dlpack(wp.to_dlpack(wp.array(np.array([-1, 2], np.int32))), dtype=wp.uint32)
+    np.testing.assert_array_equal(u.numpy(), [2**32 - 1, 2])
+    with pytest.raises(RuntimeError, match="Incompatible data types: DLPack bool8 and Warp float32"):
+        wp.from_dlpack(wp.to_dlpack(src), dtype=wp.float32)
+
+    class Odd:
+        def __dlpack_device__(self):
+            return (123, 7)
+
+        def __dlpack__(self, stream=None):
+            raise AssertionError("must not be called")
+
+    with pytest.raises(TypeError, match="device_type=123"):
+        wp.from_dlpack(Odd())

@@ -18,6 +18,7 @@ import threading
 
 import numpy as np
 
+from ..errors import Error
 from ..ir import types as T
 from ..runtime import array as _A
 from ..runtime import device as _D
@@ -26,6 +27,11 @@ from ..runtime.streams import get_stream
 from ..types.composite import class_for
 from ..types.dtypes import np_layout, resolve_dtype
 from ..types.mapping import scalar_class
+
+
+class DLPackDtypeError(Error, TypeError, RuntimeError):
+    """A DLPack tensor's element type cannot be viewed as the requested dtype (a ``TypeError``, and the
+    ``RuntimeError`` Warp raises)."""
 
 
 class DeviceType(enum.IntEnum):
@@ -276,12 +282,17 @@ def _capsule_of(obj, device_hint=None):
         return obj
     kwargs = {}
     dev = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (DeviceType.CPU, 0)
+    if int(dev[0]) not in (DeviceType.CPU, DeviceType.CUDA_HOST, DeviceType.CUDA, DeviceType.CUDA_MANAGED):
+        raise TypeError(f"Unsupported source device for DLPack: device_type={int(dev[0])}, device_id={int(dev[1])}")
     if int(dev[0]) == DeviceType.CUDA:
         kwargs["stream"] = _consumer_stream(int(dev[1]))
     try:
-        return obj.__dlpack__(max_version=(1, 0), **kwargs)
+        capsule = obj.__dlpack__(max_version=(1, 0), **kwargs)
     except TypeError:
-        return obj.__dlpack__(**kwargs)
+        capsule = obj.__dlpack__(**kwargs)
+    if type(capsule).__name__ != "PyCapsule":
+        raise TypeError(f"Expected a valid DLPack capsule, got {type(capsule).__name__}")
+    return capsule
 
 
 def _consumer_stream(ordinal: int) -> int:
@@ -360,8 +371,14 @@ def _resolve(base: np.dtype, dtype) -> tuple:
     if isinstance(ir, T.GenericType):
         ir = scalar_ir
     elem_base, trailing = np_layout(ir)
-    if np.dtype(elem_base) != base and not (ir == T.BFLOAT16 and base.itemsize == 2):
-        raise TypeError(f"a tensor of {base} cannot be viewed as an array of {ir} (needs {np.dtype(elem_base)})")
+    elem = np.dtype(elem_base)
+    # Warp's aliases: bool as int8/uint8, and signed/unsigned integers of the same width
+    alias = (base == np.bool_ and elem in (np.dtype(np.int8), np.dtype(np.uint8))) or (
+        base.kind in "iu" and elem.kind in "iu" and base.itemsize == elem.itemsize)
+    if elem != base and not alias and not (ir == T.BFLOAT16 and base.itemsize == 2):
+        name = "bool8" if base == np.bool_ else "bfloat16" if base.kind == "V" else base.name
+        raise DLPackDtypeError(f"Incompatible data types: DLPack {name} and Warp {ir}: a tensor of {base} cannot be "
+                               f"viewed as an array of {ir} (needs {elem})")
     dense, acc = [], base.itemsize
     for n in reversed(trailing):
         dense.append(acc)
