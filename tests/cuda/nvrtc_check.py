@@ -14,6 +14,11 @@ so reruns with ``WEFT_TEST_REUSE_CACHE=1`` are quick too.
 - ``full`` (CI: ``.ci/run`` sets it): optimised CUBINs for sm_80 and sm_90;
 - ``0``: off.
 
+In the quick mode, kernels that keep more than ``LOCAL_ARRAY_LIMIT`` scalars in thread-local arrays (``wp.zeros``
+inside a kernel: weft.sim's articulation kernels, eval_fk and the Featherstone mass matrix) are left to the full
+mode: NVRTC takes 10-30 s CPU per module for them (about 2 min CPU for the suite's few), and their code is the same
+in every test that uses them. The terminal summary names them; CI's full mode checks every kernel.
+
 ``WEFT_NVRTC_ARCHS`` (comma-separated, e.g. ``80,90``) overrides the architectures of either mode.
 ``WEFT_REQUIRE_NVRTC=1`` makes a missing NVRTC an error (CI sets it) instead of a skipped check.
 """
@@ -21,6 +26,7 @@ so reruns with ``WEFT_TEST_REUSE_CACHE=1`` are quick too.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -46,6 +52,32 @@ def mode() -> str:
 def archs() -> tuple[int, ...]:
     default = "80,90" if mode() == "full" else "80"
     return tuple(int(a) for a in os.environ.get("WEFT_NVRTC_ARCHS", default).split(",") if a.strip())
+
+
+#: thread-local array scalars above which the quick mode leaves a kernel's NVRTC check to the full mode
+LOCAL_ARRAY_LIMIT = 1024
+_FIXED_DECL = re.compile(r"weft::fixedarray_t<(.+?),(\d+),\d>\s+(\w+)\s*=")
+_COMPONENTS = {"transform_t": 7, "quat_t": 4}
+
+
+def local_array_scalars(source: str) -> int:
+    """Scalars the kernel keeps in thread-local arrays (the adjoint's adj_ copies not counted)."""
+    total = 0
+    for m in _FIXED_DECL.finditer(source):
+        if m.group(3).startswith("adj_"):
+            continue
+        dtype, count = m.group(1), int(m.group(2))
+        dims = re.match(r"weft::(?:vec_t<(\d+)|mat_t<(\d+),(\d+))", dtype)
+        width = next((v for k, v in _COMPONENTS.items() if k in dtype), 1)
+        if dims:
+            width = int(dims.group(1)) if dims.group(1) else int(dims.group(2)) * int(dims.group(3))
+        total += count * width
+    return total
+
+
+def deferred(source: str) -> bool:
+    """Whether the quick mode leaves this module to the full mode (``LOCAL_ARRAY_LIMIT``)."""
+    return mode() != "full" and local_array_scalars(source) > LOCAL_ARRAY_LIMIT
 
 
 def extra_flags() -> tuple[str, ...]:
@@ -97,8 +129,9 @@ def cuda_sources(spec) -> list[tuple[str, str]]:
     return out
 
 
-def compile_all(specs, arch_list=None, workers: int = 2) -> tuple[int, list[str]]:
-    """Compile the specs' CUDA sources for every arch; returns (modules compiled, failure messages)."""
+def compile_all(specs, arch_list=None, workers: int = 2, deferred_out: set | None = None) -> tuple[int, list[str]]:
+    """Compile the specs' CUDA sources for every arch; returns (modules compiled, failure messages). With
+    ``deferred_out``, modules the quick mode leaves to the full mode are skipped and their labels added to it."""
     from weft.toolchain import nvrtc
 
     jobs = []
@@ -110,6 +143,9 @@ def compile_all(specs, arch_list=None, workers: int = 2) -> tuple[int, list[str]
             failures.append(f"{spec.kernel.__name__}: the CUDA renderer failed: {type(exc).__name__}: {exc}")
             continue
         for label, source in sources:
+            if deferred_out is not None and deferred(source):
+                deferred_out.add(label)
+                continue
             for arch in arch_list or archs():
                 jobs.append((label, source, arch, spec))
 
@@ -133,6 +169,7 @@ class NvrtcCheckPlugin:
     def __init__(self) -> None:
         self.compiled = 0
         self.kernels = 0
+        self.deferred: set[str] = set()
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item):
@@ -144,7 +181,7 @@ class NvrtcCheckPlugin:
         with _recorded_lock:
             new = [s for s in _recorded[start:] if getattr(s, "fwd", None) is not None or _is_cuda_only(s)]
         if new:
-            count, failures = compile_all(new)
+            count, failures = compile_all(new, deferred_out=self.deferred)
             self.compiled += count
             self.kernels += len(new)
             if failures:
@@ -157,6 +194,10 @@ class NvrtcCheckPlugin:
             how = "optimised" + ("" if mode() == "full" else " (WEFT_NVRTC_CHECK=full: sm_80 and sm_90)")
             terminalreporter.write_line(f"weft NVRTC check: {self.kernels} kernel specialisations, {self.compiled} "
                                         f"CUDA modules compiled for sm_{', sm_'.join(map(str, archs()))}, {how}")
+        if self.deferred:
+            terminalreporter.write_line(f"weft NVRTC check: {len(self.deferred)} modules with more than "
+                                        f"{LOCAL_ARRAY_LIMIT} scalars in thread-local arrays left to "
+                                        f"WEFT_NVRTC_CHECK=full: {', '.join(sorted(self.deferred))}")
 
 
 def _is_cuda_only(spec) -> bool:

@@ -300,14 +300,12 @@ WEFT_FN bool check(const fixedarray_t<T, N, D>& a, const char* what, const char*
     return false;
 }
 template <typename T, int N, int D>
-WEFT_FN fixedarray_t<T, N, D> make_fixed(int32 s0, int32 s1 = 1, int32 s2 = 1, int32 s3 = 1) {
-    fixedarray_t<T, N, D> a;
+WEFT_FN void init_fixed(fixedarray_t<T, N, D>& a, int32 s0, int32 s1 = 1, int32 s2 = 1, int32 s3 = 1) {
     for (int i = 0; i < N; ++i) a.data[i] = T();
     int32 s[4] = {s0, s1, s2, s3};
     int64 stride = 1;
     for (int d = D - 1; d >= 0; --d) { a.shape[d] = s[d]; a.strides[d] = stride; stride *= s[d]; }
     for (int d = D; d < 4; ++d) { a.shape[d] = 0; a.strides[d] = 0; }
-    return a;
 }
 
 }  // namespace weft
