@@ -429,8 +429,9 @@ def _wrap(ptr, base, full_shape, full_strides, dl_device, dtype, owner, read_onl
     if kind in (DeviceType.CPU, DeviceType.CUDA_HOST):
         _, trailing = np_layout(ir)
         view = np_from_ptr(ptr, shape, strides, base, trailing, owner)
-        if ir == T.BFLOAT16 and view.dtype != np.dtype(_bfloat16_np()):
-            view = view.view(np.dtype(_bfloat16_np()))  # a raw 2-byte view: read it as weft stores bfloat16
+        elem = np.dtype(np_layout(ir)[0])
+        if view.dtype != elem and view.dtype.itemsize == elem.itemsize:
+            view = view.view(elem)  # an alias (bool as int8, int32 as uint32, raw bfloat16 bits): read it as ir
         if read_only:
             view.flags.writeable = False
         return wrap_host(view, ir, shape, strides, owner, ptr)
