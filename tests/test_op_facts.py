@@ -106,6 +106,9 @@ def _frontend_dispatch_by_name():
                     and all(isinstance(v, (ast.Name, ast.Attribute, ast.Call, ast.Lambda)) for v in node.values) \
                     and any(isinstance(v, (ast.Name, ast.Lambda)) and not _is_upper(v) for v in node.values):
                 yield f"{where}:{node.lineno}: a table keyed by names"
+            elif isinstance(node, ast.DictComp) and isinstance(node.key, ast.Name) and isinstance(node.value, ast.Call) \
+                    and any(isinstance(a, ast.Name) and a.id == node.key.id for a in node.value.args):
+                yield f"{where}:{node.lineno}: a table of rules built per name"
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
                     and len(node.args) >= 2 and isinstance(node.args[1], ast.JoinedStr) \
