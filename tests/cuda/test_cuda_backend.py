@@ -181,3 +181,17 @@ def test_capture_records_and_replays(fake):  # noqa: F811
     fallback.launches.append(lambda: replayed.append(1))
     impl.capture_launch(fallback, stream)
     assert replayed == [1]
+
+
+@needs_nvrtc
+def test_copy_adjoint_accumulates_the_range_and_consumes(fake):  # noqa: F811
+    from types import SimpleNamespace
+
+    impl = fake.device.impl
+    src = wp.zeros(8, device=fake.device, requires_grad=True)
+    dest = wp.zeros(8, device=fake.device, requires_grad=True)
+    dest.grad.fill_(1.0)
+    rec = SimpleNamespace(dest=dest, src=src, dest_offset=2, src_offset=1, count=3, consume=True)
+    impl.copy_adjoint(rec)
+    assert len(fake.launches) == 1 and fake.launches[0]["grid"] == (1, 1, 1)  # one accumulation over the range
+    np.testing.assert_array_equal(impl.to_host(dest.grad), [1, 1, 0, 0, 0, 1, 1, 1])  # the copied range consumed
