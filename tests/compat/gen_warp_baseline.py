@@ -10,7 +10,8 @@ The conformance target of weft is relative to the tests that pass on Warp on the
 
 Each module runs in a child process with a timeout (Warp's CPU compiler needs minutes for the large modules); the
 results are merged into the existing file, module by module. The file is compact: per module the names of the tests
-that passed, failed and skipped (``Class.test_name``), and ``complete: false`` for a module that did not finish.
+that passed, failed and skipped (``Class.test_name``), the tests that hit their timeout (``timeout``: unknown on
+Warp, neither passed nor failed), and ``complete: false`` for a module that did not finish or had timeouts.
 """
 
 from __future__ import annotations
@@ -37,9 +38,16 @@ def compact(raw: dict) -> dict:
     out = {}
     for mod, res in raw.items():
         entry = {"pass": [], "fail": [], "skip": []}
+        timed_out = []
         for test_id, t in sorted(res["tests"].items()):
-            entry[t["outcome"]].append(short_name(test_id))
-        if not res.get("complete", True):
+            reason = t.get("reason", "")
+            if t["outcome"] == "fail" and reason.startswith(("Timeout", "crashed or timed out")):
+                timed_out.append(short_name(test_id))  # unknown on Warp (the loaded machine), not a Warp failure
+            else:
+                entry[t["outcome"]].append(short_name(test_id))
+        if timed_out:
+            entry["timeout"] = timed_out
+        if not res.get("complete", True) or timed_out:
             entry["complete"] = False
         if res.get("import_error") and not res["tests"]:
             entry["import_error"] = res["import_error"]
