@@ -72,6 +72,8 @@ where = _special("where", "``wp.where(cond, value_if_true, value_if_false)``: on
 declare(transform_set_translation, "transform_set_translation", Form.TRANSFORM_SET, "p")
 declare(transform_set_rotation, "transform_set_rotation", Form.TRANSFORM_SET, "q")
 declare(where, "where", Form.WHERE)
+unot = declare(_special("unot", "``wp.unot(a)``: logical not of a boolean or integer (True for zero)."), "unot",
+               Form.UNOT)
 
 # tile builtins the frontend writes with other tile ops (weft/frontend/tiles.py)
 tile_empty = declare(_special("tile_empty", "``tile_empty(shape, dtype=float, storage='register')``: a tile whose "

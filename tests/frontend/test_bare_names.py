@@ -36,6 +36,8 @@ def bare(x: wp.array(dtype=float), out: wp.array(dtype=float)):
     s = 2.0 * x[i]  # operators on non-struct values are the builtins even though add/mul funcs exist here
     out[i * 6 + 4] = s + 1.0
     out[i * 6 + 5] = sin(x[i])  # noqa: F821
+    if unot(i) and wp.unot(x[i] > 100.0):  # noqa: F821  (logical not: True only for thread 0)
+        out[i * 6 + 5] = out[i * 6 + 5] + 10.0
 
 
 def test_bare_builtins_struct_ctors_and_struct_operators():
@@ -45,7 +47,7 @@ def test_bare_builtins_struct_ctors_and_struct_operators():
     wp.launch(bare, dim=len(xs), inputs=[x, out])
     got = out.numpy().reshape(-1, 6)
     want = np.stack([xs * xs + 13.0, np.sqrt(xs * xs + 13.0), xs * xs - 1.0 + xs, 2.0 * xs + 1.0, 2.0 * xs + 1.0,
-                     np.sin(xs)], axis=1)
+                     np.sin(xs) + 10.0 * (np.arange(len(xs)) == 0)], axis=1)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
     assert wp.autograd.gradcheck(bare, dim=len(xs), inputs=[x], outputs=[out], eps=1e-3, atol=2e-3, rtol=1e-2,
                                  show_summary=False)

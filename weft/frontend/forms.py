@@ -267,6 +267,13 @@ def _print(lw, node, form: LanguageForm):
     lw.op("print", vals, attrs=(tuple(parts),), node=node)
 
 
+def _unot(lw, node, form: LanguageForm):
+    """``wp.unot(a)``: logical not of a scalar (True for zero)."""
+    if len(node.args) != 1 or node.keywords:
+        raise lw.error(f"wp.{form.name}() takes one value", node)
+    return lw.op("logical_not", [lw.condition(lw.visit(node.args[0]), node.args[0])], node=node)
+
+
 def _where(lw, node, form: LanguageForm):
     """wp.where(cond, value_if_true, value_if_false): both values are evaluated (it is a call), then one is chosen.
     Lowered like a conditional expression on the evaluated values, so it is differentiable through the branch and
@@ -445,6 +452,7 @@ def _matrix(lw, node, form: LanguageForm):
 LANGUAGE_RULES = {
     Form.STATIC: _static,
     Form.WHERE: _where,
+    Form.UNOT: _unot,
     Form.PRINT: _print,
     Form.TRANSFORM_SET: _transform_set,
     Form.CAST: _cast,

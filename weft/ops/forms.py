@@ -46,6 +46,7 @@ class Form(enum.Enum):
     # ---- language forms (LanguageForm.form): calls that are not registry ops
     STATIC = "static"  # wp.static(expr): evaluated at compile time
     WHERE = "where"  # wp.where(cond, a, b)
+    UNOT = "unot"  # wp.unot(a): logical not
     PRINT = "print"  # Python's print(...)
     TRANSFORM_SET = "transform_set"  # wp.transform_set_translation/rotation(t, v): updates the variable t
     CAST = "cast"  # float(x), int(x), bool(x): a conversion to LanguageForm.arg
