@@ -191,6 +191,25 @@ def test_int32_builtins_and_c_division():
     assert got[5, 0] == -3 and got[6, 0] == -1
     assert got[5, 1] == -3 and got[6, 1] == 1
 
+
+def test_int32_division_extremes_and_zero():
+    # 32-bit integer division runs in double precision on the CPU (it vectorises): exact over the whole range,
+    # x // 0 == x % 0 == 0, and INT_MIN // -1 wraps (two's complement) instead of trapping
+    lo, hi = np.iinfo(np.int32).min, np.iinfo(np.int32).max
+    a = np.array([lo, lo, hi, hi, 5, -5, lo, 123456789, hi, lo + 1, -1, 0], dtype=np.int32)
+    b = np.array([-1, 1, -1, 7, 0, 0, 2, -10, hi, hi, lo, lo], dtype=np.int32)
+    out = wp.zeros((15, len(a)), dtype=wp.int32)
+    wp.launch(int_scalar_ops, dim=len(a), inputs=[wp.array(a), wp.array(b), out])
+    got = out.numpy()
+    a64, b64 = a.astype(np.int64), b.astype(np.int64)
+    safe = np.where(b64 == 0, 1, b64)
+    quot = np.where(b64 == 0, 0, _c_div(a64, safe))
+    rem = np.where(b64 == 0, 0, a64 - quot * safe)
+    np.testing.assert_array_equal(got[5], quot.astype(np.int64).astype(np.uint32).view(np.int32))  # lo // -1 wraps
+    np.testing.assert_array_equal(got[6], rem)
+    np.testing.assert_array_equal(got[7], rem)
+    assert got[5, 0] == lo
+
 @wp.kernel
 def uint_bitwise(a: wp.array(dtype=wp.uint32), b: wp.array(dtype=wp.uint32), out: wp.array2d(dtype=wp.uint32)):
     i = wp.tid()

@@ -134,9 +134,20 @@ WEFT_FN WEFT_FV(T) adj_div(T a, T b, T& adj_a, T& adj_b, const T& adj_ret) {
     adj_b -= g * (a / b);
 }
 
-// integer division truncates toward zero (C semantics); division by zero yields 0
+// integer division truncates toward zero (C semantics); division by zero yields 0. Integers of up to 32 bits divide
+// in double precision on the CPU (exact, see mod below; the quotient goes through int64 so INT_MIN / -1 wraps
+// instead of trapping): the hardware's integer division does not vectorise, so a 1-D launch that recovers its 2-D
+// cell with `x = tid % width; y = tid // width`, as Warp programs do, ran scalar.
 template <typename T>
-WEFT_FN WEFT_I(T) div(T a, T b) { return b == T(0) ? T(0) : T(a / b); }
+WEFT_FN WEFT_I(T) div(T a, T b) {
+#if !WEFT_CUDA
+    if constexpr (sizeof(T) <= 4) {
+        const double q = double(a) / (double(b) + double(b == T(0)));
+        return b == T(0) ? T(0) : T(int64_t(q));
+    }
+#endif
+    return b == T(0) ? T(0) : T(a / b);
+}
 template <typename T>
 WEFT_FN WEFT_IV(T) adj_div(T, T, T&, T&, const T&) {}
 
@@ -148,7 +159,7 @@ WEFT_FN WEFT_FV(T) adj_floordiv(T, T, T&, T&, const T&) {}
 
 // integer floordiv = C truncation (same as div)
 template <typename T>
-WEFT_FN WEFT_I(T) floordiv(T a, T b) { return b == T(0) ? T(0) : T(a / b); }
+WEFT_FN WEFT_I(T) floordiv(T a, T b) { return div(a, b); }
 template <typename T>
 WEFT_FN WEFT_IV(T) adj_floordiv(T, T, T&, T&, const T&) {}
 
