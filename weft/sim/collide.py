@@ -234,13 +234,13 @@ def collide(model, state, edge_sdf_iter: int = 10, iterate_mesh_vertices: bool =
         requires_grad = model.requires_grad
     model.check_state(state, "state")
     from ._compile import prepare
-    from .integrators.euler import euler_kernels
+    from .integrators.euler import euler_kernels, hand_differentiated
 
     if model.body_count:
         from .rigid_collide import collide_rigid, has_rigid_contacts
 
         if has_rigid_contacts(model):
-            prepare(model, euler_kernels(model))
+            prepare(model, euler_kernels(model), no_adjoint=hand_differentiated(model))
         collide_rigid(model, state, edge_sdf_iter, requires_grad)
     if not (model.particle_count and model.shape_count > 1):
         return
@@ -256,7 +256,7 @@ def collide(model, state, edge_sdf_iter: int = 10, iterate_mesh_vertices: bool =
             body_q = model._empty_body_q = wp.zeros(0, dtype=wp.transform, device=model.device)
     else:
         body_q = state.body_q
-    prepare(model, euler_kernels(model))
+    prepare(model, euler_kernels(model), no_adjoint=hand_differentiated(model))
     if requires_grad:
         model.soft_contact_body_pos = wp.empty_like(model.soft_contact_body_pos)
         model.soft_contact_body_vel = wp.empty_like(model.soft_contact_body_vel)

@@ -188,7 +188,10 @@ def finalize_model(b, device=None, requires_grad: bool = False) -> Model:
     m.articulation_max_joints = max((e - s for s, e in itertools.pairwise(starts)), default=0)
 
     if n:
-        m.allocate_soft_contacts(b.soft_contact_max, requires_grad=rg)
+        # one contact per (particle, non-ground shape) pair at most: larger buffers are never filled, and with
+        # gradients collide() allocates them afresh every call (65,536 slots by default)
+        pairs = max(n * (len(b.shape_geo_type) - 1), 1)
+        m.allocate_soft_contacts(min(b.soft_contact_max, pairs), requires_grad=rg)
     _contact_pairs(m, b)
     m.rigid_mesh_contact_max = b.rigid_mesh_contact_max
     m.rigid_contact_margin = b.rigid_contact_margin
