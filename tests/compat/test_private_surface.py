@@ -55,3 +55,10 @@ def test_log_warning_once():
     assert [(str(w.message), w.category) for w in seen] == [
         ("a", DeprecationWarning), ("b", UserWarning), ("c", UserWarning), ("c", UserWarning)]
     logger._warnings_seen.clear()
+
+
+def test_scalar_ctypes():
+    # Warp's scalar classes carry their ctypes type (its tests build values as ``dtype._type_(x).value``)
+    assert wp.int16._type_(-3).value == -3 and wp.uint8._type_(300).value == 44
+    assert wp.float32._type_(1.5).value == 1.5 and wp.float16._type_ is __import__("ctypes").c_uint16
+    assert types.scalar_base._type_ is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import sys
 
 import numpy as np
@@ -26,7 +27,7 @@ class Scalar(metaclass=_ScalarMeta):
 
     _ir_: T.ScalarType | None = None
     _np_ = None
-    _type_ = None  # ctypes-like code kept for Warp compatibility checks
+    _type_ = None  # the ctypes type of a concrete scalar (None for the generic bases)
 
 
 class Float(Scalar):
@@ -37,8 +38,16 @@ class Int(Scalar):
     """Generic annotation: any integer scalar."""
 
 
+#: the ctypes type of each scalar (``wp.int16._type_(x).value``, as Warp's scalar classes have; float16 as its bits)
+_CTYPES = {"bool": ctypes.c_bool, "int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32,
+           "int64": ctypes.c_int64, "uint8": ctypes.c_uint8, "uint16": ctypes.c_uint16, "uint32": ctypes.c_uint32,
+           "uint64": ctypes.c_uint64, "float16": ctypes.c_uint16, "float32": ctypes.c_float,
+           "float64": ctypes.c_double}
+
+
 def _make(name: str, ir: T.ScalarType, base: type) -> type:
-    cls = _ScalarMeta(name, (base,), {"_ir_": ir, "_np_": ir.np_dtype.type, "__doc__": f"The {name} scalar type."})
+    cls = _ScalarMeta(name, (base,), {"_ir_": ir, "_np_": ir.np_dtype.type, "_type_": _CTYPES[name],
+                                      "__doc__": f"The {name} scalar type."})
     return cls
 
 
