@@ -88,6 +88,12 @@ def cache_dir() -> Path:
     return Path(base) / "weft"
 
 
+#: Called (no arguments) after ``deterministic``, ``num_threads``, ``load_aware_threads`` or ``load_check_interval``
+#: is set: the runtime caches the thread count it derives from them (weft/runtime/threads.py).
+on_thread_option_change: list = []
+_THREAD_OPTIONS = frozenset(("deterministic", "num_threads", "load_aware_threads", "load_check_interval"))
+
+
 class _Options(type(os)):
     """Options annotated ``int`` or ``bool`` take NumPy integers and booleans too (stored as Python values, since
     some are passed straight to native code): ``wp.config.num_threads = np.int64(4)`` works as with Warp's numbers."""
@@ -99,6 +105,9 @@ class _Options(type(os)):
         elif kind == "bool" and type(value).__module__ == "numpy" and hasattr(value, "__bool__"):
             value = bool(value)
         super().__setattr__(name, value)
+        if name in _THREAD_OPTIONS:
+            for callback in on_thread_option_change:
+                callback()
 
 
 import sys as _sys

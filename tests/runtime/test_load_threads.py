@@ -178,3 +178,20 @@ def test_deterministic_results_bitwise_under_any_load(policy):
     ref = np.zeros(m)
     np.add.at(ref, idx.numpy(), v.numpy().astype(np.float64))
     np.testing.assert_allclose(results[0], ref, rtol=1e-4, atol=1e-4)
+
+
+def test_cached_count_follows_option_changes(policy):
+    # the launch paths read threads.state inline; a fixed count is cached forever, so setting an option must reset it
+    assert threads.launch_threads() == 0
+    wp.config.num_threads = 3
+    assert threads.state[0] == 0.0 and threads.launch_threads() == 3
+    assert threads.state == (float("inf"), 3)
+    wp.config.deterministic = True
+    assert threads.launch_threads() == 1
+    wp.config.deterministic, wp.config.num_threads, wp.config.load_check_interval = False, 0, 60.0
+    policy["runnable"] = 3  # two other tasks on 4 cores
+    assert threads.launch_threads() == 2
+    policy["runnable"] = 1
+    assert threads.launch_threads() == 2  # the reading holds for load_check_interval
+    wp.config.load_check_interval = 0.1  # setting it reads the load again
+    assert threads.launch_threads() == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+from time import monotonic as _monotonic
 
 import numpy as np
 
@@ -11,6 +12,7 @@ from ..errors import Error, LaunchError, RuntimeError_
 from ..ir import types as T
 from ..ir.access import struct_arrays_written
 from . import device as D
+from . import threads as _threads
 from .backends import _DIMS, finish_entry
 from .capture import _capture, active_capture
 from .tape import active_tape
@@ -197,7 +199,9 @@ def _launch_fast(fast: _Fast, dim, inputs, outputs, device, record_tape) -> bool
         return False  # the general path reports it, naming the argument
     if packed is None:
         return False
-    nthreads = launch_threads()
+    until, nthreads = _threads.state
+    if _monotonic() >= until:
+        nthreads = launch_threads()
     status = fast.fwd(packed, dims, ndim, nthreads)
     if status:
         finish_entry(status, fast.spec.strided_fwd, fast.spec.kernel.__name__, packed, dims, ndim, nthreads)
@@ -376,7 +380,9 @@ class Launch:
     def launch(self, stream=None) -> None:
         fwd = self._fast_fwd
         if fwd is not None and not config.verify_fp:
-            nthreads = launch_threads()
+            until, nthreads = _threads.state
+            if _monotonic() >= until:
+                nthreads = launch_threads()
             status = fwd(self._packed, self._dims, self._ndim, nthreads)
             if status:
                 finish_entry(status, self.spec.strided_fwd, self.kernel.__name__, self._packed, self._dims,

@@ -6,17 +6,21 @@ launch 10-20x slower on 2 threads than on 1). So with ``num_threads == 0`` and `
 runs on the cores the machine's other runnable tasks leave free, counted from ``/proc/loadavg`` (its fourth field,
 runnable tasks now) less this process's own runnable threads (``/proc/self/task``: OpenMP workers still spinning
 after the previous launch are no competition), re-read at most every ``load_check_interval`` seconds.
+
+The chosen count is kept in ``state`` with the time it is good until (forever for a fixed count; setting one of
+config's thread options resets it), so a launch reads it inline: ``n if monotonic() < until else launch_threads()``.
 """
 
 from __future__ import annotations
 
 import os
+from math import inf
 from time import monotonic
 
 from .. import config
 
-_next = 0.0  # when the load is read again
-_threads = 0  # the thread count chosen at the last reading
+#: (until, count): the thread count chosen last and the monotonic time it is good until (the launch paths read it)
+state: tuple[float, int] = (0.0, 0)
 
 
 def _cores() -> int:
@@ -75,29 +79,32 @@ def free_core_threads(cores: int, runnable: int | None, own: int = 1, machine_co
 
 
 def launch_threads() -> int:
-    """The ``nthreads`` a CPU launch passes to native code (0: OpenMP's default). Called on every launch: the common
-    cases return after a few attribute reads."""
+    """The ``nthreads`` a CPU launch passes to native code (0: OpenMP's default). The launch paths call it only when
+    ``state`` has run out (see the module's docstring)."""
+    global state
+    if monotonic() < state[0]:
+        return state[1]
     if config.deterministic:
-        return 1
-    n = config.num_threads
-    if n or not config.load_aware_threads:
-        return n
-    if monotonic() < _next:
-        return _threads
-    return _read_load()
+        state = (inf, 1)
+    elif config.num_threads or not config.load_aware_threads:
+        state = (inf, config.num_threads)
+    else:
+        state = (monotonic() + config.load_check_interval, _read_load())
+    return state[1]
 
 
 def _read_load() -> int:
-    global _next, _threads
     runnable = runnable_tasks()
     # this process's own runnable threads are counted only when something else might be running (a cheap test first)
     own = own_runnable_tasks() if runnable is not None and runnable > 1 else 1
-    _threads = free_core_threads(_cores(), runnable, own, _machine_cores())
-    _next = monotonic() + config.load_check_interval
-    return _threads
+    return free_core_threads(_cores(), runnable, own, _machine_cores())
 
 
 def reset() -> None:
-    """Forget the last load reading (the next launch reads it again)."""
-    global _next
-    _next = 0.0
+    """Forget the chosen thread count (the next launch chooses again): called when a thread option of config
+    changes."""
+    global state
+    state = (0.0, 0)
+
+
+config.on_thread_option_change.append(reset)
