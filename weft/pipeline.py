@@ -95,13 +95,14 @@ RENDERERS = {
 }
 
 
-def render_module(code, name: str, debug: bool, target: Target, direction: Direction) -> Program:
+def render_module(code, name: str, debug: bool, target: Target, direction: Direction, args_bytes: int = 0) -> Program:
     """Render a kernel specialisation for ``target`` in ``direction``: ``code`` is its typed IR (forward) or its
-    adjoint program (see :func:`differentiate`). Tile kernels render as blocks of ``fn.tile_dim`` threads."""
+    adjoint program (see :func:`differentiate`). Tile kernels render as blocks of ``fn.tile_dim`` threads. CUDA
+    modules given ``args_bytes`` (the size Python packs the arguments to) check their ``Args`` layout against it."""
     fn = code if direction is Direction.FORWARD else code.fn
     block_dim = int(fn.tile_dim or 0)
     cls = RENDERERS[(target, direction, bool(block_dim))]
-    options = RenderOptions(debug=debug, kernel_name=name)
+    options = RenderOptions(debug=debug, kernel_name=name, args_bytes=args_bytes)
     renderer = cls(code, options, block_dim) if block_dim else cls(code, options)
     source = renderer.render_module()
     shared = renderer.shared_total() if target is Target.CUDA and block_dim else 0

@@ -108,14 +108,14 @@ def install_recorder() -> None:
 def cuda_sources(spec) -> list[tuple[str, str]]:
     """(label, CUDA source) of a spec's forward pass and, when the kernel is differentiable, its adjoint."""
     from weft import pipeline
-    from weft.cuda.launch import layout_assert
+    from weft.cuda.launch import args_bytes
     from weft.errors import Error
     from weft.pipeline import Direction, Target
 
     name = spec.kernel.__name__
-    check = layout_assert(spec)  # NVRTC also verifies the Args layout against Python's packing
+    size = args_bytes(spec)  # NVRTC also verifies the Args layout against Python's packing
     out = [(f"{name} (forward)", pipeline.render_module(spec.fn, name, spec.debug,
-                                                        Target.CUDA, Direction.FORWARD).source + check)]
+                                                        Target.CUDA, Direction.FORWARD, size).source)]
     if spec.kernel.enable_backward:
         try:
             from weft import pipeline
@@ -125,7 +125,7 @@ def cuda_sources(spec) -> list[tuple[str, str]]:
             prog = None  # not differentiable (an error users see only when they ask for a backward pass)
         if prog is not None:
             out.append((f"{name} (adjoint)", pipeline.render_module(prog, name, spec.debug,
-                                                                    Target.CUDA, Direction.ADJOINT).source + check))
+                                                                    Target.CUDA, Direction.ADJOINT, size).source))
     return out
 
 

@@ -32,12 +32,12 @@ def _case_names():
 @pytest.mark.parametrize("name", _case_names())
 def test_corpus_kernel_compiles(name, debug):
     from weft import pipeline
-    from weft.cuda.launch import layout_assert
+    from weft.cuda.launch import args_bytes
     from weft.pipeline import Direction, Target
 
     spec = _lower(name, debug)
     source = pipeline.render_module(spec.fn, spec.kernel.__name__, debug,
-                                    Target.CUDA, Direction.FORWARD).source + layout_assert(spec)
+                                    Target.CUDA, Direction.FORWARD, args_bytes(spec)).source
     for arch in ARCHS:
         image = nvrtc.build_cuda(source, nvrtc.NvrtcOptions(arch=arch, debug=debug), spec.kernel.__name__)
         assert image[:4] == b"\x7fELF"  # a CUBIN

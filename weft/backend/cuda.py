@@ -86,6 +86,15 @@ class CudaMixin:
     check_fn = "checked_access"  # debug-mode bounds checks, out of line (see _GRID_HELPERS)
     int64 = "weft::int64"
 
+    def layout_check(self) -> str:
+        """A ``static_assert`` that the device's ``Args`` has the size Python packs (NVRTC checks it), when the
+        render options name that size."""
+        total = self.opts.args_bytes
+        if not total:
+            return ""
+        return (f'static_assert(sizeof(Args) == {total}, "internal error: argument layout mismatch between Python '
+                f'({total} bytes) and the device");')
+
     def render_entry(self, name: str = FWD_ENTRY, body: str = "fwd_body") -> str:
         """A grid-stride ``__global__`` entry calling ``body<C>`` once per grid point."""
         call = "(args, ix.i0, ix.i1, ix.i2, ix.i3, flat);"
@@ -111,7 +120,7 @@ class CudaRenderer(CudaMixin, Renderer):
     def render_module(self) -> str:
         parts = [self.header(), self.render_structs(self.fn.params), "namespace {", self.render_args_struct(),
                  _GRID_HELPERS, self.render_body("fwd_body", self.fn.body), "}  // namespace",
-                 self.render_entry()]
+                 self.render_entry(), self.layout_check()]
         return "\n".join(p for p in parts if p) + "\n"
 
 
@@ -120,5 +129,5 @@ class CudaAdjointRenderer(CudaMixin, AdjointRenderer):
 
     def render_module(self) -> str:
         parts = [self.header(), self.render_structs(self.fn.params), "namespace {", self.render_args_struct(),
-                 _GRID_HELPERS, self.render_bwd_body(), "}  // namespace", self.render_bwd_entry()]
+                 _GRID_HELPERS, self.render_bwd_body(), "}  // namespace", self.render_bwd_entry(), self.layout_check()]
         return "\n".join(p for p in parts if p) + "\n"

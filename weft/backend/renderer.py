@@ -43,6 +43,7 @@ from .rules import RuleTable
 class RenderOptions:
     debug: bool = False  # bounds checks, asserts
     kernel_name: str = "kernel"
+    args_bytes: int = 0  # CUDA: the size Python packs the Args struct to, checked by a static_assert (0: no check)
 
 
 @dataclass

@@ -31,19 +31,6 @@ from .rules import RuleTable
 from .tile_adjoint import TileAdjointRenderer
 from .tiles import BlockRendering, LaneNames, walk_all
 
-#: Prefix of the module line that states the dynamic shared memory one block needs (for readers and tests; the
-#: launcher takes the number from pipeline.Program.shared_bytes).
-SHARED_MARKER = "// weft: dynamic shared memory bytes = "
-
-
-def shared_bytes(source: str) -> int:
-    """The dynamic shared memory a rendered CUDA tile module needs per block (0 for other modules)."""
-    start = source.find(SHARED_MARKER)
-    if start < 0:
-        return 0
-    end = source.index("\n", start)
-    return int(source[start + len(SHARED_MARKER):end])
-
 
 def _align(n: int, a: int = 16) -> int:
     return (n + a - 1) // a * a
@@ -135,7 +122,8 @@ class CudaBlockRendering:
         return _align(self._smem) + _align(self._scratch)
 
     def shared_preamble(self) -> str:
-        return (f"{SHARED_MARKER}{self.shared_total()}\n"
+        # the comment is for readers of the source; the launcher takes the number from pipeline.Program.shared_bytes
+        return (f"// weft: dynamic shared memory bytes = {self.shared_total()}\n"
                 "extern __shared__ __align__(16) unsigned char weft_smem[];\n"
                 f"constexpr int weft_scratch_offset = {_align(self._smem)};")
 
@@ -389,7 +377,7 @@ for _rule_name, _rule_fn in (
 def _cuda_tile_module(r, body: str, entry: str, name: str) -> str:
     parts = [r.header(), '#include "tile_cuda.h"', r.render_structs(r.fn.params), r.shared_preamble(),
              "namespace {", r.render_args_struct(), cuda_backend._GRID_HELPERS, body, "}  // namespace",
-             r.entry_source(entry, name)]
+             r.entry_source(entry, name), r.layout_check()]
     return "\n".join(p for p in parts if p) + "\n"
 
 

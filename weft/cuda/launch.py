@@ -8,7 +8,6 @@ and a ``weft::Grid``; the kernel walks the flattened grid with a grid-stride loo
 from __future__ import annotations
 
 import ctypes
-import dataclasses
 import threading
 from dataclasses import dataclass
 
@@ -65,22 +64,20 @@ def load_program(source: str, name: str, debug: bool, entry: str, device) -> Loa
     return prog
 
 
-def layout_assert(spec) -> str:
-    """A ``static_assert`` that the device's ``Args`` has the size of the bytes Python packs (checked by NVRTC)."""
-    total = args_layout(spec.types).size
-    return (f'static_assert(sizeof(Args) == {total}, "internal error: argument layout mismatch between Python '
-            f'({total} bytes) and the device");\n')
+def args_bytes(spec) -> int:
+    """The size Python packs a specialisation's arguments to (its CUDA module checks ``sizeof(Args)`` against it)."""
+    return args_layout(spec.types).size
 
 
 def cuda_program(spec, direction: Direction, adj=None) -> pipeline.Program:
     """The CUDA module of a kernel specialisation in ``direction`` (rendered once per spec; ``adj``: the kernel's
-    AdjointSpec, holding the adjoint IR), with the layout check appended."""
+    AdjointSpec, holding the adjoint IR), with its argument layout checked against Python's packing."""
     owner = spec if direction is Direction.FORWARD else adj
     program = owner.programs.get(Target.CUDA)
     if program is None:
         code = spec.fn if direction is Direction.FORWARD else adj.prog
-        program = pipeline.render_module(code, spec.kernel.__name__, spec.debug, Target.CUDA, direction)
-        program = dataclasses.replace(program, source=program.source + layout_assert(spec))
+        program = pipeline.render_module(code, spec.kernel.__name__, spec.debug, Target.CUDA, direction,
+                                         args_bytes(spec))
         owner.programs[Target.CUDA] = program
     return program
 
