@@ -91,3 +91,18 @@ def test_cartpole_lqr_balances_the_pole():
     q = ex.state_0.joint_q.numpy()
     # three seconds of LQR feedback bring a 0.2 rad tilt back upright over the rail's centre
     assert abs(q[1]) < 0.01 and abs(q[0]) < 0.02
+
+
+def test_quadruped_stands_on_its_feet(tmp_path):
+    import quadruped
+
+    assert quadruped.main(["--robots", "1", "--frames", "40", "--out", str(tmp_path / "quad"), "--quiet"]) == 0
+    assert (tmp_path / "quad.png").stat().st_size > 0 and (tmp_path / "quad.gif").stat().st_size > 0
+    ex = quadruped.Example(robots=1)
+    for _ in range(40):
+        ex.step()
+    base = ex.base_poses()[0]
+    # the hips stand 2 x 0.2 m cos(0.5) above the feet's centres (foot radius 0.025), less the contact's give
+    stand = 0.4 * np.cos(0.5) + 0.025
+    assert stand - 0.01 < base[1] < stand + 1e-3
+    np.testing.assert_allclose(np.abs(base[3:]), [0.0, 0.0, 0.0, 1.0], atol=2e-2)
