@@ -167,6 +167,22 @@ WEFT_FN void walk_wide(const BvhData* b, const Key& key, Limit limit, Leaf leaf)
             _mm_storeu_ps(kx, key.x4(lo, hi, limit()));
         }
 #endif
+#if WEFT_GEO_SIMD
+        // start the loads of every child that will be visited (leaf records and wide nodes are cache misses on
+        // large meshes): the leaves below are tested, and the nodes pushed, while those loads are in flight
+        const float lim = limit();
+        for (int i = 0; i < 4; ++i) {
+            const int32 ch = nd.child[i];
+            if (ch == WIDE_EMPTY || !(kx[i] < lim)) continue;
+            if (ch >= 0) {
+                __builtin_prefetch(b->wide + ch);
+            } else if (b->leaf_data != nullptr) {
+                const float* rec = b->leaf_data + int64(b->leaf_stride) * int64(~ch);
+                __builtin_prefetch(rec);
+                __builtin_prefetch(rec + b->leaf_stride - 1);
+            }
+        }
+#endif
         for (int i = 0; i < 4; ++i) {
             const int32 ch = nd.child[i];
             if (ch == WIDE_EMPTY) break;

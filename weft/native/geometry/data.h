@@ -67,6 +67,8 @@ struct BvhData {
     int32* group_ids;      // the distinct group ids, ascending (any int32 values: sparse ids cost nothing)
     int32* group_roots;    // public root index of each group's subtree (same order as group_ids)
     WideNode* wide;        // the whole tree as 4-wide nodes (root 0) for walks from the root, or null
+    const float* leaf_data;  // per sorted leaf, the record a walk's leaf callback reads (mesh: its vertices), or null
+    int32 leaf_stride;       // floats per leaf record (walks prefetch a leaf's record before testing it)
 };
 
 // Per-child data of the fast winding number (Barill et al. 2018, first order): the area-weighted normal sum, its

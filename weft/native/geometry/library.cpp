@@ -936,6 +936,8 @@ static int mesh_rebuild_boxes(MeshData* m, bool build, const int32* groups = nul
     }
     if (int rc = bvh_build_wide(&m->bvh)) return rc;
     mesh_leaf_tris(m);
+    m->bvh.leaf_data = m->leaf_tris;
+    m->bvh.leaf_stride = 9;
     mesh_winding(m);
     return 0;
 }
