@@ -207,8 +207,8 @@ def _tile_next(query: T.OpaqueType):
 
 for _name, _alias, _native, _params, _what in (
         ("tile_bvh_query_aabb", "bvh_query_aabb_tiled", "bvh_query_aabb", ("low", "high"), "overlaps [low, high]"),
-        ("tile_bvh_query_ray", "bvh_query_ray_tiled", "bvh_query_ray", ("start", "dir"), "the ray start + t dir "
-         "(t >= 0) hits")):
+        ("tile_bvh_query_ray", "bvh_query_ray_tiled", "bvh_query_ray", ("start", "dir"), ("the ray start + t dir "
+          "(t >= 0) hits"))):
     for _n in (_name, _alias):
         register(Op(_n, _fixed((T.UINT64, VEC3, VEC3), TILE_BVH_QUERY), native="tile_" + _native, domain=D,
                     adjoint=Adjoint.NONE,
