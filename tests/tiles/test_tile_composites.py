@@ -113,3 +113,35 @@ def test_tiles_of_vectors_with_tiles_of_scalars():
 
     with pytest.raises(TypeError, match="element type must be scalar"):
         wp.launch_tiled(both_vectors, dim=1, inputs=[v, prod], block_dim=16)
+
+
+@wp.kernel
+def reshaped(x: wp.array2d(dtype=float), y: wp.array2d(dtype=float), z: wp.array(dtype=float)):
+    t = wp.tile_load(x, shape=(2, 4))
+    wp.tile_store(y, wp.tile_reshape(t, shape=(4, -1)) * t[1, 1])
+    wp.tile_store(z, wp.tile_squeeze(wp.tile_load(x, shape=(1, 4)), axis=(0,)) * 3.0)
+
+
+def test_tile_reshape_and_squeeze():
+    xn = np.arange(1, 9, dtype=np.float32).reshape(2, 4)
+    x = wp.array(xn, requires_grad=True)
+    y = wp.zeros((4, 2), dtype=float, requires_grad=True)
+    z = wp.zeros(4, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch_tiled(reshaped, dim=1, inputs=[x], outputs=[y, z], block_dim=4)
+    np.testing.assert_array_equal(y.numpy(), xn.reshape(4, 2) * xn[1, 1])
+    np.testing.assert_array_equal(z.numpy(), 3.0 * xn[0])
+    wy = np.arange(8, dtype=np.float32).reshape(4, 2)
+    tape.backward(grads={y: wp.array(wy), z: wp.ones(4, dtype=float)})
+    g = wy.reshape(2, 4) * xn[1, 1]
+    g[0] += 3.0
+    g[1, 1] += np.sum(wy.reshape(2, 4) * xn)
+    np.testing.assert_allclose(x.grad.numpy(), g, rtol=1e-6)
+
+    @wp.kernel
+    def bad(x: wp.array2d(dtype=float), z: wp.array(dtype=float)):
+        wp.tile_store(z, wp.tile_squeeze(wp.tile_load(x, shape=(2, 4)), axis=(0,)))
+
+    with pytest.raises(wp.Error, match="extent is not 1"):
+        wp.launch_tiled(bad, dim=1, inputs=[x, z], block_dim=4)

@@ -254,6 +254,8 @@ _RULES = (
     ("tile_view", _rule("adj_tile_view", lambda a, g, o: f"{g[0]}, {o[0]}{_offsets(a, 1)}")),
     ("tile_transpose", _rule("adj_tile_transpose", lambda a, g, o: f"{g[0]}, {o[0]}")),
     ("tile_broadcast", _rule("adj_tile_broadcast", lambda a, g, o: f"{g[0]}, {o[0]}")),
+    ("tile_reshape", _rule("adj_tile_reshape", lambda a, g, o: f"{g[0]}, {o[0]}")),
+    ("tile_squeeze", _rule("adj_tile_reshape", lambda a, g, o: f"{g[0]}, {o[0]}")),
     ("add", _binary("add")),
     ("sub", _binary("sub")),
     ("mul", _binary("mul")),

@@ -393,6 +393,8 @@ _FORWARD = (
     ("tile_view", _call("tile_view")),
     ("tile_transpose", _call("tile_transpose")),
     ("tile_broadcast", _call("tile_broadcast")),
+    ("tile_reshape", _call("tile_reshape")),
+    ("tile_squeeze", _call("tile_reshape")),
     ("add", _call("tile_add")),
     ("sub", _call("tile_sub")),
     ("mul", _call("tile_mul")),

@@ -281,6 +281,50 @@ def _tile_view(lw, node, name: str, syntax: Syntax):
     return lw.op("tile_view", [t, *offs], attrs=(T.TileType(t.type.dtype, tuple(shape)),), node=node)
 
 
+def _static_ints(lw, node, what: str) -> tuple[int, ...]:
+    try:
+        value = lw.eval_static(node)
+    except CompileError:
+        raise lw.error(f"{what} must be a compile-time constant", node) from None
+    value = value.value if isinstance(value, Weak) else value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return (int(value),)
+    if isinstance(value, (tuple, list)) and all(isinstance(v, (int, np.integer)) for v in value):
+        return tuple(int(v) for v in value)
+    raise lw.error(f"{what} must be an int or a tuple of ints, got {value!r}", node)
+
+
+def _tile_reshape(lw, node, name: str, syntax: Syntax):
+    """``tile_reshape(t, shape)`` (one entry may be -1) and ``tile_squeeze(t, axis=None)``: the elements of ``t``
+    in row-major order with the new shape (a copy here; Warp returns an aliasing view)."""
+    _mark(lw)
+    squeeze = syntax.params == ("t", "axis")
+    a = _bind(lw, node, name, list(syntax.params), 1 if squeeze else 2)
+    t = _tile_value(lw, a["t"], name, "t")
+    src = t.type.shape
+    if squeeze:
+        axes = _static_ints(lw, a["axis"], "axis") if "axis" in a else tuple(k for k, d in enumerate(src) if d == 1)
+        norm = []
+        for ax in axes:
+            if not -len(src) <= ax < len(src):
+                raise lw.error(f"axis {ax} is out of range for a {len(src)}-D tile", node)
+            if src[ax % len(src)] != 1:
+                raise lw.error(f"cannot squeeze axis {ax} of a tile of shape {src}: its extent is not 1", node)
+            norm.append(ax % len(src))
+        shape = tuple(d for k, d in enumerate(src) if k not in norm) or (1,)
+    else:
+        shape = list(_static_ints(lw, a["shape"], "the tile_reshape shape"))
+        if shape.count(-1) > 1 or any(d == 0 or d < -1 for d in shape):
+            raise lw.error(f"tile_reshape shape {tuple(shape)}: positive extents and at most one -1", node)
+        known = int(np.prod([d for d in shape if d != -1]))
+        if -1 in shape and known and t.type.size % known == 0:
+            shape[shape.index(-1)] = t.type.size // known
+        shape = tuple(shape)
+    if int(np.prod(shape)) != t.type.size or not 1 <= len(shape) <= 4:
+        raise lw.error(f"cannot reshape a tile of shape {src} to {shape}", node)
+    return lw.op(name, [t], attrs=(T.TileType(t.type.dtype, shape),), node=node)
+
+
 def _tile_broadcast(lw, node, name: str, syntax: Syntax):
     _mark(lw)
     a = _bind(lw, node, "tile_broadcast", ["a", "shape"], 2)
@@ -484,6 +528,7 @@ OP_RULES.update({
     Form.TILE: _tile,
     Form.TILE_VIEW: _tile_view,
     Form.TILE_BROADCAST: _tile_broadcast,
+    Form.TILE_RESHAPE: _tile_reshape,
     Form.TILE_MAP: _tile_map,
     Form.TILE_REDUCE: _tile_reduce,
     Form.TILE_MATMUL: _tile_matmul,

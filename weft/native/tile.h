@@ -412,6 +412,16 @@ WEFT_FN void adj_tile_broadcast(tile_t<T, DI...>& adj_t, const tile_t<T, DO...>&
         adj_t.data[tiles::broadcast_source<tiles::dims<DO...>, tiles::dims<DI...>>(k)] += adj_out.data[k];
 }
 
+// the same elements in row-major order with another shape (tile_reshape, tile_squeeze)
+template <typename T, int... DO, int... DI>
+WEFT_FN void tile_reshape(tile_t<T, DO...>& out, const tile_t<T, DI...>& t) {
+    for (int k = 0; k < tile_t<T, DO...>::size; ++k) out.data[k] = t.data[k];
+}
+template <typename T, int... DO, int... DI>
+WEFT_FN void adj_tile_reshape(tile_t<T, DI...>& adj_t, const tile_t<T, DO...>& adj_out) {
+    for (int k = 0; k < tile_t<T, DO...>::size; ++k) adj_t.data[k] += adj_out.data[k];
+}
+
 // ---------------------------------------------------------------------------------------------- element-wise
 namespace tiles {
 template <typename X>

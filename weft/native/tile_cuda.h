@@ -280,6 +280,17 @@ __device__ void adj_tile_broadcast(tile_t<T, DI...>& adj_t, const tile_t<T, DO..
     sync();
 }
 
+template <typename T, int... DO, int... DI>
+__device__ void tile_reshape(tile_t<T, DO...>& out, const tile_t<T, DI...>& t) {
+    WEFT_CTA_FOR(k, (tile_t<T, DO...>::size)) out.data[k] = t.data[k];
+    sync();
+}
+template <typename T, int... DO, int... DI>
+__device__ void adj_tile_reshape(tile_t<T, DI...>& adj_t, const tile_t<T, DO...>& adj_out) {
+    WEFT_CTA_FOR(k, (tile_t<T, DO...>::size)) adj_t.data[k] += adj_out.data[k];
+    sync();
+}
+
 // ---------------------------------------------------------------------------------------------- element-wise
 // A tile's element k, or a scalar operand's thread-local partial gradient.
 template <typename X, typename P>

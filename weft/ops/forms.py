@@ -38,6 +38,7 @@ class Form(enum.Enum):
     TILE = "tile"  # wp.tile(x): per-lane values gathered into a tile
     TILE_VIEW = "tile_view"
     TILE_BROADCAST = "tile_broadcast"
+    TILE_RESHAPE = "tile_reshape"  # tile_reshape(t, shape) / tile_squeeze(t, axis): the elements in a new shape
     TILE_MAP = "tile_map"
     TILE_REDUCE = "tile_reduce"
     TILE_MATMUL = "tile_matmul"

@@ -165,6 +165,20 @@ def _broadcast(args, attrs):
 _reg("tile_view", _view, "tile_view(t, offset, shape=None): a copy of the sub-tile at offset (integer offsets "
      "without shape drop the leading dimensions they index).", **_PRIMAL_FREE, collective=True, syntax=_form(Form.TILE_VIEW))
 _reg("tile_transpose", _transpose, "tile_transpose(t): the transpose of a 2-D tile.", **_PRIMAL_FREE, collective=True)
+def _reshape(args, attrs):
+    (out,) = attrs
+    if len(args) == 1 and is_tile(args[0]) and out.size == args[0].size and out.dtype == args[0].dtype:
+        return out
+    return None
+
+
+for _name, _params, _doc in (
+        ("tile_reshape", ("t", "shape"), ("tile_reshape(t, shape): the elements of t in row-major order with a new "
+         "shape (one entry may be -1).")),
+        ("tile_squeeze", ("t", "axis"), ("tile_squeeze(t, axis=None): t without its extent-1 dimensions (all, or "
+         "those in axis)."))):
+    register(Op(_name, _reshape, native="tile_reshape", kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, domain=D,
+                doc=_doc, collective=True, syntax=Syntax(Form.TILE_RESHAPE, params=_params), **_PRIMAL_FREE))
 _reg("tile_broadcast", _broadcast, "tile_broadcast(t, shape): t broadcast to shape (NumPy rules).",
      **_PRIMAL_FREE, collective=True, syntax=_form(Form.TILE_BROADCAST))
 
