@@ -78,8 +78,9 @@ __device__ __noinline__ bool checked_access(const A& a, const char* what, const 
 }"""
 
 
-class CudaMixin:
-    """The CUDA differences, shared by the forward renderer and the adjoint renderer."""
+class CudaTarget:
+    """The CUDA target's hooks (overriding renderer.CpuTarget's), shared by the forward and adjoint renderers:
+    device qualifiers, out-of-line bounds checks, the grid-stride ``__global__`` entry and the Args layout check."""
 
     body_qualifiers = "__device__ __forceinline__"
     struct_fn_qualifiers = "static WEFT_FN"  # the struct operators, callable on the device
@@ -114,7 +115,7 @@ class CudaMixin:
         )
 
 
-class CudaRenderer(CudaMixin, Renderer):
+class CudaRenderer(CudaTarget, Renderer):
     """Renders one kernel specialisation's forward pass as a CUDA module for NVRTC."""
 
     def render_module(self) -> str:
@@ -124,7 +125,7 @@ class CudaRenderer(CudaMixin, Renderer):
         return "\n".join(p for p in parts if p) + "\n"
 
 
-class CudaAdjointRenderer(CudaMixin, AdjointRenderer):
+class CudaAdjointRenderer(CudaTarget, AdjointRenderer):
     """Renders one kernel specialisation's backward pass as a CUDA module for NVRTC."""
 
     def render_module(self) -> str:

@@ -55,14 +55,20 @@ class Emitter:
         self.lines.append("    " * self.depth + text)
 
 
-class Renderer:
-    """Renders one kernel specialisation (and, through the adjoint module, its backward function)."""
+class CpuTarget:
+    """The CPU target's hooks, the defaults every renderer starts from (``backend/cuda.py``'s CudaTarget overrides
+    them): qualifiers of kernel bodies and struct operators, the bounds-check function, the 64-bit integer type
+    name; the entry template is ``Renderer.render_entry`` (OpenMP grid loop), overridden the same way."""
 
     body_qualifiers = "static inline"
-    #: target hooks: qualifiers of the struct operators, the bounds-check function, the 64-bit integer type name
     struct_fn_qualifiers = "static inline"
     check_fn = "weft::check"
     int64 = "int64_t"
+
+
+class Renderer(CpuTarget):
+    """Renders one kernel specialisation (and, through the adjoint module, its backward function)."""
+
     #: forward rules of SPECIAL ops (see weft.backend.rules; filled below the class)
     forward_rules = RuleTable("forward")
     #: the guard-splitting plan of the forward module (see guards.py); set by render_module

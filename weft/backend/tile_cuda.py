@@ -381,14 +381,14 @@ def _cuda_tile_module(r, body: str, entry: str, name: str) -> str:
     return "\n".join(p for p in parts if p) + "\n"
 
 
-class CudaTileRenderer(CudaBlockRendering, cuda_backend.CudaMixin, tile_render.TileRenderer):
+class CudaTileRenderer(CudaBlockRendering, cuda_backend.CudaTarget, tile_render.TileRenderer):
     """A tile kernel's forward pass as one cooperative CUDA block of ``block_dim`` threads per weft block."""
 
     def render_module(self) -> str:
         return _cuda_tile_module(self, self.render_body("fwd_body", self.fn.body), cuda_backend.FWD_ENTRY, "fwd_body")
 
 
-class CudaTileAdjointRenderer(CudaBlockRendering, cuda_backend.CudaMixin, TileAdjointRenderer):
+class CudaTileAdjointRenderer(CudaBlockRendering, cuda_backend.CudaTarget, TileAdjointRenderer):
     """A tile kernel's backward pass as one cooperative CUDA block per weft block."""
 
     def render_module(self) -> str:
