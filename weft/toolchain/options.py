@@ -13,17 +13,6 @@ from dataclasses import dataclass, replace
 _LEAN_LIBS = ("-nodefaultlibs", "-lgomp", "-lgcc")
 
 
-def _gcc_major() -> int:
-    """The major version of the compiler when it is GCC (0 when unknown)."""
-    from .compiler import find_compiler
-
-    try:
-        last = find_compiler().version.split()[-1]
-        return int(last.split(".")[0])
-    except Exception:  # noqa: BLE001 - no compiler, odd version line: no version-specific flags
-        return 0
-
-
 def lean_link(is_clang: bool) -> bool:
     """Whether modules link only ``_LEAN_LIBS`` (GCC on Linux; other toolchains link their default libraries)."""
     return not is_clang and sys.platform.startswith("linux")
@@ -49,11 +38,6 @@ class CpuOptions:
             "-fvisibility=hidden", "-fno-math-errno", "-fno-trapping-math", "-w",
             "-DWEFT_FFT_RUNTIME=1",  # tile FFT passes from weft's runtime library (fft.h, toolchain/runtime.py)
         ]
-        if not is_clang and _gcc_major() >= 9:
-            # no vectorised epilogues (GCC 9+): with AVX-512, GCC otherwise compiles each vectorised loop's remainder
-            # as further vector loops of narrower widths; a quarter of the FFT passes' compile time (0.36 -> 0.26 s
-            # for radix 8), 0.1 s over NS2D's 9 modules, no measured loss in bench_navier_stokes/bench_autodiff's kernels
-            flags += ["--param", "vect-epilogues-nomask=0"]
         if self.debug:
             flags += ["-g"]
         if self.strided:
