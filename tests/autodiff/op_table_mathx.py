@@ -5,44 +5,23 @@ import numpy as np
 
 import weft as wp
 
-from .op_table_records import (  # noqa: F401
+from .op_table_records import (
     _S,
     _SS,
     M22,
-    M33,
     M44,
-    SM,
-    SV,
-    TABLE,
     TF,
-    V2,
     V3,
     V4,
-    Case,
-    Entry,
     Q,
-    Sampler,
-    _rotations,
-    away_from_integers,
     away_from_zero,
     case,
-    clamp_inputs,
-    const,
-    distinct_singular_values,
     entry,
     f64,
-    mod_inputs,
     normal,
-    positive,
     rotation_matrix,
-    separated_pair,
-    slerp_inputs,
-    smoothstep_inputs,
-    symmetric_distinct_eigenvalues,
-    transform,
     uniform,
     unit_quat,
-    well_conditioned,
 )
 
 

@@ -296,3 +296,23 @@ def test_cooperative_tiles_on_gpu_match_cpu(cuda_device, case):
     cpu, gpu = results["cpu"], results[str(cuda_device)]
     for c, g in zip(cpu, gpu):
         np.testing.assert_allclose(g, c, rtol=2e-4, atol=2e-4 * max(1.0, float(np.abs(c).max())))
+
+
+def test_cuda_module_checks_the_args_layout_python_packs():
+    """cuda_program renders the Args size check from the renderer (nothing is appended to the rendered text); NVRTC
+    rejects a module whose Args struct differs from the bytes Python packs."""
+    from weft import pipeline
+    from weft.cuda.launch import args_bytes, cuda_program
+    from weft.pipeline import Direction, Target
+
+    @wp.kernel
+    def packed(a: wp.array(dtype=float), s: float, n: int):
+        a[wp.tid()] = s * float(n)
+
+    packed.annotations()
+    spec = packed._lower(packed._fixed_types, False)
+    size = args_bytes(spec)
+    check = f"static_assert(sizeof(Args) == {size},"
+    assert size > 0 and check in cuda_program(spec, Direction.FORWARD).source
+    assert "static_assert(sizeof(Args)" not in pipeline.render_module(spec.fn, "packed", False, Target.CUDA,
+                                                                      Direction.FORWARD).source
