@@ -12,11 +12,14 @@ struct hash_grid_query_t {
     const geo::HashGridData* grid;
     int32 lo[3];     // first cell along each axis
     int32 n[3];      // number of cells along each axis (at most the grid dimension)
-    int32 cell;      // linear counter over the n[0] * n[1] * n[2] cells
+    int32 cell;      // per-cell walk (sparse builds): linear counter over the n[0] * n[1] * n[2] cells; row walk
+                     // (dense builds): counter over the n[1] * n[2] rows, or -1 - row while a wrapped row's second
+                     // run of cells is pending
     int32 cur;       // position in sorted_ids
     int32 end;
     int32 group;     // only points of this group (grouped query of a grouped build)
     int32 grouped;   // 1: filter by group (every int32 is a valid group id), 0: all points
+    int32 rows;      // 1: row walk (every cell's [start, end) is set, so a run of cells is one range), 0: per cell
 };
 
 namespace geo {
@@ -57,6 +60,10 @@ WEFT_FN hash_grid_query_t hash_grid_query_impl(uint64 id, const V& p, S radius_i
         const int64 count = int64(b) - int64(a) + 1;
         q.n[k] = count > q.grid->dim[k] ? q.grid->dim[k] : int32(count < 1 ? 1 : count);
     }
+    // a dense build sets every cell's range and sorts by hashed cell, so the cells x0..x1 of a row (consecutive
+    // hashed cells) hold one contiguous range of sorted_ids: a query reads 9 ranges instead of 27 cells, and yields
+    // the same points in the same order as the per-cell walk
+    q.rows = q.grid->occupied_valid ? 0 : 1;
     return q;
 }
 
@@ -70,21 +77,58 @@ WEFT_FN hash_grid_query_t hash_grid_query(uint64 id, const V& p, S radius, int32
     return hash_grid_query_impl(id, p, radius, group, 1);
 }
 
-WEFT_FN bool hash_grid_query_next(hash_grid_query_t& q, int32& index) {
-    const geo::HashGridData* g = q.grid;
-    if (g == nullptr) return false;
-    const int32 total = q.n[0] * q.n[1] * q.n[2];
-    while (true) {
+namespace geo {
+// Moves a query to its next non-empty run of cells; false when none is left.
+WEFT_FN bool hash_grid_advance(hash_grid_query_t& q) {
+    const HashGridData* g = q.grid;
+    if (!q.rows) {
+        const int32 total = q.n[0] * q.n[1] * q.n[2];
         while (q.cur >= q.end) {
             if (q.cell >= total) return false;
             const int32 c = q.cell++;
             const int32 x = q.lo[0] + c % q.n[0];
             const int32 y = q.lo[1] + (c / q.n[0]) % q.n[1];
             const int32 z = q.lo[2] + c / (q.n[0] * q.n[1]);
-            const int32 h = geo::hashed_cell(g, x, y, z);
+            const int32 h = hashed_cell(g, x, y, z);
             q.cur = g->cell_starts[h];
             q.end = g->cell_ends[h];
         }
+        return true;
+    }
+    const int32 total = q.n[1] * q.n[2];
+    const int32 x0 = wrap(q.lo[0], g->dim[0]);
+    while (q.cur >= q.end) {
+        int32 row = q.cell;
+        const bool second = row < 0;  // the wrapped part (cells 0..) of row -1 - row
+        if (second) row = -1 - row;
+        else if (row >= total) return false;
+        const int32 y = q.lo[1] + row % q.n[1];
+        const int32 z = q.lo[2] + row / q.n[1];
+        const int32 base = hashed_cell(g, 0, y, z);
+        const int32 past = x0 + q.n[0] - g->dim[0];  // cells of the row beyond the grid's last column, > 0: wrapped
+        if (second) {
+            q.cur = g->cell_starts[base];
+            q.end = g->cell_ends[base + past - 1];
+            q.cell = row + 1;
+        } else if (past > 0) {
+            q.cur = g->cell_starts[base + x0];
+            q.end = g->cell_ends[base + g->dim[0] - 1];
+            q.cell = -1 - row;
+        } else {
+            q.cur = g->cell_starts[base + x0];
+            q.end = g->cell_ends[base + x0 + q.n[0] - 1];
+            q.cell = row + 1;
+        }
+    }
+    return true;
+}
+}  // namespace geo
+
+WEFT_FN bool hash_grid_query_next(hash_grid_query_t& q, int32& index) {
+    const geo::HashGridData* g = q.grid;
+    if (g == nullptr) return false;
+    while (true) {
+        if (q.cur >= q.end && !geo::hash_grid_advance(q)) return false;
         const int32 pos = q.cur++;
         if (q.grouped && g->sorted_groups != nullptr && g->sorted_groups[pos] != q.group) continue;
         index = g->sorted_ids[pos];
