@@ -60,6 +60,9 @@ class Spec:
     read: tuple[int, ...] = ()
     snapshot: tuple[int, ...] = ()  # arrays a recorded launch must copy first (in-place updates)
     adjoint: object = None  # autodiff.compiled.AdjointSpec, built on first backward
+    #: frozenset of array parameters without gradients -> the AdjointSpec for launches with exactly those (tile
+    #: kernels only, see Kernel.adjoint_of)
+    adjoint_variants: dict = field(default_factory=dict)
     errors: object = None
     checks_errors: bool = False  # the module reports runtime errors in release mode too (exports weft_release_checks)
     tile_dim: int = 0  # block size of tile kernels (0: no tiles)
@@ -382,26 +385,40 @@ class Kernel:
         spec.fwd_fast = lib._FuncPtr(("weft_fwd", lib))
         spec.fwd_fast.restype = ctypes.c_int32
 
-    def adjoint_of(self, spec: Spec) -> AdjointSpec:
-        """The backward entry of a specialisation, compiled on first use (forward-only programs never pay)."""
-        if spec.adjoint is not None:
+    def adjoint_of(self, spec: Spec, inactive: frozenset[int] = frozenset()) -> AdjointSpec:
+        """The backward entry of a specialisation, compiled on first use (forward-only programs never pay).
+
+        ``inactive``: indices of array parameters without a gradient in this launch. A tile kernel whose replay
+        can drop more work when those gradients are absent (``prune_replay``) gets a backward of its own for that
+        set; every other launch shares the one backward of the specialisation."""
+        if spec.adjoint is None:
+            if not self.enable_backward:
+                raise CompileError(f"kernel '{self.__name__}' was defined with enable_backward=False, so it has no "
+                                   "adjoint; remove the option (or keep this kernel off the Tape)",
+                                   self.source.loc(None))
+            with self._lock:
+                if spec.adjoint is None:
+                    spec.adjoint = self._compile_adjoint(spec, pipeline.differentiate(spec.fn))
+        if not inactive or not spec.tile_dim:
             return spec.adjoint
-        if not self.enable_backward:
-            raise CompileError(f"kernel '{self.__name__}' was defined with enable_backward=False, so it has no "
-                               "adjoint; remove the option (or keep this kernel off the Tape)", self.source.loc(None))
-        with self._lock:
-            if spec.adjoint is None:
-                prog = pipeline.differentiate(spec.fn)
-                source = pipeline.render_module(prog, self.__name__, spec.debug, Target.CPU, Direction.ADJOINT).source
-                lib = pipeline.build(source, self.__name__ + "_adj", spec.debug)
-                bwd = lib.weft_bwd
-                bwd.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32]
-                bwd.restype = ctypes.c_int32  # a status (runtime/backends.py, finish_entry)
-                errors = lib.weft_errors
-                errors.restype = ctypes.c_void_p
-                spec.adjoint = AdjointSpec(prog, source, lib, bwd, errors(), name=self.__name__ + "_adj",
-                                           debug=spec.debug)
-        return spec.adjoint
+        hit = spec.adjoint_variants.get(inactive)
+        if hit is None:
+            with self._lock:
+                base = spec.adjoint
+                prog = pipeline.without_gradients(base.prog, inactive)
+                hit = base if prog is base.prog else self._compile_adjoint(spec, prog)
+                spec.adjoint_variants[inactive] = hit
+        return hit
+
+    def _compile_adjoint(self, spec: Spec, prog) -> AdjointSpec:
+        source = pipeline.render_module(prog, self.__name__, spec.debug, Target.CPU, Direction.ADJOINT).source
+        lib = pipeline.build(source, self.__name__ + "_adj", spec.debug)
+        bwd = lib.weft_bwd
+        bwd.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32]
+        bwd.restype = ctypes.c_int32  # a status (runtime/backends.py, finish_entry)
+        errors = lib.weft_errors
+        errors.restype = ctypes.c_void_p
+        return AdjointSpec(prog, source, lib, bwd, errors(), name=self.__name__ + "_adj", debug=spec.debug)
 
     def compile(self, types: tuple | None = None) -> Spec:
         """Compile ahead of the first launch. Without ``types``: a non-generic kernel's one specialisation, or every

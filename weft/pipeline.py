@@ -12,6 +12,7 @@ import enum
 from dataclasses import dataclass
 
 from . import config
+from .autodiff.prune import prune_replay
 from .autodiff.reverse import build_adjoint
 from .backend.adjoint import AdjointRenderer
 from .backend.cuda import CudaAdjointRenderer, CudaRenderer
@@ -54,6 +55,12 @@ def differentiate(fn: Function):
     if config.verify_ir or config.debug_internal:
         verify_adjoint(prog)
     return prog
+
+
+def without_gradients(prog, inactive: frozenset[int]):
+    """The backward program for launches in which the array parameters ``inactive`` (indices) have no gradients:
+    ``prog`` itself unless its replay can drop more work then (tile kernels, see ``autodiff.prune``)."""
+    return prune_replay(prog, inactive)
 
 
 class Target(enum.Enum):

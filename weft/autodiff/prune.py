@@ -21,20 +21,33 @@ from ..ir.blocks import stmt_vars
 from ..ir.nodes import AdjLet, AdjointProgram, Let, ReplayLet, Var, VarKind, walk
 from ..ir.roles import Role
 from ..ops.registry import OpKind
+from .value_reads import activity, rule_reads
 
 
-def prune_replay(prog: AdjointProgram) -> AdjointProgram:
+def prune_replay(prog: AdjointProgram, inactive: frozenset[int] = frozenset()) -> AdjointProgram:
+    """``inactive``: indices of array parameters without a gradient in the launches this program serves (values
+    computed only from them are constants to the rules: a product of a tile with such a tile reads only the
+    constant, so the other factor need not be replayed). Pruning an already pruned program again drops more."""
     if not prog.fn.tile_dim:
         return prog
 
     snapshot = {prog.fn.params[i].id for i in prog.snapshot_params}
+    active = None
+    if inactive:
+        seeds = {p.id for i, p in enumerate(prog.fn.params) if i not in inactive}
+        active = activity(prog, seeds)
     needed: set[int] = set()
 
     def need(operands) -> None:
         needed.update(v.id for v in operands if isinstance(v, Var))
 
     for s in walk(prog.reverse):
-        if isinstance(s, AdjLet) and not s.let.call.op.adjoint_reads_primal:
+        if isinstance(s, AdjLet) and s.let.call.op.role is Role.TILE_MAP:
+            # the map's rule reads a tile operand only where the mapped function's own rules read that parameter
+            # (an extract, a copy or a constructor reads none); scalar operands are always kept
+            need(a for a in s.let.args if not isinstance(a.type, T.TileType))
+            need(rule_reads(s.let, active))
+        elif isinstance(s, AdjLet) and not s.let.call.op.adjoint_reads_primal:
             # the rule reads only the result's adjoint, arrays and offsets (Op.adjoint_reads_primal)
             need(a for a in s.let.args if not isinstance(a.type, T.TileType))
         elif isinstance(s, AdjLet) and s.let.call.op.kind is not OpKind.OUT_CALL:

@@ -35,7 +35,7 @@ def _inactive(x, active: set[int] | None) -> bool:
     return active is not None and x.id not in active
 
 
-def _rule_reads(let: Let, active: set[int] | None) -> list:
+def rule_reads(let: Let, active: set[int] | None) -> list:
     """The operands (Vars) a derivative rule of ``let`` reads."""
     args, op = let.args, let.call.op
     idx = [a for a in args if _is_index(a)]  # indices and conditions are always read
@@ -76,7 +76,7 @@ def _body_param_reads(body, active_params: list[bool]) -> list[bool] | None:
             active |= {d.id for d in let.dsts}
     needed: set[int] = set()
     for let in block:
-        needed.update(v.id for v in _rule_reads(let, active) if isinstance(v, Var))
+        needed.update(v.id for v in rule_reads(let, active) if isinstance(v, Var))
     for let in reversed(block):  # recomputing a needed value needs its operands
         if any(d.id in needed for d in let.dsts):
             needed.update(a.id for a in let.args if isinstance(a, Var))
@@ -93,13 +93,13 @@ def adjoint_value_reads(prog: AdjointProgram, grad_params=None) -> frozenset[int
     ``grad_params``: indices of the array parameters that have gradients in this launch (None: all); values
     computed only from the others are constants for the rules."""
     params = {p.id: i for i, p in enumerate(prog.fn.params) if isinstance(p.type, T.ArrayType)}
-    active = None if grad_params is None else _activity(prog, {p.id for i, p in enumerate(prog.fn.params)
+    active = None if grad_params is None else activity(prog, {p.id for i, p in enumerate(prog.fn.params)
                                                                 if i in grad_params})
     needed: set[int] = set()
     reads: set[int] = set()
     for s in walk(prog.reverse):
         if isinstance(s, AdjLet):
-            operands = _rule_reads(s.let, active)
+            operands = rule_reads(s.let, active)
         elif isinstance(s, AdjAssign):
             operands = []
         else:
@@ -139,7 +139,7 @@ def adjoint_value_reads(prog: AdjointProgram, grad_params=None) -> frozenset[int
     return frozenset(reads)
 
 
-def _activity(prog: AdjointProgram, seeds: set[int]) -> set[int]:
+def activity(prog: AdjointProgram, seeds: set[int]) -> set[int]:
     """Ids of the values a gradient can flow into: computed (transitively) from an array with a gradient."""
     active = set(seeds)
     stmts = list(walk(prog.replay))

@@ -4,12 +4,34 @@ from __future__ import annotations
 
 from .. import abi
 from ..errors import LaunchError
+from ..ir import types as T
+from ..types.layout import ARRAY_DESC
+from .array import array
 from .launch import check_errors
+
+
+def _without_gradients(spec, args, overrides: dict) -> frozenset[int]:
+    """Indices of the plain array arguments that have no gradient in this backward launch (tile kernels only: their
+    backward may drop replay work for them, see Kernel.adjoint_of). Anything not known to lack one counts as
+    having one."""
+    if not spec.tile_dim:
+        return frozenset()
+    out = []
+    for i, t in enumerate(spec.types):
+        if not isinstance(t, T.ArrayType) or t.kind is not T.ArrayKind.ARRAY:
+            continue
+        desc = overrides.get(i)
+        if desc is not None:
+            if ARRAY_DESC.unpack_from(desc)[1] == 0:
+                out.append(i)
+        elif type(args[i]) is array and args[i]._grad is None:
+            out.append(i)
+    return frozenset(out)
 
 
 def _run_bwd(kernel, spec, dims, args, device, overrides: dict, block_dim: int = 256, stream=None,
              max_blocks: int = 0) -> None:
-    adj = kernel.adjoint_of(spec)
+    adj = kernel.adjoint_of(spec, _without_gradients(spec, args, overrides))
     packed = spec.pack(args, overrides)
     device.impl.launch_backward(spec, adj, packed, dims, device, block_dim, stream, max_blocks)
     # debug-mode bounds checks, and the (release) report of a backward launch that ran out of memory for its adds
