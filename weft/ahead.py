@@ -1,16 +1,24 @@
-"""Compile ahead: when a kernel of a Python module has to be compiled, its sibling kernels start compiling too.
+"""Compile ahead: when a kernel of a Python module has to be compiled, its uncompiled sibling kernels compile with it.
 
-A program's first launches otherwise compile one kernel after another, each waiting for the last. The first cold
-compile in a module (a kernel whose binary is not in the cache) queues every other non-generic kernel defined in that
-module, in definition order, on background threads (one per spare core). Each is compiled exactly as its own first
-launch would compile it (same specialisation, same cache entry), so a later launch finds it ready, or waits for the
-compile in flight, or, when no thread has reached it yet, compiles it itself. A kernel using tiles is compiled for its
-``block_dim`` option, else for the block size of the program's latest tiled launch, else left to its own launch
-(the block size is a launch argument: a guess could only waste a compile). Each kernel stays its own compilation unit, so editing one kernel recompiles only that one.
+A program's first launches otherwise compile one kernel after another, each waiting for the last and each paying
+the compiler's fixed costs. When a kernel compiles cold (its binary is not in the cache), every other non-generic
+kernel defined in the same Python module that has not been compiled yet is lowered as its own first launch would
+lower it (same specialisation, same cache entry), and the cold ones compile together with it:
 
-Background compiles never report errors: a kernel that fails to compile raises when (if ever) it is launched.
-At interpreter exit, queued compiles are dropped and running ones are waited for (their results go to the cache).
-``wp.config.compile_ahead = False`` (or ``WEFT_COMPILE_AHEAD=0``) turns this off.
+- with GCC on Linux as batches (weft/toolchain/batch.py): one translation unit per batch, one batch per core, the
+  batch holding the launched kernel compiled by the launching thread, the others on background threads; each kernel
+  still gets its own library and cache entry, so editing one kernel later recompiles that one alone;
+- otherwise each on its own, queued on background threads (one per spare core).
+
+A later launch finds its kernel ready, or waits for the compile in flight. A kernel using tiles is lowered for its
+``block_dim`` option, else for the block size of the program's latest tiled launch, else left for a later wave (its
+block size is a launch argument: a guess could only waste a compile): every cold compile in a module starts a new
+wave with the siblings still uncompiled.
+
+Compiles ahead never report errors: a kernel that fails to lower, or whose batch fails to compile, raises when (if
+ever) it is launched, compiled alone. At interpreter exit, queued compiles are dropped and running ones are waited
+for (their results go to the cache). ``wp.config.compile_ahead = False`` (or ``WEFT_COMPILE_AHEAD=0``) turns this
+off, ``wp.config.batch_compile = False`` keeps compiles ahead but one unit per kernel.
 """
 
 from __future__ import annotations
@@ -20,13 +28,16 @@ import os
 import queue
 import sys
 import threading
+import weakref
 
 from . import config
 from .pipeline import cpu_options
+from .toolchain import batch, cache
 from .toolchain.build import compiling_ahead, pch_include_dir
 
 _lock = threading.Lock()
-_started_modules: set[str] = set()
+_claimed_modules: set[str] = set()
+_failed: weakref.WeakSet = weakref.WeakSet()  # siblings whose lowering failed: not tried again
 _queue: queue.Queue = queue.Queue()
 _workers: list[threading.Thread] = []
 _stopping = threading.Event()
@@ -40,8 +51,10 @@ def note_tile_block_dim(block_dim: int) -> None:
     _tile_block_dim = block_dim
 
 
-def module_cold(kernel) -> None:
-    """Called before ``kernel`` compiles cold: queue the other kernels of its module (once per module)."""
+def module_cold(kernel, key: str, source: str) -> None:
+    """Called (holding ``kernel``'s lock) before ``kernel`` compiles cold (its module's source ``source``, cache key
+    ``key``): compile the module's other uncompiled kernels with it. Returns when ``kernel``'s batch is compiled
+    (or at once when it is not batched: the caller then compiles it alone)."""
     if not config.compile_ahead:
         return
     name = getattr(kernel.func, "__module__", None)
@@ -49,32 +62,88 @@ def module_cold(kernel) -> None:
     if module is None:
         return
     with _lock:
-        if name in _started_modules:
+        if name in _claimed_modules:
             return
-        _started_modules.add(name)
     from .kernel import Kernel
 
-    todo = []
+    siblings = []
     for value in list(vars(module).values()):
-        if isinstance(value, Kernel) and value is not kernel and value not in todo and not value._specs:
-            todo.append(value)
-    if not todo:
+        if isinstance(value, Kernel) and value is not kernel and value not in siblings and not value._specs \
+                and value not in _failed:
+            siblings.append(value)
+    if not siblings:
         return
-
+    prepared = []
+    for k in siblings:
+        try:
+            spec = k.prepare_ahead(_tile_block_dim)
+        except Exception:  # noqa: BLE001 - reported when (if ever) the kernel is launched
+            _failed.add(k)
+            continue
+        if spec is not None:
+            prepared.append((k, spec))
+    if not prepared:
+        return
+    options = _options()
+    alone = prepared
+    if batch.available():
+        members = [batch.Member(kernel.__name__, source, key)]
+        keys = {}
+        for k, spec in prepared:
+            try:
+                keys[k] = k.cpp_key(spec)
+                members.append(batch.Member(k.__name__, spec.source, keys[k]))
+            except Exception:  # noqa: BLE001,S112 - reported at its launch
+                continue
+        batches = batch.plan(members, options, os.cpu_count() or 1)
+        batched = {m.key for b in batches for m in b.members}
+        # the others compile alone, ahead, unless cached (or built by another process: their launch waits for it)
+        alone = [(k, spec) for k, spec in prepared if keys.get(k) not in batched and not (
+            keys.get(k) and cache.lookup("cpu", keys[k], "so"))]
+        mine = [b for b in batches if key in {m.key for m in b.members}]
+        for b in batches:
+            if b not in mine:
+                _queue.put(b)
+        for k, spec in alone:
+            _queue.put(_Alone(k, spec, config.mode))
+        if len(batches) > len(mine) or alone:
+            _start_workers()
+        for b in mine:
+            b.run()
+        return
     try:  # the precompiled header, needed by every compile after the first, starts building now
-        pch_include_dir(_options())
+        pch_include_dir(options)
     except Exception:  # noqa: BLE001 - no compiler etc.: the foreground compile reports it
         return
-    for k in todo:
-        _queue.put((k, config.mode))
+    for k, spec in alone:
+        _queue.put(_Alone(k, spec, config.mode))
     _start_workers()
+
+
+class _Alone:
+    """A kernel compiled ahead as its own unit (no batching)."""
+
+    def __init__(self, kernel, spec, mode):
+        self.kernel, self.spec, self.mode = kernel, spec, mode
+
+    def run(self) -> None:
+        if self.mode != config.mode:  # the program moved on
+            return
+        try:
+            with compiling_ahead():
+                self.kernel.load_prepared(self.spec)
+        except Exception:  # noqa: BLE001,S110 - reported when (if ever) the kernel is launched
+            pass
+
+    def release(self) -> None:
+        pass
 
 
 def claim_modules(names) -> None:
     """Mark Python modules as handled: a caller that compiles exactly the kernels it needs (weft.sim's ``prepare``)
     keeps the other kernels of those modules from compiling ahead for nothing."""
     with _lock:
-        _started_modules.update(names)
+        _claimed_modules.update(names)
 
 
 def _options():
@@ -95,21 +164,13 @@ def _start_workers() -> None:
 def _work() -> None:
     while not _stopping.is_set():
         try:
-            k, mode = _queue.get(timeout=0.5)
+            job = _queue.get(timeout=0.5)
         except queue.Empty:
             return
         if _stopping.is_set():
+            job.release()
             return
-        if mode != config.mode or k._specs:  # the program moved on, or the kernel was already compiled
-            continue
-        try:
-            k.annotations()
-            if k._fixed_types is None:  # generic: compiled per argument types at launch
-                continue
-            with compiling_ahead():
-                k.compile_ahead(_tile_block_dim)
-        except Exception:  # noqa: BLE001,S112 - reported when (if ever) the kernel is launched
-            continue
+        job.run()
 
 
 def wait(timeout: float | None = None) -> None:
@@ -125,7 +186,7 @@ def _shutdown() -> None:
     _stopping.set()
     try:
         while True:
-            _queue.get_nowait()
+            _queue.get_nowait().release()
     except queue.Empty:
         pass
     for t in _workers:

@@ -57,6 +57,9 @@ cpu_compile_flags: tuple[str, ...] = tuple(os.environ.get("WEFT_CXXFLAGS", "").s
 precompiled_header: bool = _env_bool("WEFT_PCH", True)
 #: When a kernel compiles cold, compile the other kernels of its Python module on background threads (weft/ahead.py).
 compile_ahead: bool = _env_bool("WEFT_COMPILE_AHEAD", True)
+#: Compile the cold kernels of a wave (compile-ahead siblings, wp.load_module) as one translation unit, each kernel
+#: still its own library and cache entry (GCC on Linux; weft/toolchain/batch.py).
+batch_compile: bool = _env_bool("WEFT_BATCH_COMPILE", True)
 #: Optimisation level for the CPU compiler.
 optimization_level: int = int(os.environ.get("WEFT_OPT_LEVEL", "3"))
 #: Reuse the lowering of kernels from earlier processes when nothing they depend on changed (warm starts).

@@ -164,6 +164,7 @@ class Kernel:
         self._annotations: list | None = None
         self._fixed_types: tuple | None = None
         self._overloads: list[tuple[T.Type, ...]] = []  # declared with wp.overload, compiled by compile()
+        self._tiled = False  # uses tiles (learnt when compiled ahead: weft/ahead.py)
 
     @property
     def module(self):
@@ -263,24 +264,44 @@ class Kernel:
                 self._load(spec)
         return spec
 
-    def compile_ahead(self, tile_block_dim: int | None) -> None:
-        """Compile this (non-generic) kernel as its first launch would (weft/ahead.py). A kernel using tiles compiles
-        for its ``block_dim`` option, else ``tile_block_dim`` (the program's latest tiled launch), else not at all:
-        its launch decides the block size."""
-        types = self._fixed_types
-        debug = config.mode == "debug"
-        with self._lock:
+    def prepare_ahead(self, tile_block_dim: int | None) -> Spec | None:
+        """Lower this (non-generic) kernel as its first launch would, ahead of it (weft/ahead.py), and keep the
+        specialisation unloaded: its compile is batched with its siblings', and its launch (or ``load_prepared``)
+        loads it. A kernel using tiles is lowered for its ``block_dim`` option, else ``tile_block_dim`` (the
+        program's latest tiled launch), else not at all: its launch decides the block size. None when there is
+        nothing to do, or when another thread holds the kernel (it is compiling it)."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            self.annotations()
+            types = self._fixed_types
+            debug = config.mode == "debug"
             if types is None or self._specs:
-                return
-            spec = self._lower(types, debug, 256)  # the block size a plain wp.launch passes
+                return None
+            block_dim = int(self.options.get("block_dim") or tile_block_dim or 0)
+            if self._tiled and not block_dim:
+                return None  # known to use tiles (an earlier wave lowered it): wait for a block size
+            spec = self._lower(types, debug, block_dim if self._tiled else 256)  # 256: what a plain launch passes
             if spec.tile_dim:
-                block_dim = int(self.options.get("block_dim") or tile_block_dim or 0)
+                self._tiled = True
                 if not block_dim:
-                    return
+                    return None
                 if block_dim != spec.tile_dim:
                     spec = self._lower(types, debug, block_dim)
             self._specs[(types, debug)] = spec
-            self._load(spec)
+            return spec
+        finally:
+            self._lock.release()
+
+    def load_prepared(self, spec: Spec) -> None:
+        """Compile (or load) a specialisation made by prepare_ahead, unless a launch did already."""
+        with self._lock:
+            if spec.fwd is None:
+                self._load(spec)
+
+    def cpp_key(self, spec: Spec) -> str:
+        """The kernel-cache key of a specialisation's CPU module."""
+        return spec.cpp_key or pipeline.built_key(spec.source, spec.debug)
 
     def _lower(self, types: tuple[T.Type, ...], debug: bool, block_dim: int | None = None) -> Spec:
         name = _c_name(self.__name__)
@@ -358,8 +379,8 @@ class Kernel:
         if lib is None:
             key = pipeline.built_key(spec.source, spec.debug)
             lib = pipeline.load_built(key)
-            if lib is None:  # a cold compile: start the module's other kernels compiling too (weft/ahead.py)
-                ahead.module_cold(self)
+            if lib is None:  # a cold compile: compile the module's other cold kernels with it (weft/ahead.py)
+                ahead.module_cold(self, key, spec.source)
                 lib = pipeline.build(spec.source, self.__name__, spec.debug)
             self._save_record(spec, key)
         try:

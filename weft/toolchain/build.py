@@ -89,6 +89,7 @@ def load_cpu(key: str) -> ctypes.CDLL | None:
         lib = _loaded.get(key)
     if lib is not None:
         return lib
+    wait_inflight(key)
     path = cache.lookup("cpu", key, "so")
     lib = _load_cached(key, path) if path is not None else None
     if lib is None:
@@ -98,6 +99,39 @@ def load_cpu(key: str) -> ctypes.CDLL | None:
     return lib
 
 
+# ---- modules being compiled by a batch of this process (toolchain/batch.py): a build of one waits for its batch
+_inflight: dict[str, threading.Event] = {}
+
+
+def start_inflight(keys) -> list[threading.Event]:
+    """Mark ``keys`` as being compiled by a batch; returns the events finish_inflight sets."""
+    events = []
+    with _lock:
+        for key in keys:
+            ev = threading.Event()
+            _inflight[key] = ev
+            events.append(ev)
+    return events
+
+
+def finish_inflight(keys, events) -> None:
+    with _lock:
+        for key, ev in zip(keys, events):
+            if _inflight.get(key) is ev:
+                del _inflight[key]
+    for ev in events:
+        ev.set()
+
+
+def wait_inflight(key: str) -> None:
+    """Block while a batch of this process is compiling ``key`` (its result is then in the cache, or not: the
+    caller compiles it alone)."""
+    with _lock:
+        ev = _inflight.get(key)
+    if ev is not None:
+        ev.wait()
+
+
 def build_cpu(source: str, options: CpuOptions, name: str, mode: int = ctypes.DEFAULT_MODE) -> ctypes.CDLL:
     """Compile (or fetch from the cache) and load a CPU module (``mode``: dlopen flags, e.g. RTLD_GLOBAL)."""
     key = cpu_key(source, options)
@@ -105,6 +139,7 @@ def build_cpu(source: str, options: CpuOptions, name: str, mode: int = ctypes.DE
         lib = _loaded.get(key)
     if lib is not None:
         return lib
+    wait_inflight(key)
     path = cache.lookup("cpu", key, "so")
     lib = _load_cached(key, path, mode) if path is not None else None
     if lib is None:

@@ -317,24 +317,84 @@ def _acquire(fd: int) -> None:
 
 def _build_and_publish(d: Path, key: str, ext: str, build: Callable[[Path], Path],
                        keep: dict[str, str] | None) -> Path:
-    sweep_orphans()
-    tmp = Path(tempfile.mkdtemp(prefix=f".build-{key[:8]}-{_HOST}-{os.getpid()}-", dir=root()))
+    tmp = build_dir(key)
     try:
-        binary = build(tmp)
-        data = binary.read_bytes()
-        dig = digest_bytes(data)[:16]
-        final = d / f"{key}-{dig}.{ext}"
-        if not trusted_file(final) or digest_bytes(final.read_bytes())[:16] != dig:
-            staged = d / f".{key}-{dig}.{os.getpid()}.tmp"
-            shutil.copyfile(binary, staged)
-            os.chmod(staged, 0o700)  # whatever the umask: a group-writable binary would not be trusted
-            os.replace(staged, final)
-        for name, text in (keep or {}).items():
-            _atomic_write(d / f"{key}.{name}", text)
-        _atomic_write(d / f"{key}.ref", final.name)
-        return final
+        return _install(d, key, ext, build(tmp), keep)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def build_dir(key: str) -> Path:
+    """A private temp directory for a build (an orphan once its process is gone: see sweep_orphans)."""
+    sweep_orphans()
+    return Path(tempfile.mkdtemp(prefix=f".build-{key[:8]}-{_HOST}-{os.getpid()}-", dir=root()))
+
+
+def _install(d: Path, key: str, ext: str, binary: Path, keep: dict[str, str] | None) -> Path:
+    """Copy a built binary into entry directory ``d`` under its digest, then point ``key``'s ``.ref`` at it (each
+    step an atomic rename: readers see the old entry or the complete new one)."""
+    data = binary.read_bytes()
+    dig = digest_bytes(data)[:16]
+    final = d / f"{key}-{dig}.{ext}"
+    if not trusted_file(final) or digest_bytes(final.read_bytes())[:16] != dig:
+        staged = d / f".{key}-{dig}.{os.getpid()}.tmp"
+        shutil.copyfile(binary, staged)
+        os.chmod(staged, 0o700)  # whatever the umask: a group-writable binary would not be trusted
+        os.replace(staged, final)
+    for name, text in (keep or {}).items():
+        _atomic_write(d / f"{key}.{name}", text)
+    _atomic_write(d / f"{key}.ref", final.name)
+    return final
+
+
+class Claim:
+    """The build lock of one key, taken without waiting (a batch builds only the keys no other process is building).
+    ``install`` publishes a binary built elsewhere under the key; ``release`` (or process exit) frees the lock."""
+
+    def __init__(self, kind: str, key: str, ext: str, fd: int):
+        self.kind, self.key, self.ext, self._fd = kind, key, ext, fd
+
+    def install(self, binary: Path, keep: dict[str, str] | None = None) -> Path:
+        try:
+            return _install(_entry_dir(self.kind, self.key), self.key, self.ext, binary, keep)
+        except OSError as exc:
+            where = f" ({exc.filename})" if exc.filename else ""
+            raise CacheError(f"cannot write the kernel cache {root()}: {exc.strerror or exc}{where}; free space, "
+                             "fix its permissions or choose another directory with wp.config.kernel_cache_dir"
+                             ) from None
+
+    def release(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+def try_claim(kind: str, key: str, ext: str) -> Claim | None:
+    """The build lock of ``key`` if no other process holds it and the cache does not hold the key, else None. Where
+    the file system has no locks the claim is granted (concurrent builds stay correct: atomic publish)."""
+    d = _entry_dir(kind, key)
+    check_tree(d)
+    d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    check_tree(d)
+    fd = -1
+    if fcntl is not None:
+        try:
+            fd = os.open(d / f".{key}.lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        except OSError:
+            fd = -1
+    if fd >= 0:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        except OSError:
+            pass  # the file system has no locks
+    claim = Claim(kind, key, ext, fd)
+    if lookup(kind, key, ext) is not None:  # published by another process since the caller looked
+        claim.release()
+        return None
+    return claim
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -1,0 +1,180 @@
+"""Batched compiles (weft/toolchain/batch.py): a wave of cold kernels in one translation unit, each kernel still its
+own library and cache entry."""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import weft as wp
+from weft import ahead, pipeline
+from weft.toolchain import batch, cache
+from weft.toolchain.compiler import find_compiler
+from weft.toolchain.options import lean_link
+
+pytestmark = pytest.mark.skipif(not lean_link(find_compiler().is_clang), reason="batches need GCC on Linux")
+
+MODULE = """
+import weft as wp
+
+@wp.kernel
+def add(a: wp.array(dtype=float)):
+    i = wp.tid()
+    a[i] = a[i] + {value}
+
+@wp.kernel
+def scale(a: wp.array(dtype=float), s: float):
+    i = wp.tid()
+    a[i] = a[i] * s + {other}
+
+@wp.kernel
+def shift(a: wp.array(dtype=wp.vec3), b: wp.array(dtype=float)):
+    i = wp.tid()
+    a[i] = a[i] + wp.vec3(b[i], 2.0 * b[i], {other})
+
+@wp.kernel
+def broken(a: wp.array(dtype=float)):
+    i = wp.tid()
+    a[i] = a[i] * undefined_name
+"""
+
+
+def _load(tmp_path, name: str, value: float, other: float | None = None, text: str = MODULE):
+    """The module with new constants: ``value`` in ``add``, ``other`` (default ``value``) in its siblings (values no
+    other test uses: cold compiles, the cache being keyed on content)."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(text.format(value=value, other=value if other is None else other)))
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture
+def batches(monkeypatch):
+    """Compile ahead and batching on; records every batch run."""
+    monkeypatch.setattr(wp.config, "compile_ahead", True)
+    monkeypatch.setattr(wp.config, "batch_compile", True)
+    monkeypatch.setattr(ahead, "_tile_block_dim", 0)
+    runs = []
+    real = batch.Batch.run
+
+    def run(self):
+        real(self)
+        runs.append(self)
+
+    monkeypatch.setattr(batch.Batch, "run", run)
+    return runs
+
+
+def _key(kernel) -> str:
+    (spec,) = kernel._specs.values()
+    return kernel.cpp_key(spec)
+
+
+def test_wave_compiles_as_one_unit_with_an_entry_per_kernel(tmp_path, batches):
+    mod = _load(tmp_path, "weft_batch_module_a", 1.375)  # a value no other test uses: a cold compile
+    a = wp.array(np.arange(4, dtype=np.float32), dtype=float)
+    wp.launch(mod.add, dim=4, inputs=[a])
+    assert len(batches) == 1 and not batches[0].error
+    assert {m.name for m in batches[0].members} == {"add", "scale", "shift"}
+    assert sorted(batches[0].published) == sorted(m.key for m in batches[0].members)
+    for k in (mod.add, mod.scale, mod.shift):  # each kernel: its own cache entry and library, usual entry points
+        path = cache.lookup("cpu", _key(k), "so")
+        assert path is not None
+        lib = ctypes.CDLL(str(path))
+        assert hasattr(lib, "weft_fwd") and hasattr(lib, "weft_errors") and hasattr(lib, "weft_args_size")
+        assert not any(hasattr(lib, f"weft_fwd__m{i}") for i in range(3))
+    wp.launch(mod.scale, dim=4, inputs=[a, 2.0])
+    b = wp.array(np.array([1.0, -1.0], dtype=np.float32), dtype=float)
+    v = wp.zeros(2, dtype=wp.vec3)
+    wp.launch(mod.shift, dim=2, inputs=[v, b])
+    np.testing.assert_allclose(a.numpy(), (np.arange(4) + 1.375) * 2.0 + 1.375)
+    np.testing.assert_allclose(v.numpy(), [[1.0, 2.0, 1.375], [-1.0, -2.0, 1.375]])
+    assert len(batches) == 1  # nothing else compiled
+    # the kernel that does not lower was left out; its launch reports the user's line
+    with pytest.raises(wp.CompileError, match="undefined_name") as info:
+        wp.launch(mod.broken, dim=4, inputs=[a])
+    assert "weft_batch_module_a.py" in str(info.value) and ":22:" in str(info.value)
+
+
+def test_edit_one_kernel_recompiles_it_alone(tmp_path, batches):
+    mod = _load(tmp_path, "weft_batch_module_b", 3.625, 7.25)
+    a = wp.zeros(4, dtype=float)
+    wp.launch(mod.add, dim=4, inputs=[a])
+    assert len(batches) == 1
+    keys = {k: _key(k) for k in (mod.scale, mod.shift)}
+    edited = _load(tmp_path, "weft_batch_module_b2", 4.625, 7.25)  # `add` edited, its siblings unchanged
+    wp.launch(edited.add, dim=4, inputs=[a])
+    assert len(batches) == 1  # the edited kernel compiled alone: its siblings were cached
+    assert {k: _key(getattr(edited, k.__name__)) for k in keys} == {k: keys[k] for k in keys}
+    np.testing.assert_allclose(a.numpy(), 3.625 + 4.625)
+
+
+def _generated(kernel, types) -> str:
+    spec = kernel.specialize(types)
+    return spec.source
+
+
+def test_failing_member_leaves_the_others_published(tmp_path, monkeypatch):
+    monkeypatch.setattr(wp.config, "batch_compile", True)
+    mod = _load(tmp_path, "weft_batch_module_c", 5.875)
+    monkeypatch.setattr(wp.config, "compile_ahead", False)
+    good = [_generated(mod.add, tuple(mod.add.annotations())), _generated(mod.scale, tuple(mod.scale.annotations()))]
+    # distinct sources the cache does not hold: the kernels' own are cached by the specialisations above
+    good = [s + f"\n// batch test {i} {tmp_path.name}\n" for i, s in enumerate(good)]
+    bad = good[0].replace("batch test 0", "batch test bad")
+    bad = bad.replace("return weft::kEntryDone;", "return weft::kEntryDone + no_such_name;", 1)
+    options = pipeline.cpu_options(False)
+    members = [batch.Member(n, s, pipeline.built_key(s, False)) for n, s in (("g0", good[0]), ("bad", bad),
+                                                                            ("g1", good[1]))]
+    (b,) = batch.plan(members, options, 1)
+    b.run()
+    assert "no_such_name" in b.error and not b.published  # the unit failed: nothing published
+    assert cache.lookup("cpu", members[0].key, "so") is None
+    # each compiles alone at its launch: the good ones work, the bad one is reported as weft's own error
+    lib = pipeline.build(good[0], "g0", False)
+    assert hasattr(lib, "weft_fwd")
+    with pytest.raises(wp.Error, match="rejected the code weft generated for 'bad'"):
+        pipeline.build(bad, "bad", False)
+
+
+CONCURRENT = """
+import sys
+import numpy as np
+import weft as wp
+wp.config.compile_ahead = True
+sys.path.insert(0, sys.argv[1])
+import weft_batch_concurrent as mod
+a = wp.array(np.arange(4, dtype=np.float32), dtype=float)
+wp.launch(mod.add, dim=4, inputs=[a])
+wp.launch(mod.scale, dim=4, inputs=[a, 2.0])
+print(a.numpy().tolist())
+"""
+
+
+def test_concurrent_processes_share_the_cache(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    text = MODULE.replace("@wp.kernel\ndef broken", "def broken")  # two processes, three kernels, one cache
+    (src / "weft_batch_concurrent.py").write_text(textwrap.dedent(text.format(value=6.125, other=0.0)))
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir(mode=0o700)
+    env = {**__import__("os").environ, "WEFT_CACHE_DIR": str(cache_dir), "WEFT_COMPILE_AHEAD": "1",
+           "PYTHONPATH": str(__import__("pathlib").Path(wp.__file__).parent.parent)}
+    procs = [subprocess.Popen([sys.executable, "-c", CONCURRENT, str(src)], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+        np.testing.assert_allclose(eval(out.strip().splitlines()[-1]), (np.arange(4) + 6.125) * 2.0)
+    refs = sorted(cache_dir.glob("cpu/*/*.ref"))
+    assert len(refs) == 3  # one entry per kernel, whoever built it
+    assert not list(cache_dir.glob(".build-*"))  # no build directory left behind
