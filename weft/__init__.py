@@ -17,6 +17,7 @@ from .types.scalars import (Float, Int, Scalar, bfloat16, bool_ as bool, float16
 from .types.composite import matrix, matrix_from_cols, matrix_from_rows, quaternion, transformation, vector
 from .types.aliases import NAMED_TYPES as _NAMED
 from .types.struct import struct
+from .types.reference import Reference, ref
 from .frontend.func import Func, func
 from .kernel import Kernel, compile_kernels, get_module_options, kernel, overload, set_module_options
 from .runtime.array import (array, array1d, array2d, array3d, array4d, clone, empty, empty_like, from_numpy, full,
@@ -127,7 +128,8 @@ def force_load(device=None, modules=None) -> None:
 
 
 from .runtime.tape import Tape
-from .autodiff.custom import adjoint, func_grad, func_native, func_replay
+from .autodiff.custom import adjoint, func_grad, func_replay
+from .frontend.native import func_native
 from .runtime.checkpoint import checkpoint
 from . import autograd
 from . import optim

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from . import ahead, config, pipeline, speccache
 from .errors import CacheError, CompileError, LaunchError
 from .frontend.func import make_func
-from .frontend.source import FunctionSource, capture
+from .frontend.source import FunctionSource, capture, evaluate_annotation
 from .ir import types as T
 from .ir.access import array_access as _array_access
 from .ir.access import snapshot_params
@@ -192,13 +192,13 @@ class Kernel:
                                        hint=f"annotate it, e.g. {name}: float or {name}: wp.array(dtype=float)")
                 if isinstance(ann, str):
                     try:
-                        ann = eval(ann, self.func.__globals__)  # the user's own annotation
+                        ann = evaluate_annotation(self.func, ann)
                     except Exception as exc:  # noqa: BLE001 - any failure is the user's annotation
                         raise CompileError(
                             f"cannot evaluate the annotation '{ann}' of parameter '{name}' of kernel "
                             f"{self.__name__}: {exc}", self.source.loc(_param_node(self.source, name)),
                             hint="string annotations (from `from __future__ import annotations`) are evaluated in "
-                                 "the module's globals; local or closure names cannot be seen there") from None
+                                 "the module's globals and the function's closure") from None
                 try:
                     out.append(to_ir(ann))
                 except TypeError as exc:

@@ -38,6 +38,23 @@ def sq(x: float) -> float:
     return x * x
 
 
+@wp.func_native("return wp::vec_t<3, wp::float32>(x, x * x, 1.0f) + wp::float32(2) * y;",
+                adj_snippet="adj_x += adj_ret[0] + 2.0f * x * adj_ret[1];\nadj_y += 2.0f * adj_ret;")
+def native_vec(x: float, y: wp.vec3) -> wp.vec3: ...
+
+
+@wp.func_native("acc = acc + x[i];", adj_snippet="adj_x[i] += adj_acc;")
+def native_accumulate(acc: wp.ref[wp.float32], x: wp.array(dtype=float), i: int): ...
+
+
+@wp.kernel
+def k_native(x: wp.array(dtype=float), v: wp.array(dtype=wp.vec3), out: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    acc = wp.float32(0.0)
+    native_accumulate(acc, x, i)
+    out[i] = native_vec(acc, v[i])
+
+
 @wp.kernel
 def k_saxpy(a: float, x: wp.array(dtype=float), y: wp.array(dtype=float)):
     i = wp.tid()
@@ -231,6 +248,8 @@ def _rand(shape, dtype=np.float32, seed=0):
 
 #: name -> (kernel, args factory(device), launch dim)
 CASES = {
+    "native": (k_native, lambda d: [wp.array(_rand(N), device=d), wp.array(_rand((N, 3)), dtype=wp.vec3, device=d),
+                                    wp.zeros(N, dtype=wp.vec3, device=d)], N),
     "saxpy": (k_saxpy, lambda d: [2.0, wp.array(_rand(N), device=d), wp.array(_rand(N, seed=1), device=d)], N),
     "scalars": (k_scalars, lambda d: [
         wp.array(_rand(N, np.float64), dtype=wp.float64, device=d), wp.array(_rand(N, np.float16), dtype=wp.float16,

@@ -43,7 +43,7 @@ def test_corpus_kernel_compiles(name, debug):
         assert image[:4] == b"\x7fELF"  # a CUBIN
 
 
-@pytest.mark.parametrize("name", ["saxpy", "vectors", "matrices", "quats", "structs", "loops", "views", "noise"])
+@pytest.mark.parametrize("name", ["saxpy", "vectors", "matrices", "quats", "structs", "loops", "views", "noise", "native"])
 def test_corpus_adjoint_compiles(name):
     from weft import pipeline
     from weft.pipeline import Direction, Target

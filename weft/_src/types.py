@@ -3,6 +3,7 @@ import from the private path."""
 
 from __future__ import annotations
 
+from ..types.reference import Reference  # noqa: F401
 from ..types.scalars import Float, Int, Scalar
 from ..types_compat import *
 from ..types_compat import _np_bfloat16_bits_to_float32, _np_float32_to_bfloat16_bits  # noqa: F401

@@ -70,12 +70,6 @@ def func_replay(forward):
     return wrap
 
 
-def func_native(*args, **kwargs):
-    """Not supported: Warp's inline C++/CUDA snippets. Raises CompileError; write the function with ``@wp.func``."""
-    raise CompileError("wp.func_native (inline C++/CUDA snippets) is not supported by weft: write the function "
-                       "in Python with @wp.func")
-
-
 def lower_custom_call(lw, func: Func, bound: dict, node):
     """Lower a call of ``func`` (which has a custom gradient and/or replay) to a CustomCall statement."""
     inputs = tuple(lw.operand(v, node) if isinstance(v, (Var, Const, Weak)) or _is_number(v) else v

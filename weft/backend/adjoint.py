@@ -261,6 +261,14 @@ class AdjointRenderer(Renderer):
         rule = rules.lookup(type(self), "replay_rules", s.call.op)
         if rule is not None:
             rule(self, s, [self.names(a) for a in s.args])
+        elif s.call.op.replay_native:  # a wp.func_native function: its replay snippet (or the snippet again)
+            args = [self.names(a) for a in s.args]
+            op = s.call.op
+            if op.kind is OpKind.OUT_CALL:
+                self.out(f"weft::{op.replay_native}({', '.join(args + [self.names(d) for d in s.dsts])});")
+            else:
+                call = f"weft::{op.replay_native}({', '.join(args)})"
+                self.out(f"{self.names(s.dsts[0])} = {call};" if s.dsts else f"{call};")
         # ops without a replay rule (prints, asserts and expects) are not repeated in the backward pass
 
     def replay_store(self, s: Let, args) -> None:

@@ -156,6 +156,10 @@ class Renderer(CpuTarget):
             fields = "\n".join(f"    {ft.ctype} {fname};" for fname, ft in st.fields)
             out.append(f"struct {st.ctype} {{\n{fields}\n}};")
             out.append(self.render_struct_ops(st))
+        # the definitions ops carry (wp.func_native functions), after the structs their signatures may name
+        for s in walk(self.fn.body):
+            if isinstance(s, Let) and s.call.op.definition and s.call.op.definition not in out:
+                out.append(s.call.op.definition)
         return "\n".join(out)
 
     def render_struct_ops(self, st: T.StructType) -> str:

@@ -8,10 +8,12 @@ from ..ops import registry
 from ..ops.forms import declared, language_form
 
 
-def binding_analysis(tree: ast.FunctionDef) -> tuple[set[str], set[str]]:
+def binding_analysis(tree: ast.FunctionDef, ref_positions=None) -> tuple[set[str], set[str]]:
     """(mutable names, names only ever targeted through ``x[...] =`` / ``x.f =``).
 
-    The second set matters for arrays: storing into ``a[i]`` does not rebind ``a``.
+    The second set matters for arrays: storing into ``a[i]`` does not rebind ``a``. ``ref_positions(call)`` gives
+    the argument positions a call passes by reference (``wp.ref[T]`` parameters of the callee): like the arguments
+    of in-place builtins, they are rebound by the call.
     """
     direct: set[str] = set()
     component: set[str] = set()
@@ -56,7 +58,7 @@ def binding_analysis(tree: ast.FunctionDef) -> tuple[set[str], set[str]]:
                 # is rebound inside the loop
                 for call in ast.walk(s.test):
                     if isinstance(call, ast.Call):
-                        for n in _in_place_targets(call, targets):
+                        for n in _in_place_targets(call, targets, ref_positions):
                             counts[n] = counts.get(n, 0) + 1
                             nested.add(n)
                 visit(s.body, depth + 1)
@@ -67,13 +69,13 @@ def binding_analysis(tree: ast.FunctionDef) -> tuple[set[str], set[str]]:
             elif isinstance(s, ast.With):
                 visit(s.body, depth)
             elif isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and depth > 0:
-                names += _in_place_targets(s.value, targets)  # at top level the rebinding stays SSA
+                names += _in_place_targets(s.value, targets, ref_positions)  # at top level the rebinding stays SSA
             if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.If, ast.Expr)) and depth > 0:
                 # in-place calls inside expressions (``ok = wp.mesh_query_aabb_next(q, i)`` in a loop)
                 expr = s.test if isinstance(s, ast.If) else s.value
                 for call in ast.walk(expr) if expr is not None else ():
                     if isinstance(call, ast.Call) and not (isinstance(s, ast.Expr) and call is s.value):
-                        names += _in_place_targets(call, targets)
+                        names += _in_place_targets(call, targets, ref_positions)
             for n in names:
                 counts[n] = counts.get(n, 0) + 1
                 if depth > 0:
@@ -86,14 +88,16 @@ def binding_analysis(tree: ast.FunctionDef) -> tuple[set[str], set[str]]:
     return {n for n, c in counts.items() if c > 1} | nested, (component - direct) | direct_once
 
 
-def _in_place_targets(call: ast.Call, targets) -> list[str]:
+def _in_place_targets(call: ast.Call, targets, ref_positions=None) -> list[str]:
     """The names a call of a builtin that updates arguments in place (``wp.tile_fft(a)``, the op's
-    ``Syntax.updates``) rebinds, like an assignment."""
+    ``Syntax.updates``) or of a func taking ``wp.ref[T]`` parameters rebinds, like an assignment."""
     f = call.func
     name = f.attr if isinstance(f, ast.Attribute) else (f.id if isinstance(f, ast.Name) else None)
     out: list[str] = []
     form = language_form(declared(name)) if name is not None else None
     updates = registry.syntax(name).updates + (form.updates if form is not None else ()) if name is not None else ()
+    if ref_positions is not None:
+        updates = updates + ref_positions(call)
     for pos in updates:
         if pos < len(call.args):
             out += targets(call.args[pos])

@@ -6,18 +6,22 @@ from __future__ import annotations
 
 import ast
 
+from .. import config
+from ..errors import CompileError
 from ..ir import types as T
 from ..ir.nodes import Const, Var, VarKind
 from ..ops import registry
 from ..ops.forms import Form, declared, language_form
 from ..types.aliases import NAMED_TYPES
 from ..types.mapping import to_ir
+from ..types.reference import Reference
 from ..types.scalars import BY_NAME
 from ..typing.resolve import Weak
 from .analysis import binding_analysis, only_tail_return
 from .construct import construct
 from .forms import LANGUAGE_RULES, OP_RULES
 from .func import Func
+from .native import NativeFunc, lower_native_call
 
 
 def lower_call(lw, node: ast.Call):
@@ -103,13 +107,100 @@ def _builtin(lw, name: str, args, kwargs, node):
 # ---------------------------------------------------------------------- funcs
 def inline(lw, func: Func, args, kwargs, node):
     chosen, bound = _select_overload(lw, func, args, kwargs, node)
-    if chosen.custom_lowering is not None:  # a custom gradient or replay is attached (autodiff.custom)
+    refs = _ref_arguments(lw, chosen, node)
+    if isinstance(chosen, NativeFunc):
+        result, finals = lower_native_call(lw, chosen, bound, node)
+    elif chosen.custom_lowering is not None:  # a custom gradient or replay is attached (autodiff.custom)
         return chosen.custom_lowering(lw, chosen, bound, node)
-    return inline_plain(lw, chosen, bound, node)
+    else:
+        if refs and lw.options.get("enable_backward", config.enable_backward):
+            raise lw.error(f"Cannot call '{chosen.__name__}' with wp.ref[T] parameters from a kernel with "
+                           "enable_backward=True: the reverse pass of a store through a reference is not defined",
+                           node, hint="declare the kernel with @wp.kernel(enable_backward=False), or give the "
+                                      "function a @wp.func_grad")
+        finals = {} if refs else None
+        result = inline_plain(lw, chosen, bound, node, finals=finals)
+    # wp.ref[T] parameters: copy-out of their final values into the arguments' places
+    for pname, target in refs.items():
+        if pname in finals:
+            lw.store(target, finals[pname])
+    return result
 
 
-def inline_plain(lw, chosen: Func, bound: dict, node, adjoint_targets: dict | None = None):
-    """Inline ``chosen`` with parameters already bound to values."""
+def _ref_arguments(lw, chosen: Func, node) -> dict:
+    """{ref parameter: the argument's AST} for the ``wp.ref[T]`` parameters of ``chosen`` that the arguments bind
+    (arrays excluded: they are references already). Raises if an argument has no storage to refer to."""
+    names = chosen.ref_params
+    if not names:
+        return {}
+    params = list(chosen.signature.parameters) if chosen.signature is not None else []
+    given = dict(zip(params, node.args))
+    given.update({k.arg: k.value for k in node.keywords})
+    out = {}
+    for p in names:
+        arg = given.get(p)
+        if arg is None:
+            continue
+        ann = chosen.annotations[p].value_type
+        if isinstance(to_ir_or_none(ann), T.ArrayType):
+            continue
+        root = arg
+        while isinstance(root, (ast.Subscript, ast.Attribute)):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            raise lw.error(f"argument '{p}' of {chosen.__name__}() is passed by reference (wp.ref[T]): it must be a "
+                           "variable, an array element, a struct field or a component, not a temporary value", arg)
+        if root is arg and lw.frame.env.get(arg.id) is not None:
+            current = lw.frame.env[arg.id]
+            if isinstance(current, Weak):  # x = 0: a Python literal has no storage (wp.int32(0) has)
+                t = current.default_type
+                raise lw.error(f"argument '{p}' of {chosen.__name__}() is passed by reference (wp.ref[T]), but "
+                               f"'{arg.id}' is a compile-time constant", arg,
+                               hint=f"give it storage of a fixed type: {arg.id} = wp.{t}({current.value!r})")
+        out[p] = arg
+    return out
+
+
+def to_ir_or_none(ann):
+    try:
+        return to_ir(ann)
+    except TypeError:
+        return None
+
+
+def ref_positions_in(src):
+    """For ``binding_analysis``: the argument positions a call in ``src`` passes by reference (the callee resolved
+    statically through the function's globals and closure)."""
+    globals_, closure = src.globals_and_closure()
+
+    def positions(call: ast.Call) -> tuple[int, ...]:
+        f = call.func
+        path = []
+        while isinstance(f, ast.Attribute):
+            path.append(f.attr)
+            f = f.value
+        if not isinstance(f, ast.Name):
+            return ()
+        obj = closure.get(f.id, globals_.get(f.id))
+        for part in reversed(path):
+            obj = getattr(obj, part, None)
+        if not isinstance(obj, Func):
+            return ()
+        refs = set()
+        for ov in obj.overloads:
+            try:
+                names = ov.ref_params
+            except CompileError:
+                continue
+            params = list(ov.signature.parameters) if ov.signature is not None else []
+            refs |= {params.index(n) for n in names}
+        return tuple(sorted(refs))
+    return positions
+
+
+def inline_plain(lw, chosen: Func, bound: dict, node, adjoint_targets: dict | None = None, finals: dict | None = None):
+    """Inline ``chosen`` with parameters already bound to values. With ``finals``, the final values of its
+    ``wp.ref[T]`` parameters are put there (the caller stores them back)."""
     from .lower import Frame
 
     if chosen in lw.inline_stack:
@@ -117,7 +208,7 @@ def inline_plain(lw, chosen: Func, bound: dict, node, adjoint_targets: dict | No
                        hint="rewrite the recursion as a loop")
     src = chosen.source
     tree = src.tree
-    mutable, component_only = binding_analysis(tree)
+    mutable, component_only = binding_analysis(tree, ref_positions_in(src))
     frame = Frame(src, mutable=mutable, component_only=component_only, is_func=True,
                   tail_only=only_tail_return(tree), call_loc=lw.frame.src.loc(node), name=chosen.__name__)
     frame.adjoint_targets = adjoint_targets
@@ -127,9 +218,15 @@ def inline_plain(lw, chosen: Func, bound: dict, node, adjoint_targets: dict | No
         if not frame.tail_only:
             frame.done = lw.b.new_var(T.BOOL, f"{chosen.__name__}_done", VarKind.MUTABLE)
             lw.b.assign(frame.done, Const(False, T.BOOL))
+        refs = chosen.ref_params if finals is not None else ()
         for pname, value in bound.items():
+            if pname in refs and isinstance(value, Var) and not isinstance(value.type, T.ArrayType):
+                frame.mutable.add(pname)  # its final value is read after the body
             lw._bind_initial(pname, value)
         lw.lower_block(tree.body)
+        for pname in refs:
+            if pname in bound and not isinstance(getattr(bound[pname], "type", None), T.ArrayType):
+                finals[pname] = lw.read_name(pname, tree)
     finally:
         lw.frames.pop()
         lw.inline_stack.pop()
@@ -191,8 +288,9 @@ def _bind_args(lw, f: Func, args, kwargs, node) -> dict:
         if p not in ann:
             out[p] = value
             continue
+        a = ann[p]
         try:
-            want = to_ir(ann[p])
+            want = to_ir(a.value_type if isinstance(a, Reference) else a)
         except TypeError:
             out[p] = value
             continue

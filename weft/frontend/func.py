@@ -6,7 +6,9 @@ import inspect
 import typing
 from collections.abc import Callable
 
-from .source import FunctionSource, capture
+from ..errors import CompileError
+from ..types.reference import Reference
+from .source import FunctionSource, capture, evaluate_annotation
 
 
 class Func:
@@ -25,6 +27,7 @@ class Func:
         #: them (``autodiff.custom.lower_custom_call``, which marks the call for the reverse sweep)
         self.custom_lowering: Callable | None = None
         self._source: FunctionSource | None = None
+        self._annotations: dict | None = None
         try:
             self.signature = inspect.signature(func)
         except (TypeError, ValueError):
@@ -38,7 +41,32 @@ class Func:
 
     @property
     def annotations(self) -> dict:
-        return {k: v for k, v in getattr(self.func, "__annotations__", {}).items() if k != "return"}
+        """Parameter annotations; strings (``from __future__ import annotations``) evaluated as Warp does, in the
+        function's globals and closure, so that they are type-checked like any other annotation."""
+        if self._annotations is None:
+            raw = {k: v for k, v in getattr(self.func, "__annotations__", {}).items() if k != "return"}
+            self._annotations = {k: self._evaluate(v, f"parameter '{k}'") for k, v in raw.items()}
+        return self._annotations
+
+    @property
+    def return_annotation(self):
+        ann = getattr(self.func, "__annotations__", {}).get("return")
+        return self._evaluate(ann, "the result")
+
+    def _evaluate(self, ann, what: str):
+        if not isinstance(ann, str):
+            return ann
+        try:
+            return evaluate_annotation(self.func, ann)
+        except Exception as exc:  # noqa: BLE001 - any failure is the user's annotation
+            raise CompileError(f"cannot evaluate the annotation '{ann}' of {what} of func {self.__name__}: {exc}",
+                               hint="string annotations (from `from __future__ import annotations`) are evaluated "
+                                    "in the module's globals and the function's closure") from None
+
+    @property
+    def ref_params(self) -> tuple[str, ...]:
+        """Parameters annotated ``wp.ref[T]`` (passed by reference)."""
+        return tuple(k for k, v in self.annotations.items() if isinstance(v, Reference))
 
     def __call__(self, *args, **kwargs):
         return self.func(*args, **kwargs)
@@ -77,16 +105,34 @@ def func(f: Callable | None = None, *, name: str | None = None, module=None, inl
     return make_func(f, key=name)
 
 
-def make_func(fn: Callable, key: str | None = None) -> Func:
+def make_func(fn: Callable, key: str | None = None, cls: type | None = None, **extra) -> Func:
     """Create or extend an overload set: a second ``@wp.func`` with the same name adds an overload."""
-    new = Func(fn, key=key)
+    new = (cls or Func)(fn, key=key, **extra)
     existing = _FUNCS.get(new.key)
     if existing is not None and _sig_key(existing) != _sig_key(new):
+        _check_refness(existing, new)
         existing.overloads = [f for f in existing.overloads if _sig_key(f) != _sig_key(new)] + [new]
         return existing
     _FUNCS[new.key] = new
     return new
 
 
+def _raw_annotations(f: Func) -> dict:
+    return {k: v for k, v in getattr(f.func, "__annotations__", {}).items() if k != "return"}
+
+
 def _sig_key(f: Func) -> tuple:
-    return tuple((k, repr(v)) for k, v in f.annotations.items())
+    return tuple((k, repr(v)) for k, v in _raw_annotations(f).items())
+
+
+def _check_refness(existing: Func, new: Func) -> None:
+    """Overloads may not differ only in which parameters are ``wp.ref[T]`` (a call could not choose between them)."""
+    def plain(f: Func):
+        return tuple(repr(v.value_type if isinstance(v, Reference) else v) for v in _raw_annotations(f).values())
+
+    if not any(isinstance(v, Reference) for f in (*existing.overloads, new) for v in _raw_annotations(f).values()):
+        return
+    for f in existing.overloads:
+        if plain(f) == plain(new):
+            raise CompileError(f"overloads of {new.__name__}() differ only in wp.ref[T] parameters: a call cannot "
+                               "choose between them", hint="give the reference version another name")

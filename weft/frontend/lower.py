@@ -86,7 +86,9 @@ class Lowerer:
     # ------------------------------------------------------------------ entry
     def lower_kernel(self) -> Function:
         src = self.root_src
-        mutable, component_only = binding_analysis(src.tree)
+        from .calls import ref_positions_in
+
+        mutable, component_only = binding_analysis(src.tree, ref_positions_in(src))
         frame = Frame(src, mutable=mutable, component_only=component_only, name=src.func.__name__)
         self.frames.append(frame)
         self.b.loc = src.loc(src.tree)

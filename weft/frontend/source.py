@@ -35,15 +35,26 @@ class FunctionSource:
         return linecache.getline(self.file, line).rstrip("\n")
 
     def globals_and_closure(self) -> tuple[dict, dict]:
-        fn = self.func
-        closure = {}
-        if fn.__closure__:
-            for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
-                try:
-                    closure[name] = cell.cell_contents
-                except ValueError:  # cell not yet filled
-                    pass
-        return fn.__globals__, closure
+        return self.func.__globals__, closure_of(self.func)
+
+
+def closure_of(fn) -> dict:
+    """The filled closure cells of ``fn``, by name."""
+    closure = {}
+    if getattr(fn, "__closure__", None):
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            try:
+                closure[name] = cell.cell_contents
+            except ValueError:  # cell not yet filled
+                pass
+    return closure
+
+
+def evaluate_annotation(fn, text: str):
+    """A string annotation of ``fn`` (``from __future__ import annotations``) evaluated as Python would have: in the
+    function's globals, with its closure variables visible (``data: foo.Data`` where ``foo`` is captured). Raises
+    what the evaluation raises."""
+    return eval(text, fn.__globals__, closure_of(fn))  # the user's own annotation text
 
 
 def capture(func) -> FunctionSource:

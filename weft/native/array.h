@@ -14,6 +14,10 @@ struct array_t {
     int32 ndim;
     int32 flags;  // bit 0: replay scratch copy (backward replay may store), bit 1: consume grads on store adjoint
     int64 strides[4];  // in bytes
+    // x[i] on a 1-D array, as wp.func_native snippets written against Warp's C++ API index arrays (no bounds check)
+    WEFT_FN T& operator[](int64 i) const {
+        return *reinterpret_cast<T*>(reinterpret_cast<char*>(data) + i * strides[0]);
+    }
 };
 
 // An index into an array along each dimension, optionally remapped by index arrays (wp.indexedarray).

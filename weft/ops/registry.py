@@ -80,6 +80,12 @@ class Op:
     domain: str = ""
     host: Callable | None = field(default=None, compare=False)  # NumPy implementation for host calls
     header: str = ""  # native header (under weft/native) a module using this op includes beyond weft.h
+    #: C++ definitions a module using this op emits after its structs (a ``wp.func_native`` function's forward,
+    #: replay and adjoint functions, generated from the user's snippets)
+    definition: str = field(default="", compare=False)
+    #: the native function the backward pass calls to re-run this side-effecting op (a ``wp.func_native``
+    #: function's replay); without it a side-effecting op with no replay rule is not re-run there
+    replay_native: str = ""
     #: the derivative rule reads primal tile values (False: only result adjoints, arrays and offsets; replay
     #: pruning then skips replaying the tile operands)
     adjoint_reads_primal: bool = True

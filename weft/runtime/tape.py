@@ -191,8 +191,9 @@ class Tape:
         if grads:
             for a, g in grads.items():
                 if a.grad is None:
-                    raise Error("tape.backward(grads=...): an array in grads has no .grad (requires_grad=False)")
-                a.grad.assign(g)
+                    a.grad = g  # as in Warp: the given gradient array becomes the array's .grad
+                else:
+                    a.grad.assign(g)
         if self.check_overwrites:
             self._check_overwrites()
         from .backward import run_record_adjoint
