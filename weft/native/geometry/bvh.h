@@ -5,7 +5,7 @@
 #include "data.h"
 #include "../vec.h"
 #include "../error.h"
-#if !WEFT_CUDA && defined(__SSE4_1__)
+#if !WEFT_CUDA && defined(__AVX2__)
 #include <immintrin.h>
 #define WEFT_GEO_SIMD 1
 #else
@@ -74,20 +74,21 @@ WEFT_FN int32 walk_start(const BvhData* b, int32 root) {
 }
 
 constexpr int32 WIDE_EMPTY = int32(0x80000000);
-constexpr int32 WIDE_STACK = 192;  // <= 3 pending siblings per level of a tree at most ~48 wide levels deep
+constexpr int32 WIDE_STACK = 672;  // <= 7 pending siblings per wide level, at most one wide level per binary level (95)
 
 // Box keys of the walks: key(lo, hi, limit) is a child's priority (lower is expanded first; >= limit: skipped). On
-// x86 hosts, x4 gives the keys of a wide node's four children at once from their boxes as four lanes per axis.
+// x86 hosts with AVX2, x8 gives the keys of a wide node's eight children at once from their boxes as lanes per axis.
 struct PointKey {  // squared distance from p to the box
     float p[3];
     WEFT_FN float operator()(const float* lo, const float* hi, float) const { return box_dist2(lo, hi, p); }
 #if WEFT_GEO_SIMD
-    __m128 x4(const __m128* lo, const __m128* hi, float) const {
-        __m128 d2 = _mm_setzero_ps();
+    __m256 x8(const __m256* lo, const __m256* hi, float) const {
+        __m256 d2 = _mm256_setzero_ps();
         for (int k = 0; k < 3; ++k) {
-            const __m128 pk = _mm_set1_ps(p[k]);
-            const __m128 d = _mm_max_ps(_mm_max_ps(_mm_sub_ps(lo[k], pk), _mm_sub_ps(pk, hi[k])), _mm_setzero_ps());
-            d2 = _mm_add_ps(d2, _mm_mul_ps(d, d));
+            const __m256 pk = _mm256_set1_ps(p[k]);
+            const __m256 d =
+                _mm256_max_ps(_mm256_max_ps(_mm256_sub_ps(lo[k], pk), _mm256_sub_ps(pk, hi[k])), _mm256_setzero_ps());
+            d2 = _mm256_add_ps(d2, _mm256_mul_ps(d, d));
         }
         return d2;
     }
@@ -98,16 +99,17 @@ struct FarKey {  // minus the largest squared distance from p to a point of the 
     float p[3];
     WEFT_FN float operator()(const float* lo, const float* hi, float) const { return -box_max_dist2(lo, hi, p); }
 #if WEFT_GEO_SIMD
-    __m128 x4(const __m128* lo, const __m128* hi, float) const {
-        const __m128 sign = _mm_set1_ps(-0.0f);
-        __m128 d2 = _mm_setzero_ps();
+    __m256 x8(const __m256* lo, const __m256* hi, float) const {
+        const __m256 sign = _mm256_set1_ps(-0.0f);
+        __m256 d2 = _mm256_setzero_ps();
         for (int k = 0; k < 3; ++k) {
-            const __m128 pk = _mm_set1_ps(p[k]);
-            const __m128 a = _mm_andnot_ps(sign, _mm_sub_ps(pk, lo[k])), b = _mm_andnot_ps(sign, _mm_sub_ps(pk, hi[k]));
-            const __m128 d = _mm_max_ps(a, b);
-            d2 = _mm_add_ps(d2, _mm_mul_ps(d, d));
+            const __m256 pk = _mm256_set1_ps(p[k]);
+            const __m256 a = _mm256_andnot_ps(sign, _mm256_sub_ps(pk, lo[k]));
+            const __m256 b = _mm256_andnot_ps(sign, _mm256_sub_ps(pk, hi[k]));
+            const __m256 d = _mm256_max_ps(a, b);
+            d2 = _mm256_add_ps(d2, _mm256_mul_ps(d, d));
         }
-        return _mm_xor_ps(d2, sign);
+        return _mm256_xor_ps(d2, sign);
     }
 #endif
 };
@@ -119,24 +121,33 @@ struct RayKey {  // entry distance of the ray into the box, +inf on a miss or be
         return ray_box(lo, hi, o, inv, limit);
     }
 #if WEFT_GEO_SIMD
-    __m128 x4(const __m128* lo, const __m128* hi, float limit) const {
-        const __m128 inf = _mm_set1_ps(inf_f());
-        __m128 t0 = _mm_setzero_ps(), t1 = _mm_set1_ps(limit);
+    __m256 x8(const __m256* lo, const __m256* hi, float limit) const {
+        const __m256 inf = _mm256_set1_ps(inf_f());
+        __m256 t0 = _mm256_setzero_ps(), t1 = _mm256_set1_ps(limit);
         for (int k = 0; k < 3; ++k) {
-            const __m128 ok = _mm_set1_ps(o[k]), ik = _mm_set1_ps(inv[k]);
-            __m128 a = _mm_mul_ps(_mm_sub_ps(lo[k], ok), ik);
-            __m128 b = _mm_mul_ps(_mm_sub_ps(hi[k], ok), ik);
-            a = _mm_blendv_ps(a, _mm_xor_ps(inf, _mm_set1_ps(-0.0f)), _mm_cmpunord_ps(a, a));  // 0 * inf: in the slab
-            b = _mm_blendv_ps(b, inf, _mm_cmpunord_ps(b, b));
-            t0 = _mm_max_ps(t0, _mm_min_ps(a, b));
-            t1 = _mm_min_ps(t1, _mm_max_ps(a, b));
+            const __m256 ok = _mm256_set1_ps(o[k]), ik = _mm256_set1_ps(inv[k]);
+            __m256 a = _mm256_mul_ps(_mm256_sub_ps(lo[k], ok), ik);
+            __m256 b = _mm256_mul_ps(_mm256_sub_ps(hi[k], ok), ik);
+            // 0 * inf: the ray lies in the slab plane
+            a = _mm256_blendv_ps(a, _mm256_xor_ps(inf, _mm256_set1_ps(-0.0f)), _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+            b = _mm256_blendv_ps(b, inf, _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
+            t0 = _mm256_max_ps(t0, _mm256_min_ps(a, b));
+            t1 = _mm256_min_ps(t1, _mm256_max_ps(a, b));
         }
-        return _mm_blendv_ps(inf, t0, _mm_cmple_ps(t0, t1));
+        return _mm256_blendv_ps(inf, t0, _mm256_cmp_ps(t0, t1, _CMP_LE_OQ));
     }
 #endif
 };
 
-// walk() over the 4-wide nodes: children sorted by key (nearest expanded first), leaves handled as they are reached.
+WEFT_FN int low_bit(uint32 m) {  // index of the lowest set bit of a non-zero mask
+#if WEFT_CUDA
+    return __ffs(int(m)) - 1;
+#else
+    return __builtin_ctz(m);
+#endif
+}
+
+// walk() over the 8-wide nodes: children sorted by key (nearest expanded first), leaves handled as they are reached.
 template <typename Key, typename Limit, typename Leaf>
 WEFT_FN void walk_wide(const BvhData* b, const Key& key, Limit limit, Leaf leaf) {
     int32 stack[WIDE_STACK];
@@ -148,57 +159,59 @@ WEFT_FN void walk_wide(const BvhData* b, const Key& key, Limit limit, Leaf leaf)
         --sp;
         if (!(keys[sp] < limit())) continue;
         const WideNode& nd = b->wide[stack[sp]];
-        float k[4];
-        int32 c[4];
-        int n = 0;
+        float kx[WIDE];
+        uint32 live;  // bit i: slot i is used and its key is below the limit
 #if WEFT_GEO_SIMD
-        float kx[4];
         {
-            __m128 lo[3], hi[3];
-            // the eight bytes of an axis (qlo then qhi, one per child) widened to two float lanes of four
+            __m256 lo[3], hi[3];
+            // the bytes of an axis (qlo, qhi: one per child) widened to eight float lanes
             for (int a = 0; a < 3; ++a) {
-                int32 ql, qh;
-                __builtin_memcpy(&ql, nd.qlo[a], 4);
-                __builtin_memcpy(&qh, nd.qhi[a], 4);
-                const __m128 o = _mm_set1_ps(nd.origin[a]), s = _mm_set1_ps(nd.scale[a]);
-                lo[a] = _mm_add_ps(o, _mm_mul_ps(_mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(ql))), s));
-                hi[a] = _mm_add_ps(o, _mm_mul_ps(_mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(qh))), s));
+                const __m256 o = _mm256_set1_ps(nd.origin[a]), s = _mm256_set1_ps(nd.scale[a]);
+                const __m256i ql = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(nd.qlo[a])));
+                const __m256i qh = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(nd.qhi[a])));
+                lo[a] = _mm256_add_ps(o, _mm256_mul_ps(_mm256_cvtepi32_ps(ql), s));
+                hi[a] = _mm256_add_ps(o, _mm256_mul_ps(_mm256_cvtepi32_ps(qh), s));
             }
-            _mm_storeu_ps(kx, key.x4(lo, hi, limit()));
+            const float lim = limit();
+            const __m256 k8 = key.x8(lo, hi, lim);
+            _mm256_storeu_ps(kx, k8);
+            live = uint32(_mm256_movemask_ps(_mm256_cmp_ps(k8, _mm256_set1_ps(lim), _CMP_LT_OQ))) &
+                   ((1u << nd.count) - 1u);
         }
-#endif
-#if WEFT_GEO_SIMD
         // start the loads of every child that will be visited (leaf records and wide nodes are cache misses on
         // large meshes): the leaves below are tested, and the nodes pushed, while those loads are in flight
-        const float lim = limit();
-        for (int i = 0; i < 4; ++i) {
-            const int32 ch = nd.child[i];
-            if (ch == WIDE_EMPTY || !(kx[i] < lim)) continue;
+        for (uint32 m = live; m != 0; m &= m - 1) {
+            const int32 ch = nd.child[low_bit(m)];
             if (ch >= 0) {
                 __builtin_prefetch(b->wide + ch);
+                __builtin_prefetch(reinterpret_cast<const char*>(b->wide + ch) + 64);
             } else if (b->leaf_data != nullptr) {
                 const float* rec = b->leaf_data + int64(b->leaf_stride) * int64(~ch);
                 __builtin_prefetch(rec);
                 __builtin_prefetch(rec + b->leaf_stride - 1);
             }
         }
-#endif
-        for (int i = 0; i < 4; ++i) {
-            const int32 ch = nd.child[i];
-            if (ch == WIDE_EMPTY) break;
-#if WEFT_GEO_SIMD
-            const float ki = kx[i];
 #else
+        live = 0;
+        for (int i = 0; i < nd.count; ++i) {
             float lo[3], hi[3];
             for (int a = 0; a < 3; ++a) {
                 lo[a] = nd.origin[a] + float(nd.qlo[a][i]) * nd.scale[a];
                 hi[a] = nd.origin[a] + float(nd.qhi[a][i]) * nd.scale[a];
             }
-            const float ki = key(lo, hi, limit());
+            kx[i] = key(lo, hi, limit());
+            if (kx[i] < limit()) live |= 1u << i;
+        }
 #endif
-            if (!(ki < limit())) continue;
+        float k[WIDE];
+        int32 c[WIDE];
+        int n = 0;
+        for (uint32 m = live; m != 0; m &= m - 1) {
+            const int i = low_bit(m);
+            const int32 ch = nd.child[i];
+            const float ki = kx[i];
             if (ch < 0) {
-                leaf(~ch, ki);
+                if (ki < limit()) leaf(~ch, ki);  // an earlier leaf may have lowered the limit
                 continue;
             }
             int j = n++;  // keep (k, c) in descending key order: the nearest child is pushed last

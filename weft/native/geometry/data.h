@@ -38,16 +38,18 @@ struct BvhNode {
     int32 pad[2];  // to 64 bytes
 };
 
-// A 4-wide node collapsed from two levels of the binary tree (mesh BVHs), in one 64-byte cache line: the child
-// boxes are stored quantized to 8 bits per bound relative to the node's own box (rounded outwards, so a decoded box
-// always contains the true one), which halves the depth and the dependent loads of a traversal. Slots are filled in
-// order; child INT32_MIN marks the end.
-struct WideNode {
-    float origin[3];      // the node's box lower corner
-    float scale[3];       // one quantization step per axis
-    uint8 qlo[3][4];      // per axis, per child: lower bound = origin + qlo * scale (<= the true bound)
-    uint8 qhi[3][4];      // upper bound = origin + qhi * scale (>= the true bound)
-    int32 child[4];       // >= 0: wide node index; < 0: ~sorted leaf position; INT32_MIN: empty slot
+// An 8-wide node collapsed from the binary tree (mesh BVHs: the internal child of largest surface area is expanded
+// into its two children until there are eight), in two 64-byte cache lines: the child boxes are stored quantized to 8
+// bits per bound relative to the node's own box (rounded outwards, so a decoded box always contains the true one),
+// which cuts the depth and the dependent loads of a traversal. Slots are filled in order; count of them are used.
+constexpr int WIDE = 8;
+struct alignas(128) WideNode {
+    float origin[3];        // the node's box lower corner
+    float scale[3];         // one quantization step per axis
+    uint8 qlo[3][WIDE];     // per axis, per child: lower bound = origin + qlo * scale (<= the true bound)
+    uint8 qhi[3][WIDE];     // upper bound = origin + qhi * scale (>= the true bound)
+    int32 child[WIDE];      // >= 0: wide node index; < 0: ~sorted leaf position; INT32_MIN: empty slot
+    int32 count;            // used slots (the first count)
 };
 
 struct BvhData {
@@ -66,7 +68,7 @@ struct BvhData {
     int32 num_groups;      // distinct group ids
     int32* group_ids;      // the distinct group ids, ascending (any int32 values: sparse ids cost nothing)
     int32* group_roots;    // public root index of each group's subtree (same order as group_ids)
-    WideNode* wide;        // the whole tree as 4-wide nodes (root 0) for walks from the root, or null
+    WideNode* wide;        // the whole tree as 8-wide nodes (root 0) for walks from the root, or null
     const float* leaf_data;  // per sorted leaf, the record a walk's leaf callback reads (mesh: its vertices), or null
     int32 leaf_stride;       // floats per leaf record (walks prefetch a leaf's record before testing it)
 };

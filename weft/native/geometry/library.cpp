@@ -96,12 +96,13 @@ static T* alloc(int64 n) {
     return static_cast<T*>(std::malloc(sizeof(T) * size_t(n)));
 }
 
-// Cache-line aligned storage (tree nodes: one 64-byte node per line); freed with std::free.
+// Storage aligned to pairs of cache lines (binary nodes: one 64-byte node per line; wide nodes: two lines, fetched
+// together by the adjacent-line prefetcher); freed with std::free.
 template <typename T>
 static T* alloc_lines(int64 n) {
     if (n <= 0) return nullptr;
-    const size_t bytes = (sizeof(T) * size_t(n) + 63) & ~size_t(63);
-    return static_cast<T*>(std::aligned_alloc(64, bytes));
+    const size_t bytes = (sizeof(T) * size_t(n) + 127) & ~size_t(127);
+    return static_cast<T*>(std::aligned_alloc(128, bytes));
 }
 
 // ------------------------------------------------------------------------------------------------ hash grid
@@ -443,24 +444,28 @@ static int bvh_group_roots(BvhData* b, const int32* groups) {
     return 0;
 }
 
-// The tree as 4-wide nodes (each takes its binary node's children, expanding internal ones into theirs), numbered
-// depth-first. Rebuilt from the binary boxes after every build and refit (O(n), deterministic): a serial pass
-// numbers the nodes (remembering each one's binary node), a parallel pass quantizes the child boxes.
-static void wide_quantize(const BvhData* b, int32 x, WideNode& out) {
-    int n = 0;
-    float clo[4][3], chi[4][3];
-    const BvhNode& nd = b->nodes[x];
-    for (int c = 0; c < 2; ++c) {
-        if (nd.child[c] < 0) {  // a leaf stays a leaf
-            std::copy(nd.lo[c], nd.lo[c] + 3, clo[n]);
-            std::copy(nd.hi[c], nd.hi[c] + 3, chi[n++]);
-            continue;
-        }
-        const BvhNode& sub = b->nodes[nd.child[c]];  // an internal child: take its two children
-        for (int d = 0; d < 2; ++d) {
-            std::copy(sub.lo[d], sub.lo[d] + 3, clo[n]);
-            std::copy(sub.hi[d], sub.hi[d] + 3, chi[n++]);
-        }
+// The tree as 8-wide nodes, numbered depth-first: a wide node starts with its binary node's two children and expands
+// the internal child of largest box surface (the likeliest to be entered; ties: the first) into its two children, in
+// place, until it has eight or no internal child is left. Rebuilt from the binary boxes after every build and refit
+// (O(n), deterministic): a serial pass collapses and numbers the nodes, remembering where each slot's box is stored
+// (binary node and side), and a parallel pass quantizes the child boxes.
+struct WideSlot {
+    int32 node;  // the binary node whose child this slot is
+    int32 side;  // 0 or 1
+};
+
+static float half_area(const float* lo, const float* hi) {
+    const float dx = hi[0] - lo[0], dy = hi[1] - lo[1], dz = hi[2] - lo[2];
+    return dx * dy + dy * dz + dz * dx;
+}
+
+static void wide_quantize(const BvhData* b, const WideSlot* slots, WideNode& out) {
+    const int n = out.count;
+    float clo[WIDE][3], chi[WIDE][3];
+    for (int i = 0; i < n; ++i) {
+        const BvhNode& nd = b->nodes[slots[i].node];
+        std::copy(nd.lo[slots[i].side], nd.lo[slots[i].side] + 3, clo[i]);
+        std::copy(nd.hi[slots[i].side], nd.hi[slots[i].side] + 3, chi[i]);
     }
     for (int a = 0; a < 3; ++a) {
         float lo = clo[0][a], hi = chi[0][a];
@@ -475,7 +480,7 @@ static void wide_quantize(const BvhData* b, int32 x, WideNode& out) {
         const float inv = 1.0f / step;
         out.origin[a] = lo - slack;
         out.scale[a] = step;
-        for (int i = 0; i < 4; ++i) {
+        for (int i = 0; i < WIDE; ++i) {
             if (i >= n) {
                 out.qlo[a][i] = out.qhi[a][i] = 0;
                 continue;
@@ -497,40 +502,58 @@ static int bvh_build_wide(BvhData* b) {
         b->wide = alloc_lines<WideNode>(m);
         if (b->wide == nullptr) return 2;
     }
-    std::vector<int32> source(static_cast<size_t>(m));  // wide node -> its binary node
+    std::vector<WideSlot> slots(size_t(m) * WIDE);  // wide node w's slot i: slots[w * WIDE + i]
     struct Item {
         int32 x;     // binary internal node
         int32 slot;  // where the parent wide node refers to it (-1 for the root)
     };
     std::vector<Item> stack;
-    stack.reserve(256);
+    stack.reserve(1024);
     stack.push_back({0, -1});
     int32 next = 0;
     while (!stack.empty()) {
         const Item it = stack.back();
         stack.pop_back();
         const int32 w = next++;
-        source[w] = it.x;
-        if (it.slot >= 0) b->wide[it.slot >> 2].child[it.slot & 3] = w;
+        if (it.slot >= 0) b->wide[it.slot / WIDE].child[it.slot % WIDE] = w;
         WideNode& out = b->wide[w];
+        WideSlot* sl = slots.data() + size_t(w) * WIDE;
+        int32 ch[WIDE];
+        float area[WIDE];
         int n = 0;
         const BvhNode& nd = b->nodes[it.x];
         for (int c = 0; c < 2; ++c) {
-            const int32 ch = nd.child[c];
-            if (ch < 0) {
-                out.child[n++] = ch;
-            } else {
-                out.child[n++] = b->nodes[ch].child[0];
-                out.child[n++] = b->nodes[ch].child[1];
-            }
+            sl[n] = {it.x, c};
+            ch[n] = nd.child[c];
+            area[n++] = half_area(nd.lo[c], nd.hi[c]);
         }
-        for (int i = n; i < 4; ++i) out.child[i] = int32(0x80000000);
-        // internal grandchildren become wide nodes: push in reverse so the first is numbered next
+        while (n < WIDE) {
+            int best = -1;
+            for (int i = 0; i < n; ++i)
+                if (ch[i] >= 0 && (best < 0 || area[i] > area[best])) best = i;
+            if (best < 0) break;
+            const int32 x = ch[best];
+            const BvhNode& sub = b->nodes[x];
+            for (int i = n; i > best + 1; --i) {  // make room after best: its children replace it in order
+                sl[i] = sl[i - 1];
+                ch[i] = ch[i - 1];
+                area[i] = area[i - 1];
+            }
+            for (int c = 0; c < 2; ++c) {
+                sl[best + c] = {x, c};
+                ch[best + c] = sub.child[c];
+                area[best + c] = half_area(sub.lo[c], sub.hi[c]);
+            }
+            ++n;
+        }
+        out.count = n;
+        for (int i = 0; i < WIDE; ++i) out.child[i] = i < n ? ch[i] : int32(0x80000000);
+        // internal children become wide nodes: push in reverse so the first is numbered next
         for (int i = n - 1; i >= 0; --i)
-            if (out.child[i] >= 0) stack.push_back({out.child[i], (w << 2) | i});
+            if (ch[i] >= 0) stack.push_back({ch[i], w * WIDE + i});
     }
-#pragma omp parallel for schedule(static) if (next > PARALLEL_MIN / 4)
-    for (int32 w = 0; w < next; ++w) wide_quantize(b, source[w], b->wide[w]);
+#pragma omp parallel for schedule(static) if (next > PARALLEL_MIN / 8)
+    for (int32 w = 0; w < next; ++w) wide_quantize(b, slots.data() + size_t(w) * WIDE, b->wide[w]);
     return 0;
 }
 
