@@ -470,6 +470,10 @@ def com_velocities(joint_child: wp.array(dtype=int), joint_X_c: wp.array(dtype=w
     body_qd_com[c] = wp.spatial_vector(w, wp.spatial_bottom(tw) + wp.cross(w, r))
 
 
+_STALE_ON_TAPE = ("FeatherstoneIntegrator: reusing a mass-matrix factor (update_mass_matrix_every > 1) is not "
+                  "differentiable; use update_mass_matrix_every=1 on a wp.Tape")
+
+
 class FeatherstoneIntegrator(Integrator):
     """Reduced-coordinate articulated-body integrator (composite rigid body mass matrix, Cholesky solve); see the
     module docstring.
@@ -478,14 +482,23 @@ class FeatherstoneIntegrator(Integrator):
         model: the model to simulate (checked for supported joints and sizes).
         angular_damping: kept for warp.sim's signature (joint damping comes from the drives' ``target_kd``).
         friction_smoothing: Huber width of the contact friction (as ``SemiImplicitIntegrator``).
-        update_mass_matrix_every, use_tile_gemm, fuse_cholesky: warp.sim's tuning knobs, accepted and ignored (the
-            mass matrix is rebuilt and factored every step, per articulation).
+        update_mass_matrix_every: factor the mass matrix on every n-th call of ``simulate`` only (counting from
+            the first) and solve the calls in between with that factor, as warp.sim does (the generalised forces are
+            recomputed every call). Must be 1 on a ``wp.Tape`` (a reused factor is not differentiated).
+        use_tile_gemm, fuse_cholesky: warp.sim's tuning knobs of its GPU mass-matrix kernels, accepted and ignored.
     """
 
     def __init__(self, model=None, angular_damping: float = 0.05, update_mass_matrix_every: int = 1,
                  friction_smoothing: float = 1.0, use_tile_gemm: bool = False, fuse_cholesky: bool = True):
+        if isinstance(update_mass_matrix_every, bool) or not isinstance(update_mass_matrix_every, (int, np.integer)) \
+                or update_mass_matrix_every < 1:
+            raise SimError("FeatherstoneIntegrator: 'update_mass_matrix_every' must be an int >= 1, got "
+                           f"{update_mass_matrix_every!r}")
         self.angular_damping = angular_damping
         self.friction_smoothing = friction_smoothing
+        self.update_mass_matrix_every = int(update_mass_matrix_every)
+        self._step = 0  # calls of simulate so far (warp.sim's counter for update_mass_matrix_every)
+        self._factor_key = None  # the layout of the cached factor "L", None until a step has factored
         self._qd_com = None
         self._validated = None
         if model is not None:
@@ -551,22 +564,31 @@ class FeatherstoneIntegrator(Integrator):
                   outputs=[H, tau], device=model.device)
         return H, tau
 
-    def eval_qdd(self, model, state, control=None, use_body_f: bool = False):
+    def eval_qdd(self, model, state, control=None, use_body_f: bool = False, refactor: bool = True):
         """Joint accelerations at ``state`` (joint coordinates and velocities) under ``control``'s joint forces,
         gravity and (``use_body_f``) the external wrenches in ``state.body_f``; a float array (differentiable: on a
         tape the Cholesky solve records its adjoint, ``lam = H^-1 qdd_grad``, ``tau_grad += lam``,
-        ``H_grad -= lam qdd^T``)."""
+        ``H_grad -= lam qdd^T``). ``refactor=False`` solves with the factor of the last call that factored (the
+        first call always factors; not on a tape)."""
         H, tau = self.eval_mass_matrix(model, state, control, use_body_f)
         H_start, H_size = self._layout(model)
         grad = H.requires_grad
-        L = self._buffer(model, "L", H_size, False) if not grad else wp.zeros(H_size, dtype=float,
-                                                                                device=model.device)
+        tape = active_tape.get()
+        taped = grad and tape is not None
+        if taped and not refactor:
+            raise SimError(_STALE_ON_TAPE)
+        if taped:  # the backward reads this step's own factor
+            L = wp.zeros(H_size, dtype=float, device=model.device)
+            self._factor_key = None
+        else:
+            L = self._buffer(model, "L", H_size, False)
+            refactor = refactor or self._factor_key != self._layout_key  # no cached factor for this layout yet
+            self._factor_key = self._layout_key
         qdd = self._buffer(model, "qdd", model.joint_dof_count, grad)
         wp.launch(cholesky_solve, dim=model.articulation_count,
-                  inputs=[model.articulation_start, H_start, model.joint_qd_start, 1, H, L, tau], outputs=[qdd],
-                  device=model.device, record_tape=False)
-        tape = active_tape.get()
-        if tape is not None and grad:
+                  inputs=[model.articulation_start, H_start, model.joint_qd_start, int(refactor), H, L, tau],
+                  outputs=[qdd], device=model.device, record_tape=False)
+        if taped:
             def backward():
                 lam = wp.zeros(model.joint_dof_count, dtype=float, device=model.device)
                 wp.launch(cholesky_solve, dim=model.articulation_count,
@@ -608,7 +630,12 @@ class FeatherstoneIntegrator(Integrator):
                 eval_rigid_contact_forces(model, state_in, state_in.body_f, self.friction_smoothing)
             finally:
                 state_in.body_qd = qd_fk
-        qdd = self.eval_qdd(model, state_in, control, use_body_f=True)
+        if self.update_mass_matrix_every > 1 and active_tape.get() is not None and (
+                state_in.requires_grad or getattr(model, "requires_grad", False)):
+            raise SimError(_STALE_ON_TAPE)
+        refactor = self._step % self.update_mass_matrix_every == 0
+        self._step += 1
+        qdd = self.eval_qdd(model, state_in, control, use_body_f=True, refactor=refactor)
         wp.launch(integrate_joints, dim=model.joint_count,
                   inputs=[model.joint_type, model.joint_axis_dim, model.joint_q_start, model.joint_qd_start, state_in.joint_q,
                           state_in.joint_qd, qdd, dt],
