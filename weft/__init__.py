@@ -37,7 +37,7 @@ from .runtime.capture import ScopedCapture, capture_begin, capture_end, capture_
 from .runtime.timing import ScopedTimer
 from .geometry import IsoSurfaceMarchingCubes as _IsoSurfaceMarchingCubes
 from .geometry import (Bvh, BvhQuery, HashGrid, HashGridQuery, Mesh, MeshQuery, MeshQueryAABB,
-                       MeshQueryPoint, MeshQueryRay, is_cubql_available)
+                       MeshQueryPoint, MeshQueryRay, Volume, is_cubql_available)
 from .builtins import expect_eq, expect_near, expect_neq, printf, public_builtins as _public_builtins, static, tid, where
 from .builtins import tile_astype, tile_axpy, tile_dot, tile_empty, transform_set_rotation, transform_set_translation, unot
 

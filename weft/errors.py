@@ -96,6 +96,11 @@ class GeometryError(Error, ValueError):
     """Bad input to a geometry object (Mesh, Bvh, HashGrid, MarchingCubes): names the argument and what is wrong."""
 
 
+class NanoVDBError(GeometryError, RuntimeError):
+    """NanoVDB data that weft cannot read: not NanoVDB, malformed (offsets or sizes outside the buffer), or a grid
+    type weft does not read (a RuntimeError, as Warp raises)."""
+
+
 class GeometryTypeError(GeometryError, TypeError):
     """A geometry argument of the wrong type (a dtype the object does not take, points of another precision)."""
 

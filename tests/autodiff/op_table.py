@@ -1156,6 +1156,10 @@ from .op_table_geometry import add_entries as _add_geometry_entries  # after ent
 
 _add_geometry_entries(entry, case)
 
+from .op_table_volume import add_entries as _add_volume_entries
+
+_add_volume_entries(entry, case)
+
 from . import op_table_mathx  # noqa: F401 - its entries join TABLE (mathx and noise domains)
 
 #: (domain, name) of every op covered, for the registry coverage test.

@@ -223,6 +223,45 @@ def _lower_struct_query(lw, node: ast.Call, name: str, syntax: Syntax):
     return result
 
 
+def _typed_outputs(lw, node: ast.Call, name: str, syntax: Syntax):
+    """Named parameters; ``dtype`` (when declared) is evaluated at compile time and passed as the op's attribute;
+    the output variables at ``syntax.updates`` take the op's results after the first, which the call returns."""
+    params = syntax.params
+    if len(node.args) > len(params):
+        raise lw.error(f"wp.{name}() takes at most {len(params)} arguments ({', '.join(params)}), "
+                       f"got {len(node.args)}", node)
+    given = dict(zip(params, node.args))
+    for kw in node.keywords:
+        if kw.arg not in params:
+            raise lw.error(f"wp.{name}() has no parameter '{kw.arg}' (parameters: {', '.join(params)})", kw)
+        if kw.arg in given:
+            raise lw.error(f"wp.{name}() got argument '{kw.arg}' twice", kw)
+        given[kw.arg] = kw.value
+    missing = [p for p in params if p not in given]
+    if missing:
+        raise lw.error(f"wp.{name}() is missing argument '{missing[0]}'", node)
+    attrs = ()
+    if "dtype" in params:
+        dtype_node = given["dtype"]
+        try:
+            attrs = (to_ir(lw.eval_static(dtype_node)),)
+        except TypeError as exc:
+            raise lw.error(f"wp.{name}(): dtype: {exc}", dtype_node) from None
+    operand_params = [p for p in params if p != "dtype"]
+    for pos in syntax.updates:
+        target = given[operand_params[pos]]
+        if not isinstance(target, (ast.Name, ast.Attribute, ast.Subscript)):
+            raise lw.error(f"the {operand_params[pos]} argument of wp.{name}() must be a variable (it is written)",
+                           target)
+    values = typed_operands(lw, syntax, [lw.visit(given[p]) for p in operand_params], node)
+    outs = lw.op(name, values, attrs=attrs, node=node)
+    if not syntax.updates:
+        return outs
+    for pos, value in zip(syntax.updates, outs[1:]):
+        lw.store(given[operand_params[pos]], value)
+    return outs[0]
+
+
 #: Form -> rule(lw, node, name, syntax) for registry builtins (the tile forms are added by frontend/tiles.py)
 OP_RULES = {
     Form.TID: _tid,
@@ -236,6 +275,7 @@ OP_RULES = {
     Form.KEYWORDS: _keywords,
     Form.QUERY_NEXT: _lower_next,
     Form.STRUCT_QUERY: _lower_struct_query,
+    Form.TYPED_OUTPUTS: _typed_outputs,
 }
 
 

@@ -21,6 +21,7 @@ from .swept_volume import (
     swept_volume_sdf,
 )
 from .types import BvhQuery, HashGridQuery, MeshQuery, MeshQueryAABB, MeshQueryPoint, MeshQueryRay
+from .volume import Volume
 
 
 def is_cubql_available() -> bool:
@@ -41,6 +42,7 @@ __all__ = [
     "MeshQueryPoint",
     "MeshQueryRay",
     "SweptVolumeSignMode",
+    "Volume",
     "delaunay_edge_flip",
     "find_triangle_neighbor_edge_index",
     "in_circle",

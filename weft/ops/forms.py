@@ -31,6 +31,10 @@ class Form(enum.Enum):
     TYPED_CONSTANT = "typed_constant"  # wp.quat_identity(dtype=float32): a constant of a compile-time scalar type
     QUERY_NEXT = "query_next"  # while wp.<query>_next(query, index): both variables advance in place
     STRUCT_QUERY = "struct_query"  # results packed into Syntax.struct (or Warp's older output-variable form)
+    #: named parameters (Syntax.params, declared Syntax.types); a parameter named ``dtype`` is a compile-time type
+    #: handed to the op as its attribute; the variables at Syntax.updates (positions among the other parameters) are
+    #: output variables, rebound to the op's results after the first (wp.volume_sample_grad(id, p, mode, grad, dtype))
+    TYPED_OUTPUTS = "typed_outputs"
     TILE_LOAD = "tile_load"
     TILE_STORE = "tile_store"  # tile_store / tile_atomic_add(a, t, offset)
     TILE_FILLED = "tile_filled"  # tile_zeros / tile_ones / tile_full(shape[, value], dtype)

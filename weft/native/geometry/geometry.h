@@ -25,3 +25,4 @@ WEFT_FN const Registry* registry() { return weft_geo_registry_ptr; }
 #include "mesh.h"
 #include "bvh_query.h"
 #include "helpers.h"
+#include "volume.h"

@@ -3,6 +3,7 @@
 // loaded by weft/geometry/native.py; every entry point is extern "C" and returns a status (0 = ok).
 #include "geometry/registry.h"
 #include "geometry/data.h"
+#include "geometry/volume_data.h"
 
 #include <algorithm>
 #include <cmath>
@@ -1032,3 +1033,24 @@ GEO_API int geo_mesh_destroy(uint64 id) {
     delete m;
     return 0;
 }
+
+// ------------------------------------------------------------------------------------------------ volumes
+// The descriptor's arrays belong to the Python Volume; the library keeps a copy of the descriptor under an id.
+GEO_API uint64 geo_volume_create(const VolumeData* desc) {
+    if (desc == nullptr) return 0;
+    VolumeData* v = new (std::nothrow) VolumeData(*desc);
+    if (v == nullptr) return 0;
+    const uint64 id = add_object(v, KIND_VOLUME);
+    if (id == 0) delete v;
+    return id;
+}
+
+GEO_API int geo_volume_destroy(uint64 id) {
+    VolumeData* v = static_cast<VolumeData*>(get_object(id, KIND_VOLUME));
+    if (v == nullptr) return 1;
+    remove_object(id);
+    delete v;
+    return 0;
+}
+
+GEO_API uint64 geo_volume_descriptor_size() { return sizeof(VolumeData); }

@@ -8,7 +8,7 @@
 namespace weft {
 namespace geo {
 
-enum Kind : uint32 { KIND_NONE = 0, KIND_MESH = 1, KIND_BVH = 2, KIND_HASHGRID = 3 };
+enum Kind : uint32 { KIND_NONE = 0, KIND_MESH = 1, KIND_BVH = 2, KIND_HASHGRID = 3, KIND_VOLUME = 4 };
 
 constexpr uint32 CHUNK_BITS = 12;
 constexpr uint32 CHUNK_SIZE = 1u << CHUNK_BITS;

@@ -1,0 +1,364 @@
+"""Reading and writing NanoVDB data (``.nvdb`` files and raw grid buffers) for ``wp.Volume``.
+
+A ``.nvdb`` file is a 16-byte header (magic ``NanoVDB0``/``NanoVDB2``, version 32.x, grid count, codec), one
+176-byte metadata record plus name per grid, then each grid's buffer (raw, or as a 64-bit size followed by a zlib or
+blosc stream). A grid buffer holds a 672-byte grid record (name, index-to-world map, type, blind metadata), a 64-byte
+tree record (offsets and counts of the leaf, lower, upper and root levels) and the nodes. weft reads the leaves
+(8x8x8 voxels: origin, active mask, values or, for index grids, the first voxel index), the map and the blind data
+(``Volume.feature_array``) into its own layout (``volume_layout.py``), keeping the grid bytes for ``Volume.array()``
+and ``save_to_nvdb``.
+
+Read: value grids of float, double, half, int16, int32, int64, uint8, uint32, Vec3f, Vec3d, Vec4f, Vec4d, Vec3u8,
+Vec3u16; index grids (OnIndex: active voxels indexed; Index: every leaf voxel indexed). Not read: constant-value tiles
+of the internal and root levels (regions without leaves sample as the background), bit-packed grids (Mask, Boolean),
+quantised grids (Fp4/Fp8/Fp16/FpN), IndexMask/OnIndexMask, PointIndex and RGBA8 grids.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import NanoVDBError
+from ..ir import types as T
+from .volume_layout import LEAF, Layout
+
+MAGIC_FILE = (0x304244566F6E614E, 0x324244566F6E614E)  # "NanoVDB0", "NanoVDB2"
+MAGIC_GRID = (0x304244566F6E614E, 0x314244566F6E614E)  # "NanoVDB0", "NanoVDB1"
+GRID_SIZE = 672
+TREE_SIZE = 64
+LEAF_HEADER = 80  # bbox min (12), bbox extent (3), flags (1), active mask (64)
+FILE_META = 176
+NAME_SIZE = 256
+BLIND_META = 288
+CODECS = {"none": 0, "zip": 1, "blosc": 2}
+
+_V3F, _V3D = T.VectorType(3, T.FLOAT32), T.VectorType(3, T.FLOAT64)
+#: NanoVDB GridType -> (value type, type name)
+GRID_TYPES = {1: (T.FLOAT32, "float"), 2: (T.FLOAT64, "double"), 3: (T.INT16, "int16"), 4: (T.INT32, "int32"),
+              5: (T.INT64, "int64"), 6: (_V3F, "Vec3f"), 7: (_V3D, "Vec3d"), 9: (T.FLOAT16, "Half"),
+              10: (T.UINT32, "uint32"), 17: (T.VectorType(4, T.FLOAT32), "Vec4f"),
+              18: (T.VectorType(4, T.FLOAT64), "Vec4d"), 24: (T.VectorType(3, T.UINT8), "Vec3u8"),
+              25: (T.VectorType(3, T.UINT16), "Vec3u16"), 26: (T.UINT8, "uint8")}
+INDEX_TYPES = {19: "Index", 20: "OnIndex"}
+UNSUPPORTED = {8: "Mask", 11: "Boolean", 12: "RGBA8", 13: "Fp4", 14: "Fp8", 15: "Fp16", 16: "FpN", 21: "IndexMask",
+               22: "OnIndexMask", 23: "PointIndex"}
+#: GridType values of the value types weft writes (NanoVDB's enumeration)
+TYPE_CODES = {v[0]: k for k, v in GRID_TYPES.items()}
+
+
+def _bad(what: str) -> NanoVDBError:
+    return NanoVDBError(f"Invalid NanoVDB grid structure: {what}")
+
+
+@dataclass
+class Feature:
+    """One blind-data array of a grid (``Volume.feature_array``)."""
+
+    info: tuple
+    data: np.ndarray
+
+
+@dataclass
+class GridSource:
+    """Where a Volume's grid came from: the bytes of all grids of its NanoVDB data, and this grid's place in them."""
+
+    blob: bytes
+    offset: int
+    size: int
+    index: int
+    count: int
+    name: str
+    type_str: str
+    features: list = field(default_factory=list)
+
+    def next_volume(self, cls):
+        nxt = self.offset + self.size
+        if self.index + 1 >= self.count or nxt >= len(self.blob):
+            return None
+        return read_buffer(self.blob, nxt, cls)
+
+
+def _name(raw: bytes, where: str) -> str:
+    end = raw.find(b"\0")
+    if end < 0:
+        raise _bad(f"the {where} name is not null-terminated")
+    return raw[:end].decode("ascii", errors="replace")
+
+
+def decode_file(data: bytes) -> bytes:
+    """The concatenated grid buffers of ``.nvdb`` file data (decompressed)."""
+    if len(data) < 16:
+        raise NanoVDBError("NanoVDB signature not found (data shorter than a file header)")
+    magic, version, count, codec = struct.unpack_from("<QIHH", data, 0)
+    if magic not in MAGIC_FILE:
+        raise NanoVDBError("NanoVDB signature not found")
+    if version >> 21 != 32:
+        raise NanoVDBError(f"Unsupported NanoVDB version {version >> 21}.{(version >> 10) & 2047}.{version & 1023} "
+                           "(weft reads major version 32)")
+    offset, sizes = 16, []
+    for _ in range(count):
+        if offset + FILE_META > len(data):
+            raise NanoVDBError("NanoVDB file truncated in its grid metadata")
+        sizes.append(struct.unpack_from("<Q", data, offset + 8)[0])
+        offset += FILE_META + struct.unpack_from("<I", data, offset + 136)[0]
+    end = offset + sum(sizes)
+    if end > len(data):
+        raise NanoVDBError("NanoVDB file truncated in its grid data")
+    if codec == 0:
+        return bytes(data[offset:end])
+    if codec not in (1, 2):
+        raise NanoVDBError(f"Unsupported codec code: {codec}")
+    if codec == 2:
+        try:
+            import blosc
+        except ImportError as exc:
+            raise NanoVDBError(f"NanoVDB data is compressed with blosc, but the blosc module is missing: {exc}") \
+                from exc
+        decompress = blosc.decompress
+    else:
+        decompress = zlib.decompress
+    out = bytearray()
+    while offset < end:
+        chunk = struct.unpack_from("<Q", data, offset)[0]
+        offset += 8
+        out += decompress(bytes(data[offset:offset + chunk]))
+        offset += chunk
+    return bytes(out)
+
+
+def load(cls, file_or_buffer):
+    """``Volume.load_from_nvdb``: the first grid of a file (path, binary stream, bytes or uint8 array)."""
+    if isinstance(file_or_buffer, (str,)) or hasattr(file_or_buffer, "__fspath__"):
+        with open(file_or_buffer, "rb") as f:
+            data = f.read()
+    elif hasattr(file_or_buffer, "read"):
+        data = file_or_buffer.read()
+    elif hasattr(file_or_buffer, "numpy"):
+        data = file_or_buffer.numpy().tobytes()
+    else:
+        data = bytes(file_or_buffer)
+    blob = decode_file(data)
+    if len(blob) < 8 or struct.unpack_from("<Q", blob, 0)[0] not in MAGIC_GRID:
+        raise NanoVDBError("NanoVDB signature not found on grid!")
+    offset = 0
+    while True:  # validate every grid before returning the first
+        size = _check_grid_header(blob, offset)
+        _parse(blob, offset, size)
+        count = struct.unpack_from("<I", blob, offset + 28)[0]
+        index = struct.unpack_from("<I", blob, offset + 24)[0]
+        offset += size
+        if index + 1 >= count or offset >= len(blob):
+            break
+    return read_buffer(blob, 0, cls)
+
+
+def _check_grid_header(blob: bytes, offset: int) -> int:
+    if offset + GRID_SIZE + TREE_SIZE > len(blob):
+        raise _bad("buffer smaller than the grid and tree records")
+    if struct.unpack_from("<Q", blob, offset)[0] not in MAGIC_GRID:
+        raise NanoVDBError("NanoVDB signature not found on grid!")
+    size = struct.unpack_from("<Q", blob, offset + 32)[0]
+    if size < GRID_SIZE + TREE_SIZE or offset + size > len(blob):
+        raise _bad(f"grid size {size} outside the buffer ({len(blob) - offset} bytes)")
+    return size
+
+
+def read_buffer(blob: bytes, offset: int, cls=None):
+    """The Volume of the grid at ``offset`` of ``blob`` (raw grid buffers, one after another)."""
+    if cls is None:
+        from .volume import Volume as cls
+    size = _check_grid_header(blob, offset)
+    layout, source = _parse(blob, offset, size)
+    vol = cls._from_layout(layout, source.name)
+    vol._nvdb = source
+    return vol
+
+
+def _parse(blob: bytes, g: int, size: int):
+    grid = memoryview(blob)[g:g + size]
+    index, count = struct.unpack_from("<II", grid, 24)
+    name = _name(bytes(grid[40:40 + NAME_SIZE]), "grid")
+    mat = np.array(struct.unpack_from("<9d", grid, 296 + 88), dtype=np.float64).reshape(3, 3)
+    vec = np.array(struct.unpack_from("<3d", grid, 296 + 88 + 144), dtype=np.float64)
+    if not mat.any():  # grids written with only the float map
+        mat = np.array(struct.unpack_from("<9f", grid, 296), dtype=np.float64).reshape(3, 3)
+        vec = np.array(struct.unpack_from("<3f", grid, 296 + 72), dtype=np.float64)
+    grid_type = struct.unpack_from("<I", grid, 636)[0]
+    blind_offset, blind_count = struct.unpack_from("<qI", grid, 640)
+    data1 = struct.unpack_from("<Q", grid, 656)[0]
+    offs = struct.unpack_from("<4Q", grid, GRID_SIZE)
+    n_leaf, n_lower, n_upper = struct.unpack_from("<3I", grid, GRID_SIZE + 32)
+    if grid_type in UNSUPPORTED:
+        raise NanoVDBError(f"Unsupported NanoVDB tree layout: {UNSUPPORTED[grid_type]} grids are not read by weft")
+    if grid_type in GRID_TYPES:
+        dtype, type_str = GRID_TYPES[grid_type]
+    elif grid_type in INDEX_TYPES:
+        dtype, type_str = None, INDEX_TYPES[grid_type]
+    else:
+        raise NanoVDBError(f"Unsupported NanoVDB tree layout: grid type {grid_type}")
+    tree_end = size - GRID_SIZE if not blind_count else blind_offset - GRID_SIZE
+    if blind_count and not GRID_SIZE + TREE_SIZE <= blind_offset <= size:
+        raise _bad("blind metadata outside the grid")
+    if offs[3] >= size - GRID_SIZE or offs[3] < TREE_SIZE:
+        raise _bad("root node outside the grid")
+    for off, n in ((offs[0], n_leaf), (offs[1], n_lower), (offs[2], n_upper)):
+        if n and not TREE_SIZE <= off < tree_end:
+            raise _bad("a node level starts outside the tree")
+    if n_leaf and not offs[2] <= offs[1] <= offs[0]:
+        raise _bad("node levels out of order")
+    if not n_leaf:
+        origins, masks, values, offsets = np.zeros((0, 3), np.int32), np.zeros((0, 8), np.uint64), None, None
+        stride = 0
+    else:
+        region = tree_end - offs[0]
+        stride = region // n_leaf
+        value_bytes = 0 if dtype is None else _value_nbytes(dtype)
+        if stride < LEAF_HEADER + 512 * value_bytes or stride > LEAF_HEADER + 512 * value_bytes + 64 \
+                or stride * n_leaf > region:
+            raise _bad(f"leaf level of {n_leaf} leaves does not fit its region ({region} bytes)")
+        start = g + GRID_SIZE + offs[0]
+        raw = np.frombuffer(blob, dtype=np.uint8, count=stride * n_leaf, offset=start).reshape(n_leaf, stride)
+        origins = raw[:, :12].copy().view(np.int32).reshape(n_leaf, 3) & ~np.int32(LEAF - 1)
+        masks = raw[:, 16:80].copy().view(np.uint64).reshape(n_leaf, 8)
+        values, offsets = None, None
+        if dtype is None:
+            first = raw[:, 80:88].copy().view(np.uint64).reshape(n_leaf).astype(np.int64)
+            offsets = first - 1  # index 0 is the background value
+            if grid_type == 19:  # Index grids index every voxel of a leaf
+                masks = np.full_like(masks, np.uint64(0xFFFFFFFFFFFFFFFF))
+        else:
+            np_dtype, shape = _np_layout(dtype)
+            vals = raw[:, stride - 512 * value_bytes:].copy()
+            values = vals.view(np_dtype).reshape(n_leaf, LEAF, LEAF, LEAF, *shape)
+    background = None
+    if dtype is not None:
+        root = g + GRID_SIZE + offs[3]
+        np_dtype, shape = _np_layout(dtype)
+        bg_at = root + (32 if np_dtype.itemsize == 8 else 28)  # after the bbox and table size, aligned
+        background = np.frombuffer(blob, dtype=np_dtype, count=max(1, int(np.prod(shape))),
+                                   offset=bg_at).reshape(shape).copy()
+        table = struct.unpack_from("<I", blob, root + 24)[0]
+        if root + 28 + table * 32 > g + size:
+            raise _bad("root tile table outside the grid")
+        if values is None:
+            values = np.zeros((0, LEAF, LEAF, LEAF, *shape), np_dtype)
+    if dtype is None and struct.unpack_from("<I", blob, g + GRID_SIZE + offs[3] + 24)[0] * 32 > size:
+        raise _bad("root tile table outside the grid")
+    voxel_count = int(data1 - 1) if dtype is None and n_leaf else None
+    layout = Layout.make(dtype, origins, masks, values, background, mat, vec, offsets=offsets,
+                         voxel_count=voxel_count)
+    layout.voxel_size = np.array(struct.unpack_from("<3d", grid, 608), dtype=np.float64)
+    features = _blind(blob, g, size, blind_offset, blind_count)
+    return layout, GridSource(blob, g, size, index, count, name, type_str, features)
+
+
+def _blind(blob: bytes, g: int, size: int, offset: int, count: int) -> list:
+    from .volume import FeatureArrayInfo
+
+    out = []
+    for n in range(count):
+        meta = g + offset + n * BLIND_META
+        if meta + BLIND_META > g + size:
+            raise _bad("blind metadata outside the grid")
+        data_offset, value_count, value_size, _semantic, _cls, data_type = struct.unpack_from("<qQIIII", blob, meta)
+        name = _name(bytes(blob[meta + 32:meta + 32 + NAME_SIZE]), "feature")
+        start, nbytes = meta + data_offset, value_count * value_size
+        if start < g or start + nbytes > g + size:
+            raise _bad(f"feature array '{name}' outside the grid")
+        data = np.frombuffer(blob, dtype=np.uint8, count=nbytes, offset=start)
+        type_str = GRID_TYPES.get(data_type, (None, INDEX_TYPES.get(data_type, "unknown")))[1]
+        out.append(_feature(FeatureArrayInfo(name, 0, value_size, value_count, type_str), data, data_type))
+    return out
+
+
+def _feature(info, data: np.ndarray, data_type: int):
+    from .volume import FeatureArrayInfo
+
+    dtype = GRID_TYPES.get(data_type, (None,))[0]
+    if dtype is not None and _value_nbytes(dtype) == info.value_size:
+        np_dtype, shape = _np_layout(dtype)
+        data = data.view(np_dtype).reshape(-1, *shape) if shape else data.view(np_dtype)
+    return Feature(FeatureArrayInfo(info.name, int(data.ctypes.data), info.value_size, info.value_count,
+                                    info.type_str), data)
+
+
+def _np_layout(dtype):
+    from .volume_layout import value_layout
+
+    return value_layout(dtype)
+
+
+def _value_nbytes(dtype) -> int:
+    np_dtype, shape = _np_layout(dtype)
+    return np_dtype.itemsize * int(np.prod(shape, dtype=np.int64))
+
+
+# ------------------------------------------------------------------------------------------------ writing
+def grid_bytes(volume) -> bytes:
+    """The NanoVDB buffer of one grid (grids loaded from NanoVDB data return their own bytes)."""
+    lay = volume._live()
+    src = volume._nvdb
+    if src is not None:
+        return bytes(src.blob[src.offset:src.offset + src.size])
+    from .nanovdb_write import write_grid
+
+    return write_grid(lay, volume._name)
+
+
+def save(volume, path, codec: str = "none") -> None:
+    """Write ``volume``'s grid, and the grids after it in its NanoVDB data, as a ``.nvdb`` file."""
+    if codec not in CODECS:
+        raise ValueError(f"Volume.save_to_nvdb: argument 'codec' must be one of {', '.join(CODECS)}, got {codec!r}")
+    src = volume._nvdb
+    grids = []
+    if src is None:
+        grids.append(grid_bytes(volume))
+    else:
+        if src.index != 0:
+            raise NanoVDBError("Volume.save_to_nvdb: only the first grid of a NanoVDB buffer can be saved (it saves "
+                               "the grids that follow it too)")
+        offset = src.offset
+        for _ in range(src.count):
+            size = struct.unpack_from("<Q", src.blob, offset + 32)[0]
+            grids.append(bytes(src.blob[offset:offset + size]))
+            offset += size
+    if codec == "blosc":
+        import blosc
+
+        compress = blosc.compress
+    else:
+        compress = zlib.compress
+    payloads = []
+    for grid in grids:
+        if codec == "none":
+            payloads.append(grid)
+        else:
+            packed = compress(grid)
+            payloads.append(struct.pack("<Q", len(packed)) + packed)
+    version = struct.unpack_from("<I", grids[0], 16)[0]
+    out = [struct.pack("<QIHH", MAGIC_FILE[0], version, len(grids), CODECS[codec])]
+    for grid, payload in zip(grids, payloads):
+        out.append(_file_meta(grid, len(payload), CODECS[codec], version))
+    out += payloads
+    with open(path, "wb") as f:
+        f.write(b"".join(out))
+
+
+def _file_meta(grid: bytes, file_size: int, codec: int, version: int) -> bytes:
+    name = _name(grid[40:40 + NAME_SIZE], "grid").encode("ascii") + b"\0"
+    grid_class, grid_type = struct.unpack_from("<II", grid, 632)
+    world_bbox = grid[560:608]
+    voxel_size = grid[608:632]
+    node_count = struct.unpack_from("<3I", grid, GRID_SIZE + 32)
+    tile_count = struct.unpack_from("<3I", grid, GRID_SIZE + 44)
+    voxel_count = struct.unpack_from("<Q", grid, GRID_SIZE + 56)[0]
+    root = GRID_SIZE + struct.unpack_from("<Q", grid, GRID_SIZE + 24)[0]
+    index_bbox = grid[root:root + 24]
+    meta = struct.pack("<QQQQII", len(grid), file_size, 0, voxel_count, grid_type, grid_class) + world_bbox + \
+        index_bbox + voxel_size + struct.pack("<I4I3IHHI", len(name), *node_count, 1, *tile_count, codec, 0, version)
+    assert len(meta) == FILE_META
+    return meta + name

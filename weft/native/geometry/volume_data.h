@@ -1,0 +1,37 @@
+// weft native geometry: the layout of a sparse volume (wp.Volume). Voxels live in leaves of 8x8x8 (as NanoVDB's
+// leaves); a leaf is found from its coordinates through an open-addressing hash table, so a voxel lookup is one
+// hash probe sequence plus one load. The Python object (weft/geometry/volume.py) owns every array; the library
+// keeps a copy of this descriptor in its registry.
+#pragma once
+#include "../core.h"
+
+namespace weft {
+namespace geo {
+
+constexpr int32 VOLUME_COORD_LIMIT = 1 << 23;  // voxel coordinates in [-2^23, 2^23) (21-bit leaf keys)
+
+struct VolumeData {
+    int32 type_code;     // (scalar kind << 16) | (scalar bits << 8) | components; 0: an index grid (no values)
+    int32 value_size;    // bytes per value
+    int32 num_leaves;
+    int32 hash_mask;     // hash table capacity - 1 (a power of two)
+    int64 voxel_count;   // active (indexable) voxels
+    const int64* hash_keys;    // packed leaf keys (vol_leaf_key), -1 for an empty slot
+    const int32* hash_leaf;    // leaf index of each slot
+    const int32* leaf_origin;  // 3 per leaf: the leaf's first voxel (multiples of 8)
+    const uint64* leaf_mask;   // 8 words per leaf: bit (x & 7) << 6 | (y & 7) << 3 | (z & 7) set for active voxels
+    const int64* leaf_offset;  // per leaf: the linear index of its first active voxel
+    void* values;              // num_leaves * 512 values, leaf-major (null for index grids)
+    const void* background;    // one value (null for index grids)
+    float32 xf[9], inv_xf[9], tf[3];  // index -> world: world = xf * ijk + tf (row-major); float and double copies
+    float64 xd[9], inv_xd[9], td[3];
+};
+
+WEFT_FN int64 vol_leaf_key(int32 i, int32 j, int32 k) {
+    return ((int64(i >> 3) & 0x1fffff) << 42) | ((int64(j >> 3) & 0x1fffff) << 21) | (int64(k >> 3) & 0x1fffff);
+}
+
+WEFT_FN uint64 vol_hash(int64 key) { return (uint64(key) * 0x9E3779B97F4A7C15ull) >> 24; }
+
+}  // namespace geo
+}  // namespace weft
