@@ -141,6 +141,6 @@ for _name, _what in (("volume_index_to_world", "world = M uvw + t: index space t
                      ("volume_index_to_world_dir", "M v: a direction from index space to world space"),
                      ("volume_world_to_index_dir", "M^-1 v: a direction from world space to index space")):
     _param = "uvw" if "index_to" in _name else "xyz"
-    for _v in (VEC3, VEC3D):
-        _op(_name, ("id", _param), (T.UINT64, _v), lambda t, a: a[1], f"{_name}(id, {_param}) -> {_v}: {_what} "
-            "(the volume's affine index-to-world map). Differentiable.", kind=OpKind.CALL, adjoint=Adjoint.NATIVE)
+    _op(_name, ("id", _param), (T.UINT64, None), lambda t, a: a[1] if a[1] in (VEC3, VEC3D) else None,
+        f"{_name}(id, {_param}) -> vec3f or vec3d (as {_param}): {_what} (the volume's affine index-to-world map, "
+        "applied in the precision of the argument). Differentiable.", kind=OpKind.CALL, adjoint=Adjoint.NATIVE)
