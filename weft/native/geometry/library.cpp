@@ -610,6 +610,40 @@ static int bvh_depth_first(BvhData* b) {
     return 0;
 }
 
+// The internal nodes of the radix tree over the sorted keys (Karras 2012), one per parallel iteration; delta(i, j) is
+// the length of the common prefix of keys i and j (-1 when j is out of range; keys are distinct).
+template <typename Delta>
+static void karras_nodes(BvhData* b, int32 n, Delta delta) {
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+    for (int32 i = 0; i < n - 1; ++i) {
+        const int d = (delta(i, i + 1) - delta(i, i - 1)) >= 0 ? 1 : -1;
+        const int dmin = delta(i, i - d);
+        int32 lmax = 2;
+        while (delta(i, i + lmax * d) > dmin) lmax *= 2;
+        int32 l = 0;
+        for (int32 t = lmax / 2; t >= 1; t /= 2)
+            if (delta(i, i + (l + t) * d) > dmin) l += t;
+        const int32 j = i + l * d;
+        const int dnode = delta(i, j);
+        int32 s = 0;
+        int32 t = l;
+        do {
+            t = (t + 1) / 2;
+            if (delta(i, i + (s + t) * d) > dnode) s += t;
+        } while (t > 1);
+        const int32 gamma = i + s * d + std::min(d, 0);
+        const int32 lo = std::min(i, j), hi = std::max(i, j);
+        BvhNode& node = b->nodes[i];
+        node.pad[0] = node.pad[1] = 0;
+        node.child[0] = lo == gamma ? ~gamma : gamma;
+        node.child[1] = hi == gamma + 1 ? ~(gamma + 1) : gamma + 1;
+        for (int c = 0; c < 2; ++c) {
+            if (node.child[c] < 0) b->leaf_parents[~node.child[c]] = i;
+            else b->parents[node.child[c]] = i;
+        }
+    }
+}
+
 // Build the tree over n primitive boxes (groups optional); returns 0, or 2 when out of memory.
 static int bvh_build(BvhData* b, const float* prim_lo, const float* prim_hi, int32 n, const int32* groups) {
     b->num_prims = n;
@@ -656,35 +690,22 @@ static int bvh_build(BvhData* b, const float* prim_lo, const float* prim_hi, int
 #pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
     for (int32 i = 0; i < n; ++i) b->prim_ids[i] = int32(keys[i].id);
     if (n > 1) {
-        const SortKey* k = keys.data();
         b->parents[0] = -1;
+        if (groups == nullptr) {
+            // ungrouped: (morton, id) packed in 64 bits, so a common prefix is one clz (the same tree: every prefix
+            // length is the 96-bit key's minus the constant 32 of the equal group word)
+            std::vector<uint64> packed(static_cast<size_t>(n));
 #pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
-        for (int32 i = 0; i < n - 1; ++i) {
-            const int d = (delta(k, n, i, i + 1) - delta(k, n, i, i - 1)) >= 0 ? 1 : -1;
-            const int dmin = delta(k, n, i, i - d);
-            int32 lmax = 2;
-            while (delta(k, n, i, i + lmax * d) > dmin) lmax *= 2;
-            int32 l = 0;
-            for (int32 t = lmax / 2; t >= 1; t /= 2)
-                if (delta(k, n, i, i + (l + t) * d) > dmin) l += t;
-            const int32 j = i + l * d;
-            const int dnode = delta(k, n, i, j);
-            int32 s = 0;
-            int32 t = l;
-            do {
-                t = (t + 1) / 2;
-                if (delta(k, n, i, i + (s + t) * d) > dnode) s += t;
-            } while (t > 1);
-            const int32 gamma = i + s * d + std::min(d, 0);
-            const int32 lo = std::min(i, j), hi = std::max(i, j);
-            BvhNode& node = b->nodes[i];
-            node.pad[0] = node.pad[1] = 0;
-            node.child[0] = lo == gamma ? ~gamma : gamma;
-            node.child[1] = hi == gamma + 1 ? ~(gamma + 1) : gamma + 1;
-            for (int c = 0; c < 2; ++c) {
-                if (node.child[c] < 0) b->leaf_parents[~node.child[c]] = i;
-                else b->parents[node.child[c]] = i;
-            }
+            for (int32 i = 0; i < n; ++i) packed[i] = (uint64(keys[i].morton) << 32) | uint64(keys[i].id);
+            const uint64* k = packed.data();
+            karras_nodes(b, n, [k, n](int32 i, int32 j) {
+                if (j < 0 || j >= n) return -1;
+                const uint64 x = k[i] ^ k[j];
+                return x == 0 ? 64 : __builtin_clzll(x);
+            });
+        } else {
+            const SortKey* k = keys.data();
+            karras_nodes(b, n, [k, n](int32 i, int32 j) { return delta(k, n, i, j); });
         }
     } else {
         b->leaf_parents[0] = -1;
