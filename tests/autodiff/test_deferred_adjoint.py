@@ -419,3 +419,65 @@ def test_same_array_twice(threads):
     tape.backward(grads={out: wp.array(g, dtype=f64)})
     gu, gw = stencil5_reference(c, u, u, g)
     np.testing.assert_array_equal(a.grad.numpy(), gu + gw)
+
+
+# ---------------------------------------------------------------------------------------------------- mirrored vec2
+@wp.kernel
+def mirrored(x: wp.array2d(dtype=wp.vec2d), y: wp.array2d(dtype=wp.vec2d), side: wp.array2d(dtype=wp.vec2d)):
+    """A spectral split's shape: a read at the mirrored column m - j (descending offsets) and a vec2 store; `side`
+    is a second vec2 output (in one test without a gradient: the backward gives it a scratch one)."""
+    i, j = wp.tid()
+    m = x.shape[1]
+    a = x[i, j]
+    b = x[i, wp.where(j == 0, 0, m - j)]
+    y[i, j] = wp.vec2d(a[0] + b[0], a[1] - 2.0 * b[1])
+    side[i, j] = b * 3.0
+
+
+def mirrored_reference(x, gy, gs):
+    m = x.shape[1]
+    mirror = np.array([0] + [m - j for j in range(1, m)])
+    gx = gy * np.array([1.0, 1.0])
+    gb = np.stack([gy[..., 0], -2.0 * gy[..., 1]], axis=-1) + 3.0 * gs
+    np.add.at(gx, (slice(None), mirror), gb)
+    return gx
+
+
+def test_vector_stores_take_the_owned_adjoint():
+    v = wp.zeros((2, 4), dtype=wp.vec2d)
+    src = adjoint_source(mirrored, v, v, v)
+    assert "weft::adj_store_owned<C, false>(args.y" in src and "weft::scratch_grad(args.side" in src
+    assert "adj_store_owned" not in adjoint_source(flat_stencil, wp.zeros(4, dtype=f64), wp.zeros(4, dtype=f64))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape", [(3, 17), (2, 64), (5, 131)])
+def test_mirrored_reads_and_vector_stores(shape, threads):
+    x, gy, gs = ints(shape + (2,), 30), ints(shape + (2,), 31), ints(shape + (2,), 32)
+    out = lambda grad: wp.zeros(shape, dtype=wp.vec2d, requires_grad=grad)
+    got = backward(mirrored, shape, [wp.array(x, dtype=wp.vec2d, requires_grad=True)], [out(True), out(True)],
+                   [gy, gs], threads)
+    np.testing.assert_array_equal(got[0], mirrored_reference(x, gy, gs))
+    # `side` without a gradient: only y's seed flows back
+    wp.config.num_threads = threads
+    xa, y, side = wp.array(x, dtype=wp.vec2d, requires_grad=True), out(True), out(False)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(mirrored, dim=shape, inputs=[xa], outputs=[y, side])
+    tape.backward(grads={y: wp.array(gy, dtype=wp.vec2d)})
+    np.testing.assert_array_equal(xa.grad.numpy(), mirrored_reference(x, gy, 0.0 * gs))
+
+
+def test_overwritten_vector_output_consumes_its_gradient():
+    """Two launches store into the same y: the second's backward consumes y's gradient (the first gets none)."""
+    shape = (3, 40)
+    x1, x2, gy = ints(shape + (2,), 33), ints(shape + (2,), 34), ints(shape + (2,), 35)
+    a1, a2 = (wp.array(v, dtype=wp.vec2d, requires_grad=True) for v in (x1, x2))
+    y, side = (wp.zeros(shape, dtype=wp.vec2d, requires_grad=True) for _ in range(2))
+    tape = wp.Tape()
+    with tape:
+        wp.launch(mirrored, dim=shape, inputs=[a1], outputs=[y, side])
+        wp.launch(mirrored, dim=shape, inputs=[a2], outputs=[y, side])
+    tape.backward(grads={y: wp.array(gy, dtype=wp.vec2d)})
+    np.testing.assert_array_equal(a1.grad.numpy(), np.zeros_like(x1))
+    np.testing.assert_array_equal(a2.grad.numpy(), mirrored_reference(x2, gy, 0.0 * gy))

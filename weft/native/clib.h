@@ -15,6 +15,7 @@ void* memcpy(void*, const void*, size_t) noexcept;
 void* memset(void*, int, size_t) noexcept;
 int memcmp(const void*, const void*, size_t) noexcept;
 void* malloc(size_t) noexcept;
+void* calloc(size_t, size_t) noexcept;
 void* realloc(void*, size_t) noexcept;
 void free(void*) noexcept;
 
