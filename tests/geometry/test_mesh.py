@@ -156,6 +156,43 @@ def test_rays_match_brute_force(n_tris, flat, offset):
         assert abs(count.numpy()[i] - finite.sum()) <= 1  # edge-grazing crossings may count once or twice
 
 
+def test_skewed_tree_matches_brute_force():
+    # triangle sizes and positions spread over 2^-20..1 towards a corner: the Morton codes pile up there, so the tree
+    # has long chains (wide nodes of seven leaves and one internal child) and runs deep, exercising the 8-wide collapse
+    rng = np.random.default_rng(7)
+    n = 240
+    scale = 0.5 ** rng.integers(0, 21, n).astype(np.float64)
+    centres = rng.random((n, 1, 3)) * scale[:, None, None]
+    pts = (centres + 0.3 * scale[:, None, None] * (rng.random((n, 3, 3)) - 0.5)).reshape(-1, 3).astype(np.float32)
+    tris = np.arange(3 * n, dtype=np.int32).reshape(-1, 3)
+    mesh = _mesh(pts, tris)
+    a, b, c = pts[tris[:, 0]], pts[tris[:, 1]], pts[tris[:, 2]]
+    keep = ~degenerate_mask(a, b, c)
+    m = 200
+    q = (rng.random((m, 3)) * 0.5 ** rng.integers(0, 16, (m, 1)) * 1.2 - 0.05).astype(np.float32)
+    face = wp.zeros(m, dtype=wp.int32)
+    pos = wp.zeros(m, dtype=wp.vec3)
+    wp.launch(closest, dim=m, inputs=[mesh.id, wp.array(q, dtype=wp.vec3), 10.0, face, pos])
+    for i in range(m):
+        _, d = closest_on_triangles(q[i], a[keep], b[keep], c[keep])
+        assert face.numpy()[i] >= 0 and keep[face.numpy()[i]]
+        np.testing.assert_allclose(np.linalg.norm(pos.numpy()[i] - q[i]), d.min(), rtol=1e-4, atol=1e-9)
+    o = (q + 2.0).astype(np.float32)
+    d = (rng.random((m, 3)) * 0.5 ** rng.integers(0, 16, (m, 1)) - o).astype(np.float32)
+    t = wp.zeros(m, dtype=float)
+    count = wp.zeros(m, dtype=wp.int32)
+    anyhit = wp.zeros(m, dtype=wp.int32)
+    err = wp.zeros(m, dtype=float)
+    wp.launch(rays, dim=m, inputs=[mesh.id, wp.array(o, dtype=wp.vec3), wp.array(d, dtype=wp.vec3), 10.0, t, face,
+                                   count, anyhit, err])
+    for i in range(m):
+        ts = ray_hits(o[i], d[i], a, b, c)
+        if np.isfinite(ts.min()):
+            np.testing.assert_allclose(t.numpy()[i], ts.min(), rtol=1e-4, atol=1e-9)
+        else:
+            assert face.numpy()[i] == -1
+
+
 def test_box_and_sphere_overlaps_match_brute_force():
     rng = np.random.default_rng(5)
     pts, tris = random_soup(150, rng, 6)
