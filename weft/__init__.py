@@ -141,6 +141,7 @@ from .types_compat import dtype_from_numpy, dtype_to_numpy
 from .config import DeterministicMode
 from .module import Module, get_module, is_cpu_available
 from . import utils
+from .elementwise import map
 from . import _src
 
 Function = Func

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..elementwise import map_cache  # noqa: F401
 from ..utils import *
 
 

@@ -62,7 +62,8 @@ def run_record_adjoint(rec) -> None:
 
 def launch_adjoint(kernel, dims, args, adj_args, device, n_inputs, block_dim: int = 256, stream=None,
                    max_blocks: int = 0) -> None:
-    """Warp's explicit form: ``adj_inputs + adj_outputs`` give the adjoint arrays of the array arguments."""
+    """Warp's explicit form: ``adj_inputs + adj_outputs`` give the adjoint arrays of the array arguments (``None``:
+    the array's own ``.grad``)."""
     if len(adj_args) not in (0, len(args)):
         raise LaunchError(f"kernel '{kernel.__name__}': adj_inputs + adj_outputs must have one entry per argument "
                           f"({len(args)}), got {len(adj_args)}")
@@ -72,8 +73,8 @@ def launch_adjoint(kernel, dims, args, adj_args, device, n_inputs, block_dim: in
     for i, (a, g) in enumerate(zip(args, adj_args or [None] * len(args))):
         if hasattr(a, "desc_with"):
             if g is None:
-                overrides[i] = a.desc_with(grad_ptr=0)
-            elif hasattr(g, "ptr"):
+                continue  # as in Warp: the adjoint goes to the array's own .grad (none if it has none)
+            if hasattr(g, "ptr"):
                 if g.shape != a.shape:
                     raise LaunchError(f"kernel '{kernel.__name__}': adjoint of argument "
                                       f"'{kernel._param_names[i]}' has shape {g.shape}, expected {a.shape}")
