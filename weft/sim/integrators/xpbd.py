@@ -18,6 +18,7 @@ import weft as wp
 from .._compile import prepare
 from ..forces import xpbd as k
 from ..forces.gather import gather_list, launch_gather, scratch
+from . import xpbd_rigid
 from .base import Integrator, integrate_bodies, integrate_particles
 
 
@@ -49,7 +50,7 @@ def xpbd_kernels(model) -> list:
              (model.spring_count, k.solve_springs), (model.edge_count, k.solve_bending),
              (model.tet_count, k.solve_tetrahedra), (elements, gather.gather_forces),
              (model.particle_count, k.apply_particle_deltas)]
-    return [kern for present, kern in pairs if present]
+    return [kern for present, kern in pairs if present] + xpbd_rigid.rigid_kernels(model)
 
 
 class XPBDIntegrator(Integrator):
@@ -88,14 +89,16 @@ class XPBDIntegrator(Integrator):
     # ------------------------------------------------------------------ rigid-body hook
     def solve_body_constraints(self, model, state_in, state_out, body: BodyIterate, control, dt: float,
                                iteration: int) -> None:
-        """Project the rigid-body constraints of one sweep (joints, rigid contacts) and update ``body.q`` /
-        ``body.qd``. The particle part of weft.sim has none: bodies move by their own integration only (as in
-        warp.sim 1.7.2, the reactions of particle-shape contacts in ``body.deltas`` reach the bodies only through a
-        body pass)."""
+        """Project the rigid-body constraints of one sweep (joints, rigid contacts; ``integrators/xpbd_rigid.py``)
+        and update ``body.q`` / ``body.qd``. As in warp.sim 1.7.2, the reactions of particle-shape contacts in
+        ``body.deltas`` reach the bodies through the joint pass (so only in models with joints)."""
+        xpbd_rigid.solve_body_constraints(self, model, state_in, body, control, dt)
 
     def finish_bodies(self, model, state_in, state_out, body: BodyIterate, control, dt: float) -> None:
-        """After the sweeps: bring ``body.q`` / ``body.qd`` into ``state_out`` (rigid-body restitution and velocity
-        updates belong here)."""
+        """After the sweeps: rigid-contact restitution (``enable_restitution``), then ``body.q`` / ``body.qd`` into
+        ``state_out``."""
+        if self.enable_restitution:
+            xpbd_rigid.apply_restitution(self, model, state_in, body, dt)
         if body.q is not state_out.body_q:
             wp.copy(state_out.body_q, body.q)
             wp.copy(state_out.body_qd, body.qd)

@@ -1,0 +1,356 @@
+"""Rigid-body constraints of the ``XPBDIntegrator`` (maximal coordinates, Macklin et al. 2016; Mueller et al. 2020,
+"Detailed rigid body simulation with extended position based dynamics").
+
+Each sweep projects every joint from the sweep's body poses (Jacobi: one thread per joint, corrections summed per
+body), applies them, then projects every rigid contact the same way. A correction is a positional impulse ``P``
+(impulse times ``dt``) at a point ``r`` from a body's centre of mass, or an angular one ``L``: the body moves by
+``inv_m P`` and turns by ``I^-1 (r x P + L)`` (world-frame inverse inertia), and its velocity changes by the same
+over ``dt``. For a constraint ``C`` with direction ``n`` the impulse is ``-C / (w_a + w_b + compliance / dt^2)``
+with the generalised inverse masses ``w = 1/m + (r x n) . I^-1 (r x n)`` (positional) or ``w = n . I^-1 n``
+(angular). Body deltas hold ``(L, P) / dt`` (warp.sim's convention: the particle-shape contacts write the same).
+
+Joints: fixed (position and orientation locked), revolute (position locked, the hinge axes aligned; limits and a
+target-position drive with compliance ``1 / target_ke`` and damping ``target_kd`` about the axis), prismatic (orientation and the two
+directions normal to the axis locked; limits and drive along it), ball (position locked); free and distance joints
+constrain nothing. Rigid contacts: non-penetration along the contact normal and static (positional) Coulomb friction
+on the tangential displacement of the contact points over the step, capped at ``mu`` times the normal impulse; with
+``rigid_contact_con_weighting`` each body's contact corrections are averaged over its contacts. Restitution (with
+``enable_restitution``): after the sweeps, the normal velocity of each touching contact is set to ``-e`` times its
+value at the start of the step (``e`` the mean of the two shapes' restitution).
+"""
+
+import weft as wp
+
+from ..articulation import _hinge_angle
+from ..model import (
+    JOINT_BALL,
+    JOINT_FIXED,
+    JOINT_MODE_TARGET_POSITION,
+    JOINT_PRISMATIC,
+    JOINT_REVOLUTE,
+    ModelShapeGeometry,
+    ModelShapeMaterials,
+)
+from .joints import rotation_vector
+
+
+@wp.func
+def world_inv_inertia_times(q: wp.quat, inv_I: wp.mat33, v: wp.vec3):
+    """``R inv_I R^T v``: the world-frame inverse inertia applied to ``v``."""
+    return wp.quat_rotate(q, inv_I * wp.quat_rotate_inv(q, v))
+
+
+@wp.func
+def positional_weight(inv_m: float, inv_I: wp.mat33, q: wp.quat, r: wp.vec3, n: wp.vec3):
+    rn = wp.cross(r, n)
+    return inv_m + wp.dot(rn, world_inv_inertia_times(q, inv_I, rn))
+
+
+@wp.func
+def angular_weight(inv_I: wp.mat33, q: wp.quat, n: wp.vec3):
+    return wp.dot(n, world_inv_inertia_times(q, inv_I, n))
+
+
+@wp.func
+def positional_impulse(err: wp.vec3, w_other: float, inv_m: float, inv_I: wp.mat33, q: wp.quat, r: wp.vec3,
+                       inv_m_p: float, inv_I_p: wp.mat33, q_p: wp.quat, r_p: wp.vec3, alpha: float):
+    """Positional impulse on the child that drives the error ``err`` (child anchor minus parent anchor) to zero
+    (the parent gets its negative); ``alpha`` = compliance / dt^2."""
+    c = wp.length(err)
+    if c < 1.0e-9:
+        return wp.vec3()
+    n = err / c
+    w = positional_weight(inv_m, inv_I, q, r, n) + positional_weight(inv_m_p, inv_I_p, q_p, r_p, n) + w_other
+    if w <= 0.0:
+        return wp.vec3()
+    return n * (-c / (w + alpha))
+
+
+@wp.func
+def angular_impulse(err: wp.vec3, inv_I: wp.mat33, q: wp.quat, inv_I_p: wp.mat33, q_p: wp.quat, alpha: float):
+    """Angular impulse on the child that undoes the rotation error ``err`` (axis times angle of the child frame
+    relative to the parent frame, world); the parent gets its negative."""
+    c = wp.length(err)
+    if c < 1.0e-9:
+        return wp.vec3()
+    n = err / c
+    w = angular_weight(inv_I, q, n) + angular_weight(inv_I_p, q_p, n)
+    if w <= 0.0:
+        return wp.vec3()
+    return n * (-c / (w + alpha))
+
+
+@wp.func
+def axis_correction(x: float, rate: float, w: float, lower: float, upper: float, mode: int, target: float,
+                    target_ke: float, target_kd: float, dt: float):
+    """Impulse (times dt) along a joint axis with coordinate ``x``, rate ``rate`` and generalised inverse mass
+    ``w``: a hard limit outside [lower, upper], else a target-position drive with compliance ``1 / target_ke`` and
+    XPBD damping ``target_kd`` (Macklin et al. 2016: gamma = compliance kd / dt)."""
+    if w <= 0.0:
+        return 0.0
+    if x < lower:
+        return (lower - x) / w
+    if x > upper:
+        return (upper - x) / w
+    if mode == JOINT_MODE_TARGET_POSITION and target_ke > 0.0:
+        alpha = 1.0 / (target_ke * dt * dt)
+        gamma = target_kd / (target_ke * dt)
+        return -(x - target + gamma * rate * dt) / ((1.0 + gamma) * w + alpha)
+    return 0.0
+
+
+@wp.kernel
+def solve_rigid_joints(body_q: wp.array(dtype=wp.transform), body_qd: wp.array(dtype=wp.spatial_vector),
+                       body_com: wp.array(dtype=wp.vec3),
+                       body_inv_mass: wp.array(dtype=float), body_inv_inertia: wp.array(dtype=wp.mat33),
+                       joint_type: wp.array(dtype=int), joint_enabled: wp.array(dtype=int),
+                       joint_parent: wp.array(dtype=int), joint_child: wp.array(dtype=int),
+                       joint_X_p: wp.array(dtype=wp.transform), joint_X_c: wp.array(dtype=wp.transform),
+                       joint_axis: wp.array(dtype=wp.vec3), joint_axis_start: wp.array(dtype=int),
+                       joint_axis_mode: wp.array(dtype=int), joint_act: wp.array(dtype=float),
+                       joint_target_ke: wp.array(dtype=float), joint_target_kd: wp.array(dtype=float),
+                       joint_limit_lower: wp.array(dtype=float),
+                       joint_limit_upper: wp.array(dtype=float), joint_linear_compliance: wp.array(dtype=float),
+                       joint_angular_compliance: wp.array(dtype=float), linear_relaxation: float,
+                       angular_relaxation: float, dt: float, deltas: wp.array(dtype=wp.spatial_vector)):
+    tid = wp.tid()
+    jtype = joint_type[tid]
+    if joint_enabled[tid] == 0:
+        return
+    if jtype != JOINT_FIXED and jtype != JOINT_REVOLUTE and jtype != JOINT_PRISMATIC and jtype != JOINT_BALL:
+        return
+    c = joint_child[tid]
+    p = joint_parent[tid]
+    X_wp = joint_X_p[tid]
+    q_bp = wp.quat_identity()
+    inv_m_p = float(0.0)  # noqa: UP018
+    inv_I_p = wp.mat33()
+    r_p = wp.vec3()
+    w_p = wp.vec3()
+    v_p = wp.vec3()
+    if p >= 0:
+        X_wp = body_q[p] * X_wp
+        q_bp = wp.transform_get_rotation(body_q[p])
+        inv_m_p = body_inv_mass[p]
+        inv_I_p = body_inv_inertia[p]
+        r_p = wp.transform_get_translation(X_wp) - wp.transform_point(body_q[p], body_com[p])
+        w_p = wp.spatial_top(body_qd[p])
+        v_p = wp.spatial_bottom(body_qd[p]) + wp.cross(w_p, r_p)
+    X_wc = body_q[c] * joint_X_c[tid]
+    q_bc = wp.transform_get_rotation(body_q[c])
+    inv_m_c = body_inv_mass[c]
+    inv_I_c = body_inv_inertia[c]
+    r_c = wp.transform_get_translation(X_wc) - wp.transform_point(body_q[c], body_com[c])
+    w_c = wp.spatial_top(body_qd[c])
+    v_c = wp.spatial_bottom(body_qd[c]) + wp.cross(w_c, r_c)
+    q_p = wp.transform_get_rotation(X_wp)
+    q_c = wp.transform_get_rotation(X_wc)
+    x_err = wp.transform_get_translation(X_wc) - wp.transform_get_translation(X_wp)
+    inv_dt2 = 1.0 / (dt * dt)
+    lin_alpha = joint_linear_compliance[tid] * inv_dt2
+    ang_alpha = joint_angular_compliance[tid] * inv_dt2
+    s = joint_axis_start[tid]
+
+    P = wp.vec3()  # positional impulse on the child at its anchor (the parent gets -P at its anchor)
+    L = wp.vec3()  # angular impulse on the child (the parent gets -L)
+    if jtype == JOINT_PRISMATIC:
+        a = wp.quat_rotate(q_p, joint_axis[s])
+        x = wp.dot(x_err, a)
+        P = positional_impulse(x_err - a * x, 0.0, inv_m_c, inv_I_c, q_bc, r_c, inv_m_p, inv_I_p, q_bp, r_p,
+                               lin_alpha)
+        w = positional_weight(inv_m_c, inv_I_c, q_bc, r_c, a) + positional_weight(inv_m_p, inv_I_p, q_bp, r_p, a)
+        P = P + a * axis_correction(x, wp.dot(v_c - v_p, a), w, joint_limit_lower[s], joint_limit_upper[s],
+                                    joint_axis_mode[s], joint_act[s], joint_target_ke[s], joint_target_kd[s], dt)
+    else:
+        P = positional_impulse(x_err, 0.0, inv_m_c, inv_I_c, q_bc, r_c, inv_m_p, inv_I_p, q_bp, r_p, lin_alpha)
+    if jtype == JOINT_FIXED or jtype == JOINT_PRISMATIC:
+        L = angular_impulse(wp.quat_rotate(q_p, rotation_vector(wp.quat_inverse(q_p) * q_c)), inv_I_c, q_bc,
+                            inv_I_p, q_bp, ang_alpha)
+    elif jtype == JOINT_REVOLUTE:
+        a = wp.quat_rotate(q_p, joint_axis[s])
+        a_c = wp.quat_rotate(q_c, joint_axis[s])
+        # the child's axis back onto the parent's: the rotation a -> a_c, undone
+        cr = wp.cross(a, a_c)
+        sn = wp.length(cr)
+        if sn > 1.0e-9:
+            L = angular_impulse(cr * (wp.atan2(sn, wp.dot(a, a_c)) / sn), inv_I_c, q_bc, inv_I_p, q_bp, ang_alpha)
+        angle = _hinge_angle(joint_axis[s], wp.quat_inverse(q_p) * q_c)
+        w = angular_weight(inv_I_c, q_bc, a) + angular_weight(inv_I_p, q_bp, a)
+        L = L + a * axis_correction(angle, wp.dot(w_c - w_p, a), w, joint_limit_lower[s], joint_limit_upper[s],
+                                    joint_axis_mode[s], joint_act[s], joint_target_ke[s], joint_target_kd[s], dt)
+    P = P * linear_relaxation
+    L = L * angular_relaxation
+    inv_dt = 1.0 / dt
+    wp.atomic_add(deltas, c, wp.spatial_vector((wp.cross(r_c, P) + L) * inv_dt, P * inv_dt))
+    if p >= 0:
+        wp.atomic_sub(deltas, p, wp.spatial_vector((wp.cross(r_p, P) + L) * inv_dt, P * inv_dt))
+
+
+@wp.func
+def contact_frame(body: int, point: wp.vec3, offset: wp.vec3, body_q: wp.array(dtype=wp.transform),
+                  body_com: wp.array(dtype=wp.vec3)):
+    """World position of a contact point (body frame, or world for static shapes) and its arm from the body's
+    centre of mass."""
+    x = point + offset
+    r = wp.vec3()
+    if body >= 0:
+        X = body_q[body]
+        x = wp.transform_point(X, point) + offset
+        r = x - wp.transform_point(X, body_com[body])
+    return x, r
+
+
+@wp.func
+def body_weight(body: int, body_q: wp.array(dtype=wp.transform), body_inv_mass: wp.array(dtype=float),
+                body_inv_inertia: wp.array(dtype=wp.mat33), r: wp.vec3, n: wp.vec3):
+    if body < 0:
+        return 0.0
+    return positional_weight(body_inv_mass[body], body_inv_inertia[body], wp.transform_get_rotation(body_q[body]),
+                             r, n)
+
+
+@wp.kernel
+def solve_rigid_contacts(body_q: wp.array(dtype=wp.transform), body_q_prev: wp.array(dtype=wp.transform),
+                         body_com: wp.array(dtype=wp.vec3), body_inv_mass: wp.array(dtype=float),
+                         body_inv_inertia: wp.array(dtype=wp.mat33), shape_body: wp.array(dtype=int),
+                         materials: ModelShapeMaterials, geo: ModelShapeGeometry,
+                         contact_count: wp.array(dtype=int), contact_point0: wp.array(dtype=wp.vec3),
+                         contact_point1: wp.array(dtype=wp.vec3), contact_normal: wp.array(dtype=wp.vec3),
+                         contact_shape0: wp.array(dtype=int), contact_shape1: wp.array(dtype=int),
+                         relaxation: float, dt: float, deltas: wp.array(dtype=wp.spatial_vector),
+                         counts: wp.array(dtype=float)):
+    tid = wp.tid()
+    if tid >= wp.min(contact_count[0], contact_shape0.shape[0]):
+        return
+    a = contact_shape0[tid]
+    b = contact_shape1[tid]
+    if a == b or a < 0 or b < 0:
+        return
+    body_a = shape_body[a]
+    body_b = shape_body[b]
+    n = contact_normal[tid]
+    off_a = -geo.thickness[a] * n
+    off_b = geo.thickness[b] * n
+    x_a, r_a = contact_frame(body_a, contact_point0[tid], off_a, body_q, body_com)
+    x_b, r_b = contact_frame(body_b, contact_point1[tid], off_b, body_q, body_com)
+    d = wp.dot(n, x_a - x_b)
+    if d >= 0.0:
+        return
+    w = body_weight(body_a, body_q, body_inv_mass, body_inv_inertia, r_a, n) + body_weight(
+        body_b, body_q, body_inv_mass, body_inv_inertia, r_b, n)
+    if w <= 0.0:
+        return
+    lam = -d / w  # > 0: pushes a along n, b against it
+    P = n * lam
+    # static friction: undo the tangential slip of the contact points over the step, within the friction cone
+    xp_a, _rp_a = contact_frame(body_a, contact_point0[tid], off_a, body_q_prev, body_com)
+    xp_b, _rp_b = contact_frame(body_b, contact_point1[tid], off_b, body_q_prev, body_com)
+    slip = (x_a - xp_a) - (x_b - xp_b)
+    slip = slip - n * wp.dot(n, slip)
+    sl = wp.length(slip)
+    if sl > 1.0e-9:
+        t = slip / sl
+        wt = body_weight(body_a, body_q, body_inv_mass, body_inv_inertia, r_a, t) + body_weight(
+            body_b, body_q, body_inv_mass, body_inv_inertia, r_b, t)
+        mu = 0.5 * (materials.mu[a] + materials.mu[b])
+        P = P - t * wp.min(sl / wt, mu * lam)
+    P = P * (relaxation / dt)
+    if body_a >= 0:
+        wp.atomic_add(deltas, body_a, wp.spatial_vector(wp.cross(r_a, P), P))
+        wp.atomic_add(counts, body_a, 1.0)
+    if body_b >= 0:
+        wp.atomic_sub(deltas, body_b, wp.spatial_vector(wp.cross(r_b, P), P))
+        wp.atomic_add(counts, body_b, 1.0)
+
+
+@wp.kernel
+def apply_rigid_deltas(q_in: wp.array(dtype=wp.transform), qd_in: wp.array(dtype=wp.spatial_vector),
+                       body_com: wp.array(dtype=wp.vec3), body_inv_mass: wp.array(dtype=float),
+                       body_inv_inertia: wp.array(dtype=wp.mat33), deltas: wp.array(dtype=wp.spatial_vector),
+                       counts: wp.array(dtype=float), use_counts: int, positions: int, dt: float,
+                       q_out: wp.array(dtype=wp.transform), qd_out: wp.array(dtype=wp.spatial_vector)):
+    """Move each body by its summed impulses ``deltas`` ((angular, linear) / dt; averaged over ``counts`` when
+    ``use_counts``): velocities change by the impulses, and with ``positions`` the pose by the velocity change
+    times ``dt``."""
+    tid = wp.tid()
+    X = q_in[tid]
+    tw = qd_in[tid]
+    inv_m = body_inv_mass[tid]
+    if inv_m == 0.0:
+        q_out[tid] = X
+        qd_out[tid] = tw
+        return
+    dl = deltas[tid]
+    if use_counts != 0:
+        k = counts[tid]
+        if k > 1.0:
+            dl = dl / k
+    q0 = wp.transform_get_rotation(X)
+    dv = wp.spatial_bottom(dl) * inv_m
+    dw = world_inv_inertia_times(q0, body_inv_inertia[tid], wp.spatial_top(dl))
+    qd_out[tid] = wp.spatial_vector(wp.spatial_top(tw) + dw, wp.spatial_bottom(tw) + dv)
+    if positions != 0:
+        q1 = wp.normalize(q0 + wp.quat(dw * dt, 0.0) * q0 * 0.5)
+        com = body_com[tid]
+        p1 = wp.transform_get_translation(X) + wp.quat_rotate(q0, com) + dv * dt - wp.quat_rotate(q1, com)
+        q_out[tid] = wp.transform(p1, q1)
+    else:
+        q_out[tid] = X
+
+
+@wp.kernel
+def rigid_contact_restitution(body_q: wp.array(dtype=wp.transform), body_qd: wp.array(dtype=wp.spatial_vector),
+                              body_q_prev: wp.array(dtype=wp.transform),
+                              body_qd_prev: wp.array(dtype=wp.spatial_vector), body_com: wp.array(dtype=wp.vec3),
+                              body_inv_mass: wp.array(dtype=float), body_inv_inertia: wp.array(dtype=wp.mat33),
+                              shape_body: wp.array(dtype=int), materials: ModelShapeMaterials,
+                              geo: ModelShapeGeometry, contact_count: wp.array(dtype=int),
+                              contact_point0: wp.array(dtype=wp.vec3), contact_point1: wp.array(dtype=wp.vec3),
+                              contact_normal: wp.array(dtype=wp.vec3), contact_shape0: wp.array(dtype=int),
+                              contact_shape1: wp.array(dtype=int), margin: float,
+                              deltas: wp.array(dtype=wp.spatial_vector), counts: wp.array(dtype=float)):
+    tid = wp.tid()
+    if tid >= wp.min(contact_count[0], contact_shape0.shape[0]):
+        return
+    a = contact_shape0[tid]
+    b = contact_shape1[tid]
+    if a == b or a < 0 or b < 0:
+        return
+    body_a = shape_body[a]
+    body_b = shape_body[b]
+    n = contact_normal[tid]
+    off_a = -geo.thickness[a] * n
+    off_b = geo.thickness[b] * n
+    x_a, r_a = contact_frame(body_a, contact_point0[tid], off_a, body_q, body_com)
+    x_b, r_b = contact_frame(body_b, contact_point1[tid], off_b, body_q, body_com)
+    if wp.dot(n, x_a - x_b) > margin:
+        return  # not touching after the step
+    # normal velocities of the contact points now and at the start of the step
+    v = wp.vec3()
+    v_prev = wp.vec3()
+    if body_a >= 0:
+        _xp_a, rp_a = contact_frame(body_a, contact_point0[tid], off_a, body_q_prev, body_com)
+        v = v + wp.spatial_bottom(body_qd[body_a]) + wp.cross(wp.spatial_top(body_qd[body_a]), r_a)
+        v_prev = v_prev + wp.spatial_bottom(body_qd_prev[body_a]) + wp.cross(wp.spatial_top(body_qd_prev[body_a]),
+                                                                              rp_a)
+    if body_b >= 0:
+        _xp_b, rp_b = contact_frame(body_b, contact_point1[tid], off_b, body_q_prev, body_com)
+        v = v - wp.spatial_bottom(body_qd[body_b]) - wp.cross(wp.spatial_top(body_qd[body_b]), r_b)
+        v_prev = v_prev - wp.spatial_bottom(body_qd_prev[body_b]) - wp.cross(
+            wp.spatial_top(body_qd_prev[body_b]), rp_b)
+    vn_prev = wp.dot(n, v_prev)
+    if vn_prev >= 0.0:
+        return  # it was not approaching
+    e = 0.5 * (materials.restitution[a] + materials.restitution[b])
+    dvn = -e * vn_prev - wp.dot(n, v)
+    w = body_weight(body_a, body_q, body_inv_mass, body_inv_inertia, r_a, n) + body_weight(
+        body_b, body_q, body_inv_mass, body_inv_inertia, r_b, n)
+    if w <= 0.0:
+        return
+    J = n * (dvn / w)
+    if body_a >= 0:
+        wp.atomic_add(deltas, body_a, wp.spatial_vector(wp.cross(r_a, J), J))
+        wp.atomic_add(counts, body_a, 1.0)
+    if body_b >= 0:
+        wp.atomic_sub(deltas, body_b, wp.spatial_vector(wp.cross(r_b, J), J))
+        wp.atomic_add(counts, body_b, 1.0)

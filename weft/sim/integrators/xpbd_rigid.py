@@ -1,0 +1,115 @@
+"""The rigid-body part of an ``XPBDIntegrator`` step: joints and rigid contacts projected every sweep, restitution
+after the sweeps (kernels and conventions in ``weft/sim/forces/xpbd_rigid.py``)."""
+
+import numpy as np
+
+import weft as wp
+
+from ..forces import xpbd_rigid as kr
+from ..model import JOINT_BALL, JOINT_DISTANCE, JOINT_FIXED, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE, SimError
+from ..rigid_collide import has_rigid_contacts
+
+SUPPORTED_JOINTS = {int(t): name for t, name in ((JOINT_PRISMATIC, "prismatic"), (JOINT_REVOLUTE, "revolute"),
+                                                  (JOINT_BALL, "ball"), (JOINT_FIXED, "fixed"), (JOINT_FREE, "free"),
+                                                  (JOINT_DISTANCE, "distance"))}
+# a touching contact (for restitution) is at most this far apart after the sweeps (m)
+RESTITUTION_MARGIN = 1.0e-4
+
+
+def rigid_kernels(model) -> list:
+    """The rigid-body kernels an XPBD step launches for ``model``."""
+    joints = bool(model.body_count and model.joint_count)
+    contacts = bool(model.body_count and has_rigid_contacts(model))
+    out = []
+    if joints:
+        out.append(kr.solve_rigid_joints)
+    if contacts:
+        out += [kr.solve_rigid_contacts, kr.rigid_contact_restitution]
+    if joints or contacts:
+        out.append(kr.apply_rigid_deltas)
+    return out
+
+
+def check_joints(model) -> None:
+    """Raise for joint types the XPBD rigid solver does not constrain (once per model)."""
+    if model.__dict__.get("_xpbd_joints_checked") or not model.joint_count:
+        return
+    types = set(np.unique(model.joint_type.numpy()).tolist())
+    bad = sorted(types - set(SUPPORTED_JOINTS))
+    if bad:
+        from ..model import JOINT_COMPOUND, JOINT_D6, JOINT_UNIVERSAL
+
+        names = {int(JOINT_COMPOUND): "compound", int(JOINT_UNIVERSAL): "universal", int(JOINT_D6): "D6"}
+        raise SimError("XPBDIntegrator: joint type(s) " + ", ".join(names.get(t, str(t)) for t in bad)
+                       + " are not supported (supported: " + ", ".join(sorted(SUPPORTED_JOINTS.values())) + ")")
+    model.__dict__["_xpbd_joints_checked"] = True
+
+
+def _apply(integ, model, body, deltas, counts, use_counts, positions, dt, grad):
+    """Apply summed impulses to ``body.q`` / ``body.qd`` (in place, or into new arrays on a tape)."""
+    if grad:
+        q_out, qd_out = wp.empty_like(body.q, requires_grad=True), wp.empty_like(body.qd, requires_grad=True)
+    else:
+        q_out, qd_out = body.q, body.qd
+    wp.launch(kr.apply_rigid_deltas, dim=model.body_count,
+              inputs=[body.q, body.qd, model.body_com, model.body_inv_mass, model.body_inv_inertia, deltas, counts,
+                      int(use_counts), int(positions), dt], outputs=[q_out, qd_out], device=model.device)
+    body.q, body.qd = q_out, qd_out
+
+
+def _work(integ, model, state, name, grad):
+    """Zeroed per-body impulse and count buffers (new ones on a tape)."""
+    deltas = integ._buffer(model, name, state.body_qd, grad)
+    counts = integ._buffer(model, name + "_count", model.body_inv_mass, grad)
+    if not grad:
+        deltas.zero_()
+        counts.zero_()
+    return deltas, counts
+
+
+def _contact_args(model):
+    return [model.shape_body, model.shape_materials, model.shape_geo, model.rigid_contact_count,
+            model.rigid_contact_point0, model.rigid_contact_point1, model.rigid_contact_normal,
+            model.rigid_contact_shape0, model.rigid_contact_shape1]
+
+
+def solve_body_constraints(integ, model, state_in, body, control, dt: float) -> None:
+    """One sweep of joints (with the particle-shape contact reactions already in ``body.deltas``, applied together
+    as warp.sim does) and rigid contacts; updates ``body.q`` / ``body.qd``."""
+    grad = bool(state_in.requires_grad)
+    dev = model.device
+    if model.joint_count:
+        check_joints(model)
+        wp.launch(kr.solve_rigid_joints, dim=model.joint_count,
+                  inputs=[body.q, body.qd, model.body_com, model.body_inv_mass, model.body_inv_inertia, model.joint_type,
+                          model.joint_enabled, model.joint_parent, model.joint_child, model.joint_X_p,
+                          model.joint_X_c, model.joint_axis, model.joint_axis_start, model.joint_axis_mode,
+                          control.joint_act, model.joint_target_ke, model.joint_target_kd, model.joint_limit_lower, model.joint_limit_upper,
+                          model.joint_linear_compliance, model.joint_angular_compliance,
+                          integ.joint_linear_relaxation, integ.joint_angular_relaxation, dt],
+                  outputs=[body.deltas], device=dev)
+        _apply(integ, model, body, body.deltas, model.body_inv_mass, False, True, dt, grad)  # counts unused
+    if has_rigid_contacts(model):
+        from ..forces.rigid import _contact_dim
+
+        deltas, counts = _work(integ, model, state_in, "rigid_contact_deltas", grad)
+        wp.launch(kr.solve_rigid_contacts, dim=_contact_dim(model),
+                  inputs=[body.q, state_in.body_q, model.body_com, model.body_inv_mass, model.body_inv_inertia,
+                          *_contact_args(model), integ.rigid_contact_relaxation, dt],
+                  outputs=[deltas, counts], device=dev)
+        _apply(integ, model, body, deltas, counts, integ.rigid_contact_con_weighting, True, dt, grad)
+
+
+def apply_restitution(integ, model, state_in, body, dt: float) -> None:
+    """Set the normal velocity of each touching rigid contact to ``-e`` times its value at the start of the step."""
+    if not has_rigid_contacts(model):
+        return
+    from ..forces.rigid import _contact_dim
+
+    grad = bool(state_in.requires_grad)
+    deltas, counts = _work(integ, model, state_in, "rigid_restitution_deltas", grad)
+    wp.launch(kr.rigid_contact_restitution, dim=_contact_dim(model),
+              inputs=[body.q, body.qd, state_in.body_q, state_in.body_qd, model.body_com, model.body_inv_mass,
+                      model.body_inv_inertia, *_contact_args(model), RESTITUTION_MARGIN],
+              outputs=[deltas, counts], device=model.device)
+    _apply(integ, model, body, deltas, counts, True, False, dt, grad)
