@@ -2,7 +2,7 @@
 
 A program's first launches otherwise compile one kernel after another, each waiting for the last and each paying
 the compiler's fixed costs. When a kernel compiles cold (its binary is not in the cache), every other non-generic
-kernel defined in the same Python module that has not been compiled yet is lowered as its own first launch would
+kernel defined at the top level of the same Python module that has not been compiled yet is lowered as its own first launch would
 lower it (same specialisation, same cache entry), and the cold ones compile together with it:
 
 - with GCC on Linux as batches (weft/toolchain/batch.py): one translation unit per batch, one batch per core, the
@@ -11,9 +11,9 @@ lower it (same specialisation, same cache entry), and the cold ones compile toge
 - otherwise each on its own, queued on background threads (one per spare core).
 
 A later launch finds its kernel ready, or waits for the compile in flight. A kernel using tiles is lowered for its
-``block_dim`` option, else for the block size of the program's latest tiled launch, else left for a later wave (its
-block size is a launch argument: a guess could only waste a compile): every cold compile in a module starts a new
-wave with the siblings still uncompiled.
+``block_dim`` option, else for the block size of the program's latest tiled launch, else for 256 (the default of
+``wp.launch_tiled``, and Warp's module option): a launch with another block size compiles it again. Every cold
+compile in a module starts a wave with the siblings still uncompiled.
 
 Compiles ahead never report errors: a kernel that fails to lower, or whose batch fails to compile, raises when (if
 ever) it is launched, compiled alone. At interpreter exit, queued compiles are dropped and running ones are waited
@@ -31,9 +31,11 @@ import threading
 import weakref
 
 from . import config
+from .ir.nodes import Let, walk
+from .ir.types import TileType, VectorType
 from .pipeline import cpu_options
-from .toolchain import batch, cache
-from .toolchain.build import compiling_ahead, pch_include_dir
+from .toolchain import batch, cache, runtime
+from .toolchain.build import compiling_ahead, cpu_key, pch_include_dir
 
 _lock = threading.Lock()
 _claimed_modules: set[str] = set()
@@ -51,8 +53,8 @@ def note_tile_block_dim(block_dim: int) -> None:
     _tile_block_dim = block_dim
 
 
-def module_cold(kernel, key: str, source: str) -> None:
-    """Called (holding ``kernel``'s lock) before ``kernel`` compiles cold (its module's source ``source``, cache key
+def module_cold(kernel, spec, key: str) -> None:
+    """Called (holding ``kernel``'s lock) before ``kernel`` compiles cold (its specialisation ``spec``, cache key
     ``key``): compile the module's other uncompiled kernels with it. Returns when ``kernel``'s batch is compiled
     (or at once when it is not batched: the caller then compiles it alone)."""
     if not config.compile_ahead:
@@ -71,53 +73,74 @@ def module_cold(kernel, key: str, source: str) -> None:
         if isinstance(value, Kernel) and value is not kernel and value not in siblings and not value._specs \
                 and value not in _failed:
             siblings.append(value)
-    if not siblings:
-        return
     prepared = []
     for k in siblings:
         try:
-            spec = k.prepare_ahead(_tile_block_dim)
+            prep = k.prepare_ahead(_tile_block_dim)
         except Exception:  # noqa: BLE001 - reported when (if ever) the kernel is launched
             _failed.add(k)
             continue
-        if spec is not None:
-            prepared.append((k, spec))
-    if not prepared:
-        return
+        if prep is not None:
+            prepared.append((k, prep))
     options = _options()
     alone = prepared
-    if batch.available():
-        members = [batch.Member(kernel.__name__, source, key)]
+    if batch.available():  # a batch of the cold ones, with the runtime libraries they need (alone: nothing to do)
+        members = [batch.Member(kernel.__name__, spec.source, key)]
         keys = {}
-        for k, spec in prepared:
+        for k, s in prepared:
             try:
-                keys[k] = k.cpp_key(spec)
-                members.append(batch.Member(k.__name__, spec.source, keys[k]))
+                keys[k] = k.cpp_key(s)
+                members.append(batch.Member(k.__name__, s.source, keys[k]))
             except Exception:  # noqa: BLE001,S112 - reported at its launch
                 continue
+        members += _runtime_members([spec, *(s for k, s in prepared if k in keys)], options)
         batches = batch.plan(members, options, os.cpu_count() or 1)
         batched = {m.key for b in batches for m in b.members}
         # the others compile alone, ahead, unless cached (or built by another process: their launch waits for it)
-        alone = [(k, spec) for k, spec in prepared if keys.get(k) not in batched and not (
+        alone = [(k, s) for k, s in prepared if keys.get(k) not in batched and not (
             keys.get(k) and cache.lookup("cpu", keys[k], "so"))]
         mine = [b for b in batches if key in {m.key for m in b.members}]
         for b in batches:
             if b not in mine:
                 _queue.put(b)
-        for k, spec in alone:
-            _queue.put(_Alone(k, spec, config.mode))
+        for k, s in alone:
+            _queue.put(_Alone(k, s, config.mode))
         if len(batches) > len(mine) or alone:
             _start_workers()
         for b in mine:
             b.run()
         return
+    if not prepared:
+        return
     try:  # the precompiled header, needed by every compile after the first, starts building now
         pch_include_dir(options)
     except Exception:  # noqa: BLE001 - no compiler etc.: the foreground compile reports it
         return
-    for k, spec in alone:
-        _queue.put(_Alone(k, spec, config.mode))
+    for k, s in alone:
+        _queue.put(_Alone(k, s, config.mode))
     _start_workers()
+
+
+def _runtime_members(specs, options) -> list:
+    """The runtime libraries (toolchain/runtime.py) the cold kernels of a wave will ask for when loaded and that
+    this process has not loaded: the FFT passes of their tile_fft / tile_ifft lengths, compiled in the same batch."""
+    if options != runtime.options():  # a debug wave: the libraries are built with release options
+        return []
+    libs = []
+    for spec in specs:
+        try:
+            stmts = list(walk(spec.fn.body))
+        except Exception:  # noqa: BLE001,S112 - no IR (a kernel that does not lower): nothing to add
+            continue
+        for st in stmts:
+            if isinstance(st, Let) and st.call.name in ("tile_fft", "tile_ifft") and st.args:
+                t = getattr(st.args[0], "type", None)
+                if isinstance(t, TileType) and t.shape and isinstance(t.dtype, VectorType):
+                    libs += [lib for lib in runtime.fft_libraries(t.dtype.scalar.ctype, t.shape[-1])
+                             if lib not in libs and lib.name not in runtime._loaded]
+    # cost: a radix-8 library compiles about as long as a 20k-character kernel module (0.36-0.4 s of g++ CPU)
+    return [batch.Member(f"weft_runtime_{lib.name}", lib.source, cpu_key(lib.source, options), cost=20_000)
+            for lib in libs]
 
 
 class _Alone:

@@ -63,6 +63,9 @@ class Spec:
     #: frozenset of array parameters without gradients -> the AdjointSpec for launches with exactly those (tile
     #: kernels only, see Kernel.adjoint_of)
     adjoint_variants: dict = field(default_factory=dict)
+    #: backward programs differentiated and rendered ahead of their compile (Kernel.prepare_adjoint): inactive set ->
+    #: (program, source), taken by adjoint_of
+    pending_adjoints: dict = field(default_factory=dict)
     errors: object = None
     checks_errors: bool = False  # the module reports runtime errors in release mode too (exports weft_release_checks)
     tile_dim: int = 0  # block size of tile kernels (0: no tiles)
@@ -164,7 +167,6 @@ class Kernel:
         self._annotations: list | None = None
         self._fixed_types: tuple | None = None
         self._overloads: list[tuple[T.Type, ...]] = []  # declared with wp.overload, compiled by compile()
-        self._tiled = False  # uses tiles (learnt when compiled ahead: weft/ahead.py)
 
     @property
     def module(self):
@@ -268,8 +270,9 @@ class Kernel:
         """Lower this (non-generic) kernel as its first launch would, ahead of it (weft/ahead.py), and keep the
         specialisation unloaded: its compile is batched with its siblings', and its launch (or ``load_prepared``)
         loads it. A kernel using tiles is lowered for its ``block_dim`` option, else ``tile_block_dim`` (the
-        program's latest tiled launch), else not at all: its launch decides the block size. None when there is
-        nothing to do, or when another thread holds the kernel (it is compiling it)."""
+        program's latest tiled launch), else 256 (the default of ``wp.launch_tiled`` and of Warp's module option);
+        a launch with another block size compiles it again. None when there is nothing to do, or when another
+        thread holds the kernel (it is compiling it)."""
         if not self._lock.acquire(blocking=False):
             return None
         try:
@@ -278,16 +281,10 @@ class Kernel:
             debug = config.mode == "debug"
             if types is None or self._specs:
                 return None
-            block_dim = int(self.options.get("block_dim") or tile_block_dim or 0)
-            if self._tiled and not block_dim:
-                return None  # known to use tiles (an earlier wave lowered it): wait for a block size
-            spec = self._lower(types, debug, block_dim if self._tiled else 256)  # 256: what a plain launch passes
-            if spec.tile_dim:
-                self._tiled = True
-                if not block_dim:
-                    return None
-                if block_dim != spec.tile_dim:
-                    spec = self._lower(types, debug, block_dim)
+            spec = self._lower(types, debug, 256)  # the block size a plain wp.launch (and launch_tiled) passes
+            block_dim = int(self.options.get("block_dim") or tile_block_dim or 256)
+            if spec.tile_dim and block_dim != spec.tile_dim:
+                spec = self._lower(types, debug, block_dim)
             self._specs[(types, debug)] = spec
             return spec
         finally:
@@ -380,7 +377,7 @@ class Kernel:
             key = pipeline.built_key(spec.source, spec.debug)
             lib = pipeline.load_built(key)
             if lib is None:  # a cold compile: compile the module's other cold kernels with it (weft/ahead.py)
-                ahead.module_cold(self, key, spec.source)
+                ahead.module_cold(self, spec, key)
                 lib = pipeline.build(spec.source, self.__name__, spec.debug)
             self._save_record(spec, key)
         try:
@@ -419,20 +416,50 @@ class Kernel:
                                    self.source.loc(None))
             with self._lock:
                 if spec.adjoint is None:
-                    spec.adjoint = self._compile_adjoint(spec, pipeline.differentiate(spec.fn))
+                    pending = spec.pending_adjoints.pop(frozenset(), None)
+                    spec.adjoint = self._compile_adjoint(spec, *(pending or (pipeline.differentiate(spec.fn),)))
         if not inactive or not spec.tile_dim:
             return spec.adjoint
         hit = spec.adjoint_variants.get(inactive)
         if hit is None:
             with self._lock:
                 base = spec.adjoint
-                prog = pipeline.without_gradients(base.prog, inactive)
-                hit = base if prog is base.prog else self._compile_adjoint(spec, prog)
+                pending = spec.pending_adjoints.pop(inactive, None)
+                prog = pending[0] if pending else pipeline.without_gradients(base.prog, inactive)
+                hit = base if prog is base.prog else self._compile_adjoint(spec, *(pending or (prog,)))
                 spec.adjoint_variants[inactive] = hit
         return hit
 
-    def _compile_adjoint(self, spec: Spec, prog) -> AdjointSpec:
-        source = pipeline.render_module(prog, self.__name__, spec.debug, Target.CPU, Direction.ADJOINT).source
+    def prepare_adjoint(self, spec: Spec, inactive: frozenset[int] = frozenset()) -> list[str]:
+        """Differentiate and render, without compiling, the backward modules ``adjoint_of(spec, inactive)`` will
+        compile (runtime/backward.py batches those of a Tape's first backward): their sources, none when compiled
+        already (a tile kernel's variant for ``inactive`` comes after the specialisation's one backward)."""
+        if not self.enable_backward:
+            return []
+        out = []
+        with self._lock:
+            base = spec.pending_adjoints.get(frozenset())
+            if spec.adjoint is None:
+                if base is None:
+                    prog = pipeline.differentiate(spec.fn)
+                    base = spec.pending_adjoints[frozenset()] = (prog, self._adjoint_source(spec, prog))
+                out.append(base[1])
+            if not inactive or not spec.tile_dim or inactive in spec.adjoint_variants:
+                return out
+            variant = spec.pending_adjoints.get(inactive)
+            if variant is None:
+                base_prog = spec.adjoint.prog if spec.adjoint is not None else base[0]
+                prog = pipeline.without_gradients(base_prog, inactive)
+                if prog is base_prog:
+                    return out
+                variant = spec.pending_adjoints[inactive] = (prog, self._adjoint_source(spec, prog))
+            return [*out, variant[1]]
+
+    def _adjoint_source(self, spec: Spec, prog) -> str:
+        return pipeline.render_module(prog, self.__name__, spec.debug, Target.CPU, Direction.ADJOINT).source
+
+    def _compile_adjoint(self, spec: Spec, prog, source: str | None = None) -> AdjointSpec:
+        source = source or self._adjoint_source(spec, prog)
         lib = pipeline.build(source, self.__name__ + "_adj", spec.debug)
         bwd = lib.weft_bwd
         bwd.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32]

@@ -178,3 +178,90 @@ def test_concurrent_processes_share_the_cache(tmp_path):
     refs = sorted(cache_dir.glob("cpu/*/*.ref"))
     assert len(refs) == 3  # one entry per kernel, whoever built it
     assert not list(cache_dir.glob(".build-*"))  # no build directory left behind
+
+
+def test_fft_libraries_match_the_native_plan():
+    """The runtime libraries a batch builds for a tile FFT length are those fft.h's plan calls (radix_bits)."""
+    from weft.toolchain import runtime
+    from weft.toolchain.build import build_cpu
+
+    source = ('// weft test: radix_bits\n#include "weft.h"\n'
+              'extern "C" WEFT_EXPORT int weft_test_radix_bits(int n) { return weft::fft::radix_bits(n); }\n')
+    lib = build_cpu(source, runtime.options(), "radix_bits")
+    lib.weft_test_radix_bits.argtypes = [ctypes.c_int]
+    for n in range(2, 1100):
+        bits = lib.weft_test_radix_bits(n)
+        native = {str(r) for r in (2, 3, 4, 5, 8) if bits & (1 << r)} | ({"g"} if bits & 1 else set())
+        for scalar in ("float", "double"):
+            libs = runtime.fft_libraries(scalar, n)
+            assert {x.radix for x in libs} == native, n
+            assert all(x.scalar == scalar for x in libs)
+
+
+FFT_MODULE = """
+import weft as wp
+
+@wp.kernel
+def rows_fft(x: wp.array2d(dtype=wp.vec2d), y: wp.array2d(dtype=wp.vec2d)):
+    i = wp.tid()
+    a = wp.tile_load(x, shape=(1, 20), offset=(i, 0))
+    wp.tile_fft(a)
+    wp.tile_store(y, a * {value}, offset=(i, 0))
+"""
+
+
+def test_tile_fft_kernel_batches_with_its_runtime_libraries(tmp_path, batches, monkeypatch):
+    from weft.toolchain import runtime
+
+    for lib in runtime.fft_libraries("double", 20):  # length 20: radix 4 and 5 passes, double precision
+        monkeypatch.delitem(runtime._loaded, lib.name, raising=False)
+    cache_dir = tmp_path / "cache"  # a cache without the libraries
+    cache_dir.mkdir(mode=0o700)
+    monkeypatch.setattr(wp.config, "kernel_cache_dir", str(cache_dir))
+    mod = _load(tmp_path, "weft_batch_module_fft", 1.5, text=FFT_MODULE)
+    x = np.random.default_rng(1).standard_normal((3, 20, 2))
+    xa = wp.array(x, dtype=wp.vec2d)
+    y = wp.zeros((3, 20), dtype=wp.vec2d)
+    wp.launch_tiled(mod.rows_fft, dim=[3], inputs=[xa, y], block_dim=32)
+    (b,) = batches
+    assert sorted(m.name for m in b.members) == ["rows_fft", "weft_runtime_fft_f64_r4", "weft_runtime_fft_f64_r5"]
+    assert len(b.published) == 3
+    ref = np.fft.fft(x[..., 0] + 1j * x[..., 1], axis=1) * 1.5
+    np.testing.assert_allclose(y.numpy()[..., 0] + 1j * y.numpy()[..., 1], ref, rtol=1e-12, atol=1e-12)
+
+
+GRAD_MODULE = """
+import weft as wp
+
+@wp.kernel
+def square(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = x[i] * x[i] * {value}
+
+@wp.kernel
+def total(y: wp.array(dtype=float), loss: wp.array(dtype=float)):
+    i = wp.tid()
+    wp.atomic_add(loss, 0, wp.sin(y[i]))
+"""
+
+
+def test_first_backward_compiles_its_adjoints_as_one_unit(tmp_path, batches):
+    mod = _load(tmp_path, "weft_batch_module_grad", 0.75, text=GRAD_MODULE)
+    x0 = np.linspace(0.1, 1.0, 5).astype(np.float32)
+    x = wp.array(x0, dtype=float, requires_grad=True)
+    y = wp.zeros(5, dtype=float, requires_grad=True)
+    loss = wp.zeros(1, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(mod.square, dim=5, inputs=[x, y])
+        wp.launch(mod.total, dim=5, inputs=[y, loss])
+    forward = len(batches)
+    tape.backward(loss)
+    assert len(batches) == forward + 1
+    assert sorted(m.name for m in batches[-1].members) == ["square_adj", "total_adj"]
+    assert len(batches[-1].published) == 2
+    # d/dx sum(sin(0.75 x^2)) = cos(0.75 x^2) * 1.5 x
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(0.75 * x0 ** 2) * 1.5 * x0, rtol=1e-5)
+    tape.zero()
+    tape.backward(loss)  # compiled: no more batches
+    assert len(batches) == forward + 1

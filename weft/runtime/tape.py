@@ -194,10 +194,12 @@ class Tape:
                     a.grad = g  # as in Warp: the given gradient array becomes the array's .grad
                 else:
                     a.grad.assign(g)
+        from .backward import compile_adjoints, run_record_adjoint
+
+        # the first backward compiles its modules together (batches), not one per launch (nor per overwrite check)
+        compile_adjoints([rec for rec in reversed(self.launches) if isinstance(rec, LaunchRecord)])
         if self.check_overwrites:
             self._check_overwrites()
-        from .backward import run_record_adjoint
-
         for rec in reversed(self.launches):
             if isinstance(rec, LaunchRecord):
                 run_record_adjoint(rec)

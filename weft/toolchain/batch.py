@@ -47,14 +47,25 @@ _EXPORT = re.compile(r'^extern "C" WEFT_EXPORT [^(\n]*?\b(\w+)\(', re.MULTILINE)
 _MEMBER_LINK = ("-Wl,--gc-sections",)
 #: the flags that give every function and object its own section, so a member's link keeps only its own code
 _SECTIONS = ("-ffunction-sections", "-fdata-sections")
-#: a wave is split into several batches (compiled in parallel, one per core) only when each gets this many members:
-#: every batch pays the compiler's start-up and the header (about 0.1 s of CPU without a precompiled header)
-MIN_PER_BATCH = 6
+#: a wave is split into several batches (compiled in parallel, one per core) only when each gets at least this much
+#: work, in characters of generated source (Member.weight; about 1.3 s of g++ CPU at -O3): every batch pays the
+#: compiler's start-up and the header (about 0.1 s of CPU without a precompiled header)
+MIN_BATCH_WEIGHT = 40_000
+
+
+_INCLUDE = '#include "weft.h"\n'
 
 
 def batchable(source: str) -> bool:
-    """Whether a generated CPU module can join a batch (see the module docstring)."""
-    return PROLOGUE in source and source.count("#include") == 1 and "namespace weft" not in source
+    """Whether a generated CPU module (or a runtime library, toolchain/runtime.py) can join a batch (see the module
+    docstring)."""
+    return _INCLUDE in source and source.count("#include") == 1 and "namespace weft" not in source and (
+        PROLOGUE in source or "WEFT_DEFINE_ERROR_STATE" not in source)
+
+
+def _body(source: str) -> str:
+    """A member's source without the lines the unit holds once."""
+    return source.replace(PROLOGUE if PROLOGUE in source else _INCLUDE, "", 1).rstrip("\n")
 
 
 def available() -> bool:
@@ -67,6 +78,13 @@ class Member:
     name: str  # the kernel's name, for messages
     source: str
     key: str  # its kernel-cache key (toolchain/build.cpu_key)
+    #: an estimate of its compile time, in characters of a generated kernel module compiling as long (default: its
+    #: source's length; a runtime library's short source instantiates much more code)
+    cost: int = 0
+
+    @property
+    def weight(self) -> int:
+        return self.cost or len(self.source)
 
     def exports(self) -> list[str]:
         return sorted(set(_EXPORT.findall(self.source)))
@@ -78,7 +96,7 @@ def compose(members: list[Member]) -> str:
     for i, m in enumerate(members):
         names = m.exports()
         parts += [f"#define {n} {n}__m{i}" for n in names]
-        parts += [f"namespace weft_m{i} {{", m.source.replace(PROLOGUE, "", 1).rstrip("\n"), f"}}  // weft_m{i}"]
+        parts += [f"namespace weft_m{i} {{", _body(m.source), f"}}  // weft_m{i}"]
         parts += [f"#undef {n}" for n in names]
     return "\n".join(parts) + "\n"
 
@@ -87,7 +105,8 @@ def _version_script(member: Member) -> str:
     """A member's library exports what it would export compiled alone: its entry points (the aliases under their
     usual names) and the error state; everything else, the other members' renamed entry points included, is
     local, so the link drops their code."""
-    names = "".join(f" {n};" for n in [*member.exports(), "weft_errors"])
+    errors = ["weft_errors"] if PROLOGUE in member.source else []  # runtime libraries have no error state
+    names = "".join(f" {n};" for n in [*member.exports(), *errors])
     return f"{{ global:{names} local: *; }};\n"
 
 
@@ -158,8 +177,8 @@ class Batch:
 
 def plan(members: list[Member], options: CpuOptions, parts: int) -> list[Batch]:
     """Claim the members that are batchable, not cached and not being built by another process, mark them in
-    flight in this process, and split them into at most ``parts`` batches of similar source size (the first member
-    goes into the first batch). Batches of one member are not made: that member compiles alone as usual."""
+    flight in this process, and split them into at most ``parts`` batches of similar weight, each of at least
+    MIN_BATCH_WEIGHT (the first member goes into the first batch). Batches of one member are not made: that member compiles alone as usual."""
     from .build import start_inflight
 
     if not available():
@@ -187,14 +206,14 @@ def plan(members: list[Member], options: CpuOptions, parts: int) -> list[Batch]:
         for _, c in claimed:
             c.release()
         return []
-    parts = max(1, min(parts, len(claimed) // MIN_PER_BATCH))
+    parts = max(1, min(parts, len(claimed) // 2, sum(m.weight for m, _ in claimed) // MIN_BATCH_WEIGHT))
     groups: list[list[tuple[Member, cache.Claim]]] = [[] for _ in range(parts)]
     sizes = [0] * parts
-    first, rest = claimed[0], sorted(claimed[1:], key=lambda mc: -len(mc[0].source))
-    for mc in [first, *rest]:  # largest first into the smallest group (deterministic for a given list)
+    first, rest = claimed[0], sorted(claimed[1:], key=lambda mc: -mc[0].weight)
+    for mc in [first, *rest]:  # heaviest first into the lightest group (deterministic for a given list)
         g = sizes.index(min(sizes)) if mc is not first else 0
         groups[g].append(mc)
-        sizes[g] += len(mc[0].source)
+        sizes[g] += mc[0].weight
     batches = []
     for g in groups:
         if len(g) < 2:

@@ -51,11 +51,35 @@ LIBRARIES = tuple(RuntimeLibrary(f"fft_{s}_r{r}", f"weft_rt_fft_{s}_r{r}", t, r)
                   for s, t in _FFT_TYPES for r in _FFT_RADICES)
 _BY_SYMBOL = {lib.symbol: lib for lib in LIBRARIES}
 
+
+def fft_libraries(scalar: str, n: int) -> list[RuntimeLibrary]:
+    """The libraries a length-``n`` transform of C++ scalar type ``scalar`` calls: the pass kinds of its plan, as
+    ``plan_radices`` / ``radix_bits`` in fft.h choose them (radix 8 where possible, 4 to finish, a lone 2 only when
+    2 divides n once; 3 and 5 their own passes, other odd primes the generic one). Used to build them with a batch
+    of kernels before the first load (weft/ahead.py); a library missed here is still built when the loader asks."""
+    if n < 2:
+        return []
+    rem, e = n, 0
+    while rem % 2 == 0:
+        e, rem = e + 1, rem // 2
+    r8, r4, r2 = e // 3, (e % 3) // 2, (e % 3) % 2
+    if r2 and r8 > 0:
+        r8, r4, r2 = r8 - 1, r4 + 2, 0
+    kinds = {k for k, used in (("8", r8), ("4", r4), ("2", r2)) if used}
+    p = 3
+    while rem > 1:
+        while rem % p == 0:
+            kinds.add(str(p) if p in (3, 5) else "g")
+            rem //= p
+        p += 2
+    return [lib for lib in LIBRARIES if lib.scalar == scalar and lib.radix in kinds]
+
 _lock = threading.Lock()
 _loaded: dict[str, ctypes.CDLL] = {}
 
 
-def _options():
+def options():
+    """The build options of every runtime library (those of a release kernel module)."""
     from .options import CpuOptions
 
     return CpuOptions(opt_level=config.optimization_level, extra=tuple(config.cpu_compile_flags))
@@ -71,7 +95,7 @@ def ensure(lib: RuntimeLibrary) -> ctypes.CDLL:
         if loaded is None:
             from .build import build_cpu
 
-            loaded = build_cpu(lib.source, _options(), f"weft_runtime_{lib.name}", mode=ctypes.RTLD_GLOBAL)
+            loaded = build_cpu(lib.source, options(), f"weft_runtime_{lib.name}", mode=ctypes.RTLD_GLOBAL)
             _loaded[lib.name] = loaded
     return loaded
 
