@@ -38,6 +38,7 @@ _SIGNATURES = {
     "geo_mesh_set_grads": (ctypes.c_int, [u64, vp, vp]),
     "geo_volume_create": (u64, [vp]),
     "geo_volume_destroy": (ctypes.c_int, [u64]),
+    "geo_volume_update": (ctypes.c_int, [u64, vp]),
     "geo_volume_descriptor_size": (u64, []),
 }
 

@@ -44,6 +44,14 @@ class GridInfo(NamedTuple):
     transform_matrix: object
 
 
+class RebuildInfo(NamedTuple):
+    kind: str | None
+    max_voxel_count: int
+    max_leaf_node_count: int
+    max_lower_node_count: int
+    max_upper_node_count: int
+
+
 class ActiveStats(NamedTuple):
     voxel_count: int
     leaf_node_count: int
@@ -66,7 +74,8 @@ def normalize_voxel_size(voxel_size) -> tuple[float, float, float]:
     if isinstance(voxel_size, (int, float, np.integer, np.floating)):
         s = float(voxel_size)
         sizes = (s, s, s)
-    elif isinstance(voxel_size, (list, tuple, np.ndarray)) or hasattr(voxel_size, "__len__"):
+    elif isinstance(voxel_size, (list, tuple, np.ndarray)) or (hasattr(voxel_size, "__len__")
+                                                                and not isinstance(voxel_size, (str, bytes))):
         sizes = tuple(float(v) for v in voxel_size)
         if len(sizes) != 3:
             raise ValueError(f"Volume: argument 'voxel_size' must be a scalar or a 3-element sequence, got length "
@@ -83,8 +92,9 @@ def _bg_type(bg_value):
     """The value type a background value makes (Warp's rules: plain sequences are float32 vectors, Python ints
     int32, Python floats float32, weft values their own type)."""
     ir = getattr(type(bg_value), "_ir_", None)
-    if ir is None and isinstance(bg_value, (np.generic,)):
-        ir = to_ir(type(bg_value)) if not isinstance(bg_value, np.floating) else T.FLOAT32
+    if ir is None and isinstance(bg_value, np.generic):  # NumPy scalars (wp.float64(3.0)): their own type
+        ir = next((s for s in T.SCALARS if s.kind == bg_value.dtype.kind and s.bits == bg_value.dtype.itemsize * 8
+                   and s is not T.BFLOAT16), None)
     if ir is None:
         if isinstance(bg_value, bool):
             ir = T.BOOL
@@ -133,6 +143,88 @@ def _points(points, owner: str, name: str) -> tuple[np.ndarray, bool]:
     return data.reshape(-1, 3), data.dtype.kind == "f"
 
 
+def _capacity(value, default: int, name: str) -> int:
+    v = default if value is None else value
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 < int(v) < 2**32:
+        raise ValueError(f"Volume: argument '{name}' must be a positive integer below 2**32, got {value!r}")
+    return int(v)
+
+
+class _BuildSpec:
+    """How a volume's topology is built from points (kept for ``rebuild``): tiles or voxels, the index-to-world map,
+    the value type and background (None: an index grid), and the capacity (voxels, leaves, lower, upper) or None."""
+
+    def __init__(self, kind, matrix, translation, ir, background, caps):
+        self.kind, self.matrix, self.translation, self.ir, self.background, self.caps = \
+            kind, matrix, translation, ir, background, caps
+
+    def build(self, points, point_mask, status) -> Layout:
+        owner = f"Volume.allocate_by_{self.kind}"
+        ijk = Volume._index_points(points, point_mask, self.matrix, self.translation, owner, f"{self.kind[:-1]}_points")
+        if self.kind == "tiles":
+            origins = np.unique(np.floor_divide(ijk, LEAF) * LEAF, axis=0).reshape(-1, 3)
+            origins = origins[tree_order(origins)]
+            voxels = None
+        else:
+            voxels = np.unique(ijk, axis=0).reshape(-1, 3)
+            origins = np.floor_divide(voxels, LEAF) * LEAF
+            order = np.lexsort((_bits(voxels - origins), tree_rank(origins)))
+            voxels, origins = voxels[order], origins[order]
+        flags = 0
+        if self.caps is not None:
+            max_voxels, max_leaves, max_lower, max_upper = self.caps
+            if voxels is not None and len(voxels) > max_voxels:
+                flags |= Volume.REBUILD_VOXEL_CAPACITY_EXCEEDED
+                voxels, origins = voxels[:max_voxels], origins[:max_voxels]
+            keep = np.ones(len(origins), bool)
+            for bit, size, cap in ((Volume.REBUILD_LEAF_CAPACITY_EXCEEDED, LEAF, max_leaves),
+                                   (Volume.REBUILD_LOWER_CAPACITY_EXCEEDED, 128, max_lower),
+                                   (Volume.REBUILD_UPPER_CAPACITY_EXCEEDED, 4096, max_upper)):
+                node = np.floor_divide(origins, size)
+                _, first, rank = np.unique(node, axis=0, return_index=True, return_inverse=True)
+                order_of = np.argsort(np.argsort(first))  # nodes numbered in order of first appearance
+                number = order_of[rank.reshape(-1)]
+                if len(first) > cap:
+                    flags |= bit
+                    keep &= number < cap
+            if voxels is not None:
+                voxels = voxels[keep]
+            origins = origins[keep]
+        if status is not None:
+            status.numpy().reshape(-1)[0] = flags
+        check_origins(origins, owner)
+        if voxels is None:
+            masks = np.full((len(origins), 8), np.uint64(0xFFFFFFFFFFFFFFFF), dtype=np.uint64)
+        else:
+            leaves, leaf = np.unique(origins, axis=0, return_inverse=True)
+            rank = np.empty(len(leaves), np.int64)
+            rank[tree_order(leaves)] = np.arange(len(leaves))
+            origins, leaf = leaves[tree_order(leaves)], rank[leaf.reshape(-1)]
+            bit = _bits(voxels - np.floor_divide(voxels, LEAF) * LEAF)
+            masks = np.zeros((len(origins), 8), dtype=np.uint64)
+            np.bitwise_or.at(masks, (leaf, bit >> 6), np.left_shift(np.uint64(1), (bit & 63).astype(np.uint64)))
+        if self.ir is None:
+            return Layout.make(None, origins, masks, None, None, self.matrix, self.translation)
+        values = np.empty((len(origins), LEAF, LEAF, LEAF, *self.background.shape), dtype=self.background.dtype)
+        values[...] = self.background
+        return Layout.make(self.ir, origins, masks, values, self.background.copy(), self.matrix, self.translation)
+
+
+def _bits(local: np.ndarray) -> np.ndarray:
+    local = local.astype(np.int64)
+    return (local[:, 0] << 6) | (local[:, 1] << 3) | local[:, 2]
+
+
+def tree_rank(origins: np.ndarray) -> np.ndarray:
+    """Each leaf origin's position in tree order (equal origins share one)."""
+    if not len(origins):
+        return np.zeros(0, np.int64)
+    leaves, inv = np.unique(origins, axis=0, return_inverse=True)
+    rank = np.empty(len(leaves), np.int64)
+    rank[tree_order(leaves)] = np.arange(len(leaves))
+    return rank[inv.reshape(-1)]
+
+
 class Volume(NativeHandle):
     """A sparse volume: leaves of 8x8x8 voxels, a background value elsewhere, and an affine index-to-world map.
 
@@ -147,6 +239,13 @@ class Volume(NativeHandle):
     """Trilinear sampling."""
     GridInfo = GridInfo
     ActiveStats = ActiveStats
+    RebuildInfo = RebuildInfo
+    REBUILD_SUCCESS = 0
+    REBUILD_LEAF_CAPACITY_EXCEEDED = 1 << 0
+    REBUILD_LOWER_CAPACITY_EXCEEDED = 1 << 1
+    REBUILD_UPPER_CAPACITY_EXCEEDED = 1 << 2
+    REBUILD_VOXEL_CAPACITY_EXCEEDED = 1 << 3
+    REBUILD_INVALID_INPUT = 1 << 4
     FeatureArrayInfo = FeatureArrayInfo
 
     _KIND = "Volume"
@@ -225,57 +324,76 @@ class Volume(NativeHandle):
     def allocate_by_tiles(cls, tile_points, voxel_size=None, bg_value=0.0, translation=(0.0, 0.0, 0.0),
                           device=None, transform=None, rebuildable: bool = False, max_tiles=None,
                           max_lower_nodes=None, max_upper_nodes=None, status=None, point_mask=None) -> Volume:
-        """A volume with the 8x8x8 tiles containing ``tile_points`` (int32: index space; float32: world space),
-        every voxel of them active and set to ``bg_value``. ``bg_value=None`` makes an index grid (no values; sample
-        separate arrays with ``wp.volume_sample_index``). ``point_mask`` (int32 per point) skips points with 0."""
-        if rebuildable or max_tiles is not None or max_lower_nodes is not None or max_upper_nodes is not None \
-                or status is not None:
-            raise NotImplementedError("Volume.allocate_by_tiles: rebuildable volumes (rebuild capacity, status) are "
-                                      "not supported by weft")
+        """A volume with the 8x8x8 tiles containing ``tile_points`` (int32: index space; float32: world space,
+        rounded to the nearest voxel), every voxel of them active and set to ``bg_value``. ``bg_value=None`` makes
+        an index grid (no values; sample separate arrays with ``wp.volume_sample_index``). ``point_mask`` (int32 per
+        point) skips points with 0. ``rebuildable`` (or any ``max_*``) reserves capacity for ``rebuild``; ``status``
+        (one uint32) receives the ``REBUILD_*`` flags of the build."""
         dev = cls._check_device(device, "Volume.allocate_by_tiles")
-        matrix = _transform(voxel_size, transform)
-        t = np.asarray(translation, dtype=np.float64).reshape(3)
-        ijk = cls._index_points(tile_points, point_mask, matrix, t, "Volume.allocate_by_tiles", "tile_points")
-        origins = np.unique(np.floor_divide(ijk, LEAF) * LEAF, axis=0)
-        origins = origins[tree_order(origins)]
-        check_origins(origins, "Volume.allocate_by_tiles")
-        masks = np.full((len(origins), 8), np.uint64(0xFFFFFFFFFFFFFFFF), dtype=np.uint64)
-        if bg_value is None:
-            layout = Layout.make(None, origins, masks, None, None, matrix, t)
-        else:
-            ir = _bg_type(bg_value)
-            bg = _value_array(ir, bg_value)
-            values = np.empty((len(origins), LEAF, LEAF, LEAF, *bg.shape), dtype=bg.dtype)
-            values[...] = bg
-            layout = Layout.make(ir, origins, masks, values, bg, matrix, t)
-        return cls._from_layout(layout, device=dev)
+        n = len(_points(tile_points, "Volume.allocate_by_tiles", "tile_points")[0])
+        rebuildable = rebuildable or any(v is not None for v in (max_tiles, max_lower_nodes, max_upper_nodes))
+        caps = None
+        if rebuildable:
+            leaves = _capacity(max_tiles, n, "max_tiles")
+            lower = _capacity(max_lower_nodes, leaves, "max_lower_nodes")
+            caps = (leaves * 512, leaves, lower, _capacity(max_upper_nodes, lower, "max_upper_nodes"))
+        spec = _BuildSpec("tiles", _transform(voxel_size, transform),
+                          np.asarray(translation, dtype=np.float64).reshape(3), None if bg_value is None else
+                          _bg_type(bg_value), None if bg_value is None else _value_array(_bg_type(bg_value), bg_value),
+                          caps)
+        vol = cls._from_layout(spec.build(tile_points, point_mask, status), device=dev)
+        vol._spec = spec
+        return vol
 
     @classmethod
     def allocate_by_voxels(cls, voxel_points, voxel_size=None, translation=(0.0, 0.0, 0.0), device=None,
-                           transform=None, rebuildable: bool = False, max_voxels=None, max_tiles=None,
+                           transform=None, rebuildable: bool = False, max_active_voxels=None, max_leaf_nodes=None,
                            max_lower_nodes=None, max_upper_nodes=None, status=None, point_mask=None) -> Volume:
         """An index grid whose active voxels are those containing ``voxel_points`` (int32: index space; float32:
-        world space, rounded to the nearest voxel)."""
-        if rebuildable or max_voxels is not None or max_tiles is not None or max_lower_nodes is not None \
-                or max_upper_nodes is not None or status is not None:
-            raise NotImplementedError("Volume.allocate_by_voxels: rebuildable volumes are not supported by weft")
+        world space, rounded to the nearest voxel). Rebuild capacity as ``allocate_by_tiles``."""
         dev = cls._check_device(device, "Volume.allocate_by_voxels")
-        matrix = _transform(voxel_size, transform)
-        t = np.asarray(translation, dtype=np.float64).reshape(3)
-        ijk = np.unique(cls._index_points(voxel_points, point_mask, matrix, t, "Volume.allocate_by_voxels",
-                                          "voxel_points"), axis=0)
-        origins = np.floor_divide(ijk, LEAF) * LEAF
-        uniq, leaf = np.unique(origins, axis=0, return_inverse=True)
-        order = tree_order(uniq)
-        rank = np.empty(len(uniq), np.int64)
-        rank[order] = np.arange(len(uniq))
-        uniq, leaf = uniq[order], rank[leaf.reshape(-1)]
-        check_origins(uniq, "Volume.allocate_by_voxels")
-        local = ijk - origins
-        bit = (local[:, 0] << 6) | (local[:, 1] << 3) | local[:, 2]
-        masks = np.zeros((len(uniq), 8), dtype=np.uint64)
-        np.bitwise_or.at(masks, (leaf, bit >> 6), np.left_shift(np.uint64(1), (bit & 63).astype(np.uint64)))
-        return cls._from_layout(Layout.make(None, uniq, masks, None, None, matrix, t), device=dev)
+        n = len(_points(voxel_points, "Volume.allocate_by_voxels", "voxel_points")[0])
+        rebuildable = rebuildable or any(v is not None for v in (max_active_voxels, max_leaf_nodes, max_lower_nodes,
+                                                                 max_upper_nodes))
+        caps = None
+        if rebuildable:
+            voxels = _capacity(max_active_voxels, n, "max_active_voxels")
+            leaves = _capacity(max_leaf_nodes, voxels, "max_leaf_nodes")
+            lower = _capacity(max_lower_nodes, leaves, "max_lower_nodes")
+            caps = (voxels, leaves, lower, _capacity(max_upper_nodes, lower, "max_upper_nodes"))
+        spec = _BuildSpec("voxels", _transform(voxel_size, transform),
+                          np.asarray(translation, dtype=np.float64).reshape(3), None, None, caps)
+        vol = cls._from_layout(spec.build(voxel_points, point_mask, status), device=dev)
+        vol._spec = spec
+        return vol
+
+    def rebuild(self, points, status=None, point_mask=None):
+        """Replace the topology in place (same id, value type, background and transform) from ``points`` (tiles or
+        voxels, as the volume was allocated), within the reserved capacity: what does not fit is dropped and
+        ``status`` gets the ``REBUILD_*`` flags. Values are reset to the background. Returns ``status``."""
+        self._live_id()
+        spec = getattr(self, "_spec", None)
+        if spec is None or spec.caps is None:
+            raise GeometryError("Volume.rebuild: this volume was not allocated with rebuild capacity (pass "
+                                "rebuildable=True to allocate_by_tiles / allocate_by_voxels)")
+        import ctypes
+
+        self._layout = spec.build(points, point_mask, status)
+        self._desc = self._layout.descriptor()
+        if self._lib.geo_volume_update(self.id, ctypes.addressof(self._desc)) != 0:
+            raise GeometryError("Volume.rebuild: the volume was destroyed")
+        return status
+
+    @property
+    def is_rebuildable(self) -> bool:
+        spec = getattr(self, "_spec", None)
+        return spec is not None and spec.caps is not None
+
+    def get_rebuild_info(self) -> RebuildInfo:
+        """The reserved capacity: (kind, max voxels, max leaves, max lower nodes, max upper nodes)."""
+        if not self.is_rebuildable:
+            return RebuildInfo(None, 0, 0, 0, 0)
+        return RebuildInfo(self._spec.kind, *self._spec.caps)
 
     @staticmethod
     def _index_points(points, point_mask, matrix, translation, owner: str, name: str) -> np.ndarray:
@@ -368,10 +486,6 @@ class Volume(NativeHandle):
     def is_index(self) -> bool:
         return self._live().dtype is None
 
-    @property
-    def is_rebuildable(self) -> bool:
-        return False
-
     def get_tile_count(self) -> int:
         return len(self._live().origins)
 
@@ -380,7 +494,9 @@ class Volume(NativeHandle):
         return self._out(self._live().origins, out)
 
     def get_voxel_count(self) -> int:
-        return self._live().voxel_count
+        """Active voxels (for rebuildable volumes: the reserved voxel capacity, the size per-voxel arrays need)."""
+        lay = self._live()
+        return self._spec.caps[0] if self.is_rebuildable else lay.voxel_count
 
     def get_voxels(self, out=None):
         """The active voxels' index-space coordinates, (n, 3) int32, in the order of their linear indices."""

@@ -47,6 +47,8 @@ class array:
     """An N-D (1-4) array of a weft dtype on a device."""
 
     _wp_array_ = True
+    #: Warp's callback that frees wrapped memory: weft never frees memory it does not own, so there is none
+    deleter = None
 
     def __init__(self, data=None, dtype: typing.Any = typing.Any, shape=None, strides=None, length=None, ptr=None,
                  capacity=None, device=None, pinned=False, copy=True, owner=False, deleter=None, ndim=None,

@@ -1075,3 +1075,11 @@ GEO_API int geo_volume_destroy(uint64 id) {
 }
 
 GEO_API uint64 geo_volume_descriptor_size() { return sizeof(VolumeData); }
+
+// rebuild: the same id takes a new descriptor (the Python object keeps the new arrays alive)
+GEO_API int geo_volume_update(uint64 id, const VolumeData* desc) {
+    VolumeData* v = static_cast<VolumeData*>(get_object(id, KIND_VOLUME));
+    if (v == nullptr || desc == nullptr) return 1;
+    *v = *desc;
+    return 0;
+}
