@@ -20,7 +20,7 @@ import weft as wp
 
 from . import _batched, _block_jacobi, _kernels
 
-__all__ = ["CG", "CR", "GMRES", "BiCGSTAB", "LinearOperator", "LinearSolverState", "aslinearoperator", "bicgstab",
+__all__ = ["CG", "CR", "FSAI", "GMRES", "BiCGSTAB", "LinearOperator", "LinearSolverState", "aslinearoperator", "bicgstab",
            "cg", "cr", "gmres", "preconditioner"]
 
 
@@ -178,6 +178,8 @@ def preconditioner(A, ptype: str = "diag") -> LinearOperator | None:
     """
     if ptype == "id":
         return None
+    if ptype == "fsai":
+        return FSAI(A)
     if ptype in _block_jacobi.STRATEGIES:
         _block_jacobi.check(A, ptype)
         from weft import sparse
@@ -770,3 +772,6 @@ class GMRES(LinearSolverState):
                  use_cuda_graph=True, **options):
         super().__init__(A, b, x, tol, atol, maxiter, M, callback, check_every, use_cuda_graph, restart=restart,
                          **options)
+
+
+from ._fsai import FSAI  # FSAI is a LinearOperator (defined above)

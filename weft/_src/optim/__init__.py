@@ -2,4 +2,4 @@
 
 from __future__ import annotations
 
-from . import linear  # noqa: F401
+from . import fsai, linear  # noqa: F401
