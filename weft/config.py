@@ -25,6 +25,9 @@ verify_fp: bool = _env_bool("WEFT_VERIFY_FP", False)
 verbose: bool = _env_bool("WEFT_VERBOSE", False)
 #: Default for kernels' ``enable_backward`` option. Adjoints are compiled lazily anyway.
 enable_backward: bool = True
+#: Warp's switch for CPU blocks of more than one lane. weft's CPU always runs a tile kernel's blocks with their
+#: ``block_dim`` lanes (results as on a GPU, see docs/tiles.md), so this reads True; it selects nothing.
+enable_cpu_blocks: bool = True
 #: Where compiled kernels are cached. Must not be writable by other users.
 kernel_cache_dir: str | None = os.environ.get("WEFT_CACHE_DIR") or os.environ.get("WARP_CACHE_PATH")
 class DeterministicMode(enum.IntEnum):

@@ -68,6 +68,11 @@ class KernelTypeError(CompileError, TypeError):
     elements), so ``except TypeError`` in Warp programs catches it."""
 
 
+class KernelValueError(CompileError, ValueError):
+    """An invalid compile-time value in kernel code that Warp raises as ``ValueError`` (a tile rank or axis out of
+    range), so ``except ValueError`` in Warp programs catches it."""
+
+
 class LaunchError(Error):
     """A launch was given arguments that do not match the kernel signature."""
 

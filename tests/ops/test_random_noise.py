@@ -150,6 +150,20 @@ def test_streams_match_the_pcg_reference_exactly():
     np.testing.assert_allclose(v3[:, 4], np.stack([st.randf() - 0.5 for _ in range(3)], 1), atol=1e-7)
 
 
+@wp.kernel
+def stream_in_loop(n: int, out: wp.array(dtype=int)):
+    state = wp.rand_init(7)
+    for k in range(n):  # a dynamic loop: the state advances every iteration
+        out[k] = wp.randi(state)
+
+
+def test_state_advances_in_dynamic_loops():
+    out = wp.zeros(5, dtype=int)
+    wp.launch(stream_in_loop, dim=1, inputs=[5, out])
+    st = Stream(rand_init(7))
+    np.testing.assert_array_equal(out.numpy(), [st.bits().astype(np.uint32).view(np.int32) for _ in range(5)])
+
+
 def test_sampler_domains_and_distributions():
     n = 20_000
     cdf = np.cumsum(np.arange(1, 9, dtype=np.float64)) / 36.0

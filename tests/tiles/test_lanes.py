@@ -110,7 +110,3 @@ def test_tile_untile_vectors():
     np.testing.assert_array_equal(back.numpy(), 2 * want.T)
 
 
-def test_launch_needs_whole_blocks():
-    out = wp.zeros(10, dtype=float)
-    with pytest.raises(wp.LaunchError, match="block_dim"):
-        wp.launch(per_lane, dim=10, inputs=[out, out], block_dim=4)

@@ -26,7 +26,9 @@ _CONTROL = (If, For, While)
 
 
 def _is_index(v) -> bool:
-    return isinstance(v, Var) and isinstance(v.type, T.ScalarType) and not v.type.is_float
+    """Integer scalars, and integer tiles (the indices of tile_load_indexed and its kin)."""
+    t = v.type.dtype if isinstance(v, Var) and isinstance(v.type, T.TileType) else getattr(v, "type", None)
+    return isinstance(v, Var) and isinstance(t, T.ScalarType) and not t.is_float
 
 
 def _inactive(x, active: set[int] | None) -> bool:

@@ -197,6 +197,41 @@ def _tile_of(r, s, args, adj_args, adj_out):
               f"for (int32_t k_ = 0; k_ < {bd}; ++k_) {adj_args[0]} += g_[k_]; }}")
 
 
+def _update(r, s, args, adj_args, adj_out):
+    """Reverse of t[i, ...] = v (and += / -=): lanes last to first read the element's adjoint into their value's
+    adjoint (a set then clears it), and what remains flows to the tile operand. The result's adjoint is not read
+    after this rule, so it is consumed in place."""
+    (mode,) = s.call.attrs
+    v = s.args[-1]
+    if not T.is_differentiable_type(v.type):
+        return
+    idx = ", ".join(r.lane_value(a) for a in s.args[1:-1])
+    r.out(f"{r.lanes_loop(reverse=True)} weft::adj_tile_update<{mode.value}>({adj_out[0]}, "
+          f"{r.lane_value(v, adjoint=True)}, {idx}); }}")
+    r.out(r.accum_line(s.args[0].type, adj_args[0], adj_out[0]))
+
+
+def _indexed_rule(fn: str, fmt):
+    """A derivative (or replay) rule of an indexed memory op: the axis is a template argument."""
+    def rule(r, s, args, *rest):
+        r.out(r.tile_call(f"{fn}<{s.call.attrs[-1]}>", fmt(r, s, args, *rest)) + ";")
+    return rule
+
+
+def _from_thread(r, s, args, adj_args, adj_out):
+    """The adjoint of tile_from_thread: the sum of the tile's adjoint, to lane ``thread_idx``'s value."""
+    x = s.args[0]
+    if not T.is_differentiable_type(x.type):
+        return
+    ct = x.type.ctype
+    if r.names.is_lane_array(x):
+        i = args[1]
+        dst = f"if (uint32_t({i}) < {r.block_dim}u) adj_{r.names.raw(x)}[{i}] += g_;"
+    else:
+        dst = f"{adj_args[0]} += g_;"
+    r.out(f"{{ {ct} g_ = {{}}; weft::adj_tile_fill(g_, g_, {adj_out[0]}); {dst} }}")
+
+
 def _binary(name):
     def rule(r, s, args, adj_args, adj_out):
         r.out(r.tile_call(f"adj_tile_{name}", f"{args[0]}, {args[1]}, {adj_args[0]}, {adj_args[1]}, {adj_out[0]}") + ";")
@@ -261,6 +296,14 @@ _RULES = (
     ("mul", _binary("mul")),
     ("div", _binary("div")),
     ("neg", _rule("adj_tile_neg", lambda a, g, o: f"{g[0]}, {o[0]}")),
+    ("tile_update", _update),
+    ("tile_from_thread", _from_thread),
+    ("tile_load_indexed", _indexed_rule("adj_tile_load_indexed",
+                                        lambda r, s, a, g, o: f"{a[0]}, {a[1]}, {o[0]}{_offsets(a, 2)}")),
+    ("tile_store_indexed", _indexed_rule("adj_tile_store_indexed",
+                                         lambda r, s, a, g, o: f"{a[0]}, {a[1]}, {g[2]}{_offsets(a, 3)}")),
+    ("tile_atomic_add_indexed", _indexed_rule("adj_tile_atomic_add_indexed",
+                                              lambda r, s, a, g, o: f"{a[0]}, {a[1]}, {g[2]}{_offsets(a, 3)}")),
     ("tile_map", _map),
     ("tile_reduce", _reduce),
     ("tile_sum", _rule("adj_tile_sum", lambda a, g, o: f"{g[0]}, {o[0]}")),
@@ -285,6 +328,10 @@ def _replay_atomic(r, s, args):
     r.out(r.tile_call("replay_tile_atomic_add", f"{r.names(s.dsts[0])}, {', '.join(args)}") + ";")
 
 
+TileAdjointRenderer.replay_rules.add(rules.ops("tile_store_indexed", "tile"), _indexed_rule(
+    "replay_tile_store_indexed", lambda r, s, a: ", ".join(a)))
+TileAdjointRenderer.replay_rules.add(rules.ops("tile_atomic_add_indexed", "tile"), _indexed_rule(
+    "replay_tile_atomic_add_indexed", lambda r, s, a: f"{r.names(s.dsts[0])}, {', '.join(a)}"))
 TileAdjointRenderer.replay_rules.add(rules.ops("tile_store", "tile"), _replay_store)
 TileAdjointRenderer.replay_rules.add(rules.ops("tile_atomic_add", "tile"), _replay_atomic)
 

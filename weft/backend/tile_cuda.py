@@ -129,24 +129,31 @@ class CudaBlockRendering:
 
     def block_prologue(self, stmts: list) -> None:
         self.out("const int32_t _l = int32_t(threadIdx.x);")
+        self.out(f"const int32_t nl_ = weft::block_lanes(grid, block, {self.block_dim});")
         self.out("unsigned char* const weft_scratch_ = weft_smem + weft_scratch_offset;")
         if any(s.__class__.__name__ == "Let" and s.call.op.role is Role.TID for s in walk_all(stmts)):
             self.out(f"const weft::BlockCoords bc_(grid, block, {self.block_dim});")
         if self.model.lane_returns:
-            self.out("bool _alive = true;")
+            self.out("bool _alive = _l < nl_;")
+
+    def lane_active(self) -> str:
+        """Whether this thread's lane runs lane code (a lane past the launch size, or one that returned, does not)."""
+        return "_alive" if self.model.lane_returns else "_l < nl_"
+
+    def lane_value(self, operand, adjoint: bool = False) -> str:
+        """Per-lane values are this thread's own variables."""
+        return self.adj(operand) if adjoint else self.names(operand)
 
     # ------------------------------------------------------------------ structure
     def render_run(self, run) -> None:
         self.out("{")
         self.out.depth += 1
         self._last_line = None
-        if self.model.lane_returns:
-            self.out("if (_alive) {")
-            self.out.depth += 1
-        self.lane_statements(run, label=False)  # the return label goes after the _alive block
-        if self.model.lane_returns:
-            self.out.depth -= 1
-            self.out("}")
+        self.out(f"if ({self.lane_active()}) {{")
+        self.out.depth += 1
+        self.lane_statements(run, label=False)  # the return label goes after the block of running lanes
+        self.out.depth -= 1
+        self.out("}")
         if run.has_return:
             self.out(f"lane_end_{run.id}: ;")
         self.out.depth -= 1
@@ -272,6 +279,22 @@ def _fft(fn: str):
     return rule
 
 
+def _update(r, s, args) -> None:
+    """t[i, ...] = v: each running lane updates its element (atomically for the read-modify-write forms)."""
+    (mode,) = s.call.attrs
+    d = r.names(s.dsts[0])
+    if d != args[0]:
+        r.out(f"weft::cta::copy({d}, {args[0]});")
+    idx = ", ".join(args[1:-1])
+    r.out(f"weft::cta::tile_update<{mode.value}>({d}, {args[-1]}, {r.lane_active()}, {idx});")
+
+
+def _from_thread(r, s, args) -> None:
+    """lane thread_idx's value, broadcast through the scratch memory."""
+    r.need_scratch(_type_bytes(s.args[0].type))
+    r.out(f"weft::cta::tile_from_thread({r.names(s.dsts[0])}, {args[0]}, {args[1]}, weft_scratch_);")
+
+
 def _map(r, s, args) -> None:
     tile_render._map(r, s, args)  # its element loop is split over the lanes (element_loop)
     r.out("__syncthreads();")
@@ -292,7 +315,10 @@ def _lane0(cpu_rule):
 for _op in BlockRendering.forward_rules.ops():
     if _op.domain == "tile" and not _op.lane_level:
         CudaBlockRendering.forward_rules.add(_op, _retargeted(BlockRendering.forward_rules.get(_op)))
-for _rule_name, _rule_fn in (("tile", _tile_of), ("tile_fft", _fft("tile_fft")), ("tile_ifft", _fft("tile_ifft")),
+for _rule_name, _rule_fn in (("tile", _tile_of), ("tile_update", _update), ("tile_fft", _fft("tile_fft")),
+                             ("tile_ifft", _fft("tile_ifft")), ("tile_from_thread", _from_thread),
+                             ("tile_randi", _lane0(tile_render._random("tile_randi"))),
+                             ("tile_randf", _lane0(tile_render._random("tile_randf"))),
                              ("tile_map", _map), ("tile_reduce", _lane0(tile_render._reduce))):
     CudaBlockRendering.forward_rules.add(rules.ops(_rule_name, "tile"), _rule_fn)
 
@@ -355,6 +381,21 @@ def _adj_extract(r, s, args, adj_args, adj_out) -> None:
     r.out(f"weft::cta::adj_tile_extract({args[0]}, {adj_args[0]}, {adj_out[0]}{tile_adjoint._offsets(args, 1)});")
 
 
+def _adj_update(r, s, args, adj_args, adj_out) -> None:
+    (mode,) = s.call.attrs
+    v = s.args[-1]
+    if not T.is_differentiable_type(v.type):
+        return
+    r.out(f"weft::cta::adj_tile_update<{mode.value}>({adj_out[0]}, {adj_args[-1]}, {r.lane_active()}, "
+          f"{', '.join(args[1:-1])});")
+    r.out(r.accum_line(s.args[0].type, adj_args[0], adj_out[0]))
+
+
+def _adj_from_thread(r, s, args, adj_args, adj_out) -> None:
+    if T.is_differentiable_type(s.args[0].type):
+        r.out(f"weft::cta::adj_tile_from_thread({adj_args[0]}, {adj_out[0]}, {args[1]});")
+
+
 def _adj_map(r, s, args, adj_args, adj_out) -> None:
     tile_adjoint._map(r, s, args, adj_args, adj_out)  # its element loop is split over the lanes (element_loop)
     r.out("__syncthreads();")
@@ -364,7 +405,7 @@ for _op in TileAdjointRenderer.adjoint_rules.ops():
     if _op.domain == "tile" and not _op.lane_level:
         CudaBlockRendering.adjoint_rules.add(_op, _adj_retargeted(TileAdjointRenderer.adjoint_rules.get(_op)))
 for _rule_name, _rule_fn in (
-    ("tile", _adj_tile_of), ("tile_extract", _adj_extract), ("extract", _adj_extract), ("tile_map", _adj_map),
+    ("tile", _adj_tile_of), ("tile_update", _adj_update), ("tile_from_thread", _adj_from_thread), ("tile_extract", _adj_extract), ("extract", _adj_extract), ("tile_map", _adj_map),
     ("tile_reduce", _lane0(tile_adjoint._reduce)), ("tile_matmul", _adj_matmul),
     ("tile_fft", _adj_retargeted(TileAdjointRenderer.adjoint_rules.get(rules.ops("tile_fft", "tile")[0]),
                                  _fft_adjoint_scratch)),

@@ -89,11 +89,13 @@ class BlockRendering:
             out(f"{ct} {name} = {{}};")
 
     def block_prologue(self, stmts: list) -> None:
+        # the lanes that run: block_dim, fewer in a last block that the launch does not fill
+        self.out(f"const int32_t nl_ = weft::block_lanes(grid, block, {self.block_dim});")
         if any(isinstance(s, Let) and s.call.op.role is Role.TID for s in walk_all(stmts)):
             self.out(f"const weft::BlockCoords bc_(grid, block, {self.block_dim});")
         if self.model.lane_returns:
             self.out(f"bool _alive[{self.block_dim}];")
-            self.out(f"for (int32_t _l = 0; _l < {self.block_dim}; ++_l) _alive[_l] = true;")
+            self.out(f"for (int32_t _l = 0; _l < {self.block_dim}; ++_l) _alive[_l] = _l < nl_;")
 
     def block_entry(self, entry: str, body: str) -> str:
         """The CPU entry of a block module: blocks of ``block_dim`` lanes over the grid (hooks: ``entry_prologue``,
@@ -148,20 +150,29 @@ class BlockRendering:
 
     def render_run(self, run: LaneRun) -> None:
         bd = self.block_dim
-        if self._reverse_lanes:  # the reverse sweep visits lanes last to first (loop-stack order)
-            self.out(f"for (int32_t _l = {bd - 1}; _l >= 0; --_l) {{")
-        else:
-            self.out(f"for (int32_t _l = 0; _l < {bd}; ++_l) {{")
+        self.out(self.lanes_loop(self._reverse_lanes))
         self.out.depth += 1
         self._last_line = None
-        if self.model.lane_returns:
-            self.out("if (!_alive[_l]) continue;")
         self.lane_statements(run)
         self.out.depth -= 1
         self.out("}")
         self._last_line = None
         if run.has_return:
             self.out(f"if (!weft::any_lane(_alive, {bd})) return;")
+
+    def lanes_loop(self, reverse: bool = False) -> str:
+        """The head of a loop over the block's running lanes (``_l``), last to first when ``reverse`` (the reverse
+        sweep's order, so the per-block loop stack stays last-in first-out); lanes that left early are skipped."""
+        head = ("for (int32_t _l = nl_ - 1; _l >= 0; --_l) {" if reverse else
+                "for (int32_t _l = 0; _l < nl_; ++_l) {")
+        return head + (" if (!_alive[_l]) continue;" if self.model.lane_returns else "")
+
+    def lane_value(self, operand, adjoint: bool = False) -> str:
+        """Lane ``_l``'s value of an operand read by block-level code (or its adjoint): per-lane storage is indexed,
+        a value held once per block is the same in every lane."""
+        if self.names.is_lane_array(operand):
+            return ("adj_" if adjoint else "") + self.names.raw(operand) + "[_l]"
+        return self.adj(operand) if adjoint else self.names(operand)
 
     def render_compound(self, item: tuple) -> None:
         s = item[0]
@@ -324,6 +335,43 @@ def _extract(r, s: Let, args) -> None:
     r.out(f"{_d(r, s)} = {r.tile_call('tile_extract', ', '.join(args), s.call.op.lane_level)};")
 
 
+def _update(r, s: Let, args) -> None:
+    """t[i, ...] = v (and the in-place forms): the tile (copied unless it shares the operand's storage) updated by
+    every running lane in order, each with its own indices and value."""
+    (mode,) = s.call.attrs
+    d = _d(r, s)
+    if d != args[0]:
+        r.out(r.assign_line(s.dsts[0].type, d, args[0]))
+    idx = ", ".join(r.lane_value(a) for a in s.args[1:-1])
+    r.out(f"{r.lanes_loop()} weft::tile_update<{mode.value}>({d}, {r.lane_value(s.args[-1])}, {idx}); }}")
+
+
+def _random(fn: str):
+    def rule(r, s: Let, args) -> None:
+        r.out(f"weft::{fn}<{r.block_dim}>({_d(r, s)}, {', '.join(args)});")
+    return rule
+
+
+def _indexed(fn: str, with_dst: bool = True):
+    """The indexed memory ops: the gather / scatter axis is a template argument."""
+    def rule(r, s: Let, args) -> None:
+        axis = s.call.attrs[-1]
+        parts = ([_d(r, s)] if with_dst else []) + list(args)
+        r.out(r.tile_call(f"{fn}<{axis}>", ", ".join(parts)) + ";")
+    return rule
+
+
+def _from_thread(r, s: Let, args) -> None:
+    """tile_from_thread: the tile filled with lane ``thread_idx``'s value (an index outside the block reads zero)."""
+    x = s.args[0]
+    if r.names.is_lane_array(x):
+        i, bd = args[1], r.block_dim
+        value = f"(uint32_t({i}) < {bd}u ? {r.names.raw(x)}[{i}] : {x.type.ctype}{{}})"
+    else:
+        value = args[0]
+    r.out(f"weft::tile_fill({_d(r, s)}, {value});")
+
+
 def _in_place(fn: str):
     def rule(r, s: Let, args) -> None:
         d = _d(r, s)
@@ -400,6 +448,16 @@ _FORWARD = (
     ("mul", _call("tile_mul")),
     ("div", _call("tile_div")),
     ("neg", _call("tile_neg")),
+    ("bit_and", _call("tile_bit_and")),
+    ("bit_or", _call("tile_bit_or")),
+    ("bit_xor", _call("tile_bit_xor")),
+    ("tile_update", _update),
+    ("tile_load_indexed", _indexed("tile_load_indexed")),
+    ("tile_store_indexed", _indexed("tile_store_indexed", with_dst=False)),
+    ("tile_atomic_add_indexed", _indexed("tile_atomic_add_indexed")),
+    ("tile_randi", _random("tile_randi")),
+    ("tile_randf", _random("tile_randf")),
+    ("tile_from_thread", _from_thread),
     ("tile_map", _map),
     ("tile_reduce", _reduce),
     ("tile_sum", _call("tile_sum")),

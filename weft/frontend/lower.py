@@ -21,6 +21,7 @@ from ..ir.builder import Builder
 from ..ir.nodes import Break, Call, Const, Continue, For, Function, If, Return, Var, VarKind, While
 from ..ir.roles import Role
 from ..ops import registry
+from ..ops.tile import TileUpdate
 from ..types.composite import class_for
 from ..types.mapping import to_ir
 from ..typing.resolve import Weak, describe, resolve
@@ -44,6 +45,9 @@ _TILE_BINOPS = {ast.MatMult: "tile_matmul"}
 _SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}
 #: a[i] += x and a[i] -= x on arrays are atomic updates, as in Warp
 _ATOMIC_BINOPS = {ast.Add: "atomic_add", ast.Sub: "atomic_sub"}
+#: t[i] += x and the other in-place operators on tile elements (every lane's update lands, as in Warp)
+_TILE_UPDATES = {ast.Add: TileUpdate.ADD, ast.Sub: TileUpdate.SUB, ast.BitAnd: TileUpdate.AND,
+                 ast.BitOr: TileUpdate.OR, ast.BitXor: TileUpdate.XOR}
 _CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 _PY_CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
               ast.Eq: operator.eq, ast.NotEq: operator.ne}
@@ -361,6 +365,11 @@ class Lowerer:
                 # Warp semantics: a[i] += x is an atomic add
                 self.op(atomic, [base, *idx, value], node=node)
                 return
+            mode = _TILE_UPDATES.get(type(node.op))
+            if isinstance(base, Var) and isinstance(base.type, T.TileType) and mode is not None:
+                # t[i, j] += x: every lane's update lands (as Warp's atomic tile updates)
+                self.store(target.value, self.tile_update(base, target, self.visit(node.value), mode))
+                return
         current = self.visit(_as_load(target))
         rhs = self.visit(node.value)
         self.store(target, self.binop(opname, current, rhs, node, tile_name=_TILE_BINOPS.get(type(node.op))))
@@ -406,6 +415,9 @@ class Lowerer:
                 val = self.operand(value, target, want=base.type.dtype)
                 self.op("store", [base, *idx, val], node=target)
                 return
+            if isinstance(base, Var) and isinstance(base.type, T.TileType):
+                self.store(target.value, self.tile_update(base, target, value, TileUpdate.SET))
+                return
             if isinstance(base, (Var, Const)) and isinstance(base.type, (T.VectorType, T.MatrixType)) \
                     and _has_slice(target.slice):
                 self.store(target.value, self.component_slice_store(base, target.slice, value, target))
@@ -439,6 +451,28 @@ class Lowerer:
             self.store(target.value, new)
         else:
             raise self.error(f"cannot assign to {_syntax_name(target)}", target)
+
+    def tile_update(self, tile: Var, target: ast.Subscript, value, mode: TileUpdate) -> Var:
+        """``t[i, ...] = value`` (or ``+=`` ...): one index per tile dimension, the value of the tile's element type."""
+        idx = self.indices(target.slice)
+        shape = tile.type.shape
+        if len(idx) != len(shape):
+            raise self.error(f"assigning into a {len(shape)}-D tile needs {len(shape)} indices, got {len(idx)}", target,
+                             hint="index one element, e.g. t[i, j] = x")
+        for k, (i, n) in enumerate(zip(idx, shape)):
+            if isinstance(i, Const) and not -n <= i.value < n:
+                raise self.error(f"index {i.value} is out of range for dimension {k} of a tile of shape {shape}",
+                                 target)
+        idx = [Const(i.value % n, i.type) if isinstance(i, Const) and i.value < 0 else i for i, n in zip(idx, shape)]
+        dt = tile.type.dtype
+        val = self.operand(value, target, want=T.scalar_of(dt) if not isinstance(dt, T.ScalarType) else dt)
+        if val.type != dt and isinstance(val.type, T.ScalarType) and isinstance(dt, T.ScalarType):
+            val = self.op("cast", [val], attrs=(dt,), node=target)
+        if val.type != dt:
+            raise self.error(f"cannot assign a {val.type} value to an element of a tile of {dt}", target)
+        if mode.bitwise and not (isinstance(dt, T.ScalarType) and dt.is_int):
+            raise self.error(f"bitwise in-place operators need a tile of integers, not of {dt}", target)
+        return self.op("tile_update", [tile, *idx, val], attrs=(mode,), node=target)
 
     def unpack(self, value, n: int, node):
         if isinstance(value, tuple):
@@ -989,8 +1023,8 @@ class Lowerer:
                 env[k] = v.value
             elif isinstance(v, Var) and isinstance(v.type, T.ArrayType):
                 env[k] = _StaticArrayFacts(v.type)  # an array's dtype and ndim are known when compiling
-            elif isinstance(v, (Var, Const)) and isinstance(v.type, (T.VectorType, T.MatrixType)):
-                env[k] = _StaticLength(v.type)  # so is len() of a vector or matrix
+            elif isinstance(v, (Var, Const)) and isinstance(v.type, (T.VectorType, T.MatrixType, T.TileType)):
+                env[k] = _StaticLength(v.type)  # so is len() of a vector, matrix or tile (and a tile's shape)
             elif not isinstance(v, (Var, Const, tuple)):
                 env[k] = v
         expr = ast.Expression(body=node)
@@ -1047,10 +1081,15 @@ class _StaticArrayFacts:
 
 
 class _StaticLength:
-    """A vector or matrix value in a compile-time expression: only its length (``wp.static(len(v))``)."""
+    """A vector, matrix or tile value in a compile-time expression: only its length (``wp.static(len(v))``) and, of a
+    tile, its shape."""
 
     def __init__(self, t):
-        self.n = t.length if isinstance(t, T.VectorType) else t.rows
+        if isinstance(t, T.TileType):
+            self.shape = tuple(t.shape)
+            self.n = t.shape[0]
+        else:
+            self.n = t.length if isinstance(t, T.VectorType) else t.rows
 
     def __len__(self) -> int:
         return self.n

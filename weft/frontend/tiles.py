@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import CompileError
+from ..errors import CompileError, KernelValueError
 from ..ir import types as T
 from ..ir.nodes import Const, Stmt, Var
 from ..ops import registry
@@ -161,6 +161,53 @@ def _tile_store(lw, node, name: str, syntax: Syntax):
     return lw.op(name, [arr, t, *offs], node=node)
 
 
+def _static_axis(lw, a: dict, ndim: int, name: str) -> int:
+    if "axis" not in a:
+        return 0
+    axis = _static_ints(lw, a["axis"], f"the axis of wp.{name}()")
+    if len(axis) != 1 or not -ndim <= axis[0] < ndim:
+        raise lw.error(f"wp.{name}(): axis {axis[0] if len(axis) == 1 else axis} is out of range for a {ndim}-D array",
+                       a["axis"], kind=KernelValueError)
+    return axis[0] % ndim
+
+
+def _index_tile(lw, node, name: str, n: int):
+    idx = _tile_value(lw, node, name, "indices")
+    if idx.type.dtype != T.INT32 or idx.type.shape != (n,):
+        raise lw.error(f"wp.{name}(): indices must be a 1-D tile of {n} int32 values (the tile's extent along axis), "
+                       f"got {idx.type}", node)
+    return idx
+
+
+def _tile_load_indexed(lw, node, name: str, syntax: Syntax):
+    _mark(lw)
+    a = _bind(lw, node, name, ["a", "indices", "shape", "offset", "axis", "storage"], 3)
+    arr = _array_value(lw, a["a"], name)
+    shape = static_shape(lw, a["shape"])
+    if len(shape) != arr.type.ndim:
+        raise lw.error(f"wp.{name}() of a {arr.type.ndim}-D array needs a {arr.type.ndim}-D shape, got {shape}",
+                       a["shape"])
+    axis = _static_axis(lw, a, len(shape), name)
+    idx = _index_tile(lw, a["indices"], name, shape[axis])
+    offs = _offsets(lw, a.get("offset"), len(shape))
+    return lw.op(name, [arr, idx, *offs], attrs=(shape, axis), node=node)
+
+
+def _tile_store_indexed(lw, node, name: str, syntax: Syntax):
+    _mark(lw)
+    a = _bind(lw, node, name, ["a", "indices", "t", "offset", "axis"], 3)
+    arr = _array_value(lw, a["a"], name)
+    t = _tile_value(lw, a["t"], name, "t")
+    if len(t.type.shape) != arr.type.ndim:
+        raise lw.error(f"wp.{name}() of a {len(t.type.shape)}-D tile into a {arr.type.ndim}-D array", node)
+    if t.type.dtype != arr.type.dtype:
+        raise lw.error(f"wp.{name}(): the tile holds {t.type.dtype} but the array holds {arr.type.dtype}", node)
+    axis = _static_axis(lw, a, arr.type.ndim, name)
+    idx = _index_tile(lw, a["indices"], name, t.type.shape[axis])
+    offs = _offsets(lw, a.get("offset"), arr.type.ndim)
+    return lw.op(name, [arr, idx, t, *offs], attrs=(axis,), node=node)
+
+
 # ---------------------------------------------------------------------------------------------- construction
 def _filled(lw, node, name: str, syntax: Syntax):
     """tile_zeros / tile_ones / tile_full: ``syntax.params`` name the parameters (a ``value`` for tile_full)."""
@@ -229,6 +276,45 @@ def _tile_arange(lw, node, name: str, syntax: Syntax):
     t = T.TileType(dtype, (n,))
     return lw.op("tile_arange", [Const(_cast(start, dtype), dtype), Const(_cast(step, dtype), dtype)], attrs=(t,),
                  node=node)
+
+
+def _tile_random(lw, node, name: str, syntax: Syntax):
+    """``tile_randi`` / ``tile_randf(shape, rng, min=, max=, storage=)``: the element type is the one the op's syntax
+    declares (int32 / float32); ``min`` and ``max`` come together."""
+    _mark(lw)
+    a = _bind(lw, node, name, ["shape", "rng", "min", "max", "storage"], 2)
+    shape = static_shape(lw, a["shape"])
+    (dtype,) = syntax.types  # the element type of the op's tiles
+    rng = lw.operand(lw.visit(a["rng"]), a["rng"], want=T.UINT32)
+    if rng.type != T.UINT32:
+        raise lw.error(f"wp.{name}(): rng must be a random state (uint32, from wp.rand_init), got {rng.type}", a["rng"])
+    bounds = [k for k in ("min", "max") if k in a]
+    if len(bounds) == 1:
+        raise lw.error(f"wp.{name}() takes min and max together", a[bounds[0]])
+    args = [rng]
+    for k in bounds:
+        v = lw.operand(lw.visit(a[k]), a[k], want=dtype)
+        if v.type != dtype and isinstance(v.type, T.ScalarType):
+            v = lw.op("cast", [v], attrs=(dtype,), node=a[k])
+        args.append(v)
+    return lw.op(name, args, attrs=(T.TileType(dtype, shape),), node=node)
+
+
+def _tile_from_thread(lw, node, name: str, syntax: Syntax):
+    """``tile_from_thread(shape, value, thread_idx, storage=)``: a tile of the value's type filled with lane
+    ``thread_idx``'s value."""
+    _mark(lw)
+    a = _bind(lw, node, name, ["shape", "value", "thread_idx", "storage"], 3)
+    shape = static_shape(lw, a["shape"])
+    value = lw.operand(lw.visit(a["value"]), a["value"])
+    if not isinstance(value.type, (T.ScalarType, T.VectorType, T.MatrixType)):
+        raise lw.error(f"wp.{name}() takes a scalar, vector or matrix value, got {value.type}", a["value"])
+    idx = lw.operand(lw.visit(a["thread_idx"]), a["thread_idx"], want=T.INT32)
+    if not (isinstance(idx.type, T.ScalarType) and idx.type.is_int):
+        raise lw.error(f"wp.{name}(): thread_idx must be an integer, got {idx.type}", a["thread_idx"])
+    if idx.type != T.INT32:
+        idx = lw.op("cast", [idx], attrs=(T.INT32,), node=a["thread_idx"])
+    return lw.op(name, [value, idx], attrs=(T.TileType(value.type, shape),), node=node)
 
 
 def _cast(v, dtype):
@@ -307,7 +393,8 @@ def _tile_reshape(lw, node, name: str, syntax: Syntax):
         norm = []
         for ax in axes:
             if not -len(src) <= ax < len(src):
-                raise lw.error(f"axis {ax} is out of range for a {len(src)}-D tile", node)
+                raise lw.error(f"tile_squeeze() axis {ax} is out of bounds for tile with {len(src)} dimensions", node,
+                               kind=KernelValueError)
             if src[ax % len(src)] != 1:
                 raise lw.error(f"cannot squeeze axis {ax} of a tile of shape {src}: its extent is not 1", node)
             norm.append(ax % len(src))
@@ -329,6 +416,10 @@ def _tile_broadcast(lw, node, name: str, syntax: Syntax):
     _mark(lw)
     a = _bind(lw, node, "tile_broadcast", ["a", "shape"], 2)
     t = _tile_value(lw, a["a"], "tile_broadcast", "a")
+    rank = len(_static_ints(lw, a["shape"], "the tile_broadcast shape"))
+    if not 1 <= rank <= 4:
+        raise lw.error(f"tile_broadcast() output must have between one and four dimensions, got {rank}", a["shape"],
+                       kind=KernelValueError)
     shape = static_shape(lw, a["shape"])
     src = t.type.shape
     ok = len(shape) >= len(src) and all(s in (1, d) for s, d in zip(reversed(src), reversed(shape)))
@@ -534,4 +625,8 @@ OP_RULES.update({
     Form.TILE_MATMUL: _tile_matmul,
     Form.TILE_IN_PLACE: _in_place,
     Form.TILE_QUERY_NEXT: _tile_query_next,
+    Form.TILE_RANDOM: _tile_random,
+    Form.TILE_LOAD_INDEXED: _tile_load_indexed,
+    Form.TILE_STORE_INDEXED: _tile_store_indexed,
+    Form.TILE_FROM_THREAD: _tile_from_thread,
 })

@@ -16,6 +16,7 @@
 #include "array.h"
 #include "atomic.h"
 #include "launch.h"
+#include "random.h"
 
 namespace weft {
 
@@ -218,6 +219,107 @@ WEFT_FN void replay_tile_atomic_add(tile_t<T, D...>& old, const array_t<T>& a, c
     if (a.flags & 1) tile_atomic_add(old, a, t, offset...);
 }
 
+// ---------------------------------------------------------------------------------------------- indexed memory
+// tile_load_indexed / tile_store_indexed / tile_atomic_add_indexed: element c of the tile sits in the array at
+// off[d] + c[d] along every dimension d but AX, and at off[AX] + idx[c[AX]] along AX. Every coordinate is checked
+// against both bounds: outside the array, a load reads zero and a store or add is skipped.
+namespace tiles {
+template <int AX, int... D, typename T>
+WEFT_FN T* indexed_element(const array_t<T>& a, T* base, const int32* idx, const int64* off, int k) {
+    typedef dims<D...> S;
+    if (base == nullptr) return nullptr;
+    int64 byte = 0;
+    for (int d = S::n - 1; d >= 0; --d) {
+        const int c = k % S::v[d];
+        k /= S::v[d];
+        const int64 i = off[d] + (d == AX ? int64(idx[c]) : int64(c));
+        if (i < 0 || i >= a.shape[d]) return nullptr;
+        byte += i * a.strides[d];
+    }
+    return detail::at(base, byte);
+}
+}  // namespace tiles
+
+template <int AX, typename T, int... D, int NI, typename... I>
+WEFT_FN void tile_load_indexed(tile_t<T, D...>& t, const array_t<T>& a, const tile_t<int32, NI>& idx, I... offset) {
+    static_assert(sizeof...(I) == sizeof...(D), "tile_load_indexed: one offset per dimension");
+    const int64 off[sizeof...(D)] = {int64(offset)...};
+    for (int k = 0; k < tile_t<T, D...>::size; ++k) {
+        const T* p = tiles::indexed_element<AX, D...>(a, a.data, idx.data, off, k);
+        t.data[k] = p ? *p : T();
+    }
+}
+// The gradient of every gathered element is added at its source (plain adds when the backward entry gave this launch
+// the gradient to itself, atomics otherwise; an index may repeat).
+template <int AX, typename T, int... D, int NI, typename... I>
+WEFT_FN void adj_tile_load_indexed(const array_t<T>& a, const tile_t<int32, NI>& idx, const tile_t<T, D...>& adj_t,
+                                   I... offset) {
+    const int64 off[sizeof...(D)] = {int64(offset)...};
+    const bool plain = a.flags & kGradPlain;
+    for (int k = 0; k < tile_t<T, D...>::size; ++k) {
+        T* g = tiles::indexed_element<AX, D...>(a, a.grad, idx.data, off, k);
+        if (g == nullptr) continue;
+        if (plain)
+            *g += adj_t.data[k];
+        else
+            atom::fetch_add(g, adj_t.data[k]);
+    }
+}
+
+template <int AX, typename T, int... D, int NI, typename... I>
+WEFT_FN void tile_store_indexed(const array_t<T>& a, const tile_t<int32, NI>& idx, const tile_t<T, D...>& t,
+                                I... offset) {
+    const int64 off[sizeof...(D)] = {int64(offset)...};
+    for (int k = 0; k < tile_t<T, D...>::size; ++k) {
+        T* p = tiles::indexed_element<AX, D...>(a, a.data, idx.data, off, k);
+        if (p) *p = t.data[k];
+    }
+}
+// Each stored element receives the gradient of the place it wrote; when the array is overwritten on the tape (flag
+// bit 1) that gradient is consumed, as for tile_store.
+template <int AX, typename T, int... D, int NI, typename... I>
+WEFT_FN void adj_tile_store_indexed(const array_t<T>& a, const tile_t<int32, NI>& idx, tile_t<T, D...>& adj_t,
+                                    I... offset) {
+    const int64 off[sizeof...(D)] = {int64(offset)...};
+    const bool consume = (a.flags & 2) != 0;
+    for (int k = 0; k < tile_t<T, D...>::size; ++k) {
+        T* g = tiles::indexed_element<AX, D...>(a, a.grad, idx.data, off, k);
+        if (g == nullptr) continue;
+        adj_t.data[k] += *g;
+        if (consume) *g = T();
+    }
+}
+template <int AX, typename T, int... D, int NI, typename... I>
+WEFT_FN void replay_tile_store_indexed(const array_t<T>& a, const tile_t<int32, NI>& idx, const tile_t<T, D...>& t,
+                                       I... offset) {
+    if (a.flags & 1) tile_store_indexed<AX>(a, idx, t, offset...);
+}
+
+// Returns the previous values (zeros for elements outside the array).
+template <int AX, typename T, int... D, int NI, typename... I>
+WEFT_FN void tile_atomic_add_indexed(tile_t<T, D...>& old, const array_t<T>& a, const tile_t<int32, NI>& idx,
+                                     const tile_t<T, D...>& t, I... offset) {
+    const int64 off[sizeof...(D)] = {int64(offset)...};
+    for (int k = 0; k < tile_t<T, D...>::size; ++k) {
+        T* p = tiles::indexed_element<AX, D...>(a, a.data, idx.data, off, k);
+        old.data[k] = p ? atom::fetch_add(p, t.data[k]) : T();
+    }
+}
+template <int AX, typename T, int... D, int NI, typename... I>
+WEFT_FN void adj_tile_atomic_add_indexed(const array_t<T>& a, const tile_t<int32, NI>& idx, tile_t<T, D...>& adj_t,
+                                         I... offset) {
+    const int64 off[sizeof...(D)] = {int64(offset)...};
+    for (int k = 0; k < tile_t<T, D...>::size; ++k) {
+        const T* g = tiles::indexed_element<AX, D...>(a, a.grad, idx.data, off, k);
+        if (g) adj_t.data[k] += *g;
+    }
+}
+template <int AX, typename T, int... D, int NI, typename... I>
+WEFT_FN void replay_tile_atomic_add_indexed(tile_t<T, D...>& old, const array_t<T>& a, const tile_t<int32, NI>& idx,
+                                            const tile_t<T, D...>& t, I... offset) {
+    if (a.flags & 1) tile_atomic_add_indexed<AX>(old, a, idx, t, offset...);
+}
+
 // ---------------------------------------------------------------------------------------------- construction
 template <typename T, int... D, typename V>
 WEFT_FN void tile_fill(tile_t<T, D...>& t, const V& value) {
@@ -231,6 +333,34 @@ WEFT_FN void adj_tile_fill(const V&, V& adj_value, const tile_t<T, D...>& adj_t)
 template <typename T, int N>
 WEFT_FN void tile_arange(tile_t<T, N>& t, T start, T step) {
     for (int i = 0; i < N; ++i) t.data[i] = T(start + T(i) * step);
+}
+
+// tile_randi / tile_randf(shape, rng[, lo, hi]): element k is drawn by lane k % BD from its own stream
+// rand_pcg(lane + rng), its (k / BD + 1)-th draw: Warp's register layout on a GPU, so the values equal a CUDA launch
+// with the same block_dim. rng itself is left unchanged.
+template <int BD, typename T, int... D, typename Draw>
+WEFT_FN void tile_random(tile_t<T, D...>& t, uint32 rng, Draw&& draw) {
+    constexpr int size = tile_t<T, D...>::size;
+    for (int lane = 0; lane < BD && lane < size; ++lane) {
+        uint32 state = rand_pcg(uint32(lane) + rng);
+        for (int k = lane; k < size; k += BD) t.data[k] = draw(state);
+    }
+}
+template <int BD, int... D>
+WEFT_FN void tile_randi(tile_t<int32, D...>& t, uint32 rng) {
+    tile_random<BD>(t, rng, [](uint32& s) { return randi(s); });
+}
+template <int BD, int... D>
+WEFT_FN void tile_randi(tile_t<int32, D...>& t, uint32 rng, int32 lo, int32 hi) {
+    tile_random<BD>(t, rng, [=](uint32& s) { return randi(s, lo, hi); });
+}
+template <int BD, int... D>
+WEFT_FN void tile_randf(tile_t<float, D...>& t, uint32 rng) {
+    tile_random<BD>(t, rng, [](uint32& s) { return randf(s); });
+}
+template <int BD, int... D>
+WEFT_FN void tile_randf(tile_t<float, D...>& t, uint32 rng, float lo, float hi) {
+    tile_random<BD>(t, rng, [=](uint32& s) { return randf(s, lo, hi); });
 }
 
 // wp.tile(x): one element per lane; vectors / matrices spread over the leading dimensions unless the type is
@@ -312,6 +442,34 @@ WEFT_FN T tile_extract(const tile_t<T, D...>& t, I... idx) { return t.data[tile_
 template <typename T, int... D, typename... I>
 WEFT_FN void adj_tile_extract(const tile_t<T, D...>& t, tile_t<T, D...>& adj_t, const T& adj_ret, I... idx) {
     adj_t.data[tile_flat_index(t, idx...)] += adj_ret;
+}
+
+// t[i, j] = v and its in-place forms t[i, j] += v, -= v, &= v, |= v, ^= v, as one lane does them (the renderers
+// apply every lane's update in lane order; several lanes updating one element accumulate, as Warp's atomics do).
+// M: 0 set, 1 add, 2 sub, 3 and, 4 or, 5 xor (ops/tile.py TileUpdate).
+template <int M, typename T, int... D, typename... I>
+WEFT_FN void tile_update(tile_t<T, D...>& t, const T& v, I... idx) {
+    T& e = t.data[tile_flat_index(t, idx...)];
+    if constexpr (M == 0) e = v;
+    else if constexpr (M == 1) e = add(e, v);
+    else if constexpr (M == 2) e = sub(e, v);
+    else if constexpr (M == 3) e = bit_and(e, v);
+    else if constexpr (M == 4) e = bit_or(e, v);
+    else e = bit_xor(e, v);
+}
+// Reverse of one lane's update, lanes visited last to first: the value's adjoint reads the element's adjoint; a set
+// then clears it (the earlier value was overwritten, and so was any earlier lane's write to that element).
+template <int M, typename T, int... D, typename... I>
+WEFT_FN void adj_tile_update(tile_t<T, D...>& adj_t, T& adj_v, I... idx) {
+    T& g = adj_t.data[tile_flat_index(adj_t, idx...)];
+    if constexpr (M == 0) {
+        adj_v += g;
+        g = T();
+    } else if constexpr (M == 1) {
+        adj_v += g;
+    } else if constexpr (M == 2) {
+        adj_v -= g;
+    }
 }
 
 // ---------------------------------------------------------------------------------------------- reshaping
@@ -456,6 +614,9 @@ WEFT_TILE_BINARY(add)
 WEFT_TILE_BINARY(sub)
 WEFT_TILE_BINARY(mul)
 WEFT_TILE_BINARY(div)
+WEFT_TILE_BINARY(bit_and)
+WEFT_TILE_BINARY(bit_or)
+WEFT_TILE_BINARY(bit_xor)
 #undef WEFT_TILE_BINARY
 
 template <typename T, int... D>
@@ -729,6 +890,15 @@ struct BlockCoords {
         c[nd - 1] += lane;
     }
 };
+
+// The lanes of block ``block`` that run: block_dim, fewer in a last block the launch size does not fill (those lanes
+// take no part in lane code; the tile operations still act on whole tiles).
+WEFT_FN int32 block_lanes(const Grid& g, int64 block, int32 block_dim) {
+    int64 total = 1;
+    for (int d = 0; d < (g.ndim < 1 ? 1 : g.ndim); ++d) total *= g.dim[d];
+    const int64 left = total - block * int64(block_dim);
+    return left < int64(block_dim) ? int32(left) : block_dim;
+}
 
 WEFT_FN bool any_lane(const bool* alive, int n) {
     for (int l = 0; l < n; ++l)

@@ -169,6 +169,80 @@ __device__ void replay_tile_atomic_add(tile_t<T, D...>& old, const array_t<T>& a
     if (a.flags & 1) cta::tile_atomic_add(old, a, t, offset...);
 }
 
+// indexed memory: the lanes split the elements (an index may repeat, so gradients are added atomically)
+template <int AX, typename T, int... D, int NI, typename... I>
+__device__ void tile_load_indexed(tile_t<T, D...>& t, const array_t<T>& a, const tile_t<int32, NI>& idx, I... offset) {
+    const int64 off[sizeof...(D)] = {int64(offset)...};
+    WEFT_CTA_FOR(k, (tile_t<T, D...>::size)) {
+        const T* p = tiles::indexed_element<AX, D...>(a, a.data, idx.data, off, k);
+        t.data[k] = p ? *p : T();
+    }
+    sync();
+}
+template <int AX, typename T, int... D, int NI, typename... I>
+__device__ void adj_tile_load_indexed(const array_t<T>& a, const tile_t<int32, NI>& idx, const tile_t<T, D...>& adj_t,
+                                      I... offset) {
+    const int64 off[sizeof...(D)] = {int64(offset)...};
+    WEFT_CTA_FOR(k, (tile_t<T, D...>::size)) {
+        T* g = tiles::indexed_element<AX, D...>(a, a.grad, idx.data, off, k);
+        if (g) atom::fetch_add(g, adj_t.data[k]);
+    }
+    sync();
+}
+template <int AX, typename T, int... D, int NI, typename... I>
+__device__ void tile_store_indexed(const array_t<T>& a, const tile_t<int32, NI>& idx, const tile_t<T, D...>& t,
+                                   I... offset) {
+    const int64 off[sizeof...(D)] = {int64(offset)...};
+    WEFT_CTA_FOR(k, (tile_t<T, D...>::size)) {
+        T* p = tiles::indexed_element<AX, D...>(a, a.data, idx.data, off, k);
+        if (p) *p = t.data[k];
+    }
+    sync();
+}
+template <int AX, typename T, int... D, int NI, typename... I>
+__device__ void adj_tile_store_indexed(const array_t<T>& a, const tile_t<int32, NI>& idx, tile_t<T, D...>& adj_t,
+                                       I... offset) {
+    const int64 off[sizeof...(D)] = {int64(offset)...};
+    const bool consume = (a.flags & 2) != 0;
+    WEFT_CTA_FOR(k, (tile_t<T, D...>::size)) {
+        T* g = tiles::indexed_element<AX, D...>(a, a.grad, idx.data, off, k);
+        if (!g) continue;
+        adj_t.data[k] += *g;
+        if (consume) *g = T();
+    }
+    sync();
+}
+template <int AX, typename T, int... D, int NI, typename... I>
+__device__ void replay_tile_store_indexed(const array_t<T>& a, const tile_t<int32, NI>& idx, const tile_t<T, D...>& t,
+                                          I... offset) {
+    if (a.flags & 1) cta::tile_store_indexed<AX>(a, idx, t, offset...);
+}
+template <int AX, typename T, int... D, int NI, typename... I>
+__device__ void tile_atomic_add_indexed(tile_t<T, D...>& old, const array_t<T>& a, const tile_t<int32, NI>& idx,
+                                        const tile_t<T, D...>& t, I... offset) {
+    const int64 off[sizeof...(D)] = {int64(offset)...};
+    WEFT_CTA_FOR(k, (tile_t<T, D...>::size)) {
+        T* p = tiles::indexed_element<AX, D...>(a, a.data, idx.data, off, k);
+        old.data[k] = p ? atom::fetch_add(p, t.data[k]) : T();
+    }
+    sync();
+}
+template <int AX, typename T, int... D, int NI, typename... I>
+__device__ void adj_tile_atomic_add_indexed(const array_t<T>& a, const tile_t<int32, NI>& idx, tile_t<T, D...>& adj_t,
+                                            I... offset) {
+    const int64 off[sizeof...(D)] = {int64(offset)...};
+    WEFT_CTA_FOR(k, (tile_t<T, D...>::size)) {
+        const T* g = tiles::indexed_element<AX, D...>(a, a.grad, idx.data, off, k);
+        if (g) adj_t.data[k] += *g;
+    }
+    sync();
+}
+template <int AX, typename T, int... D, int NI, typename... I>
+__device__ void replay_tile_atomic_add_indexed(tile_t<T, D...>& old, const array_t<T>& a, const tile_t<int32, NI>& idx,
+                                               const tile_t<T, D...>& t, I... offset) {
+    if (a.flags & 1) cta::tile_atomic_add_indexed<AX>(old, a, idx, t, offset...);
+}
+
 // ---------------------------------------------------------------------------------------------- construction
 template <typename T, int... D, typename V>
 __device__ void tile_fill(tile_t<T, D...>& t, const V& value) {
@@ -223,6 +297,56 @@ __device__ void adj_tile_from_uniform(X& adj_x, const tile_t<T, D...>& adj_t, vo
 template <typename T, int... D, typename... I>
 __device__ void adj_tile_extract(const tile_t<T, D...>& t, tile_t<T, D...>& adj_t, const T& adj_ret, I... idx) {
     atom::fetch_add(&adj_t.data[weft::tile_flat_index(t, idx...)], adj_ret);
+}
+
+// tile_from_thread: lane ``idx``'s value, through the scratch memory, filled into the tile (an index outside the
+// block gives zeros).
+template <typename T, int... D>
+__device__ void tile_from_thread(tile_t<T, D...>& t, const T& value, int32 idx, void* scratch) {
+    T* slot = static_cast<T*>(scratch);
+    if (lane() == 0) *slot = T();
+    sync();
+    if (lane() == idx) *slot = value;
+    sync();
+    const T v = *slot;
+    WEFT_CTA_FOR(k, (tile_t<T, D...>::size)) t.data[k] = v;
+    sync();
+}
+template <typename T, int... D>
+__device__ void adj_tile_from_thread(T& adj_value, const tile_t<T, D...>& adj_t, int32 idx) {
+    if (lane() == idx)
+        for (int k = 0; k < tile_t<T, D...>::size; ++k) adj_value += adj_t.data[k];
+    sync();
+}
+
+// t[i, j] = v (and the in-place forms) by every running lane (``active``); several lanes may update one element, so
+// the read-modify-write forms are atomic. All threads call it (it ends with a barrier).
+template <int M, typename T, int... D, typename... I>
+__device__ void tile_update(tile_t<T, D...>& t, const T& v, bool active, I... idx) {
+    if (active) {
+        T* e = &t.data[weft::tile_flat_index(t, idx...)];
+        if constexpr (M == 0) *e = v;
+        else if constexpr (M == 1) atom::fetch_add(e, v);
+        else if constexpr (M == 2) atom::fetch_sub(e, v);
+        else if constexpr (M == 3) atom::fetch_and(e, v);
+        else if constexpr (M == 4) atom::fetch_or(e, v);
+        else atom::fetch_xor(e, v);
+    }
+    sync();
+}
+// Its reverse: every running lane reads its element's adjoint, then (a set) the written elements' adjoints are cleared.
+template <int M, typename T, int... D, typename... I>
+__device__ void adj_tile_update(tile_t<T, D...>& adj_t, T& adj_v, bool active, I... idx) {
+    const int k = weft::tile_flat_index(adj_t, idx...);
+    if (active) {
+        if constexpr (M == 2) adj_v -= adj_t.data[k];
+        else if constexpr (M <= 1) adj_v += adj_t.data[k];
+    }
+    sync();
+    if constexpr (M == 0) {
+        if (active) adj_t.data[k] = T();
+        sync();
+    }
 }
 
 // ---------------------------------------------------------------------------------------------- reshaping
@@ -322,6 +446,17 @@ WEFT_CTA_BINARY(sub)
 WEFT_CTA_BINARY(mul)
 WEFT_CTA_BINARY(div)
 #undef WEFT_CTA_BINARY
+// integer tiles: no gradients
+#define WEFT_CTA_BITWISE(NAME)                                                                                  \
+    template <typename T, int... D, typename A, typename B>                                                     \
+    __device__ void tile_##NAME(tile_t<T, D...>& out, const A& a, const B& b) {                                 \
+        WEFT_CTA_FOR(k, (tile_t<T, D...>::size)) out.data[k] = NAME(tiles::at(a, k), tiles::at(b, k));          \
+        sync();                                                                                                 \
+    }
+WEFT_CTA_BITWISE(bit_and)
+WEFT_CTA_BITWISE(bit_or)
+WEFT_CTA_BITWISE(bit_xor)
+#undef WEFT_CTA_BITWISE
 
 template <typename T, int... D>
 __device__ void tile_neg(tile_t<T, D...>& out, const tile_t<T, D...>& a) {

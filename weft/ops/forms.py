@@ -37,6 +37,8 @@ class Form(enum.Enum):
     TYPED_OUTPUTS = "typed_outputs"
     TILE_LOAD = "tile_load"
     TILE_STORE = "tile_store"  # tile_store / tile_atomic_add(a, t, offset)
+    TILE_LOAD_INDEXED = "tile_load_indexed"  # tile_load_indexed(a, indices, shape, offset, axis)
+    TILE_STORE_INDEXED = "tile_store_indexed"  # tile_store_indexed / tile_atomic_add_indexed(a, indices, t, offset, axis)
     TILE_FILLED = "tile_filled"  # tile_zeros / tile_ones / tile_full(shape[, value], dtype)
     TILE_ARANGE = "tile_arange"
     TILE = "tile"  # wp.tile(x): per-lane values gathered into a tile
@@ -47,6 +49,8 @@ class Form(enum.Enum):
     TILE_REDUCE = "tile_reduce"
     TILE_MATMUL = "tile_matmul"
     TILE_IN_PLACE = "tile_in_place"  # tile_fft(t): transforms the tile variable in place
+    TILE_RANDOM = "tile_random"  # tile_randi / tile_randf(shape, rng, min=, max=): compile-time shape
+    TILE_FROM_THREAD = "tile_from_thread"  # tile_from_thread(shape, value, thread_idx): one lane's value, filled
     TILE_QUERY_NEXT = "tile_query_next"  # tile_bvh_query_next(q): a tile of the next items, q advanced in place
     # ---- language forms (LanguageForm.form): calls that are not registry ops
     STATIC = "static"  # wp.static(expr): evaluated at compile time

@@ -28,7 +28,7 @@ register(Op("rand_init", lambda a, at: T.UINT32 if 1 <= len(a) <= 2 and _ints(a)
 
 
 #: ``x = wp.randf(state)``: the call returns x and rebinds ``state`` to the next state
-_STATEFUL = Syntax(Form.RANDOM_STATE)
+_STATEFUL = Syntax(Form.RANDOM_STATE, updates=(0,))
 
 
 def _stateful(name, result, doc):

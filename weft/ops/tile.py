@@ -7,6 +7,8 @@ live in ``weft.backend.tile_adjoint``. Compile-time arguments (shapes, dtypes, t
 
 from __future__ import annotations
 
+import enum
+
 from ..ir import types as T
 from ..ir.roles import Role
 from . import rules as R
@@ -77,6 +79,45 @@ _reg("tile_atomic_add", _atomic_add, "tile_atomic_add(a, t, offset=(0, ...)): at
      role=Role.TILE_ATOMIC, adjoint_linear=True, syntax=_form(Form.TILE_STORE))
 
 
+def _indices(t, n) -> bool:
+    return is_tile(t) and t.dtype == T.INT32 and t.shape == (n,)
+
+
+def _load_indexed(args, attrs):
+    shape, axis = attrs
+    if len(args) >= 2 and _array(args[0]) and len(args) - 2 == args[0].ndim == len(shape) and \
+            _indices(args[1], shape[axis]) and _ints(args[2:]):
+        return T.TileType(args[0].dtype, tuple(shape))
+    return None
+
+
+def _store_indexed(args, attrs):
+    (axis,) = attrs
+    if len(args) >= 3 and _array(args[0]) and is_tile(args[2]) and args[2].dtype == args[0].dtype and \
+            len(args) - 3 == args[0].ndim == len(args[2].shape) and _indices(args[1], args[2].shape[axis]) and \
+            _ints(args[3:]):
+        return T.VOID
+    return None
+
+
+def _atomic_add_indexed(args, attrs):
+    return args[2] if _store_indexed(args, attrs) is T.VOID else None
+
+
+_reg("tile_load_indexed", _load_indexed, "tile_load_indexed(a, indices, shape, offset=(0, ...), axis=0): a tile "
+     "gathered along axis through a 1-D int32 tile of indices (offset[axis] + indices[c]); elements outside the "
+     "array read as zero.", collective=True, role=Role.TILE_LOAD, adjoint_linear=True,
+     syntax=_form(Form.TILE_LOAD_INDEXED))
+_reg("tile_store_indexed", _store_indexed, "tile_store_indexed(a, indices, t, offset=(0, ...), axis=0): t scattered "
+     "into a along axis through a 1-D int32 tile of indices; elements outside the array are skipped.",
+     side_effect=True, collective=True, role=Role.TILE_STORE, adjoint_linear=True,
+     syntax=_form(Form.TILE_STORE_INDEXED))
+_reg("tile_atomic_add_indexed", _atomic_add_indexed, "tile_atomic_add_indexed(a, indices, t, offset=(0, ...), "
+     "axis=0): t atomically added into a along axis through a 1-D int32 tile of indices; returns the previous "
+     "values (zero outside the array).", side_effect=True, collective=True, role=Role.TILE_ATOMIC,
+     adjoint_linear=True, syntax=_form(Form.TILE_STORE_INDEXED))
+
+
 # ---------------------------------------------------------------------------------------------- construction
 def _made(nargs):
     def rule(args, attrs):
@@ -100,6 +141,35 @@ _reg("tile_full", _fill, "tile_full(shape, value, dtype=float): a tile filled wi
      collective=True, syntax=Syntax(Form.TILE_FILLED, params=("shape", "value", "dtype", "storage"), defaults=(T.FLOAT32, "register")))
 _reg("tile_arange", _made(2), "tile_arange(stop) / tile_arange(start, stop, step, dtype): an evenly spaced 1-D tile.",
      adjoint=Adjoint.NONE, collective=True, syntax=_form(Form.TILE_ARANGE))
+
+
+def _random(dtype):
+    def rule(args, attrs):
+        (t,) = attrs
+        if t.dtype == dtype and len(args) in (1, 3) and args[0] == T.UINT32 and all(a == dtype for a in args[1:]):
+            return t
+        return None
+    return rule
+
+
+_reg("tile_randi", _random(T.INT32), "tile_randi(shape, rng, min=, max=): a tile of random int32 (each element as "
+     "wp.randi draws it; element k from lane k % block_dim's stream, as on a GPU); rng is left unchanged.",
+     adjoint=Adjoint.NONE, collective=True, syntax=Syntax(Form.TILE_RANDOM, types=(T.INT32,)))
+_reg("tile_randf", _random(T.FLOAT32), "tile_randf(shape, rng, min=, max=): a tile of random float32 in [min, max) "
+     "(default [0, 1)), drawn as tile_randi's elements are; rng is left unchanged.", adjoint=Adjoint.NONE,
+     collective=True, syntax=Syntax(Form.TILE_RANDOM, types=(T.FLOAT32,)))
+
+
+def _from_thread(args, attrs):
+    (t,) = attrs
+    if len(args) == 2 and args[0] == t.dtype and isinstance(args[1], T.ScalarType) and args[1].is_int:
+        return t
+    return None
+
+
+_reg("tile_from_thread", _from_thread, "tile_from_thread(shape, value, thread_idx, storage='register'): a tile filled "
+     "with the value of lane thread_idx of the block (the same thread_idx in every lane).", collective=True,
+     syntax=_form(Form.TILE_FROM_THREAD))
 
 
 def _tile_of(args, attrs):
@@ -138,6 +208,41 @@ _reg("tile_extract", _extract, "tile_extract(t, i, ...) or t[i, ...]: one elemen
 register(Op("extract", _extract, native="tile_extract", kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, domain=D,
             lane_level=True, role=Role.EXTRACT, adjoint_linear=True,
             doc="t[i, ...]: one element of a tile."))
+
+
+class TileUpdate(enum.Enum):
+    """How ``tile_update`` changes the elements the lanes index (``t[i, j] = v``, ``t[i, j] += v``, ...); the value is
+    the mode's number in ``weft::tile_update<M>`` (weft/native/tile.h)."""
+
+    SET = 0
+    ADD = 1
+    SUB = 2
+    AND = 3
+    OR = 4
+    XOR = 5
+
+    @property
+    def bitwise(self) -> bool:
+        return self in (TileUpdate.AND, TileUpdate.OR, TileUpdate.XOR)
+
+
+def _update(args, attrs):
+    (mode,) = attrs
+    if len(args) < 3 or not is_tile(args[0]) or len(args) - 2 != len(args[0].shape) or not _ints(args[1:-1]):
+        return None
+    dt = args[0].dtype
+    if args[-1] != dt:
+        return None
+    if mode.bitwise and not (isinstance(dt, T.ScalarType) and dt.is_int):
+        return None
+    if mode in (TileUpdate.ADD, TileUpdate.SUB) and not isinstance(dt, (T.ScalarType, T.VectorType, T.MatrixType)):
+        return None
+    return args[0]
+
+
+_reg("tile_update", _update, "t[i, ...] = v (and +=, -=, &=, |=, ^=): the tile with the element each lane indexes "
+     "updated by that lane's value, lanes in order (several lanes adding to one element accumulate, as Warp's "
+     "atomics do).", **_PRIMAL_FREE, collective=True, in_place=InPlace.FIRST)
 
 
 # ---------------------------------------------------------------------------------------------- reshaping
@@ -224,6 +329,9 @@ for _name in ("add", "sub", "mul", "div"):
                 in_place=InPlace.ALL, adjoint_scratch=True, adjoint_linear=_name in ("add", "sub"),
                 constant_factor={"mul": Factor.EITHER, "div": Factor.DIVISOR}.get(_name, Factor.NONE),
                 domain=D, doc=f"Element-wise {_name} of tiles (or a tile and a value broadcast to every element)."))
+for _name in ("bit_and", "bit_or", "bit_xor"):
+    register(Op(_name, _elementwise(_name), native="tile_" + _name, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE,
+                in_place=InPlace.ALL, domain=D, doc=f"Element-wise {_name} of integer tiles (or a tile and a value)."))
 register(Op("neg", lambda a, at: a[0] if len(a) == 1 and is_tile(a[0]) else None, native="tile_neg",
             kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, in_place=InPlace.ALL, adjoint_reads_primal=False, domain=D,
             adjoint_linear=True, doc="-t element-wise."))

@@ -37,14 +37,8 @@ def launch_tiled(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=
 
 def check_tiled_launch(kernel, spec, dims: tuple[int, ...]) -> None:
     """Launch-time checks for a kernel that uses tiles (called by ``wp.launch``)."""
-    bd = spec.tile_dim
-    total = 1
-    for d in dims:
-        total *= d
-    if total % bd:
-        raise LaunchError(f"kernel '{kernel.__name__}' uses tiles, so its {total} threads must form whole blocks of "
-                          f"block_dim={bd}; launch it with wp.launch_tiled(kernel, dim=blocks, block_dim={bd}) or "
-                          f"a dim whose size is a multiple of {bd}")
+    # a launch size that is not a multiple of block_dim ends with a partial block: its lanes past the launch size
+    # run no lane code (the tile operations still act on whole tiles), as on a GPU
     if spec.tid_arity > len(dims):
         raise LaunchError(f"kernel '{kernel.__name__}' unpacks wp.tid() into {spec.tid_arity} indices but was "
                           f"launched with a {len(dims)}-D grid {dims}")
