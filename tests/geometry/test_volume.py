@@ -198,6 +198,30 @@ def test_nanovdb_round_trip(sparse):
         np.testing.assert_allclose(np.array(loaded.get_grid_info().translation), [1.0, -2.0, 0.5])
 
 
+def test_nanovdb_structure_checks(sparse):
+    """Corrupted grid buffers are rejected before anything is read; well-formed grids weft does not read are reported
+    as unsupported."""
+    import struct
+
+    grid = bytearray(sparse[0].array().numpy().tobytes())
+    wp.Volume(wp.array(np.frombuffer(bytes(grid), np.uint8), dtype=wp.uint8))  # the intact grid loads
+    tree = 672
+    root = tree + struct.unpack_from("<Q", grid, tree + 24)[0]
+    cases = {"root child inside a node": (root + 64 + 8, "<q", struct.unpack_from("<q", grid, root + 72)[0] + 32),
+             "grid size past the buffer": (32, "<Q", len(grid) + 64),
+             "leaf level past the tree": (tree + 32, "<I", 1 << 20),
+             "blind metadata outside": (640, "<q", -5)}
+    for at, fmt, value in cases.values():  # keys: what each corruption is
+        bad = bytearray(grid)
+        struct.pack_into(fmt, bad, at, value)
+        with pytest.raises(RuntimeError, match="Invalid NanoVDB grid structure"):
+            wp.Volume(wp.array(np.frombuffer(bytes(bad), np.uint8), dtype=wp.uint8))
+    depth_first = bytearray(grid)
+    struct.pack_into("<I", depth_first, 20, struct.unpack_from("<I", grid, 20)[0] & ~32)
+    with pytest.raises(RuntimeError, match="Unsupported NanoVDB tree layout"):
+        wp.Volume(wp.array(np.frombuffer(bytes(depth_first), np.uint8), dtype=wp.uint8))
+
+
 def test_errors():
     with pytest.raises(ValueError, match="voxel_size"):
         wp.Volume.allocate(min=[0, 0, 0], max=[1, 1, 1], voxel_size=-1.0)

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import NanoVDBError
 from ..ir import types as T
+from .nanovdb_check import FP_LEAF_HEADER, FP_NAMES, FP_TYPES, check_grid
 from .volume_layout import LEAF, Layout
 
 MAGIC_FILE = (0x304244566F6E614E, 0x324244566F6E614E)  # "NanoVDB0", "NanoVDB2"
@@ -44,8 +45,6 @@ GRID_TYPES = {1: (T.FLOAT32, "float"), 2: (T.FLOAT64, "double"), 3: (T.INT16, "i
               18: (T.VectorType(4, T.FLOAT64), "Vec4d"), 24: (T.VectorType(3, T.UINT8), "Vec3u8"),
               25: (T.VectorType(3, T.UINT16), "Vec3u16"), 26: (T.UINT8, "uint8")}
 INDEX_TYPES = {19: "Index", 20: "OnIndex"}
-UNSUPPORTED = {8: "Mask", 11: "Boolean", 12: "RGBA8", 13: "Fp4", 14: "Fp8", 15: "Fp16", 16: "FpN", 21: "IndexMask",
-               22: "OnIndexMask", 23: "PointIndex"}
 #: GridType values of the value types weft writes (NanoVDB's enumeration)
 TYPE_CODES = {v[0]: k for k, v in GRID_TYPES.items()}
 
@@ -131,7 +130,8 @@ def decode_file(data: bytes) -> bytes:
 
 
 def load(cls, file_or_buffer):
-    """``Volume.load_from_nvdb``: the first grid of a file (path, binary stream, bytes or uint8 array)."""
+    """``Volume.load_from_nvdb``: the first grid of a file (path, binary stream, bytes or uint8 array). Every grid
+    of the file is checked first; then any grid weft does not read is reported."""
     if isinstance(file_or_buffer, (str,)) or hasattr(file_or_buffer, "__fspath__"):
         with open(file_or_buffer, "rb") as f:
             data = f.read()
@@ -144,15 +144,20 @@ def load(cls, file_or_buffer):
     blob = decode_file(data)
     if len(blob) < 8 or struct.unpack_from("<Q", blob, 0)[0] not in MAGIC_GRID:
         raise NanoVDBError("NanoVDB signature not found on grid!")
-    offset = 0
-    while True:  # validate every grid before returning the first
+    offset, infos = 0, []
+    while True:
         size = _check_grid_header(blob, offset)
-        _parse(blob, offset, size)
+        if size % 32:
+            raise _bad(f"grid size {size} is not a multiple of 32 (grids in a file are 32-byte aligned)")
+        infos.append(check_grid(blob, offset, size, node_sizes))
         count = struct.unpack_from("<I", blob, offset + 28)[0]
         index = struct.unpack_from("<I", blob, offset + 24)[0]
         offset += size
         if index + 1 >= count or offset >= len(blob):
             break
+    for info in infos:
+        if info.unsupported:
+            raise NanoVDBError(f"Unsupported NanoVDB tree layout: {info.unsupported}")
     return read_buffer(blob, 0, cls)
 
 
@@ -167,18 +172,37 @@ def _check_grid_header(blob: bytes, offset: int) -> int:
     return size
 
 
+def node_sizes(grid_type: int):
+    """Node sizes of a grid type (None for a type whose layout weft does not know)."""
+    from .nanovdb_write import NodeSizes
+
+    if grid_type in GRID_TYPES:
+        np_dtype, _ = _np_layout(GRID_TYPES[grid_type][0])
+        return NodeSizes(_value_nbytes(GRID_TYPES[grid_type][0]), np_dtype.itemsize)
+    if grid_type in INDEX_TYPES:
+        return NodeSizes(0, 8)
+    if grid_type in FP_TYPES:
+        sizes = NodeSizes(4, 4)
+        sizes.leaf_size = FP_LEAF_HEADER + 64 * FP_TYPES[grid_type]
+        return sizes
+    return None
+
+
 def read_buffer(blob: bytes, offset: int, cls=None):
     """The Volume of the grid at ``offset`` of ``blob`` (raw grid buffers, one after another)."""
     if cls is None:
         from .volume import Volume as cls
     size = _check_grid_header(blob, offset)
-    layout, source = _parse(blob, offset, size)
+    info = check_grid(blob, offset, size, node_sizes)
+    if info.unsupported:
+        raise NanoVDBError(f"Unsupported NanoVDB tree layout: {info.unsupported}")
+    layout, source = _parse(blob, offset, size, info)
     vol = cls._from_layout(layout, source.name)
     vol._nvdb = source
     return vol
 
 
-def _parse(blob: bytes, g: int, size: int):
+def _parse(blob: bytes, g: int, size: int, info):
     grid = memoryview(blob)[g:g + size]
     index, count = struct.unpack_from("<II", grid, 24)
     name = _name(bytes(grid[40:40 + NAME_SIZE]), "grid")
@@ -187,73 +211,61 @@ def _parse(blob: bytes, g: int, size: int):
     if not mat.any():  # grids written with only the float map
         mat = np.array(struct.unpack_from("<9f", grid, 296), dtype=np.float64).reshape(3, 3)
         vec = np.array(struct.unpack_from("<3f", grid, 296 + 72), dtype=np.float64)
-    grid_type = struct.unpack_from("<I", grid, 636)[0]
+    if not np.isfinite(mat).all() or abs(np.linalg.det(mat)) < 1e-300:
+        mat = np.eye(3)  # a grid without a usable map (hand-made buffers): index space is world space
+    grid_type = info.grid_type
     blind_offset, blind_count = struct.unpack_from("<qI", grid, 640)
     data1 = struct.unpack_from("<Q", grid, 656)[0]
-    offs = struct.unpack_from("<4Q", grid, GRID_SIZE)
-    n_leaf, n_lower, n_upper = struct.unpack_from("<3I", grid, GRID_SIZE + 32)
-    if grid_type in UNSUPPORTED:
-        raise NanoVDBError(f"Unsupported NanoVDB tree layout: {UNSUPPORTED[grid_type]} grids are not read by weft")
     if grid_type in GRID_TYPES:
         dtype, type_str = GRID_TYPES[grid_type]
     elif grid_type in INDEX_TYPES:
         dtype, type_str = None, INDEX_TYPES[grid_type]
     else:
-        raise NanoVDBError(f"Unsupported NanoVDB tree layout: grid type {grid_type}")
-    tree_end = size - GRID_SIZE if not blind_count else blind_offset - GRID_SIZE
-    if blind_count and not GRID_SIZE + TREE_SIZE <= blind_offset <= size:
-        raise _bad("blind metadata outside the grid")
-    if offs[3] >= size - GRID_SIZE or offs[3] < TREE_SIZE:
-        raise _bad("root node outside the grid")
-    for off, n in ((offs[0], n_leaf), (offs[1], n_lower), (offs[2], n_upper)):
-        if n and not TREE_SIZE <= off < tree_end:
-            raise _bad("a node level starts outside the tree")
-    if n_leaf and not offs[2] <= offs[1] <= offs[0]:
-        raise _bad("node levels out of order")
-    if not n_leaf:
-        origins, masks, values, offsets = np.zeros((0, 3), np.int32), np.zeros((0, 8), np.uint64), None, None
-        stride = 0
+        dtype, type_str = T.FLOAT32, FP_NAMES[grid_type]
+    starts = info.leaf_starts
+    n_leaf = len(starts)
+    if n_leaf and info.leaf_size:  # fixed-size leaves, one after another
+        rows = np.frombuffer(blob, np.uint8, count=n_leaf * info.leaf_size, offset=int(starts[0]))
+        rows = rows.reshape(n_leaf, info.leaf_size)
     else:
-        region = tree_end - offs[0]
-        stride = region // n_leaf
-        value_bytes = 0 if dtype is None else _value_nbytes(dtype)
-        if stride < LEAF_HEADER + 512 * value_bytes or stride > LEAF_HEADER + 512 * value_bytes + 64 \
-                or stride * n_leaf > region:
-            raise _bad(f"leaf level of {n_leaf} leaves does not fit its region ({region} bytes)")
-        start = g + GRID_SIZE + offs[0]
-        raw = np.frombuffer(blob, dtype=np.uint8, count=stride * n_leaf, offset=start).reshape(n_leaf, stride)
-        origins = raw[:, :12].copy().view(np.int32).reshape(n_leaf, 3) & ~np.int32(LEAF - 1)
-        masks = raw[:, 16:80].copy().view(np.uint64).reshape(n_leaf, 8)
-        values, offsets = None, None
-        if dtype is None:
-            first = raw[:, 80:88].copy().view(np.uint64).reshape(n_leaf).astype(np.int64)
-            offsets = first - 1  # index 0 is the background value
-            if grid_type == 19:  # Index grids index every voxel of a leaf
-                masks = np.full_like(masks, np.uint64(0xFFFFFFFFFFFFFFFF))
-        else:
-            np_dtype, shape = _np_layout(dtype)
-            vals = raw[:, stride - 512 * value_bytes:].copy()
-            values = vals.view(np_dtype).reshape(n_leaf, LEAF, LEAF, LEAF, *shape)
-    background = None
-    if dtype is not None:
-        root = g + GRID_SIZE + offs[3]
+        rows = [np.frombuffer(blob, np.uint8, count=FP_LEAF_HEADER, offset=int(s)) for s in starts]
+        rows = np.stack(rows) if n_leaf else np.zeros((0, FP_LEAF_HEADER), np.uint8)
+    heads = rows[:, :80]
+    origins = heads[:, :12].copy().view(np.int32).reshape(n_leaf, 3) & ~np.int32(LEAF - 1)
+    masks = heads[:, 16:80].copy().view(np.uint64).reshape(n_leaf, 8)
+    values, offsets, background = None, None, None
+    if dtype is None:
+        first = rows[:, 80:88].copy().view(np.uint64).reshape(n_leaf).astype(np.int64)
+        offsets = first - 1  # index 0 is the background value
+        if grid_type == 19:  # Index grids index every voxel of a leaf
+            masks = np.full_like(masks, np.uint64(0xFFFFFFFFFFFFFFFF))
+    else:
         np_dtype, shape = _np_layout(dtype)
-        bg_at = root + (32 if np_dtype.itemsize == 8 else 28)  # after the bbox and table size, aligned
+        if info.fp_bits is not None:
+            values = np.stack([_fp_leaf(blob, int(s), int(b)) for s, b in zip(starts, info.fp_bits)]) if n_leaf \
+                else np.zeros((0, 512), np.float32)
+        else:
+            nbytes = _value_nbytes(dtype)
+            at = info.leaf_size - 512 * nbytes
+            values = rows[:, at:].copy().view(np_dtype)
+        values = np.ascontiguousarray(values).reshape(n_leaf, LEAF, LEAF, LEAF, *shape)
+        sizes = node_sizes(grid_type)
         background = np.frombuffer(blob, dtype=np_dtype, count=max(1, int(np.prod(shape))),
-                                   offset=bg_at).reshape(shape).copy()
-        table = struct.unpack_from("<I", blob, root + 24)[0]
-        if root + 28 + table * 32 > g + size:
-            raise _bad("root tile table outside the grid")
-        if values is None:
-            values = np.zeros((0, LEAF, LEAF, LEAF, *shape), np_dtype)
-    if dtype is None and struct.unpack_from("<I", blob, g + GRID_SIZE + offs[3] + 24)[0] * 32 > size:
-        raise _bad("root tile table outside the grid")
+                                   offset=info.root + sizes.root_bg).reshape(shape).copy()
     voxel_count = int(data1 - 1) if dtype is None and n_leaf else None
     layout = Layout.make(dtype, origins, masks, values, background, mat, vec, offsets=offsets,
                          voxel_count=voxel_count)
     layout.voxel_size = np.array(struct.unpack_from("<3d", grid, 608), dtype=np.float64)
     features = _blind(blob, g, size, blind_offset, blind_count)
     return layout, GridSource(blob, g, size, index, count, name, type_str, features)
+
+
+def _fp_leaf(blob: bytes, start: int, bits: int) -> np.ndarray:
+    """The 512 values of a quantised leaf: minimum + code * quantum, codes packed little-endian, ``bits`` each."""
+    minimum, quantum = struct.unpack_from("<ff", blob, start + 80)
+    raw = np.frombuffer(blob, np.uint8, count=64 * bits, offset=start + FP_LEAF_HEADER)
+    code = np.unpackbits(raw, bitorder="little").reshape(512, bits) @ (1 << np.arange(bits, dtype=np.int64))
+    return (np.float32(minimum) + code.astype(np.float32) * np.float32(quantum)).astype(np.float32)
 
 
 def _blind(blob: bytes, g: int, size: int, offset: int, count: int) -> list:
@@ -299,11 +311,12 @@ def _value_nbytes(dtype) -> int:
 
 # ------------------------------------------------------------------------------------------------ writing
 def grid_bytes(volume) -> bytes:
-    """The NanoVDB buffer of one grid (grids loaded from NanoVDB data return their own bytes)."""
+    """The NanoVDB buffer of a volume: its grid (a grid loaded from NanoVDB data returns its own bytes followed by
+    the grids after it in that data, as Warp's Volume.array() does)."""
     lay = volume._live()
     src = volume._nvdb
     if src is not None:
-        return bytes(src.blob[src.offset:src.offset + src.size])
+        return bytes(src.blob[src.offset:])
     from .nanovdb_write import write_grid
 
     return write_grid(lay, volume._name)

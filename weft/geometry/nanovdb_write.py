@@ -55,7 +55,7 @@ def tree_order(origins: np.ndarray) -> np.ndarray:
     return np.lexsort((_lower_slot(origins), _upper_slot(origins), root_keys(origins)))
 
 
-class _Sizes:
+class NodeSizes:
     """Byte sizes and offsets of one value type's nodes (alignment of the scalar, 4- or 8-byte statistics)."""
 
     def __init__(self, value_size: int, scalar_size: int):
@@ -128,7 +128,7 @@ def write_grid(lay: Layout, name: str = "") -> bytes:
         np_dtype, shape = value_layout(lay.dtype)
         grid_type = TYPE_CODES[lay.dtype]
     value_size = 0 if index_grid else np_dtype.itemsize * int(np.prod(shape, dtype=np.int64))
-    sz = _Sizes(value_size, np_dtype.itemsize)
+    sz = NodeSizes(value_size, np_dtype.itemsize)
     order = tree_order(lay.origins)
     origins = lay.origins[order].astype(np.int64)
     masks = lay.masks[order]

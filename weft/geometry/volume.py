@@ -468,7 +468,8 @@ class Volume(NativeHandle):
         return self._layout
 
     def array(self):
-        """The volume as a NanoVDB grid buffer (a uint8 array; grids loaded from NanoVDB return their own data)."""
+        """The volume as a NanoVDB grid buffer (a uint8 array; a grid loaded from NanoVDB data returns its own bytes
+        and those of the grids after it)."""
         from ..runtime.array import array
         from .nanovdb import grid_bytes
 
