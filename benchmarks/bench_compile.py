@@ -3,7 +3,9 @@
 Each measurement is a fresh process running a whole program (interpreter start to exit, through
 ``_compile_driver.py``), with its own kernel cache:
 
-- ``cold``: empty kernel cache (weft also builds its precompiled header in it);
+- ``cold``: empty kernel cache (weft: the cold kernels of a wave compile as one unit, docs/compile.md);
+- ``cold, unbatched``: the same with one compiler run per kernel (weft's ``WEFT_BATCH_COMPILE=0``; weft then builds
+  its precompiled header too);
 - ``cold + PCH``: weft's cache emptied except for the precompiled header (Warp: no such cache);
 - ``warm``: the same script again;
 - ``edit one kernel``: one kernel's source changed (a new constant every repeat), everything else cached;
@@ -146,8 +148,8 @@ def warm_bytecode(python: str, framework: str) -> None:
                    timeout=600)
 
 
-def run(framework: str, python: str, mode: str, script: Path, args, cache: Path) -> Result:
-    env = _child_env(WEFT_CACHE_DIR=str(cache), WARP_CACHE_PATH=str(cache))
+def run(framework: str, python: str, mode: str, script: Path, args, cache: Path, **extra_env) -> Result:
+    env = _child_env(WEFT_CACHE_DIR=str(cache), WARP_CACHE_PATH=str(cache), **extra_env)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run([python, str(DRIVER), framework, mode, str(script), *args], capture_output=True, text=True,
@@ -177,8 +179,8 @@ def measure(prog: Program, framework: str, python: str, root: Path, repeat: int)
     base = root / f"{prog.name}-{framework}"
     cache = base / "cache"
     src = _write(prog, base / "a")
-    rows: dict[str, list[Result]] = {k: [] for k in ("cold", "cold + PCH", "warm", "edit one kernel",
-                                                     "copied script", "notebook")}
+    rows: dict[str, list[Result]] = {k: [] for k in ("cold", "cold, unbatched", "cold + PCH", "warm",
+                                                     "edit one kernel", "copied script", "notebook")}
 
     def fresh_cache(keep_pch: bool) -> None:
         pch = base / "pch-saved"
@@ -191,6 +193,10 @@ def measure(prog: Program, framework: str, python: str, root: Path, repeat: int)
             shutil.copytree(pch, cache / "pch")
 
     for edits in range(1, repeat + 1):
+        if framework == "weft":  # the same with one compiler run per kernel (docs/compile.md, batches)
+            fresh_cache(False)
+            rows["cold, unbatched"].append(run(framework, python, "script", src, prog.args, cache,
+                                               WEFT_BATCH_COMPILE="0"))
         fresh_cache(False)
         rows["cold"].append(run(framework, python, "script", src, prog.args, cache))
         if framework == "weft":

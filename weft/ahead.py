@@ -121,6 +121,62 @@ def module_cold(kernel, spec, key: str) -> None:
     _start_workers()
 
 
+def run_batches(batches) -> None:
+    """Run batches now, in parallel (the first on this thread), and wait for all."""
+    threads = [threading.Thread(target=b.run, name="weft-compile-batch", daemon=True) for b in batches[1:]]
+    for t in threads:
+        t.start()
+    if batches:
+        batches[0].run()
+    for t in threads:
+        t.join()
+
+
+def batch_kernels(kernels) -> None:
+    """Compile the cold kernels among ``kernels`` (non-generic, not compiled yet) in batches now, with the runtime
+    libraries they need, in parallel (``wp.load_module``, ``wp.compile``, weft.sim's ``prepare``); the caller then
+    loads each (compiling alone whatever a batch left out). Silent, like compiles ahead."""
+    if not batch.available():
+        return
+    prepared = []
+    for k in kernels:
+        try:
+            k.annotations()
+            prep = k.prepare_ahead(None) if k._fixed_types is not None else None  # tiles: block_dim or 256
+        except Exception:  # noqa: BLE001,S112 - the caller's compile reports it
+            continue
+        if prep is not None:
+            prepared.append((k, prep))
+    by_debug: dict[bool, list] = {}
+    for k, s in prepared:
+        try:
+            by_debug.setdefault(s.debug, []).append((batch.Member(k.__name__, s.source, k.cpp_key(s)), s))
+        except Exception:  # noqa: BLE001,S112 - the caller's compile reports it
+            continue
+    for debug, group in by_debug.items():
+        options = cpu_options(debug)
+        members = [m for m, _ in group] + _runtime_members([s for _, s in group], options)
+        run_batches(batch.plan(members, options, os.cpu_count() or 1))
+
+
+def batch_adjoints(items) -> None:
+    """Compile in batches now the backward modules that ``kernel.adjoint_of(spec, inactive)`` will need for each
+    ``(kernel, spec, inactive)`` of ``items`` and that are not compiled yet (a Tape's first backward, weft.sim's
+    ``prepare``). Silent: a module left out, or in a batch that fails, compiles alone when needed, which reports."""
+    if not batch.available():
+        return
+    by_debug: dict[bool, list] = {}
+    for kernel, spec, inactive in items:
+        try:
+            for source in kernel.prepare_adjoint(spec, inactive):
+                by_debug.setdefault(spec.debug, []).append(
+                    batch.Member(kernel.__name__ + "_adj", source, cpu_key(source, cpu_options(spec.debug))))
+        except Exception:  # noqa: BLE001,S112 - reported when the backward module is needed
+            continue
+    for debug, members in by_debug.items():
+        run_batches(batch.plan(members, cpu_options(debug), os.cpu_count() or 1))
+
+
 def _runtime_members(specs, options) -> list:
     """The runtime libraries (toolchain/runtime.py) the cold kernels of a wave will ask for when loaded and that
     this process has not loaded: the FFT passes of their tile_fft / tile_ifft lengths, compiled in the same batch."""

@@ -565,7 +565,8 @@ def overload(kernel_or_func, arg_types=None):
 
 
 def compile_kernels(kernels) -> None:
-    """Compile several kernels concurrently (each is its own compilation unit)."""
+    """Compile several kernels now: the cold ones in batches (weft/ahead.py), then each loaded (those a batch left
+    out compiled alone, several at once)."""
     import os
     from concurrent.futures import ThreadPoolExecutor
 
@@ -574,5 +575,6 @@ def compile_kernels(kernels) -> None:
         k.annotations()
         if k._fixed_types is not None:
             todo.append(k)
+    ahead.batch_kernels(todo)
     with ThreadPoolExecutor(max_workers=max(os.cpu_count() or 1, 1)) as pool:
         list(pool.map(lambda k: k.compile(), todo))

@@ -265,3 +265,15 @@ def test_first_backward_compiles_its_adjoints_as_one_unit(tmp_path, batches):
     tape.zero()
     tape.backward(loss)  # compiled: no more batches
     assert len(batches) == forward + 1
+
+
+def test_load_module_compiles_the_cold_kernels_as_one_unit(tmp_path, batches, monkeypatch):
+    monkeypatch.setattr(wp.config, "compile_ahead", False)  # wp.load_module batches by itself
+    text = MODULE.replace("@wp.kernel\ndef broken", "def broken")  # load_module would raise its error
+    mod = _load(tmp_path, "weft_batch_module_load", 8.375, text=text)
+    wp.load_module(mod)
+    assert len(batches) == 1 and {m.name for m in batches[0].members} == {"add", "scale", "shift"}
+    assert all(k._specs and next(iter(k._specs.values())).fwd is not None for k in (mod.add, mod.scale, mod.shift))
+    a = wp.zeros(3, dtype=float)
+    wp.launch(mod.add, dim=3, inputs=[a])
+    np.testing.assert_allclose(a.numpy(), 8.375)

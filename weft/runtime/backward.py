@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import threading
-
-from .. import abi
+from .. import abi, ahead
 from ..errors import LaunchError
 from ..ir import types as T
-from ..pipeline import built_key, cpu_options
-from ..toolchain import batch
 from ..types.layout import ARRAY_DESC
 from .array import array
 from .launch import check_errors
@@ -44,32 +39,11 @@ def _run_bwd(kernel, spec, dims, args, device, overrides: dict, block_dim: int =
 
 
 def compile_adjoints(records) -> None:
-    """Compile the backward modules the adjoint launches of ``records`` (a Tape's, in any order) will need and that
-    are not compiled yet, as batches (toolchain/batch.py): one compiler run instead of one per kernel at the first
-    backward. Silent: a module left out, or in a batch that fails, compiles alone at its launch, which reports."""
-    if not batch.available():
-        return
-    members: dict[bool, list] = {}
-    for rec in records:
-        spec = rec.spec
-        if spec.adjoint is not None and not spec.tile_dim:
-            continue
-        name = rec.kernel.__name__ + "_adj"
-        try:
-            sources = rec.kernel.prepare_adjoint(spec, _without_gradients(spec, rec.args, {}))
-            for source in sources:
-                members.setdefault(spec.debug, []).append(batch.Member(name, source, built_key(source, spec.debug)))
-        except Exception:  # noqa: BLE001,S112 - reported by the backward launch
-            continue
-    for debug, group in members.items():
-        batches = batch.plan(group, cpu_options(debug), os.cpu_count() or 1)
-        threads = [threading.Thread(target=b.run, name="weft-compile-adjoints", daemon=True) for b in batches[1:]]
-        for t in threads:
-            t.start()
-        if batches:
-            batches[0].run()
-        for t in threads:
-            t.join()
+    """Compile, in batches (weft/ahead.py, toolchain/batch.py), the backward modules the adjoint launches of
+    ``records`` (a Tape's) will need and that are not compiled yet: one compiler run at the first backward instead
+    of one per kernel."""
+    ahead.batch_adjoints([(rec.kernel, rec.spec, _without_gradients(rec.spec, rec.args, {})) for rec in records
+                          if rec.spec.adjoint is None or rec.spec.tile_dim])
 
 
 def run_record_adjoint(rec) -> None:
