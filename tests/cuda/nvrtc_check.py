@@ -16,8 +16,8 @@ so reruns with ``WEFT_TEST_REUSE_CACHE=1`` are quick too.
 
 In the quick mode, kernels that keep more than ``LOCAL_ARRAY_LIMIT`` scalars in thread-local arrays (``wp.zeros``
 inside a kernel: weft.sim's articulation kernels, eval_fk and the Featherstone mass matrix) are left to the full
-mode: NVRTC takes 10-30 s CPU per module for them (about 2 min CPU for the suite's few), and their code is the same
-in every test that uses them. The terminal summary names them; CI's full mode checks every kernel.
+mode: NVRTC takes 10-30 s CPU per forward module for them and minutes for their adjoints (eval_fk's 16-joint
+variant, 208 scalars: 8.6 s forward, 114 s adjoint), and their code is the same in every test that uses them. The terminal summary names them; CI's full mode checks every kernel.
 
 ``WEFT_NVRTC_ARCHS`` (comma-separated, e.g. ``80,90``) overrides the architectures of either mode.
 ``WEFT_REQUIRE_NVRTC=1`` makes a missing NVRTC an error (CI sets it) instead of a skipped check.
@@ -55,7 +55,7 @@ def archs() -> tuple[int, ...]:
 
 
 #: thread-local array scalars above which the quick mode leaves a kernel's NVRTC check to the full mode
-LOCAL_ARRAY_LIMIT = 1024
+LOCAL_ARRAY_LIMIT = 192
 _FIXED_DECL = re.compile(r"weft::fixedarray_t<(.+?),(\d+),\d>\s+(\w+)\s*=")
 _COMPONENTS = {"transform_t": 7, "quat_t": 4}
 

@@ -9,6 +9,8 @@ second as carried by the first, then the third.
 
 from __future__ import annotations
 
+import functools
+
 import weft as wp
 
 from .model import (
@@ -162,68 +164,85 @@ def _parent_anchor(parent: int, X_pj: wp.transform, body_q: wp.array(dtype=wp.tr
 MAX_ARTICULATION_JOINTS = 256  # joints of one articulation that eval_fk keeps in registers/stack
 
 
-@wp.func
-def _fk_range(joint_start: int, joint_end: int, joint_q: wp.array(dtype=float), joint_qd: wp.array(dtype=float),
-              joint_q_start: wp.array(dtype=int), joint_qd_start: wp.array(dtype=int),
-              joint_type: wp.array(dtype=int), joint_parent: wp.array(dtype=int),
-              joint_child: wp.array(dtype=int), joint_ancestor: wp.array(dtype=int),
-              joint_X_p: wp.array(dtype=wp.transform), joint_X_c: wp.array(dtype=wp.transform),
-              joint_axis: wp.array(dtype=wp.vec3), joint_axis_start: wp.array(dtype=int),
-              joint_axis_dim: wp.array(dtype=int, ndim=2), body_com: wp.array(dtype=wp.vec3),
-              body_q: wp.array(dtype=wp.transform), body_qd: wp.array(dtype=wp.spatial_vector)):
-    # The articulation's poses and twists are kept in thread-local arrays while they are computed and stored to
-    # body_q / body_qd afterwards: body_q is then only read in the first loop and only written in the second, so
-    # the backward replay reads the values each iteration saw (a parent's pose from an earlier articulation is
-    # read from body_q, which this articulation never writes).
-    poses = wp.zeros(MAX_ARTICULATION_JOINTS, dtype=wp.transform)
-    twists = wp.zeros(MAX_ARTICULATION_JOINTS, dtype=wp.spatial_vector)
-    for j in range(joint_start, joint_end):
-        parent = joint_parent[j]
-        X_pj = joint_X_p[j]
-        X_wpj = X_pj
-        w_p = wp.vec3(0.0, 0.0, 0.0)
-        v_p = wp.vec3(0.0, 0.0, 0.0)
-        if parent >= 0:
-            anc = joint_ancestor[j]
-            X_wp = wp.transform_identity()
-            tw = wp.spatial_vector()
-            if anc >= joint_start and anc < j:
-                X_wp = poses[anc - joint_start]
-                tw = twists[anc - joint_start]
-            else:
-                X_wp = body_q[parent]
-                tw = body_qd[parent]
-            X_wpj = X_wp * X_pj
-            r = wp.transform_get_translation(X_wpj) - wp.transform_point(X_wp, body_com[parent])
-            w_p = wp.spatial_top(tw)
-            v_p = wp.spatial_bottom(tw) + wp.cross(w_p, r)
-        X_j, w_j, v_j = _joint_motion(joint_type[j], joint_axis_dim[j, 0], joint_axis_dim[j, 1],
-                                      joint_axis_start[j], joint_q_start[j], joint_qd_start[j], joint_q, joint_qd,
-                                      joint_axis)
-        poses[j - joint_start] = (X_wpj * X_j) * wp.transform_inverse(joint_X_c[j])
-        twists[j - joint_start] = wp.spatial_vector(w_p + wp.transform_vector(X_wpj, w_j), v_p + wp.transform_vector(X_wpj, v_j))
-    for j in range(joint_start, joint_end):
-        body_q[joint_child[j]] = poses[j - joint_start]
-        body_qd[joint_child[j]] = twists[j - joint_start]
+# thread-local capacities of eval_fk's kernel variants: the smallest that holds the model's largest articulation is
+# used (zeroing and replaying 256-entry arrays made the backward of a 9-joint arm 3x slower than with 16)
+FK_CAPACITIES = (16, 64, MAX_ARTICULATION_JOINTS)
 
 
-@wp.kernel
-def eval_articulation_fk(articulation_start: wp.array(dtype=int), articulation_mask: wp.array(dtype=int),
-                         use_mask: int, joint_q: wp.array(dtype=float), joint_qd: wp.array(dtype=float),
-                         joint_q_start: wp.array(dtype=int), joint_qd_start: wp.array(dtype=int),
-                         joint_type: wp.array(dtype=int), joint_parent: wp.array(dtype=int),
-                         joint_child: wp.array(dtype=int), joint_ancestor: wp.array(dtype=int),
-                         joint_X_p: wp.array(dtype=wp.transform), joint_X_c: wp.array(dtype=wp.transform),
-                         joint_axis: wp.array(dtype=wp.vec3), joint_axis_start: wp.array(dtype=int),
-                         joint_axis_dim: wp.array(dtype=int, ndim=2), body_com: wp.array(dtype=wp.vec3),
-                         body_q: wp.array(dtype=wp.transform), body_qd: wp.array(dtype=wp.spatial_vector)):
-    """Forward kinematics of one articulation per thread (joints in order, parents before children)."""
-    a = wp.tid()
-    if use_mask != 0 and articulation_mask[a] == 0:  # short-circuits: the dummy mask is never read
-        return
-    _fk_range(articulation_start[a], articulation_start[a + 1], joint_q, joint_qd, joint_q_start, joint_qd_start,
-              joint_type, joint_parent, joint_child, joint_ancestor, joint_X_p, joint_X_c, joint_axis,
-              joint_axis_start, joint_axis_dim, body_com, body_q, body_qd)
+@functools.cache
+def _fk_kernel(cap: int):
+    """``eval_articulation_fk`` keeping up to ``cap`` joints of an articulation in thread-local arrays."""
+
+    @wp.func
+    def _fk_range(joint_start: int, joint_end: int, joint_q: wp.array(dtype=float), joint_qd: wp.array(dtype=float),
+                  joint_q_start: wp.array(dtype=int), joint_qd_start: wp.array(dtype=int),
+                  joint_type: wp.array(dtype=int), joint_parent: wp.array(dtype=int),
+                  joint_child: wp.array(dtype=int), joint_ancestor: wp.array(dtype=int),
+                  joint_X_p: wp.array(dtype=wp.transform), joint_X_c: wp.array(dtype=wp.transform),
+                  joint_axis: wp.array(dtype=wp.vec3), joint_axis_start: wp.array(dtype=int),
+                  joint_axis_dim: wp.array(dtype=int, ndim=2), body_com: wp.array(dtype=wp.vec3),
+                  body_q: wp.array(dtype=wp.transform), body_qd: wp.array(dtype=wp.spatial_vector)):
+        # The articulation's poses and twists are kept in thread-local arrays while they are computed and stored to
+        # body_q / body_qd afterwards: body_q is then only read in the first loop and only written in the second, so
+        # the backward replay reads the values each iteration saw (a parent's pose from an earlier articulation is
+        # read from body_q, which this articulation never writes).
+        poses = wp.zeros(cap, dtype=wp.transform)
+        twists = wp.zeros(cap, dtype=wp.spatial_vector)
+        for j in range(joint_start, joint_end):
+            parent = joint_parent[j]
+            X_pj = joint_X_p[j]
+            X_wpj = X_pj
+            w_p = wp.vec3(0.0, 0.0, 0.0)
+            v_p = wp.vec3(0.0, 0.0, 0.0)
+            if parent >= 0:
+                anc = joint_ancestor[j]
+                X_wp = wp.transform_identity()
+                tw = wp.spatial_vector()
+                if anc >= joint_start and anc < j:
+                    X_wp = poses[anc - joint_start]
+                    tw = twists[anc - joint_start]
+                else:
+                    X_wp = body_q[parent]
+                    tw = body_qd[parent]
+                X_wpj = X_wp * X_pj
+                r = wp.transform_get_translation(X_wpj) - wp.transform_point(X_wp, body_com[parent])
+                w_p = wp.spatial_top(tw)
+                v_p = wp.spatial_bottom(tw) + wp.cross(w_p, r)
+            X_j, w_j, v_j = _joint_motion(joint_type[j], joint_axis_dim[j, 0], joint_axis_dim[j, 1],
+                                          joint_axis_start[j], joint_q_start[j], joint_qd_start[j], joint_q, joint_qd,
+                                          joint_axis)
+            poses[j - joint_start] = (X_wpj * X_j) * wp.transform_inverse(joint_X_c[j])
+            twists[j - joint_start] = wp.spatial_vector(w_p + wp.transform_vector(X_wpj, w_j), v_p + wp.transform_vector(X_wpj, v_j))
+        for j in range(joint_start, joint_end):
+            body_q[joint_child[j]] = poses[j - joint_start]
+            body_qd[joint_child[j]] = twists[j - joint_start]
+
+
+    @wp.kernel
+    def eval_articulation_fk(articulation_start: wp.array(dtype=int), articulation_mask: wp.array(dtype=int),
+                             use_mask: int, joint_q: wp.array(dtype=float), joint_qd: wp.array(dtype=float),
+                             joint_q_start: wp.array(dtype=int), joint_qd_start: wp.array(dtype=int),
+                             joint_type: wp.array(dtype=int), joint_parent: wp.array(dtype=int),
+                             joint_child: wp.array(dtype=int), joint_ancestor: wp.array(dtype=int),
+                             joint_X_p: wp.array(dtype=wp.transform), joint_X_c: wp.array(dtype=wp.transform),
+                             joint_axis: wp.array(dtype=wp.vec3), joint_axis_start: wp.array(dtype=int),
+                             joint_axis_dim: wp.array(dtype=int, ndim=2), body_com: wp.array(dtype=wp.vec3),
+                             body_q: wp.array(dtype=wp.transform), body_qd: wp.array(dtype=wp.spatial_vector)):
+        """Forward kinematics of one articulation per thread (joints in order, parents before children)."""
+        a = wp.tid()
+        if use_mask != 0 and articulation_mask[a] == 0:  # short-circuits: the dummy mask is never read
+            return
+        _fk_range(articulation_start[a], articulation_start[a + 1], joint_q, joint_qd, joint_q_start, joint_qd_start,
+                  joint_type, joint_parent, joint_child, joint_ancestor, joint_X_p, joint_X_c, joint_axis,
+                  joint_axis_start, joint_axis_dim, body_com, body_q, body_qd)
+
+    return eval_articulation_fk
+
+
+def fk_kernel(model):
+    """The ``eval_fk`` kernel variant for ``model`` (the smallest capacity that holds its articulations)."""
+    n = max(int(model.articulation_max_joints), 1)
+    return _fk_kernel(next(c for c in FK_CAPACITIES if c >= n))
 
 
 @wp.kernel
@@ -343,7 +362,7 @@ def eval_fk(model, joint_q, joint_qd, mask, state) -> None:
     if model.articulation_max_joints > MAX_ARTICULATION_JOINTS:
         raise SimError(f"eval_fk: an articulation has more than {MAX_ARTICULATION_JOINTS} joints")
     mask_arr, use_mask = _mask_array(model, mask)
-    wp.launch(eval_articulation_fk, dim=model.articulation_count,
+    wp.launch(fk_kernel(model), dim=model.articulation_count,
               inputs=[model.articulation_start, mask_arr, use_mask, joint_q, joint_qd, model.joint_q_start,
                       model.joint_qd_start, model.joint_type, model.joint_parent, model.joint_child,
                       model.joint_ancestor, model.joint_X_p, model.joint_X_c, model.joint_axis,
