@@ -64,6 +64,13 @@ WEFT_FN bool row_offset(const array_t<T>& a, const int64* off, int r, int64& byt
 
 template <typename T>
 WEFT_FN T zero_of() { return T(); }
+
+// dst[j] += src[j] over one tile row; a tile (on the stack) never overlaps an array or its gradient, and restrict
+// on parameters (not on locals, which g++ ignores) lets the row vectorise
+template <int N, typename T>
+WEFT_FN void row_add(T* __restrict dst, const T* __restrict src) {
+    for (int j = 0; j < N; ++j) dst[j] += src[j];
+}
 }  // namespace tiles
 
 // ---------------------------------------------------------------------------------------------- load / store
@@ -114,8 +121,7 @@ WEFT_FN void adj_tile_load(const array_t<T>& a, const tile_t<T, D...>& adj_t, I.
         if (!tiles::row_offset<D...>(g, off, r, byte)) continue;
         const T* src = adj_t.data + r * S::inner;
         if (plain && j0 >= 0 && j0 + S::inner <= n && st == int64(sizeof(T))) {
-            T* dst = detail::at(a.grad, byte + j0 * st);
-            for (int j = 0; j < S::inner; ++j) dst[j] += src[j];
+            tiles::row_add<S::inner>(detail::at(a.grad, byte + j0 * st), src);
             continue;
         }
         for (int j = 0; j < S::inner; ++j) {
@@ -177,8 +183,24 @@ WEFT_FN void for_each_grad(const array_t<T>& a, const int64* off, Fn&& fn) {
 // (flag bit 1) that gradient is consumed, as for element stores.
 template <typename T, int... D, typename... I>
 WEFT_FN void adj_tile_store(const array_t<T>& a, tile_t<T, D...>& adj_t, I... offset) {
+    typedef tiles::dims<D...> S;
     const int64 off[sizeof...(D)] = {int64(offset)...};
     const bool consume = (a.flags & 2) != 0;
+    const int64 j0 = off[S::n - 1];
+    if (a.grad && j0 >= 0 && j0 + S::inner <= a.shape[S::n - 1] && a.strides[S::n - 1] == int64(sizeof(T))) {
+        // whole contiguous rows (the common case): vector adds, the consume pass separate
+        array_t<T> g = a;
+        g.data = a.grad;
+        for (int r = 0; r < S::outer; ++r) {
+            int64 byte;
+            if (!tiles::row_offset<D...>(g, off, r, byte)) continue;
+            T* gp = detail::at(a.grad, byte + j0 * int64(sizeof(T)));
+            tiles::row_add<S::inner>(adj_t.data + r * S::inner, gp);
+            if (consume)
+                for (int j = 0; j < S::inner; ++j) gp[j] = T();
+        }
+        return;
+    }
     for_each_grad<D...>(a, off, [&](int k, T* gp) {
         adj_t.data[k] += *gp;
         if (consume) *gp = T();
