@@ -9,6 +9,7 @@
 #include <cmath>
 #include <atomic>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -408,7 +409,7 @@ static void bvh_fill_boxes(BvhData* b, const float* prim_lo, const float* prim_h
 // Roots of the groups of a grouped tree: public root indices (internal node i -> i, leaf at sorted position s ->
 // num_prims - 1 + s). The primitives of a group are contiguous in sorted order and, their keys sharing the group
 // prefix, form one subtree; its root is internal node s or e of the range [s, e].
-static int bvh_group_roots(BvhData* b, const int32* groups) {
+static int bvh_group_roots(BvhData* b, const int32* groups, const int32* kids) {
     const int32 n = b->num_prims;
     int32 distinct = 0;  // groups are contiguous and ascending in sorted order
     for (int32 s = 0; s < n; ++s) distinct += (s == 0 || groups[b->prim_ids[s]] != groups[b->prim_ids[s - 1]]);
@@ -432,9 +433,9 @@ static int bvh_group_roots(BvhData* b, const int32* groups) {
                 if (cand >= n - 1) continue;
                 // the range of internal node cand: walk to its leftmost and rightmost leaves
                 int32 x = cand, lo, hi;
-                while (true) { const int32 c = b->nodes[x].child[0]; if (c < 0) { lo = ~c; break; } x = c; }
+                while (true) { const int32 c = kids[2 * int64(x)]; if (c < 0) { lo = ~c; break; } x = c; }
                 x = cand;
-                while (true) { const int32 c = b->nodes[x].child[1]; if (c < 0) { hi = ~c; break; } x = c; }
+                while (true) { const int32 c = kids[2 * int64(x) + 1]; if (c < 0) { hi = ~c; break; } x = c; }
                 if (lo == s && hi == e) { root = cand; break; }
             }
         }
@@ -503,7 +504,11 @@ static int bvh_build_wide(BvhData* b) {
         b->wide = alloc_lines<WideNode>(m);
         if (b->wide == nullptr) return 2;
     }
-    std::vector<WideSlot> slots(size_t(m) * WIDE);  // wide node w's slot i: slots[w * WIDE + i]
+    // wide node w's slot i: slots[w * WIDE + i]; sized for the worst case but not initialised, so only the pages of
+    // the nodes made are touched (a tree of n faces has about n / 7 wide nodes, the bound is n - 1)
+    std::unique_ptr<WideSlot, void (*)(void*)> slot_store(alloc<WideSlot>(int64(m) * WIDE), std::free);
+    if (slot_store == nullptr) return 2;
+    WideSlot* const slots = slot_store.get();
     struct Item {
         int32 x;     // binary internal node
         int32 slot;  // where the parent wide node refers to it (-1 for the root)
@@ -518,7 +523,7 @@ static int bvh_build_wide(BvhData* b) {
         const int32 w = next++;
         if (it.slot >= 0) b->wide[it.slot / WIDE].child[it.slot % WIDE] = w;
         WideNode& out = b->wide[w];
-        WideSlot* sl = slots.data() + size_t(w) * WIDE;
+        WideSlot* sl = slots + size_t(w) * WIDE;
         int32 ch[WIDE];
         float area[WIDE];
         int n = 0;
@@ -554,17 +559,17 @@ static int bvh_build_wide(BvhData* b) {
             if (ch[i] >= 0) stack.push_back({ch[i], w * WIDE + i});
     }
 #pragma omp parallel for schedule(static) if (next > PARALLEL_MIN / 8)
-    for (int32 w = 0; w < next; ++w) wide_quantize(b, slots.data() + size_t(w) * WIDE, b->wide[w]);
+    for (int32 w = 0; w < next; ++w) wide_quantize(b, slots + size_t(w) * WIDE, b->wide[w]);
     return 0;
 }
 
-// Renumber the internal nodes in depth-first order (first child = parent + 1; the root stays 0), after the Karras
-// build (whose numbering the group-root search relies on). Deterministic, O(n).
-static int bvh_depth_first(BvhData* b) {
+// Write the internal nodes of the Karras topology (kids, kparents: its numbering, which the group-root search relies
+// on) numbered in depth-first order (first child = parent + 1; the root stays 0). Deterministic, O(n).
+static int bvh_depth_first(BvhData* b, const int32* kids, const int32* kparents) {
     const int32 m = b->num_prims - 1;
-    if (m <= 1) return 0;
-    std::vector<int32> order(static_cast<size_t>(m));  // new index -> old index
-    std::vector<int32> remap(static_cast<size_t>(m));  // old index -> new index
+    if (m < 1) return 0;
+    std::vector<int32> order(static_cast<size_t>(m));  // new index -> Karras index
+    std::vector<int32> remap(static_cast<size_t>(m));  // Karras index -> new index
     std::vector<int32> stack;
     stack.reserve(128);
     stack.push_back(0);
@@ -574,25 +579,22 @@ static int bvh_depth_first(BvhData* b) {
         stack.pop_back();
         order[next] = x;
         remap[x] = next++;
-        const BvhNode& nd = b->nodes[x];
-        if (nd.child[1] >= 0) stack.push_back(nd.child[1]);
-        if (nd.child[0] >= 0) stack.push_back(nd.child[0]);
+        if (kids[2 * int64(x) + 1] >= 0) stack.push_back(kids[2 * int64(x) + 1]);
+        if (kids[2 * int64(x)] >= 0) stack.push_back(kids[2 * int64(x)]);
     }
-    BvhNode* nodes = alloc_lines<BvhNode>(m);
-    int32* parents = alloc<int32>(m);
-    if (nodes == nullptr || parents == nullptr) {
-        std::free(nodes);
-        std::free(parents);
-        return 2;
-    }
+    b->nodes = alloc_lines<BvhNode>(m);
+    b->parents = alloc<int32>(m);
+    if (b->nodes == nullptr || b->parents == nullptr) return 2;
 #pragma omp parallel for schedule(static) if (m > PARALLEL_MIN)
     for (int32 i = 0; i < m; ++i) {
-        BvhNode nd = b->nodes[order[i]];
-        for (int c = 0; c < 2; ++c)
-            if (nd.child[c] >= 0) nd.child[c] = remap[nd.child[c]];
-        nodes[i] = nd;
-        const int32 p = b->parents[order[i]];
-        parents[i] = p < 0 ? -1 : remap[p];
+        BvhNode& nd = b->nodes[i];  // boxes are filled by bvh_fill_boxes
+        for (int c = 0; c < 2; ++c) {
+            const int32 ch = kids[2 * int64(order[i]) + c];
+            nd.child[c] = ch >= 0 ? remap[ch] : ch;
+        }
+        nd.pad[0] = nd.pad[1] = 0;
+        const int32 p = kparents[order[i]];
+        b->parents[i] = p < 0 ? -1 : remap[p];
     }
 #pragma omp parallel for schedule(static) if (m > PARALLEL_MIN)
     for (int32 s = 0; s < b->num_prims; ++s) {
@@ -603,17 +605,13 @@ static int bvh_depth_first(BvhData* b) {
         const int32 r = b->group_roots[g];
         if (r >= 0 && r < m) b->group_roots[g] = remap[r];
     }
-    std::free(b->nodes);
-    std::free(b->parents);
-    b->nodes = nodes;
-    b->parents = parents;
     return 0;
 }
 
 // The internal nodes of the radix tree over the sorted keys (Karras 2012), one per parallel iteration; delta(i, j) is
 // the length of the common prefix of keys i and j (-1 when j is out of range; keys are distinct).
 template <typename Delta>
-static void karras_nodes(BvhData* b, int32 n, Delta delta) {
+static void karras_nodes(int32* kids, int32* parents, int32* leaf_parents, int32 n, Delta delta) {
 #pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
     for (int32 i = 0; i < n - 1; ++i) {
         const int d = (delta(i, i + 1) - delta(i, i - 1)) >= 0 ? 1 : -1;
@@ -633,13 +631,12 @@ static void karras_nodes(BvhData* b, int32 n, Delta delta) {
         } while (t > 1);
         const int32 gamma = i + s * d + std::min(d, 0);
         const int32 lo = std::min(i, j), hi = std::max(i, j);
-        BvhNode& node = b->nodes[i];
-        node.pad[0] = node.pad[1] = 0;
-        node.child[0] = lo == gamma ? ~gamma : gamma;
-        node.child[1] = hi == gamma + 1 ? ~(gamma + 1) : gamma + 1;
+        int32* child = kids + 2 * int64(i);
+        child[0] = lo == gamma ? ~gamma : gamma;
+        child[1] = hi == gamma + 1 ? ~(gamma + 1) : gamma + 1;
         for (int c = 0; c < 2; ++c) {
-            if (node.child[c] < 0) b->leaf_parents[~node.child[c]] = i;
-            else b->parents[node.child[c]] = i;
+            if (child[c] < 0) leaf_parents[~child[c]] = i;
+            else parents[child[c]] = i;
         }
     }
 }
@@ -652,12 +649,7 @@ static int bvh_build(BvhData* b, const float* prim_lo, const float* prim_hi, int
     if (n <= 0) return 0;
     b->prim_ids = alloc<int32>(n);
     b->leaf_parents = alloc<int32>(n);
-    if (n > 1) {
-        b->nodes = alloc_lines<BvhNode>(n - 1);
-        b->parents = alloc<int32>(n - 1);
-    }
-    if (b->prim_ids == nullptr || b->leaf_parents == nullptr || (n > 1 && (b->nodes == nullptr || b->parents == nullptr)))
-        return 2;
+    if (b->prim_ids == nullptr || b->leaf_parents == nullptr) return 2;
     // centroid bounds
     float clo[3] = {1e30f, 1e30f, 1e30f}, chi[3] = {-1e30f, -1e30f, -1e30f};
 #pragma omp parallel if (n > PARALLEL_MIN)
@@ -689,8 +681,11 @@ static int bvh_build(BvhData* b, const float* prim_lo, const float* prim_hi, int
     else parallel_sort(keys);
 #pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
     for (int32 i = 0; i < n; ++i) b->prim_ids[i] = int32(keys[i].id);
+    // the radix tree's topology in its own numbering (children and parents only: the 64-byte nodes are written once,
+    // in depth-first order, by bvh_depth_first)
+    std::vector<int32> kids(n > 1 ? 2 * size_t(n - 1) : size_t(0)), kparents(n > 1 ? size_t(n - 1) : size_t(0));
     if (n > 1) {
-        b->parents[0] = -1;
+        kparents[0] = -1;
         if (groups == nullptr) {
             // ungrouped: (morton, id) packed in 64 bits, so a common prefix is one clz (the same tree: every prefix
             // length is the 96-bit key's minus the constant 32 of the equal group word)
@@ -698,21 +693,22 @@ static int bvh_build(BvhData* b, const float* prim_lo, const float* prim_hi, int
 #pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
             for (int32 i = 0; i < n; ++i) packed[i] = (uint64(keys[i].morton) << 32) | uint64(keys[i].id);
             const uint64* k = packed.data();
-            karras_nodes(b, n, [k, n](int32 i, int32 j) {
+            karras_nodes(kids.data(), kparents.data(), b->leaf_parents, n, [k, n](int32 i, int32 j) {
                 if (j < 0 || j >= n) return -1;
                 const uint64 x = k[i] ^ k[j];
                 return x == 0 ? 64 : __builtin_clzll(x);
             });
         } else {
             const SortKey* k = keys.data();
-            karras_nodes(b, n, [k, n](int32 i, int32 j) { return delta(k, n, i, j); });
+            karras_nodes(kids.data(), kparents.data(), b->leaf_parents, n,
+                         [k, n](int32 i, int32 j) { return delta(k, n, i, j); });
         }
     } else {
         b->leaf_parents[0] = -1;
     }
     if (groups != nullptr)
-        if (int rc = bvh_group_roots(b, groups)) return rc;
-    if (int rc = bvh_depth_first(b)) return rc;
+        if (int rc = bvh_group_roots(b, groups, kids.data())) return rc;
+    if (int rc = bvh_depth_first(b, kids.data(), kparents.data())) return rc;
     bvh_fill_boxes(b, prim_lo, prim_hi);
     return 0;
 }
