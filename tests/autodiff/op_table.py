@@ -41,6 +41,7 @@ from .op_table_records import (  # noqa: F401 - re-exported for the domain modul
     clamp_inputs,
     const,
     distinct_singular_values,
+    distinct_singular_values_2,
     entry,
     f64,
     mod_inputs,
@@ -674,6 +675,19 @@ def svd_uscaled(A: M33):
 
 
 @wp.func
+def svd2_sigma(A: M22):
+    _u, sigma, _v = wp.svd2(A)
+    return sigma
+
+
+@wp.func
+def svd2_vectors(A: M22):
+    U, _sigma, V = wp.svd2(A)
+    c = wp.mat22d(wp.float64(0.3), wp.float64(-1.1), wp.float64(2.0), wp.float64(0.7))
+    return wp.cw_mul(U, c) + wp.cw_mul(V, wp.transpose(c))
+
+
+@wp.func
 def svd_recon(A: M33):
     U = wp.mat33d()
     sigma = wp.vec3d()
@@ -762,6 +776,8 @@ entry("matrix", "svd3", case("sigma", (M33,), V3, [distinct_singular_values()], 
       case("U diag(c) U^T + V diag(c) V^T", (M33,), M33, [distinct_singular_values()], svd_uscaled, rtol=1e-5,
            atol=1e-6),
       case("U diag(sigma^2) V^T", (M33,), M33, [distinct_singular_values()], svd_recon, rtol=1e-5, atol=1e-6))
+entry("matrix", "svd2", case("sigma", (M22,), V2, [distinct_singular_values_2()], svd2_sigma, rtol=1e-5, atol=1e-6),
+      case("U o c + V o c^T", (M22,), M22, [distinct_singular_values_2()], svd2_vectors, rtol=1e-5, atol=1e-6))
 entry("matrix", "qr3", case("Q R", (M33,), M33, [well_conditioned(3)], qr_product, rtol=1e-5, atol=1e-6),
       case("Q diag(c) Q^T", (M33,), M33, [well_conditioned(3)], qr_q_scaled, rtol=1e-5, atol=1e-6),
       case("diag(R) R + Q diag(R)", (M33,), M33, [well_conditioned(3)], qr_r_scaled, rtol=1e-5, atol=1e-6))

@@ -75,6 +75,19 @@ def distinct_singular_values() -> Sampler:
     return s
 
 
+def distinct_singular_values_2() -> Sampler:
+    """2x2 U diag(s) V^T with rotations U, V and singular values 2, 0.8 (+-0.2), one pair of each sign of det."""
+    def s(rng, n):
+        def rot(a):
+            c, si = np.cos(a), np.sin(a)
+            return np.stack([np.stack([c, -si], -1), np.stack([si, c], -1)], -2)
+        U, V = rot(rng.uniform(-3.0, 3.0, n)), rot(rng.uniform(-3.0, 3.0, n))
+        sig = np.array([2.0, 0.8]) + rng.uniform(-0.2, 0.2, size=(n, 2))
+        sig[::2, 1] *= -1.0
+        return np.einsum("nij,nj,nkj->nik", U, sig, V)
+    return s
+
+
 def symmetric_distinct_eigenvalues() -> Sampler:
     def s(rng, n):
         R = _rotations(rng, n)

@@ -52,7 +52,8 @@ def k_native(x: wp.array(dtype=float), v: wp.array(dtype=wp.vec3), out: wp.array
     i = wp.tid()
     acc = wp.float32(0.0)
     native_accumulate(acc, x, i)
-    out[i] = native_vec(acc, v[i])
+    u, s, w = wp.svd2(wp.mat22(x[i], 1.0, 0.5, 2.0))  # svd2 and its adjoint compile for CUDA too
+    out[i] = native_vec(acc, v[i]) + wp.vec3(s[0], s[1], u[0, 1] * w[1, 0])
 
 
 @wp.kernel

@@ -8,7 +8,7 @@ derivative: it reads the parameters, adds into ``adj_<param>`` (for an array par
 gradient) and reads ``adj_ret``. Without one the call contributes no gradient, as in Warp. ``replay_snippet``
 replaces the snippet where the backward pass re-runs the forward (Warp's rule; default: the snippet itself).
 
-Each native function is one op record, registered when it is decorated: ``Op.definition`` carries the generated
+Each native function is one op record (``registry.register_user``, when a kernel first calls it): ``Op.definition`` carries the generated
 C++ (the renderers emit the definitions of the ops a module uses after its structs), a CALL (or, with ``wp.ref[T]``
 parameters, an OUT_CALL whose extra results are the parameters' final values: references are copy-in / copy-out,
 as for ``@wp.func``) with ``Adjoint.NATIVE``, and ``Op.replay_native`` names what the backward replay calls.
@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 
 from ..ir import types as T
-from ..ops.registry import Adjoint, Op, OpKind, register
+from ..ops.registry import Adjoint, Op, OpKind, register_user
 from ..types.mapping import to_ir
 from ..types.reference import Reference
 from .func import Func, make_func
@@ -109,7 +109,7 @@ def _build_op(f: NativeFunc, lw, node) -> Op:
             adjoint=Adjoint.NATIVE if f.adj_snippet is not None else (Adjoint.UNSUPPORTED if refs else Adjoint.NONE),
             side_effect=True, domain="native", public=False, definition=definition, replay_native=replay,
             doc=f"wp.func_native {f.key}")
-    return register(op)
+    return register_user(op)
 
 
 def _cident(name: str) -> str:

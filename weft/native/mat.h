@@ -653,6 +653,43 @@ WEFT_FN void adj_svd3(const mat_t<3, 3, T>&, const mat_t<3, 3, T>& U, const vec_
     adj_A += U * P * Vt;
 }
 
+// A = U diag(sigma) V^T of a 2x2 matrix in closed form: U and V are rotations (det = +1), sigma[0] >= |sigma[1]|,
+// and sigma[1] carries the sign of det(A) (the convention of svd3). With e, f, g, h the halved sums and differences
+// of A's entries, A = R(phi) diag(q + r, q - r) R(theta) where q = |(e, h)|, r = |(f, g)|, and the two rotation
+// angles are the half sum and half difference of atan2(h, e) and atan2(g, f).
+template <typename T>
+WEFT_FN void svd2(const mat_t<2, 2, T>& A, mat_t<2, 2, T>& U, vec_t<2, T>& sigma, mat_t<2, 2, T>& V) {
+    const T a = A.row[0].c[0], b = A.row[0].c[1], c = A.row[1].c[0], d = A.row[1].c[1];
+    const T e = T(0.5) * (a + d), f = T(0.5) * (a - d), g = T(0.5) * (c + b), h = T(0.5) * (c - b);
+    const T q = sqrt(e * e + h * h), r = sqrt(f * f + g * g);
+    sigma = vec_t<2, T>(q + r, q - r);
+    const T t1 = atan2(g, f), t2 = atan2(h, e);
+    const T phi = T(0.5) * (t2 + t1), theta = T(0.5) * (t2 - t1);
+    const T cu = cos(phi), su = sin(phi), cv = cos(theta), sv = sin(theta);
+    U = mat_t<2, 2, T>(cu, -su, su, cu);
+    V = mat_t<2, 2, T>(cv, sv, -sv, cv);
+}
+template <typename T>
+WEFT_FN void adj_svd2(const mat_t<2, 2, T>&, const mat_t<2, 2, T>& U, const vec_t<2, T>& sigma,
+                      const mat_t<2, 2, T>& V, mat_t<2, 2, T>& adj_A, const mat_t<2, 2, T>& adj_U,
+                      const vec_t<2, T>& adj_sigma, const mat_t<2, 2, T>& adj_V) {
+    // the rule of adj_svd3 for two singular values (valid for signed sigma: U^T dU and V^T dV are skew)
+    const mat_t<2, 2, T> gu = transpose(U) * adj_U, gv = transpose(V) * adj_V;
+    const T eps = detail::denom_eps(T(0)) * (sigma.c[0] * sigma.c[0] + T(1e-30));
+    mat_t<2, 2, T> P;
+    for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) {
+            if (i == j) {
+                P.row[i].c[i] = adj_sigma.c[i];
+            } else {
+                const T si = sigma.c[i], sj = sigma.c[j];
+                const T F = T(1) / detail::safe_denom(T(sj * sj - si * si), eps);
+                P.row[i].c[j] = F * ((gu.row[i].c[j] - gu.row[j].c[i]) * sj + si * (gv.row[i].c[j] - gv.row[j].c[i]));
+            }
+        }
+    adj_A += U * P * transpose(V);
+}
+
 // symmetric eigen-decomposition A = Q diag(d) Q^T (A is symmetrised first); eigenvalues ascending, eigenvectors
 // in the columns of Q.  Cyclic Jacobi.
 template <typename T>

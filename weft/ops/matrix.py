@@ -49,6 +49,13 @@ def _mat33(args, attrs):
     return len(args) == 1 and R.is_mat(args[0], 3, 3) and args[0].scalar.is_float
 
 
+def _mat22(args, attrs):
+    return len(args) == 1 and R.is_mat(args[0], 2, 2) and args[0].scalar.is_float
+
+
+register(Op("svd2", lambda a, at: (a[0], T.VectorType(2, a[0].scalar), a[0]) if _mat22(a, at) else None,
+            native="svd2", kind=OpKind.OUT_CALL, domain=D, syntax=_outputs(3),
+            doc="wp.svd2(A, U, sigma, V): A = U diag(sigma) V^T of a 2x2 matrix (U, V rotations, sigma[0] >= |sigma[1]|)."))
 register(Op("svd3", lambda a, at: (a[0], T.VectorType(3, a[0].scalar), a[0]) if _mat33(a, at) else None,
             native="svd3", kind=OpKind.OUT_CALL, domain=D, syntax=_outputs(3), doc="wp.svd3(A, U, sigma, V): A = U diag(sigma) V^T."))
 register(Op("qr3", lambda a, at: (a[0], a[0]) if _mat33(a, at) else None, native="qr3", kind=OpKind.OUT_CALL,

@@ -128,17 +128,29 @@ def register(op: Op) -> Op:
     return op
 
 
+#: ops defined by user programs (``wp.func_native`` functions): found by name like builtins, but not part of
+#: weft's op set (``all_ops``), which the registry's coverage tests enumerate
+_USER: dict[str, list[Op]] = {}
+
+
+def register_user(op: Op) -> Op:
+    """Register an op a user program defines (its name must be unique to it)."""
+    _USER.setdefault(op.name, []).append(op)
+    return op
+
+
 def has(name: str) -> bool:
     _ensure_loaded()
-    return name in _REGISTRY
+    return name in _REGISTRY or name in _USER
 
 
 def overloads(name: str) -> list[Op]:
     _ensure_loaded()
-    return _REGISTRY.get(name, [])
+    return _REGISTRY.get(name) or _USER.get(name, [])
 
 
 def all_ops() -> list[Op]:
+    """weft's own ops (not those user programs define)."""
     _ensure_loaded()
     return [op for group in _REGISTRY.values() for op in group]
 
