@@ -152,6 +152,21 @@ def _arms_worker(wp, framework: str, n: int, repeats: int = 5) -> dict:
         jacobian()
     res["fk_jac_ms"] = (time.perf_counter() - t) / repeats * 1e3
     res["fk_jac_cpu_ms"] = (time.process_time() - c) / repeats * 1e3
+    if hasattr(wp.sim, "eval_point_jacobian"):  # weft's analytic point Jacobian (no tape)
+        bodies = wp.array(np.arange(n, dtype=np.int32) * nb + tool, dtype=int)
+        points = wp.array(np.tile(np.array([0.0, 0.0, 0.1], dtype=np.float32), (n, 1)), dtype=wp.vec3)
+        J = wp.sim.eval_point_jacobian(model, state, bodies, points)  # warm up
+        t, c = time.perf_counter(), time.process_time()
+        for _ in range(repeats):
+            wp.sim.eval_fk(model, q, qd, None, state)
+            wp.sim.eval_point_jacobian(model, state, bodies, points, J)
+        wp.synchronize()
+        res["fk_ajac_ms"] = (time.perf_counter() - t) / repeats * 1e3
+        res["fk_ajac_cpu_ms"] = (time.process_time() - c) / repeats * 1e3
+        tape_rows = np.stack(jacobian())  # (3, coords): the tape rows, all arms
+        first = J.numpy()[:, :, :7]
+        coords = np.stack([tape_rows[k].reshape(n, -1)[:, :7] for k in range(3)], axis=1)
+        res["ajac_vs_tape_max_abs"] = float(np.abs(first - coords).max())
     return res
 
 
@@ -352,11 +367,18 @@ def _arms_rows(a, fws) -> None:
     except ImportError:
         print("[arms pinocchio] not installed (pip install pin)", file=sys.stderr)
     print(f"\n{ARMS} x 7-DoF arm (arm7.urdf): CPU ms for all arms (wall in brackets)")
-    print(f"{'framework':10s} {'FK':>16s} {'FK + Jacobian':>18s}")
+    print(f"{'framework':10s} {'FK':>16s} {'FK + Jacobian':>18s} {'analytic':>16s}   (tape: 3 backward passes; "
+          "analytic: weft's eval_point_jacobian, Pinocchio's computeFrameJacobian)")
     for r in rows:
         fk = f"{r['fk_cpu_ms']:.2f}" + (f" ({r['fk_ms']:.2f})" if "fk_ms" in r else "")
         jac = f"{r['fk_jac_cpu_ms']:.2f}" + (f" ({r['fk_jac_ms']:.2f})" if "fk_jac_ms" in r else "")
-        print(f"{r['framework']:10s} {fk:>16s} {jac:>18s}")
+        if r["framework"] == "pinocchio":
+            jac, ajac = "-", jac
+        else:
+            ajac = f"{r['fk_ajac_cpu_ms']:.2f} ({r['fk_ajac_ms']:.2f})" if "fk_ajac_cpu_ms" in r else "-"
+        print(f"{r['framework']:10s} {fk:>16s} {jac:>18s} {ajac:>16s}")
+        if "ajac_vs_tape_max_abs" in r:
+            print(f"{'':10s} analytic vs tape Jacobian: max |difference| {r['ajac_vs_tape_max_abs']:.1e}")
 
 
 def _g(d, k, fmt="{:.2f}"):

@@ -248,3 +248,66 @@ def test_bad_joints_are_clear_errors():
     model = b.finalize("cpu")
     with pytest.raises(SimError, match="'joint_q' must have 1"):
         wp.sim.eval_fk(model, wp.zeros(3, dtype=float), model.joint_qd, None, model.state())
+
+
+@wp.kernel
+def _world_points(body_q: wp.array(dtype=wp.transform), bodies: wp.array(dtype=int),
+                  points: wp.array(dtype=wp.vec3), out: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    out[i] = wp.transform_point(body_q[bodies[i]], points[i])
+
+
+def test_point_jacobian_matches_tape_jacobian():
+    import os
+
+    arm = wp.sim.ModelBuilder()
+    wp.sim.parse_urdf(os.path.join(os.path.dirname(wp.sim.__file__), "assets", "arm7.urdf"), arm)
+    b = wp.sim.ModelBuilder()
+    for i in range(2):
+        b.add_builder(arm, xform=wp.transform((float(i), 0.0, 0.0), wp.quat_identity()))
+    # a third articulation: a prismatic joint then a revolute one, offset anchors
+    base = b.add_body(origin=wp.transform_identity())
+    b.add_shape_box(base, hx=0.1, hy=0.1, hz=0.1)
+    b.add_articulation()
+    b.add_joint_prismatic(-1, base, parent_xform=wp.transform((0.0, 1.0, 2.0), wp.quat_identity()),
+                          axis=(0.6, 0.0, 0.8))
+    tip = b.add_body(origin=wp.transform_identity())
+    b.add_shape_sphere(tip, radius=0.05)
+    b.add_joint_revolute(base, tip, parent_xform=wp.transform((0.2, 0.0, 0.0), wp.quat_identity()),
+                         child_xform=wp.transform((0.0, -0.3, 0.0), wp.quat_identity()), axis=(0.0, 0.0, 1.0))
+    m = b.finalize("cpu", requires_grad=True)
+    q = wp.array(np.random.default_rng(3).uniform(-1, 1, m.joint_coord_count).astype(np.float32), dtype=float,
+                 requires_grad=True)
+    qd = wp.zeros(m.joint_dof_count, dtype=float, requires_grad=True)
+    state = m.state()
+    nb = arm.body_count
+    bodies = wp.array([nb - 1, 2 * nb - 1, tip, 3], dtype=int)
+    points = wp.array([(0.0, 0.0, 0.1), (0.05, 0.0, 0.1), (0.1, 0.0, 0.0), (0.0, 0.02, 0.03)], dtype=wp.vec3)
+    out = wp.zeros(4, dtype=wp.vec3, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.sim.eval_fk(m, q, qd, None, state)
+        wp.launch(_world_points, dim=4, inputs=[state.body_q, bodies, points], outputs=[out])
+    J = wp.sim.eval_point_jacobian(m, state, bodies, points).numpy()
+    qs = m.joint_q_start.numpy()
+    art = m.articulation_start.numpy()
+    owner = [0, 1, 2, 0]  # articulation of each point
+    for k in range(3):
+        for i in range(4):
+            seed = np.zeros((4, 3), dtype=np.float32)
+            seed[i, k] = 1.0
+            tape.backward(grads={out: wp.array(seed, dtype=wp.vec3)})
+            g = q.grad.numpy().copy()  # a view of q.grad on the CPU, which zero() clears
+            tape.zero()
+            lo, hi = qs[art[owner[i]]], qs[art[owner[i] + 1]]
+            assert not np.delete(g, np.arange(lo, hi)).any()
+            np.testing.assert_allclose(J[i, k, : hi - lo], g[lo:hi], atol=2e-5, err_msg=f"point {i} row {k}")
+            assert not J[i, k, hi - lo:].any()
+    with pytest.raises(SimError, match="'bodies' has 4 entries"):
+        wp.sim.eval_point_jacobian(m, state, bodies, wp.zeros(3, dtype=wp.vec3))
+    fb = wp.sim.ModelBuilder()
+    body = fb.add_body(origin=wp.transform_identity())
+    fb.add_joint_free(body)
+    with pytest.raises(SimError, match="not supported"):
+        fm = fb.finalize("cpu")
+        wp.sim.eval_point_jacobian(fm, fm.state(), wp.array([0], dtype=int), wp.zeros(1, dtype=wp.vec3))

@@ -17,6 +17,7 @@ from .integrators import (
                           integrate_bodies,
                           integrate_particles,
 )
+from .jacobian import eval_point_jacobian
 from .model import (
                           GEO_BOX,
                           GEO_CAPSULE,
@@ -91,6 +92,7 @@ __all__ = [
                     "collide",
                     "eval_fk",
                     "eval_ik",
+                    "eval_point_jacobian",
                     "integrate_bodies",
                     "integrate_particles",
                     "load_mesh",
