@@ -222,6 +222,36 @@ def test_nanovdb_structure_checks(sparse):
         wp.Volume(wp.array(np.frombuffer(bytes(depth_first), np.uint8), dtype=wp.uint8))
 
 
+def test_nanovdb_tiles(sparse):
+    """Constant tiles of NanoVDB's internal nodes (regions without leaves holding a value other than the
+    background) read as their value, in lookups and trilinear samples."""
+    import struct
+
+    from weft.geometry.nanovdb import node_sizes
+
+    grid = bytearray(sparse[0].array().numpy().tobytes())
+    sizes = node_sizes(1)
+    tree = 672
+    _, lower_off, upper_off, _ = struct.unpack_from("<4Q", grid, tree)
+    _, n_lower, n_upper = struct.unpack_from("<3I", grid, tree + 32)
+
+    def node_at(off, n, size, edge):  # the node whose (active) bounding box starts in [0, edge)^3
+        return next(tree + off + k * size for k in range(n)
+                    if all(0 <= c < edge for c in struct.unpack_from("<3i", grid, tree + off + k * size)))
+
+    lower = node_at(lower_off, n_lower, sizes.lower_size, 128)
+    struct.pack_into("<f", grid, lower + sizes.lower_table + ((8 << 8) | (8 << 4) | 8) * sizes.table_entry, 42.0)
+    upper = node_at(upper_off, n_upper, sizes.upper_size, 4096)
+    struct.pack_into("<f", grid, upper + sizes.upper_table + (10 << 10) * sizes.table_entry, 7.0)
+    vol = wp.Volume(wp.array(np.frombuffer(bytes(grid), np.uint8), dtype=wp.uint8))
+    pts = np.array([[64.0, 71.0, 66.0], [1285.0, 3.0, 100.0], [63.5, 64.0, 64.0], [72.0, 64.0, 64.0]], np.float32)
+    out, g, i = wp.zeros((4, 3), dtype=float), wp.zeros(4, dtype=wp.vec3), wp.zeros(4, dtype=wp.int32)
+    wp.launch(k_probe, dim=4, inputs=[vol.id, wp.array(pts, dtype=wp.vec3), out, g, i])
+    np.testing.assert_allclose(out.numpy()[:, 2], [42.0, 7.0, 0.75, 0.75])  # lookups (floor of the point)
+    np.testing.assert_allclose(out.numpy()[2, 0], (42.0 + 0.75) / 2)  # LINEAR across the tile's face
+    assert (i.numpy() == -1).all()  # tiles hold no indexable voxels
+
+
 def test_errors():
     with pytest.raises(ValueError, match="voxel_size"):
         wp.Volume.allocate(min=[0, 0, 0], max=[1, 1, 1], voxel_size=-1.0)

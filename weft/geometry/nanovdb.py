@@ -256,8 +256,82 @@ def _parse(blob: bytes, g: int, size: int, info):
     layout = Layout.make(dtype, origins, masks, values, background, mat, vec, offsets=offsets,
                          voxel_count=voxel_count)
     layout.voxel_size = np.array(struct.unpack_from("<3d", grid, 608), dtype=np.float64)
+    if dtype is not None:
+        layout.tiles = _tiles(blob, g, node_sizes(grid_type), background)
     features = _blind(blob, g, size, blind_offset, blind_count)
     return layout, GridSource(blob, g, size, index, count, name, type_str, features)
+
+
+def _slot_offsets(slots: np.ndarray, log2: int, child_edge: int) -> np.ndarray:
+    """Index-space offsets of internal-node table slots (x major) from the node's origin."""
+    dim = 1 << log2
+    return np.stack([slots >> (2 * log2), (slots >> log2) & (dim - 1), slots & (dim - 1)], axis=1) * child_edge
+
+
+def _tiles(blob: bytes, g: int, sizes, background: np.ndarray) -> list:
+    """The constant tiles of the root, upper and lower nodes whose value is not the background, as (origins,
+    values) per level (lower: 8^3 regions, upper: 128^3, root: 4096^3). Node origins come from the parents (root
+    keys, then table slots)."""
+    tree = g + GRID_SIZE
+    leaf_off, lower_off, upper_off, root_off = struct.unpack_from("<4Q", blob, tree)
+    n_leaf, n_lower, n_upper = struct.unpack_from("<3I", blob, tree + 32)
+    root = tree + root_off
+    np_dtype = background.dtype
+    comps = max(1, background.size)
+    vbytes = np_dtype.itemsize * comps
+    levels: list = [([], []), ([], []), ([], [])]
+
+    def differs(values: np.ndarray) -> np.ndarray:
+        return (values.reshape(len(values), comps) != background.reshape(1, comps)).any(axis=1)
+
+    uppers = []
+    for t in range(struct.unpack_from("<I", blob, root + 24)[0]):
+        at = root + sizes.root_header + t * sizes.root_tile
+        key, child = struct.unpack_from("<Qq", blob, at)
+        origin = np.array([(key >> 42) & 0xFFFFF, (key >> 21) & 0xFFFFF, key & 0xFFFFF], np.int64) << 12
+        origin = np.where(origin >= 1 << 31, origin - (1 << 32), origin)
+        if child:
+            uppers.append(((root_off + child - upper_off) // sizes.upper_size, origin))
+            continue
+        value = np.frombuffer(blob, np_dtype, count=comps, offset=at + sizes.root_tile_value)
+        if differs(value[None])[0]:
+            levels[2][0].append(origin[None])
+            levels[2][1].append(value[None])
+
+    def walk(nodes, off, node_size, table_at, log2, edge, level, child_off, child_size):
+        children = []
+        slots_n = 1 << (3 * log2)
+        for index, origin in nodes:
+            at = tree + off + index * node_size
+            mask = np.frombuffer(blob, np.uint8, count=slots_n // 8, offset=at + 32 + slots_n // 8)
+            child = np.unpackbits(mask, bitorder="little").astype(bool)
+            table = np.frombuffer(blob, np.uint8, count=slots_n * sizes.table_entry, offset=at + table_at)
+            table = table.reshape(slots_n, sizes.table_entry)
+            values = table[:, :vbytes].copy().view(np_dtype).reshape(slots_n, comps)
+            keep = ~child & differs(values)
+            if keep.any():
+                slots = np.nonzero(keep)[0]
+                levels[level][0].append(origin + _slot_offsets(slots, log2, edge))
+                levels[level][1].append(values[slots])
+            if child_off is not None and child.any():
+                slots = np.nonzero(child)[0]
+                refs = table[slots, :8].copy().view(np.int64).reshape(-1) + off + index * node_size
+                for idx, o in zip((refs - child_off) // child_size, origin + _slot_offsets(slots, log2, edge)):
+                    children.append((int(idx), o))
+        return children
+
+    lowers = walk(uppers, upper_off, sizes.upper_size, sizes.upper_table, 5, 128, 1, lower_off, sizes.lower_size) \
+        if n_upper else []
+    if n_lower:
+        walk(lowers, lower_off, sizes.lower_size, sizes.lower_table, 4, 8, 0, None, 0)
+    out = []
+    for origins, values in levels:
+        if not origins:
+            out.append(None)
+            continue
+        out.append((np.concatenate(origins).astype(np.int64),
+                    np.concatenate(values).reshape(-1, *background.shape).astype(np_dtype)))
+    return out
 
 
 def _fp_leaf(blob: bytes, start: int, bits: int) -> np.ndarray:

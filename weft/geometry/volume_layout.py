@@ -34,9 +34,9 @@ def value_layout(t) -> tuple[np.dtype, tuple[int, ...]]:
     return np.dtype(t.scalar.np_dtype), (t.length,)
 
 
-def leaf_keys(origins: np.ndarray) -> np.ndarray:
-    """The packed 21-bit-per-axis leaf keys of leaf origins (n, 3), as the native vol_leaf_key."""
-    o = (origins.astype(np.int64) >> 3) & 0x1FFFFF
+def leaf_keys(origins: np.ndarray, shift: int = 3) -> np.ndarray:
+    """The packed 21-bit-per-axis keys of region origins (n, 3) (leaves: shift 3), as the native vol_region_key."""
+    o = (origins.astype(np.int64) >> shift) & 0x1FFFFF
     return (o[:, 0] << 42) | (o[:, 1] << 21) | o[:, 2]
 
 
@@ -45,8 +45,8 @@ def _hash(keys: np.ndarray) -> np.ndarray:
         return (keys.astype(np.uint64) * _HASH_MUL) >> np.uint64(24)
 
 
-def build_hash(origins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """An open-addressing (linear probing) table from leaf key to leaf index: (keys with -1 for empty, leaves)."""
+def build_hash(origins: np.ndarray, shift: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """An open-addressing (linear probing) table from region key to index: (keys with -1 for empty, indices)."""
     n = len(origins)
     cap = 16
     while cap < 2 * n:
@@ -55,7 +55,7 @@ def build_hash(origins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     table_leaf = np.full(cap, -1, dtype=np.int32)
     if n == 0:
         return table_keys, table_leaf
-    keys = leaf_keys(origins)
+    keys = leaf_keys(origins, shift)
     start = (_hash(keys) & np.uint64(cap - 1)).astype(np.int64)
     probe = np.zeros(n, dtype=np.int64)
     pending = np.arange(n)
@@ -88,6 +88,17 @@ def check_origins(origins: np.ndarray, owner: str) -> None:
                             f"{origins[np.argmax(np.abs(origins).max(axis=1))].tolist()}")
 
 
+class _Tiles(ctypes.Structure):
+    """ctypes mirror of weft::geo::VolumeTiles."""
+
+    _fields_ = [("hash_keys", ctypes.c_void_p), ("hash_tile", ctypes.c_void_p), ("values", ctypes.c_void_p),
+                ("hash_mask", ctypes.c_int32), ("shift", ctypes.c_int32)]
+
+
+#: log2 of the region edge of the tiles of the lower, upper and root nodes
+TILE_SHIFTS = (3, 7, 12)
+
+
 class _Desc(ctypes.Structure):
     """ctypes mirror of weft::geo::VolumeData."""
 
@@ -99,6 +110,7 @@ class _Desc(ctypes.Structure):
         ("background", ctypes.c_void_p),
         ("xf", ctypes.c_float * 9), ("inv_xf", ctypes.c_float * 9), ("tf", ctypes.c_float * 3),
         ("xd", ctypes.c_double * 9), ("inv_xd", ctypes.c_double * 9), ("td", ctypes.c_double * 3),
+        ("tiles", _Tiles * 3),
     ]
 
 
@@ -118,6 +130,9 @@ class Layout:
     hash_keys: np.ndarray | None = None
     hash_leaf: np.ndarray | None = None
     voxel_size: np.ndarray | None = None  # as recorded in NanoVDB data (else derived from the matrix)
+    #: per level (lower, upper, root): (region origins (n, 3), values (n, *comp)) of tiles unlike the background
+    tiles: list | None = None
+    _tile_tables: list | None = None
 
     @classmethod
     def make(cls, dtype, origins, masks, values, background, matrix, translation, offsets=None, voxel_count=None):
@@ -151,6 +166,18 @@ class Layout:
         d.xd[:] = self.matrix.ravel().tolist()
         d.inv_xd[:] = inv.ravel().tolist()
         d.td[:] = self.translation.tolist()
+        self._tile_tables = []
+        for level, shift in enumerate(TILE_SHIFTS):
+            t = d.tiles[level]
+            t.shift, t.hash_mask = shift, -1
+            if self.tiles is None or self.tiles[level] is None or not len(self.tiles[level][0]):
+                continue
+            origins, values = self.tiles[level]
+            keys, index = build_hash(np.asarray(origins, np.int64), shift)
+            values = np.ascontiguousarray(values, dtype=self.background.dtype)
+            self._tile_tables.append((keys, index, values))  # kept alive with the layout
+            t.hash_keys, t.hash_tile, t.values = keys.ctypes.data, index.ctypes.data, values.ctypes.data
+            t.hash_mask = len(keys) - 1
         return d
 
     def voxels(self) -> np.ndarray:

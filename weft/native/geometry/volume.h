@@ -116,10 +116,33 @@ WEFT_FN int64 vol_index(const VolumeData* v, int32 i, int32 j, int32 k) {
     return leaf < 0 ? -1 : vol_index_in(v, leaf, vol_voxel_bit(i, j, k));
 }
 
+// The value of a voxel outside every leaf: the tile covering it, else the background.
+WEFT_FN const void* vol_outside(const VolumeData* v, int32 i, int32 j, int32 k) {
+    for (int32 level = 0; level < 3; ++level) {
+        const VolumeTiles& t = v->tiles[level];
+        if (t.hash_mask < 0) continue;
+        const int64 key = vol_region_key(i, j, k, t.shift);
+        const uint64 mask = uint64(t.hash_mask);
+        uint64 slot = vol_hash(key) & mask;
+        for (uint64 n = 0; n <= mask; ++n) {
+            const int64 at = t.hash_keys[slot];
+            if (at == key) return static_cast<const char*>(t.values) + int64(t.hash_tile[slot]) * v->value_size;
+            if (at == -1) break;
+            slot = (slot + 1) & mask;
+        }
+    }
+    return v->background;
+}
+
 template <typename T>
 WEFT_FN T vol_get(const VolumeData* v, int32 i, int32 j, int32 k) {
     const int32 leaf = vol_find_leaf(v, i, j, k);
-    if (leaf < 0) return *static_cast<const T*>(v->background);
+    if (leaf < 0) {
+        if (i < -VOLUME_COORD_LIMIT || i >= VOLUME_COORD_LIMIT || j < -VOLUME_COORD_LIMIT ||
+            j >= VOLUME_COORD_LIMIT || k < -VOLUME_COORD_LIMIT || k >= VOLUME_COORD_LIMIT)
+            return *static_cast<const T*>(v->background);
+        return *static_cast<const T*>(vol_outside(v, i, j, k));
+    }
     return static_cast<const T*>(v->values)[int64(leaf) * 512 + vol_voxel_bit(i, j, k)];
 }
 
