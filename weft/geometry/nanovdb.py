@@ -273,8 +273,8 @@ def _tiles(blob: bytes, g: int, sizes, background: np.ndarray) -> list:
     values) per level (lower: 8^3 regions, upper: 128^3, root: 4096^3). Node origins come from the parents (root
     keys, then table slots)."""
     tree = g + GRID_SIZE
-    leaf_off, lower_off, upper_off, root_off = struct.unpack_from("<4Q", blob, tree)
-    n_leaf, n_lower, n_upper = struct.unpack_from("<3I", blob, tree + 32)
+    _, lower_off, upper_off, root_off = struct.unpack_from("<4Q", blob, tree)
+    _, n_lower, n_upper = struct.unpack_from("<3I", blob, tree + 32)
     root = tree + root_off
     np_dtype = background.dtype
     comps = max(1, background.size)
