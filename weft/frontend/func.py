@@ -69,10 +69,57 @@ class Func:
         return tuple(k for k, v in self.annotations.items() if isinstance(v, Reference))
 
     def __call__(self, *args, **kwargs):
-        return self.func(*args, **kwargs)
+        """On the host: run the Python code of the overload whose annotated parameter types the arguments match
+        (Warp's rule: a Python float is a float32, an int an int32); ``RuntimeError`` if none does."""
+        if len(self.overloads) == 1 and not kwargs and self._host_accepts(args) is not False:
+            return self.func(*args, **kwargs)
+        for strict in (True, False):
+            for ov in self.overloads:
+                ok = ov._host_accepts(args, strict) if not kwargs else True
+                if ok:
+                    return ov.func(*args, **kwargs)
+        raise RuntimeError(f"Error calling function '{self.__name__}', no overload found for arguments {args!r}")
+
+    def _host_accepts(self, args, strict: bool = True) -> bool:
+        """Whether host values ``args`` fit this overload's annotations (unknown annotations accept anything;
+        non-strict: an int also fits a float parameter)."""
+        params = list(self.signature.parameters) if self.signature is not None else []
+        if len(args) > len(params):
+            return False
+        try:
+            anns = self.annotations
+        except CompileError:
+            return True
+        for p, value in zip(params, args):
+            ann = anns.get(p)
+            if ann is None or isinstance(ann, Reference):
+                continue
+            if not _host_value_fits(value, ann, strict):
+                return False
+        return True
 
     def __repr__(self) -> str:
         return f"<weft func {self.key}>"
+
+
+def _host_value_fits(value, ann, strict: bool) -> bool:
+    from ..ir import types as T
+    from ..types.mapping import to_ir, type_of_value
+
+    try:
+        want = to_ir(ann)
+    except TypeError:
+        return True
+    if isinstance(want, T.GenericType) or not isinstance(want, (T.ScalarType, T.VectorType, T.MatrixType)):
+        return True
+    try:
+        got = type_of_value(value)
+    except TypeError:
+        return True
+    if got == want:
+        return True
+    return not strict and isinstance(want, T.ScalarType) and want.is_float and isinstance(value, int) \
+        and not isinstance(value, bool)
 
 
 _FUNCS: dict[str, Func] = {}

@@ -1,0 +1,37 @@
+"""Calling a ``@wp.func`` from Python runs the overload whose annotations the host values match (Warp's rule: a
+Python float is a float32, an int an int32), and raises ``RuntimeError`` when none does."""
+
+from __future__ import annotations
+
+import pytest
+
+import weft as wp
+
+
+@wp.func
+def bump(x: int):
+    return x + 1
+
+
+@wp.func
+def bump(x: float):  # noqa: F811 - an overload
+    return x + 0.5
+
+
+@wp.func
+def bump(x: wp.vec3):  # noqa: F811 - an overload
+    return x + wp.vec3(1.0, 0.0, 0.0)
+
+
+@wp.func
+def halve64(x: wp.float64):
+    return x / wp.float64(2.0)
+
+
+def test_host_call_dispatch():
+    assert bump(1) == 2 and isinstance(bump(1), int)
+    assert bump(1.0) == 1.5
+    assert list(bump(wp.vec3(1.0, 2.0, 3.0))) == [2.0, 2.0, 3.0]
+    assert halve64(wp.float64(3.0)) == 1.5
+    with pytest.raises(RuntimeError, match=r"no overload found for arguments \(1.0,\)"):
+        halve64(1.0)
