@@ -276,6 +276,13 @@ def test_host_vector_arithmetic():
     assert wp.vec3(2.0) == wp.vec3(2.0, 2.0, 2.0)
     assert wp.vec2i(1, 2) + wp.vec2i(3, 4) == wp.vec2i(4, 6)
     np.testing.assert_array_equal(np.array(b), [4, 5, 6])
+    u = wp.types.vector(4, wp.uint8)(1, 2, 3, 4)
+    u[0] = -1  # integer components wrap around as C integers (Warp's rule)
+    u[1:3] = (-2, 300)
+    u.w = -4
+    assert list(u) == [255, 254, 44, 252]
+    b.tag = "any attribute"  # vectors take other attributes, as Warp's do
+    assert b.tag == "any attribute"
 
 
 def test_host_matrix_and_quat():

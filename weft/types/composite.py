@@ -42,10 +42,25 @@ _REFLECTED = {np.multiply: "__rmul__", np.true_divide: "__rtruediv__", np.add: "
               np.subtract: "__rsub__"}
 
 
+def _wrapped_array(v, np_type):
+    """Components for a slice of a vector of ``np_type`` (integers wrap around, see ``_wrapped``)."""
+    if np.issubdtype(np_type, np.integer):
+        return np.array(v).astype(np_type)
+    return np.asarray(v, dtype=np_type)
+
+
+def _wrapped(v, np_type):
+    """A component value for a vector of ``np_type``: integers wrap around as C integers do (``-1`` stored into a
+    uint8 component is 255, as in Warp)."""
+    if np.issubdtype(np_type, np.integer) and isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return np.array(v).astype(np_type)
+    return v
+
+
 class VectorBase:
     """Base of all ``wp.vector`` classes."""
 
-    __slots__ = ("_a",)
+    __slots__ = ("__dict__", "_a")  # __dict__: other attributes may be set, as on Warp's vectors
     _ir_: T.VectorType
     _length_: int = 0
     _wp_scalar_type_: type = S.float32
@@ -91,8 +106,8 @@ class VectorBase:
         return r
 
     def __setitem__(self, i, v) -> None:
-        self._a[i] = np.asarray(v._a if isinstance(v, VectorBase) else v, dtype=self._np_) \
-            if isinstance(i, slice) else v
+        self._a[i] = _wrapped_array(v._a if isinstance(v, VectorBase) else v, self._np_) \
+            if isinstance(i, slice) else _wrapped(v, self._np_)
 
     def __getattr__(self, name: str):
         if len(name) <= 4 and all(ch in _SWIZZLE for ch in name):
@@ -106,7 +121,7 @@ class VectorBase:
 
     def __setattr__(self, name: str, value) -> None:
         if name in _SWIZZLE:
-            self._a[_SWIZZLE[name]] = value
+            self._a[_SWIZZLE[name]] = _wrapped(value, self._np_)
         else:
             object.__setattr__(self, name, value)
 
