@@ -66,8 +66,16 @@ def median_time(fn: Callable[[], object], repeat: int, number: int = 1, sync: Ca
     return statistics.median(samples)
 
 
-def interleaved_times(fns: dict[str, Callable[[], object]], rounds: int, number: int = 1) -> dict[str, float]:
-    """Median seconds per call of each function, sampled in interleaved rounds.
+def process_cpu_time() -> float:
+    """CPU seconds of this process so far (user + system, every thread): on a loaded machine the work done, where
+    wall-clock time also counts the time other jobs held the cores."""
+    return time.process_time()
+
+
+def interleaved_times(fns: dict[str, Callable[[], object]], rounds: int, number: int = 1,
+                      clock: Callable[[], float] = time.perf_counter) -> dict[str, float]:
+    """Median seconds per call of each function, sampled in interleaved rounds (``clock``: wall clock by default,
+    ``process_cpu_time`` for CPU time).
 
     Shared machines (CI runners, VMs) drift in memory bandwidth and clock over seconds; timing the frameworks in
     alternation gives each the same conditions, so ratios stay meaningful even when absolute numbers wander. The
@@ -80,10 +88,10 @@ def interleaved_times(fns: dict[str, Callable[[], object]], rounds: int, number:
     for r in range(rounds):
         shift = r % len(items)
         for name, fn in items[shift:] + items[:shift]:
-            t0 = time.perf_counter()
+            t0 = clock()
             for _ in range(number):
                 fn()
-            samples[name].append((time.perf_counter() - t0) / number)
+            samples[name].append((clock() - t0) / number)
     return {name: statistics.median(s) for name, s in samples.items()}
 
 

@@ -17,7 +17,11 @@ through ``/proc/self/clear_refs`` before each phase. The with-gradients phase co
 solver's arrays (weft: per-stage arrays and their gradients, allocated once; torch: the autograd graph's saved
 tensors), the optimiser state and Y*.
 
-Usage: ``python benchmarks/bench_perturbation.py [--full] [--steps 20] [--repeat 3] [--sizes 128 256]``.
+``--cpu-time`` times by process CPU seconds instead of wall clock, with weft and PyTorch on one thread each
+(``WEFT_NUM_THREADS=1``, ``torch.set_num_threads(1)``): the comparison to use on a machine other jobs load, where
+wall-clock times mostly measure the other jobs.
+
+Usage: ``python benchmarks/bench_perturbation.py [--full] [--steps 20] [--repeat 3] [--sizes 128 256] [--cpu-time]``.
 ``--full`` adds N = 512. Target of issue 7 on a 2-core machine: one iteration at N = 512 <= 1.4 s (Warp: 13.8 s).
 """
 
@@ -189,13 +193,18 @@ def run_worker(framework: str, n: int, steps: int) -> dict | None:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def bench_size(n: int, frameworks: list[str], steps: int, rounds: int) -> dict[str, dict]:
+def bench_size(n: int, frameworks: list[str], steps: int, rounds: int, cpu_time: bool = False) -> dict[str, dict]:
     """Seconds per iteration and per forward rollout (interleaved rounds, in this process), memory (subprocesses)."""
-    from _bench_util import interleaved_times
+    import time
+
+    from _bench_util import interleaved_times, process_cpu_time
 
     problems = {fw: make(fw, n, steps) for fw in frameworks}
-    t_iter = interleaved_times({fw: p.iterate for fw, p in problems.items()}, rounds)
-    t_fwd = interleaved_times({fw: p.forward for fw, p in problems.items()}, rounds)
+    if cpu_time and "torch" in problems:
+        problems["torch"].torch.set_num_threads(1)  # TorchProblem asks for every core
+    clock = process_cpu_time if cpu_time else time.perf_counter
+    t_iter = interleaved_times({fw: p.iterate for fw, p in problems.items()}, rounds, clock=clock)
+    t_fwd = interleaved_times({fw: p.forward for fw, p in problems.items()}, rounds, clock=clock)
     results = {}
     for fw, p in problems.items():
         results[fw] = {"iter": t_iter[fw], "forward": t_fwd[fw], "mse": p.mse()}
@@ -214,8 +223,12 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20, help="time steps to the lead time per iteration")
     parser.add_argument("--repeat", type=int, default=3, help="timed rounds (median; frameworks interleaved)")
     parser.add_argument("--no-torch", action="store_true", help="leave PyTorch out")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time by process CPU seconds, weft and PyTorch on one thread each (loaded machines)")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.cpu_time:
+        os.environ["WEFT_NUM_THREADS"] = "1"  # read when weft is imported (below)
 
     if args.worker:
         print(json.dumps(worker_memory(args.worker, args.sizes[0], args.steps)))
@@ -236,11 +249,12 @@ def main() -> None:
             pass
     import weft
 
+    clock = "CPU seconds, one thread each" if args.cpu_time else "wall clock"
     print(f"weft {weft.__version__} | torch {torch_version} | {os.cpu_count()} CPU cores | {args.steps} steps per "
-          f"iteration, median of {args.repeat}")
+          f"iteration, median of {args.repeat} | {clock}")
     rows = []
     for n in sizes:
-        results = bench_size(n, frameworks, args.steps, args.repeat)
+        results = bench_size(n, frameworks, args.steps, args.repeat, args.cpu_time)
         for fw, r in results.items():
             mem = "-" if r["mem_grad"] is None else f"{r['mem_grad']:.0f} MiB with gradients / {r['mem_fwd']:.0f} MiB"
             print(f"  N={n} {fw:9s} iteration {r['iter']:.3f} s, forward {r['forward']:.3f} s, memory {mem} "
