@@ -168,3 +168,44 @@ def test_tid_rank_in_generated_entry():
     y = wp.zeros(4, dtype=int)
     assert "weft::run_grid<true, 1>(" in Renderer(_fn(flat_index, y), RenderOptions()).render_module()
     assert "weft::run_grid<false, 1>(" in Renderer(_fn(no_tid, y), RenderOptions()).render_module()
+
+
+@wp.kernel
+def vector_like_loads(idx: wp.array(dtype=int), p: wp.array(dtype=wp.vec3), m: wp.array(dtype=wp.mat33),
+                      t: wp.array(dtype=wp.transform), s: wp.array(dtype=wp.spatial_vector),
+                      h: wp.array(dtype=wp.vec3h), one: wp.array(dtype=wp.mat33), out: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    j = idx[i]
+    x = p[j]  # a gather of vec3 components (scalar indices j * 3 + k)
+    y = m[i] * x + m[j] * x  # 9 scalars per element: stepped by the array's stride
+    y = wp.transform_point(t[j], y) + wp.spatial_top(s[i]) + wp.spatial_bottom(s[j])
+    out[i] = y + wp.vec3(h[j]) + one[0] * x
+
+
+def test_vector_like_loads_match_numpy():
+    """Contiguous 1-d loads of vector-like elements read scalars by index (native/array.h ``load``): gathers of
+    vec3, mat33 (9 scalars, stepped by the stride), transforms, spatial vectors, half vectors, a 1-element view."""
+    rng = np.random.default_rng(5)
+    n = 67
+    idx = rng.integers(0, n, n).astype(np.int32)
+    p, s = rng.normal(size=(n, 3)), rng.normal(size=(n, 6))
+    m, h = rng.normal(size=(n, 3, 3)), rng.normal(size=(n, 3))
+    q = rng.normal(size=(n, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    tp = rng.normal(size=(n, 3))
+    big = rng.normal(size=(5, 3, 3))
+    out = wp.zeros(n, dtype=wp.vec3)
+    wp.launch(vector_like_loads, dim=n,
+              inputs=[wp.array(idx), wp.array(p, dtype=wp.vec3), wp.array(m, dtype=wp.mat33),
+                      wp.array(np.concatenate([tp, q], axis=1), dtype=wp.transform), wp.array(s, dtype=wp.spatial_vector),
+                      wp.array(h, dtype=wp.vec3h), wp.array(big, dtype=wp.mat33)[3:4]], outputs=[out])
+
+    def rotate(qv, v):  # (x, y, z, w)
+        u, w = qv[:, :3], qv[:, 3:]
+        return v + 2.0 * w * np.cross(u, v) + 2.0 * np.cross(u, np.cross(u, v))
+
+    x = p[idx]
+    y = np.einsum("nij,nj->ni", m + m[idx], x)
+    y = rotate(q[idx], y) + tp[idx] + s[:, :3] + s[idx, 3:]
+    expect = y + h.astype(np.float16).astype(np.float64)[idx] + x @ big[3].T
+    np.testing.assert_allclose(out.numpy(), expect, rtol=1e-4, atol=1e-4)

@@ -120,9 +120,46 @@ template <bool C = false, typename T, typename... I>
 WEFT_FN T& address(const array_t<T>& a, I... idx) {
     return *detail::at(a.data, detail::offset<C>(a, int64(idx)...));
 }
+template <unsigned N, typename T> struct vec_t;
+template <unsigned R, unsigned C, typename T> struct mat_t;
+template <typename T> struct quat_t;
+template <typename T> struct transform_t;
+namespace detail {
+// Vector-like element types as n scalars of type S (n = 0: not one).
+template <typename T> struct flat_ { using S = T; static constexpr unsigned n = 0; };
+template <unsigned N, typename T> struct flat_<vec_t<N, T>> { using S = T; static constexpr unsigned n = N; };
+template <unsigned R, unsigned C, typename T> struct flat_<mat_t<R, C, T>> {
+    using S = T;
+    static constexpr unsigned n = R * C;
+};
+template <typename T> struct flat_<quat_t<T>> { using S = T; static constexpr unsigned n = 4; };
+template <typename T> struct flat_<transform_t<T>> { using S = T; static constexpr unsigned n = 7; };
+}  // namespace detail
+
+// A vector-like element of a contiguous 1-d array is read as n scalars at scalar index i * n + k, not as one struct
+// copy: GCC's vectoriser turns the struct copy's component loads (a pointer plus a constant byte offset) into gathers
+// only for the first component ("not suitable for gather load"), so a kernel that reads x[idx[tid]] stayed scalar;
+// with scalar indices every component is an ordinary gather. Groups of n scalars per element that GCC cannot
+// deinterleave (n not a power of two or 3: mat33, transform, spatial vectors) would still stop the loop ("not
+// falling back to elementwise accesses"), so those step by the array's stride read at run time (the same value in a
+// contiguous launch), which GCC vectorises element by element.
 template <bool C = false, typename T, typename... I>
 WEFT_FN T load(const array_t<T>& a, I... idx) {
-    return *detail::at(a.data, detail::offset<C>(a, int64(idx)...));
+    using F = detail::flat_<T>;
+    if constexpr (C && sizeof...(I) == 1 && F::n > 0 && sizeof(T) == F::n * sizeof(typename F::S)) {
+        using S = typename F::S;
+        constexpr unsigned n = F::n;
+        constexpr bool grouped = (n & (n - 1)) == 0 || n == 3;
+        const int64 i = int64(idx...);
+        const int64 e = grouped ? i * int64(n) : i * (a.strides[0] / int64(sizeof(S)));
+        const S* p = reinterpret_cast<const S*>(a.data) + e;
+        T r;
+        S* q = reinterpret_cast<S*>(&r);
+        for (unsigned k = 0; k < n; ++k) q[k] = p[k];
+        return r;
+    } else {
+        return *detail::at(a.data, detail::offset<C>(a, int64(idx)...));
+    }
 }
 template <bool C = false, typename T, typename... I>
 WEFT_FN void store(const array_t<T>& a, const T& value, I... idx) {
