@@ -126,6 +126,60 @@ def test_neo_hookean_force_is_minus_energy_gradient(seed):
     np.testing.assert_allclose(s.particle_f.numpy(), -grad, rtol=2e-4, atol=1e-3 * np.abs(grad).max())
 
 
+def _triangle_forces_np(x, v, tris, poses, mats, act):
+    """warp.sim 1.7's triangle forces (membrane, area, damping, drag, lift) in float64."""
+    f = np.zeros_like(x)
+    for t, (i, j, k) in enumerate(tris):
+        k_mu, k_lambda, k_damp, k_drag, k_lift = mats[t]
+        dm = poses[t]
+        inv_area = np.linalg.det(dm) * 2.0
+        k_mu, k_lambda, k_damp = (c / inv_area for c in (k_mu, k_lambda, k_damp))
+        x10, x20, v10, v20 = x[j] - x[i], x[k] - x[i], v[j] - v[i], v[k] - v[i]
+        p1 = (x10 * dm[0, 0] + x20 * dm[1, 0]) * k_mu + (v10 * dm[0, 0] + v20 * dm[1, 0]) * k_damp
+        p2 = (x10 * dm[0, 1] + x20 * dm[1, 1]) * k_mu + (v10 * dm[0, 1] + v20 * dm[1, 1]) * k_damp
+        f1, f2 = p1 * dm[0, 0] + p2 * dm[0, 1], p1 * dm[1, 0] + p2 * dm[1, 1]
+        n = np.cross(x10, x20)
+        area = np.linalg.norm(n) * 0.5
+        n = n / np.linalg.norm(n)
+        c = area * inv_area - (1.0 + k_mu / k_lambda) + act[t]
+        dcdq, dcdr = np.cross(x20, n) * inv_area * 0.5, np.cross(n, x10) * inv_area * 0.5
+        dcdt = dcdq @ v[j] + dcdr @ v[k] - (dcdq + dcdr) @ v[i]
+        f1 = f1 + dcdq * (k_lambda * c + k_damp * dcdt)
+        f2 = f2 + dcdr * (k_lambda * c + k_damp * dcdt)
+        vmid = (v[i] + v[j] + v[k]) * 0.3333
+        f_drag = vmid * (k_drag * area * abs(n @ vmid))
+        f_lift = n * (k_lift * area * (np.pi / 2 - np.arccos(n @ vmid / np.linalg.norm(vmid)))) * (vmid @ vmid)
+        f[i] += f1 + f2 - f_drag - f_lift
+        f[j] -= f1 + f_drag + f_lift
+        f[k] -= f2 + f_drag + f_lift
+    return f
+
+
+def test_triangle_forces_with_lift_and_drag_match_numpy():
+    # drag and lift are a second kernel run only when some triangle has them: both triangles here, one of them with
+    # zero coefficients (that one must get the membrane forces only)
+    rng = np.random.default_rng(4)
+    rest = np.array([[0, 0, 0], [0.2, 0, 0], [0, 0, 0.2], [0.2, 0, 0.2]], dtype=np.float64)
+    b = sim.ModelBuilder(gravity=0.0)
+    for p in rest:
+        b.add_particle(p, (0, 0, 0), 1.0)
+    b.add_triangle(0, 1, 2, tri_ke=100.0, tri_ka=200.0, tri_kd=1.0, tri_drag=0.7, tri_lift=1.3)
+    b.add_triangle(1, 3, 2, tri_ke=100.0, tri_ka=200.0, tri_kd=1.0, tri_drag=0.0, tri_lift=0.0)
+    m = b.finalize("cpu")
+    m.ground = False
+    x = rest + rng.normal(scale=0.02, size=(4, 3))
+    v = rng.normal(scale=1.0, size=(4, 3))
+    s = m.state()
+    s.particle_q.assign(x.astype(np.float32))
+    s.particle_qd.assign(v.astype(np.float32))
+    from weft.sim.forces.elastic import eval_triangle_forces
+
+    eval_triangle_forces(m, s, m.control(), s.particle_f)
+    ref = _triangle_forces_np(x, v, m.tri_indices.numpy(), m.tri_poses.numpy().astype(np.float64),
+                              m.tri_materials.numpy().astype(np.float64), np.zeros(2))
+    np.testing.assert_allclose(s.particle_f.numpy(), ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
 def test_hanging_cloth_reaches_static_equilibrium():
     b = sim.ModelBuilder()
     b.add_cloth_grid(pos=wp.vec3(0.0, 2.0, 0.0), rot=wp.quat_identity(), vel=wp.vec3(0.0, 0.0, 0.0), dim_x=4,

@@ -27,15 +27,20 @@ class GatherList:
 @wp.kernel
 def gather_forces(offsets: wp.array(dtype=wp.int32), slots: wp.array(dtype=wp.int32),
                   elem_f: wp.array(dtype=wp.vec3), f: wp.array(dtype=wp.vec3)):
+    # two partial sums (even and odd entries) halve the chain of dependent adds; each particle is its own thread's,
+    # so a plain add (an atomic add cost as much as the sums: seed sphere 30 -> 14 us CPU, one thread)
     i = wp.tid()
-    start = offsets[i]
     end = offsets[i + 1]
-    if start == end:
-        return
-    s = wp.vec3()
-    for e in range(start, end):
-        s = s + elem_f[slots[e]]
-    wp.atomic_add(f, i, s)
+    s0 = wp.vec3()
+    s1 = wp.vec3()
+    e = offsets[i]
+    while e + 1 < end:
+        s0 = s0 + elem_f[slots[e]]
+        s1 = s1 + elem_f[slots[e + 1]]
+        e = e + 2
+    if e < end:
+        s0 = s0 + elem_f[slots[e]]
+    f[i] = f[i] + (s0 + s1)
 
 
 @wp.kernel(enable_backward=False)
