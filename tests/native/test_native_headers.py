@@ -34,7 +34,7 @@ def test_native_cpp(tmp_path):
     assert run.returncode == 0, "native test failures:\n" + "\n".join(failures) + "\n" + run.stderr
 
 
-_DEF = re.compile(r"^\s*WEFT_FN\b[^;(]*?(operator\S*?|\b\w+)\s*\(")
+_DEF = re.compile(r"^\s*WEFT_FN(?:_SMALL)?\b[^;(]*?(operator\S*?|\b\w+)\s*\(")
 
 
 def _function_names(path):

@@ -161,9 +161,22 @@ WEFT_FN T load(const array_t<T>& a, I... idx) {
         return *detail::at(a.data, detail::offset<C>(a, int64(idx)...));
     }
 }
+// Stores of vector-like elements the same way (a mat33 store was a group of 9 scalars GCC would not vectorise).
 template <bool C = false, typename T, typename... I>
 WEFT_FN void store(const array_t<T>& a, const T& value, I... idx) {
-    *detail::at(a.data, detail::offset<C>(a, int64(idx)...)) = value;
+    using F = detail::flat_<T>;
+    if constexpr (C && sizeof...(I) == 1 && F::n > 0 && sizeof(T) == F::n * sizeof(typename F::S)) {
+        using S = typename F::S;
+        constexpr unsigned n = F::n;
+        constexpr bool grouped = (n & (n - 1)) == 0 || n == 3;
+        const int64 i = int64(idx...);
+        const int64 e = grouped ? i * int64(n) : i * (a.strides[0] / int64(sizeof(S)));
+        S* p = reinterpret_cast<S*>(a.data) + e;
+        const S* q = reinterpret_cast<const S*>(&value);
+        for (unsigned k = 0; k < n; ++k) p[k] = q[k];
+    } else {
+        *detail::at(a.data, detail::offset<C>(a, int64(idx)...)) = value;
+    }
 }
 template <bool C = false, typename T, typename... I>
 WEFT_FN T* grad_address(const array_t<T>& a, I... idx) {

@@ -9,11 +9,11 @@ template <unsigned R, unsigned C, typename T>
 struct mat_t {
     vec_t<C, T> row[R];  // row-major; default constructors zero-initialise
 
-    WEFT_FN mat_t() {}
+    WEFT_FN_SMALL mat_t() {}
 
     // broadcast a scalar to every element
     template <typename S, typename detail::en_a<S, int>::type = 0>
-    WEFT_FN explicit mat_t(S s) {
+    WEFT_FN_SMALL explicit mat_t(S s) {
         for (unsigned i = 0; i < R; ++i)
             for (unsigned j = 0; j < C; ++j) row[i].c[j] = T(s);
     }
@@ -21,7 +21,7 @@ struct mat_t {
     // R*C scalars, row-major
     template <typename A0, typename A1, typename... As,
               typename detail::enable_if_<sizeof...(As) + 2 == R * C && (R * C != R), int>::type = 0>
-    WEFT_FN mat_t(A0 a0, A1 a1, As... as) {
+    WEFT_FN_SMALL mat_t(A0 a0, A1 a1, As... as) {
         const T v[R * C] = {T(a0), T(a1), T(as)...};
         for (unsigned i = 0; i < R; ++i)
             for (unsigned j = 0; j < C; ++j) row[i].c[j] = v[i * C + j];
@@ -29,31 +29,31 @@ struct mat_t {
 
     // R row vectors
     template <typename... As, typename detail::enable_if_<sizeof...(As) + 1 == R, int>::type = 0>
-    WEFT_FN mat_t(const vec_t<C, T>& r0, const As&... rs) {
+    WEFT_FN_SMALL mat_t(const vec_t<C, T>& r0, const As&... rs) {
         const vec_t<C, T>* p[R] = {&r0, &rs...};
         for (unsigned i = 0; i < R; ++i) row[i] = *p[i];
     }
 
     // element type conversion
     template <typename U>
-    WEFT_FN explicit mat_t(const mat_t<R, C, U>& o) {
+    WEFT_FN_SMALL explicit mat_t(const mat_t<R, C, U>& o) {
         for (unsigned i = 0; i < R; ++i) row[i] = vec_t<C, T>(o.row[i]);
     }
 
-    WEFT_FN T& operator()(int i, int j) { return row[i].c[j]; }
-    WEFT_FN const T& operator()(int i, int j) const { return row[i].c[j]; }
-    WEFT_FN vec_t<C, T>& operator[](int i) { return row[i]; }
-    WEFT_FN const vec_t<C, T>& operator[](int i) const { return row[i]; }
+    WEFT_FN_SMALL T& operator()(int i, int j) { return row[i].c[j]; }
+    WEFT_FN_SMALL const T& operator()(int i, int j) const { return row[i].c[j]; }
+    WEFT_FN_SMALL vec_t<C, T>& operator[](int i) { return row[i]; }
+    WEFT_FN_SMALL const vec_t<C, T>& operator[](int i) const { return row[i]; }
 
-    WEFT_FN mat_t& operator+=(const mat_t& o) {
+    WEFT_FN_SMALL mat_t& operator+=(const mat_t& o) {
         for (unsigned i = 0; i < R; ++i) row[i] += o.row[i];
         return *this;
     }
-    WEFT_FN mat_t& operator-=(const mat_t& o) {
+    WEFT_FN_SMALL mat_t& operator-=(const mat_t& o) {
         for (unsigned i = 0; i < R; ++i) row[i] -= o.row[i];
         return *this;
     }
-    WEFT_FN mat_t& operator*=(T s) {
+    WEFT_FN_SMALL mat_t& operator*=(T s) {
         for (unsigned i = 0; i < R; ++i) row[i] *= s;
         return *this;
     }
@@ -76,43 +76,43 @@ typedef mat44f mat44;
 // operators
 
 template <unsigned R, unsigned C, typename T>
-WEFT_FN mat_t<R, C, T> operator+(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) {
+WEFT_FN_SMALL mat_t<R, C, T> operator+(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) {
     mat_t<R, C, T> r;
     for (unsigned i = 0; i < R; ++i) r.row[i] = a.row[i] + b.row[i];
     return r;
 }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN mat_t<R, C, T> operator-(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) {
+WEFT_FN_SMALL mat_t<R, C, T> operator-(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) {
     mat_t<R, C, T> r;
     for (unsigned i = 0; i < R; ++i) r.row[i] = a.row[i] - b.row[i];
     return r;
 }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN mat_t<R, C, T> operator-(const mat_t<R, C, T>& a) {
+WEFT_FN_SMALL mat_t<R, C, T> operator-(const mat_t<R, C, T>& a) {
     mat_t<R, C, T> r;
     for (unsigned i = 0; i < R; ++i) r.row[i] = -a.row[i];
     return r;
 }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN mat_t<R, C, T> operator+(const mat_t<R, C, T>& a) { return a; }
+WEFT_FN_SMALL mat_t<R, C, T> operator+(const mat_t<R, C, T>& a) { return a; }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN mat_t<R, C, T> operator*(const mat_t<R, C, T>& a, typename detail::id_<T>::type s) {
+WEFT_FN_SMALL mat_t<R, C, T> operator*(const mat_t<R, C, T>& a, typename detail::id_<T>::type s) {
     mat_t<R, C, T> r;
     for (unsigned i = 0; i < R; ++i) r.row[i] = a.row[i] * s;
     return r;
 }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN mat_t<R, C, T> operator*(typename detail::id_<T>::type s, const mat_t<R, C, T>& a) {
+WEFT_FN_SMALL mat_t<R, C, T> operator*(typename detail::id_<T>::type s, const mat_t<R, C, T>& a) {
     return a * s;
 }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN mat_t<R, C, T> operator/(const mat_t<R, C, T>& a, typename detail::id_<T>::type s) {
+WEFT_FN_SMALL mat_t<R, C, T> operator/(const mat_t<R, C, T>& a, typename detail::id_<T>::type s) {
     mat_t<R, C, T> r;
     for (unsigned i = 0; i < R; ++i) r.row[i] = a.row[i] / s;
     return r;
 }
 template <unsigned R, unsigned K, unsigned C, typename T>
-WEFT_FN mat_t<R, C, T> operator*(const mat_t<R, K, T>& a, const mat_t<K, C, T>& b) {
+WEFT_FN_SMALL mat_t<R, C, T> operator*(const mat_t<R, K, T>& a, const mat_t<K, C, T>& b) {
     mat_t<R, C, T> r;
     for (unsigned i = 0; i < R; ++i)
         for (unsigned k = 0; k < K; ++k)
@@ -120,90 +120,90 @@ WEFT_FN mat_t<R, C, T> operator*(const mat_t<R, K, T>& a, const mat_t<K, C, T>& 
     return r;
 }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN vec_t<R, T> operator*(const mat_t<R, C, T>& a, const vec_t<C, T>& v) {
+WEFT_FN_SMALL vec_t<R, T> operator*(const mat_t<R, C, T>& a, const vec_t<C, T>& v) {
     vec_t<R, T> r;
     for (unsigned i = 0; i < R; ++i) r.c[i] = dot(a.row[i], v);
     return r;
 }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN vec_t<C, T> operator*(const vec_t<R, T>& v, const mat_t<R, C, T>& a) {
+WEFT_FN_SMALL vec_t<C, T> operator*(const vec_t<R, T>& v, const mat_t<R, C, T>& a) {
     vec_t<C, T> r;
     for (unsigned i = 0; i < R; ++i)
         for (unsigned j = 0; j < C; ++j) r.c[j] += v.c[i] * a.row[i].c[j];
     return r;
 }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN bool operator==(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) {
+WEFT_FN_SMALL bool operator==(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) {
     for (unsigned i = 0; i < R; ++i)
         if (a.row[i] != b.row[i]) return false;
     return true;
 }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN bool operator!=(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) { return !(a == b); }
+WEFT_FN_SMALL bool operator!=(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) { return !(a == b); }
 
 // ---------------------------------------------------------------------------------------------
 // arithmetic
 
 template <unsigned R, unsigned C, typename T>
-WEFT_FN mat_t<R, C, T> add(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) { return a + b; }
+WEFT_FN_SMALL mat_t<R, C, T> add(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) { return a + b; }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN void adj_add(const mat_t<R, C, T>&, const mat_t<R, C, T>&, mat_t<R, C, T>& adj_a, mat_t<R, C, T>& adj_b,
+WEFT_FN_SMALL void adj_add(const mat_t<R, C, T>&, const mat_t<R, C, T>&, mat_t<R, C, T>& adj_a, mat_t<R, C, T>& adj_b,
                      const mat_t<R, C, T>& adj_ret) {
     adj_a += adj_ret;
     adj_b += adj_ret;
 }
 
 template <unsigned R, unsigned C, typename T>
-WEFT_FN mat_t<R, C, T> sub(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) { return a - b; }
+WEFT_FN_SMALL mat_t<R, C, T> sub(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) { return a - b; }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN void adj_sub(const mat_t<R, C, T>&, const mat_t<R, C, T>&, mat_t<R, C, T>& adj_a, mat_t<R, C, T>& adj_b,
+WEFT_FN_SMALL void adj_sub(const mat_t<R, C, T>&, const mat_t<R, C, T>&, mat_t<R, C, T>& adj_a, mat_t<R, C, T>& adj_b,
                      const mat_t<R, C, T>& adj_ret) {
     adj_a += adj_ret;
     adj_b -= adj_ret;
 }
 
 template <unsigned R, unsigned C, typename T>
-WEFT_FN mat_t<R, C, T> neg(const mat_t<R, C, T>& a) { return -a; }
+WEFT_FN_SMALL mat_t<R, C, T> neg(const mat_t<R, C, T>& a) { return -a; }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN void adj_neg(const mat_t<R, C, T>&, mat_t<R, C, T>& adj_a, const mat_t<R, C, T>& adj_ret) {
+WEFT_FN_SMALL void adj_neg(const mat_t<R, C, T>&, mat_t<R, C, T>& adj_a, const mat_t<R, C, T>& adj_ret) {
     adj_a -= adj_ret;
 }
 
 template <unsigned R, unsigned C, typename T>
-WEFT_FN mat_t<R, C, T> pos(const mat_t<R, C, T>& a) { return a; }
+WEFT_FN_SMALL mat_t<R, C, T> pos(const mat_t<R, C, T>& a) { return a; }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN void adj_pos(const mat_t<R, C, T>&, mat_t<R, C, T>& adj_a, const mat_t<R, C, T>& adj_ret) {
+WEFT_FN_SMALL void adj_pos(const mat_t<R, C, T>&, mat_t<R, C, T>& adj_a, const mat_t<R, C, T>& adj_ret) {
     adj_a += adj_ret;
 }
 
 template <unsigned R, unsigned C, typename T>
-WEFT_FN mat_t<R, C, T> mul(const mat_t<R, C, T>& a, typename detail::id_<T>::type s) { return a * s; }
+WEFT_FN_SMALL mat_t<R, C, T> mul(const mat_t<R, C, T>& a, typename detail::id_<T>::type s) { return a * s; }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN void adj_mul(const mat_t<R, C, T>& a, typename detail::id_<T>::type s, mat_t<R, C, T>& adj_a, T& adj_s,
+WEFT_FN_SMALL void adj_mul(const mat_t<R, C, T>& a, typename detail::id_<T>::type s, mat_t<R, C, T>& adj_a, T& adj_s,
                      const mat_t<R, C, T>& adj_ret) {
     for (unsigned i = 0; i < R; ++i) adj_mul(a.row[i], s, adj_a.row[i], adj_s, adj_ret.row[i]);
 }
 
 template <unsigned R, unsigned C, typename T>
-WEFT_FN mat_t<R, C, T> mul(typename detail::id_<T>::type s, const mat_t<R, C, T>& a) { return a * s; }
+WEFT_FN_SMALL mat_t<R, C, T> mul(typename detail::id_<T>::type s, const mat_t<R, C, T>& a) { return a * s; }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN void adj_mul(typename detail::id_<T>::type s, const mat_t<R, C, T>& a, T& adj_s, mat_t<R, C, T>& adj_a,
+WEFT_FN_SMALL void adj_mul(typename detail::id_<T>::type s, const mat_t<R, C, T>& a, T& adj_s, mat_t<R, C, T>& adj_a,
                      const mat_t<R, C, T>& adj_ret) {
     for (unsigned i = 0; i < R; ++i) adj_mul(a.row[i], s, adj_a.row[i], adj_s, adj_ret.row[i]);
 }
 
 template <unsigned R, unsigned C, typename T>
-WEFT_FN mat_t<R, C, T> div(const mat_t<R, C, T>& a, typename detail::id_<T>::type s) { return a / s; }
+WEFT_FN_SMALL mat_t<R, C, T> div(const mat_t<R, C, T>& a, typename detail::id_<T>::type s) { return a / s; }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN void adj_div(const mat_t<R, C, T>& a, typename detail::id_<T>::type s, mat_t<R, C, T>& adj_a, T& adj_s,
+WEFT_FN_SMALL void adj_div(const mat_t<R, C, T>& a, typename detail::id_<T>::type s, mat_t<R, C, T>& adj_a, T& adj_s,
                      const mat_t<R, C, T>& adj_ret) {
     for (unsigned i = 0; i < R; ++i) adj_div(a.row[i], s, adj_a.row[i], adj_s, adj_ret.row[i]);
 }
 
 template <unsigned R, unsigned K, unsigned C, typename T>
-WEFT_FN mat_t<R, C, T> mul(const mat_t<R, K, T>& a, const mat_t<K, C, T>& b) { return a * b; }
+WEFT_FN_SMALL mat_t<R, C, T> mul(const mat_t<R, K, T>& a, const mat_t<K, C, T>& b) { return a * b; }
 template <unsigned R, unsigned K, unsigned C, typename T>
-WEFT_FN void adj_mul(const mat_t<R, K, T>& a, const mat_t<K, C, T>& b, mat_t<R, K, T>& adj_a, mat_t<K, C, T>& adj_b,
+WEFT_FN_SMALL void adj_mul(const mat_t<R, K, T>& a, const mat_t<K, C, T>& b, mat_t<R, K, T>& adj_a, mat_t<K, C, T>& adj_b,
                      const mat_t<R, C, T>& adj_ret) {
     // adj_a += adj_ret * b^T ; adj_b += a^T * adj_ret
     for (unsigned i = 0; i < R; ++i)
@@ -214,9 +214,9 @@ WEFT_FN void adj_mul(const mat_t<R, K, T>& a, const mat_t<K, C, T>& b, mat_t<R, 
 }
 
 template <unsigned R, unsigned C, typename T>
-WEFT_FN vec_t<R, T> mul(const mat_t<R, C, T>& a, const vec_t<C, T>& v) { return a * v; }
+WEFT_FN_SMALL vec_t<R, T> mul(const mat_t<R, C, T>& a, const vec_t<C, T>& v) { return a * v; }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN void adj_mul(const mat_t<R, C, T>& a, const vec_t<C, T>& v, mat_t<R, C, T>& adj_a, vec_t<C, T>& adj_v,
+WEFT_FN_SMALL void adj_mul(const mat_t<R, C, T>& a, const vec_t<C, T>& v, mat_t<R, C, T>& adj_a, vec_t<C, T>& adj_v,
                      const vec_t<R, T>& adj_ret) {
     for (unsigned i = 0; i < R; ++i)
         for (unsigned j = 0; j < C; ++j) {
@@ -226,9 +226,9 @@ WEFT_FN void adj_mul(const mat_t<R, C, T>& a, const vec_t<C, T>& v, mat_t<R, C, 
 }
 
 template <unsigned R, unsigned C, typename T>
-WEFT_FN vec_t<C, T> mul(const vec_t<R, T>& v, const mat_t<R, C, T>& a) { return v * a; }
+WEFT_FN_SMALL vec_t<C, T> mul(const vec_t<R, T>& v, const mat_t<R, C, T>& a) { return v * a; }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN void adj_mul(const vec_t<R, T>& v, const mat_t<R, C, T>& a, vec_t<R, T>& adj_v, mat_t<R, C, T>& adj_a,
+WEFT_FN_SMALL void adj_mul(const vec_t<R, T>& v, const mat_t<R, C, T>& a, vec_t<R, T>& adj_v, mat_t<R, C, T>& adj_a,
                      const vec_t<C, T>& adj_ret) {
     for (unsigned i = 0; i < R; ++i)
         for (unsigned j = 0; j < C; ++j) {
@@ -238,25 +238,25 @@ WEFT_FN void adj_mul(const vec_t<R, T>& v, const mat_t<R, C, T>& a, vec_t<R, T>&
 }
 
 template <unsigned R, unsigned C, typename T>
-WEFT_FN mat_t<R, C, T> cw_mul(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) {
+WEFT_FN_SMALL mat_t<R, C, T> cw_mul(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) {
     mat_t<R, C, T> r;
     for (unsigned i = 0; i < R; ++i) r.row[i] = cw_mul(a.row[i], b.row[i]);
     return r;
 }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN void adj_cw_mul(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b, mat_t<R, C, T>& adj_a,
+WEFT_FN_SMALL void adj_cw_mul(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b, mat_t<R, C, T>& adj_a,
                         mat_t<R, C, T>& adj_b, const mat_t<R, C, T>& adj_ret) {
     for (unsigned i = 0; i < R; ++i) adj_cw_mul(a.row[i], b.row[i], adj_a.row[i], adj_b.row[i], adj_ret.row[i]);
 }
 
 template <unsigned R, unsigned C, typename T>
-WEFT_FN mat_t<R, C, T> cw_div(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) {
+WEFT_FN_SMALL mat_t<R, C, T> cw_div(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) {
     mat_t<R, C, T> r;
     for (unsigned i = 0; i < R; ++i) r.row[i] = cw_div(a.row[i], b.row[i]);
     return r;
 }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN void adj_cw_div(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b, mat_t<R, C, T>& adj_a,
+WEFT_FN_SMALL void adj_cw_div(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b, mat_t<R, C, T>& adj_a,
                         mat_t<R, C, T>& adj_b, const mat_t<R, C, T>& adj_ret) {
     for (unsigned i = 0; i < R; ++i) adj_cw_div(a.row[i], b.row[i], adj_a.row[i], adj_b.row[i], adj_ret.row[i]);
 }
@@ -265,67 +265,67 @@ WEFT_FN void adj_cw_div(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b, mat_t<
 // structure
 
 template <unsigned R, unsigned C, typename T>
-WEFT_FN mat_t<C, R, T> transpose(const mat_t<R, C, T>& a) {
+WEFT_FN_SMALL mat_t<C, R, T> transpose(const mat_t<R, C, T>& a) {
     mat_t<C, R, T> r;
     for (unsigned i = 0; i < R; ++i)
         for (unsigned j = 0; j < C; ++j) r.row[j].c[i] = a.row[i].c[j];
     return r;
 }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN void adj_transpose(const mat_t<R, C, T>&, mat_t<R, C, T>& adj_a, const mat_t<C, R, T>& adj_ret) {
+WEFT_FN_SMALL void adj_transpose(const mat_t<R, C, T>&, mat_t<R, C, T>& adj_a, const mat_t<C, R, T>& adj_ret) {
     for (unsigned i = 0; i < R; ++i)
         for (unsigned j = 0; j < C; ++j) adj_a.row[i].c[j] += adj_ret.row[j].c[i];
 }
 
 template <unsigned N, typename T>
-WEFT_FN mat_t<N, N, T> identity() {
+WEFT_FN_SMALL mat_t<N, N, T> identity() {
     mat_t<N, N, T> r;
     for (unsigned i = 0; i < N; ++i) r.row[i].c[i] = T(1);
     return r;
 }
 template <unsigned N, typename T>
-WEFT_FN void adj_identity(const mat_t<N, N, T>&) {}
+WEFT_FN_SMALL void adj_identity(const mat_t<N, N, T>&) {}
 
 template <unsigned N, typename T>
-WEFT_FN T trace(const mat_t<N, N, T>& a) {
+WEFT_FN_SMALL T trace(const mat_t<N, N, T>& a) {
     T r = a.row[0].c[0];
     for (unsigned i = 1; i < N; ++i) r += a.row[i].c[i];
     return r;
 }
 template <unsigned N, typename T>
-WEFT_FN void adj_trace(const mat_t<N, N, T>&, mat_t<N, N, T>& adj_a, const T& adj_ret) {
+WEFT_FN_SMALL void adj_trace(const mat_t<N, N, T>&, mat_t<N, N, T>& adj_a, const T& adj_ret) {
     for (unsigned i = 0; i < N; ++i) adj_a.row[i].c[i] += adj_ret;
 }
 
 template <unsigned N, typename T>
-WEFT_FN mat_t<N, N, T> diag(const vec_t<N, T>& d) {
+WEFT_FN_SMALL mat_t<N, N, T> diag(const vec_t<N, T>& d) {
     mat_t<N, N, T> r;
     for (unsigned i = 0; i < N; ++i) r.row[i].c[i] = d.c[i];
     return r;
 }
 template <unsigned N, typename T>
-WEFT_FN void adj_diag(const vec_t<N, T>&, vec_t<N, T>& adj_d, const mat_t<N, N, T>& adj_ret) {
+WEFT_FN_SMALL void adj_diag(const vec_t<N, T>&, vec_t<N, T>& adj_d, const mat_t<N, N, T>& adj_ret) {
     for (unsigned i = 0; i < N; ++i) adj_d.c[i] += adj_ret.row[i].c[i];
 }
 
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> get_diag(const mat_t<N, N, T>& a) {
+WEFT_FN_SMALL vec_t<N, T> get_diag(const mat_t<N, N, T>& a) {
     vec_t<N, T> r;
     for (unsigned i = 0; i < N; ++i) r.c[i] = a.row[i].c[i];
     return r;
 }
 template <unsigned N, typename T>
-WEFT_FN void adj_get_diag(const mat_t<N, N, T>&, mat_t<N, N, T>& adj_a, const vec_t<N, T>& adj_ret) {
+WEFT_FN_SMALL void adj_get_diag(const mat_t<N, N, T>&, mat_t<N, N, T>& adj_a, const vec_t<N, T>& adj_ret) {
     for (unsigned i = 0; i < N; ++i) adj_a.row[i].c[i] += adj_ret.c[i];
 }
 
 // skew(v) * x == cross(v, x)
 template <typename T>
-WEFT_FN mat_t<3, 3, T> skew(const vec_t<3, T>& v) {
+WEFT_FN_SMALL mat_t<3, 3, T> skew(const vec_t<3, T>& v) {
     return mat_t<3, 3, T>(T(0), -v.c[2], v.c[1], v.c[2], T(0), -v.c[0], -v.c[1], v.c[0], T(0));
 }
 template <typename T>
-WEFT_FN void adj_skew(const vec_t<3, T>&, vec_t<3, T>& adj_v, const mat_t<3, 3, T>& adj_ret) {
+WEFT_FN_SMALL void adj_skew(const vec_t<3, T>&, vec_t<3, T>& adj_v, const mat_t<3, 3, T>& adj_ret) {
     adj_v.c[0] += adj_ret.row[2].c[1] - adj_ret.row[1].c[2];
     adj_v.c[1] += adj_ret.row[0].c[2] - adj_ret.row[2].c[0];
     adj_v.c[2] += adj_ret.row[1].c[0] - adj_ret.row[0].c[1];
@@ -333,26 +333,26 @@ WEFT_FN void adj_skew(const vec_t<3, T>&, vec_t<3, T>& adj_v, const mat_t<3, 3, 
 
 // double contraction sum_ij a_ij b_ij
 template <unsigned R, unsigned C, typename T>
-WEFT_FN T ddot(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) {
+WEFT_FN_SMALL T ddot(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) {
     T r = dot(a.row[0], b.row[0]);
     for (unsigned i = 1; i < R; ++i) r += dot(a.row[i], b.row[i]);
     return r;
 }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN void adj_ddot(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b, mat_t<R, C, T>& adj_a, mat_t<R, C, T>& adj_b,
+WEFT_FN_SMALL void adj_ddot(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b, mat_t<R, C, T>& adj_a, mat_t<R, C, T>& adj_b,
                       const T& adj_ret) {
     for (unsigned i = 0; i < R; ++i) adj_dot(a.row[i], b.row[i], adj_a.row[i], adj_b.row[i], adj_ret);
 }
 
 // outer(a, b) = a b^T
 template <unsigned R, unsigned C, typename T>
-WEFT_FN mat_t<R, C, T> outer(const vec_t<R, T>& a, const vec_t<C, T>& b) {
+WEFT_FN_SMALL mat_t<R, C, T> outer(const vec_t<R, T>& a, const vec_t<C, T>& b) {
     mat_t<R, C, T> r;
     for (unsigned i = 0; i < R; ++i) r.row[i] = b * a.c[i];
     return r;
 }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN void adj_outer(const vec_t<R, T>& a, const vec_t<C, T>& b, vec_t<R, T>& adj_a, vec_t<C, T>& adj_b,
+WEFT_FN_SMALL void adj_outer(const vec_t<R, T>& a, const vec_t<C, T>& b, vec_t<R, T>& adj_a, vec_t<C, T>& adj_b,
                        const mat_t<R, C, T>& adj_ret) {
     for (unsigned i = 0; i < R; ++i) {
         adj_a.c[i] += dot(adj_ret.row[i], b);
@@ -364,47 +364,47 @@ WEFT_FN void adj_outer(const vec_t<R, T>& a, const vec_t<C, T>& b, vec_t<R, T>& 
 // element / row access
 
 template <unsigned R, unsigned C, typename T>
-WEFT_FN T extract(const mat_t<R, C, T>& a, int i, int j) { return a.row[i].c[j]; }
+WEFT_FN_SMALL T extract(const mat_t<R, C, T>& a, int i, int j) { return a.row[i].c[j]; }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN void adj_extract(const mat_t<R, C, T>&, int i, int j, mat_t<R, C, T>& adj_a, int&, int&, const T& adj_ret) {
+WEFT_FN_SMALL void adj_extract(const mat_t<R, C, T>&, int i, int j, mat_t<R, C, T>& adj_a, int&, int&, const T& adj_ret) {
     adj_a.row[i].c[j] += adj_ret;
 }
 
 template <unsigned R, unsigned C, typename T>
-WEFT_FN vec_t<C, T> extract(const mat_t<R, C, T>& a, int i) { return a.row[i]; }
+WEFT_FN_SMALL vec_t<C, T> extract(const mat_t<R, C, T>& a, int i) { return a.row[i]; }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN void adj_extract(const mat_t<R, C, T>&, int i, mat_t<R, C, T>& adj_a, int&, const vec_t<C, T>& adj_ret) {
+WEFT_FN_SMALL void adj_extract(const mat_t<R, C, T>&, int i, mat_t<R, C, T>& adj_a, int&, const vec_t<C, T>& adj_ret) {
     adj_a.row[i] += adj_ret;
 }
 
 template <unsigned R, unsigned C, typename T>
-WEFT_FN void assign_inplace(mat_t<R, C, T>& a, int i, int j, typename detail::id_<T>::type value) {
+WEFT_FN_SMALL void assign_inplace(mat_t<R, C, T>& a, int i, int j, typename detail::id_<T>::type value) {
     a.row[i].c[j] = value;
 }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN void adj_assign_inplace(mat_t<R, C, T>&, int i, int j, typename detail::id_<T>::type, mat_t<R, C, T>& adj_a,
+WEFT_FN_SMALL void adj_assign_inplace(mat_t<R, C, T>&, int i, int j, typename detail::id_<T>::type, mat_t<R, C, T>& adj_a,
                                 int&, int&, T& adj_value) {
     adj_value += adj_a.row[i].c[j];
     adj_a.row[i].c[j] = T(0);
 }
 
 template <unsigned R, unsigned C, typename T>
-WEFT_FN void assign_inplace(mat_t<R, C, T>& a, int i, const vec_t<C, T>& value) { a.row[i] = value; }
+WEFT_FN_SMALL void assign_inplace(mat_t<R, C, T>& a, int i, const vec_t<C, T>& value) { a.row[i] = value; }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN void adj_assign_inplace(mat_t<R, C, T>&, int i, const vec_t<C, T>&, mat_t<R, C, T>& adj_a, int&,
+WEFT_FN_SMALL void adj_assign_inplace(mat_t<R, C, T>&, int i, const vec_t<C, T>&, mat_t<R, C, T>& adj_a, int&,
                                 vec_t<C, T>& adj_value) {
     adj_value += adj_a.row[i];
     adj_a.row[i] = vec_t<C, T>();
 }
 
 template <unsigned R, unsigned C, typename T>
-WEFT_FN mat_t<R, C, T> assign_copy(const mat_t<R, C, T>& a, int i, int j, typename detail::id_<T>::type value) {
+WEFT_FN_SMALL mat_t<R, C, T> assign_copy(const mat_t<R, C, T>& a, int i, int j, typename detail::id_<T>::type value) {
     mat_t<R, C, T> r = a;
     r.row[i].c[j] = value;
     return r;
 }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN void adj_assign_copy(const mat_t<R, C, T>&, int i, int j, typename detail::id_<T>::type,
+WEFT_FN_SMALL void adj_assign_copy(const mat_t<R, C, T>&, int i, int j, typename detail::id_<T>::type,
                              mat_t<R, C, T>& adj_a, int&, int&, T& adj_value, const mat_t<R, C, T>& adj_ret) {
     mat_t<R, C, T> g = adj_ret;
     adj_value += g.row[i].c[j];
@@ -413,13 +413,13 @@ WEFT_FN void adj_assign_copy(const mat_t<R, C, T>&, int i, int j, typename detai
 }
 
 template <unsigned R, unsigned C, typename T>
-WEFT_FN mat_t<R, C, T> assign_copy(const mat_t<R, C, T>& a, int i, const vec_t<C, T>& value) {
+WEFT_FN_SMALL mat_t<R, C, T> assign_copy(const mat_t<R, C, T>& a, int i, const vec_t<C, T>& value) {
     mat_t<R, C, T> r = a;
     r.row[i] = value;
     return r;
 }
 template <unsigned R, unsigned C, typename T>
-WEFT_FN void adj_assign_copy(const mat_t<R, C, T>&, int i, const vec_t<C, T>&, mat_t<R, C, T>& adj_a, int&,
+WEFT_FN_SMALL void adj_assign_copy(const mat_t<R, C, T>&, int i, const vec_t<C, T>&, mat_t<R, C, T>& adj_a, int&,
                              vec_t<C, T>& adj_value, const mat_t<R, C, T>& adj_ret) {
     for (unsigned k = 0; k < R; ++k)
         if ((int)k != i) adj_a.row[k] += adj_ret.row[k];
@@ -432,12 +432,12 @@ WEFT_FN void adj_assign_copy(const mat_t<R, C, T>&, int i, const vec_t<C, T>&, m
 namespace detail {
 
 template <typename T>
-WEFT_FN mat_t<2, 2, T> cofactor(const mat_t<2, 2, T>& a) {
+WEFT_FN_SMALL mat_t<2, 2, T> cofactor(const mat_t<2, 2, T>& a) {
     return mat_t<2, 2, T>(a.row[1].c[1], -a.row[1].c[0], -a.row[0].c[1], a.row[0].c[0]);
 }
 
 template <typename T>
-WEFT_FN mat_t<3, 3, T> cofactor(const mat_t<3, 3, T>& a) {
+WEFT_FN_SMALL mat_t<3, 3, T> cofactor(const mat_t<3, 3, T>& a) {
     mat_t<3, 3, T> r;
     r.row[0] = cross(a.row[1], a.row[2]);
     r.row[1] = cross(a.row[2], a.row[0]);
@@ -446,7 +446,7 @@ WEFT_FN mat_t<3, 3, T> cofactor(const mat_t<3, 3, T>& a) {
 }
 
 template <typename T>
-WEFT_FN mat_t<4, 4, T> cofactor(const mat_t<4, 4, T>& m) {
+WEFT_FN_SMALL mat_t<4, 4, T> cofactor(const mat_t<4, 4, T>& m) {
     // 2x2 minors of the top two rows (s) and the bottom two rows (c)
     const T* a0 = m.row[0].c;
     const T* a1 = m.row[1].c;
@@ -487,20 +487,20 @@ WEFT_FN mat_t<4, 4, T> cofactor(const mat_t<4, 4, T>& m) {
 }  // namespace detail
 
 template <unsigned N, typename T>
-WEFT_FN T determinant(const mat_t<N, N, T>& a) {
+WEFT_FN_SMALL T determinant(const mat_t<N, N, T>& a) {
     return dot(a.row[0], detail::cofactor(a).row[0]);
 }
 template <unsigned N, typename T>
-WEFT_FN void adj_determinant(const mat_t<N, N, T>& a, mat_t<N, N, T>& adj_a, const T& adj_ret) {
+WEFT_FN_SMALL void adj_determinant(const mat_t<N, N, T>& a, mat_t<N, N, T>& adj_a, const T& adj_ret) {
     adj_a += detail::cofactor(a) * adj_ret;
 }
 
 template <typename T>
-WEFT_FN T determinant(const mat_t<3, 3, T>& a) {
+WEFT_FN_SMALL T determinant(const mat_t<3, 3, T>& a) {
     return dot(a.row[0], cross(a.row[1], a.row[2]));
 }
 template <typename T>
-WEFT_FN void adj_determinant(const mat_t<3, 3, T>& a, mat_t<3, 3, T>& adj_a, const T& adj_ret) {
+WEFT_FN_SMALL void adj_determinant(const mat_t<3, 3, T>& a, mat_t<3, 3, T>& adj_a, const T& adj_ret) {
     adj_a += detail::cofactor(a) * adj_ret;
 }
 
@@ -548,12 +548,12 @@ WEFT_FN T safe_denom(T d, T eps) {
 }
 
 template <typename T>
-WEFT_FN vec_t<3, T> col(const mat_t<3, 3, T>& m, int j) {
+WEFT_FN_SMALL vec_t<3, T> col(const mat_t<3, 3, T>& m, int j) {
     return vec_t<3, T>(m.row[0].c[j], m.row[1].c[j], m.row[2].c[j]);
 }
 
 template <typename T>
-WEFT_FN mat_t<3, 3, T> from_cols(const vec_t<3, T>& a, const vec_t<3, T>& b, const vec_t<3, T>& c) {
+WEFT_FN_SMALL mat_t<3, 3, T> from_cols(const vec_t<3, T>& a, const vec_t<3, T>& b, const vec_t<3, T>& c) {
     return mat_t<3, 3, T>(a.c[0], b.c[0], c.c[0], a.c[1], b.c[1], c.c[1], a.c[2], b.c[2], c.c[2]);
 }
 

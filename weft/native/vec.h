@@ -15,50 +15,50 @@ template <unsigned N, typename T>
 struct vec_t {
     T c[N];
 
-    WEFT_FN vec_t() : c() {}
+    WEFT_FN_SMALL vec_t() : c() {}
 
     // broadcast
     template <typename S, typename detail::en_a<S, int>::type = 0>
-    WEFT_FN explicit vec_t(S s) {
+    WEFT_FN_SMALL explicit vec_t(S s) {
         for (unsigned i = 0; i < N; ++i) c[i] = T(s);
     }
 
     // exactly N components
     template <typename A0, typename A1, typename... As,
               typename detail::enable_if_<sizeof...(As) + 2 == N, int>::type = 0>
-    WEFT_FN vec_t(A0 a0, A1 a1, As... as) : c{T(a0), T(a1), T(as)...} {}
+    WEFT_FN_SMALL vec_t(A0 a0, A1 a1, As... as) : c{T(a0), T(a1), T(as)...} {}
 
     // element type conversion
     template <typename U>
-    WEFT_FN explicit vec_t(const vec_t<N, U>& o) {
+    WEFT_FN_SMALL explicit vec_t(const vec_t<N, U>& o) {
         for (unsigned i = 0; i < N; ++i) c[i] = T(o.c[i]);
     }
 
     // spatial vector from (top, bottom)
     template <unsigned M = N, typename detail::enable_if_<M == 6, int>::type = 0>
-    WEFT_FN vec_t(const vec_t<3, T>& top, const vec_t<3, T>& bottom) {
+    WEFT_FN_SMALL vec_t(const vec_t<3, T>& top, const vec_t<3, T>& bottom) {
         for (unsigned i = 0; i < 3; ++i) {
             c[i] = top.c[i];
             c[i + 3] = bottom.c[i];
         }
     }
 
-    WEFT_FN T& operator[](int i) { return c[i]; }
-    WEFT_FN const T& operator[](int i) const { return c[i]; }
+    WEFT_FN_SMALL T& operator[](int i) { return c[i]; }
+    WEFT_FN_SMALL const T& operator[](int i) const { return c[i]; }
 
-    WEFT_FN vec_t& operator+=(const vec_t& o) {
+    WEFT_FN_SMALL vec_t& operator+=(const vec_t& o) {
         for (unsigned i = 0; i < N; ++i) c[i] += o.c[i];
         return *this;
     }
-    WEFT_FN vec_t& operator-=(const vec_t& o) {
+    WEFT_FN_SMALL vec_t& operator-=(const vec_t& o) {
         for (unsigned i = 0; i < N; ++i) c[i] -= o.c[i];
         return *this;
     }
-    WEFT_FN vec_t& operator*=(T s) {
+    WEFT_FN_SMALL vec_t& operator*=(T s) {
         for (unsigned i = 0; i < N; ++i) c[i] *= s;
         return *this;
     }
-    WEFT_FN vec_t& operator/=(T s) {
+    WEFT_FN_SMALL vec_t& operator/=(T s) {
         for (unsigned i = 0; i < N; ++i) c[i] /= s;
         return *this;
     }
@@ -87,93 +87,93 @@ typedef vec4f vec4;
 // operators
 
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> operator+(const vec_t<N, T>& a, const vec_t<N, T>& b) {
+WEFT_FN_SMALL vec_t<N, T> operator+(const vec_t<N, T>& a, const vec_t<N, T>& b) {
     vec_t<N, T> r;
     for (unsigned i = 0; i < N; ++i) r.c[i] = a.c[i] + b.c[i];
     return r;
 }
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> operator-(const vec_t<N, T>& a, const vec_t<N, T>& b) {
+WEFT_FN_SMALL vec_t<N, T> operator-(const vec_t<N, T>& a, const vec_t<N, T>& b) {
     vec_t<N, T> r;
     for (unsigned i = 0; i < N; ++i) r.c[i] = a.c[i] - b.c[i];
     return r;
 }
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> operator-(const vec_t<N, T>& a) {
+WEFT_FN_SMALL vec_t<N, T> operator-(const vec_t<N, T>& a) {
     vec_t<N, T> r;
     for (unsigned i = 0; i < N; ++i) r.c[i] = -a.c[i];
     return r;
 }
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> operator+(const vec_t<N, T>& a) { return a; }
+WEFT_FN_SMALL vec_t<N, T> operator+(const vec_t<N, T>& a) { return a; }
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> operator*(const vec_t<N, T>& a, typename detail::id_<T>::type s) {
+WEFT_FN_SMALL vec_t<N, T> operator*(const vec_t<N, T>& a, typename detail::id_<T>::type s) {
     vec_t<N, T> r;
     for (unsigned i = 0; i < N; ++i) r.c[i] = a.c[i] * s;
     return r;
 }
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> operator*(typename detail::id_<T>::type s, const vec_t<N, T>& a) {
+WEFT_FN_SMALL vec_t<N, T> operator*(typename detail::id_<T>::type s, const vec_t<N, T>& a) {
     vec_t<N, T> r;
     for (unsigned i = 0; i < N; ++i) r.c[i] = s * a.c[i];
     return r;
 }
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> operator/(const vec_t<N, T>& a, typename detail::id_<T>::type s) {
+WEFT_FN_SMALL vec_t<N, T> operator/(const vec_t<N, T>& a, typename detail::id_<T>::type s) {
     vec_t<N, T> r;
     for (unsigned i = 0; i < N; ++i) r.c[i] = a.c[i] / s;
     return r;
 }
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> operator/(typename detail::id_<T>::type s, const vec_t<N, T>& a) {
+WEFT_FN_SMALL vec_t<N, T> operator/(typename detail::id_<T>::type s, const vec_t<N, T>& a) {
     vec_t<N, T> r;
     for (unsigned i = 0; i < N; ++i) r.c[i] = s / a.c[i];
     return r;
 }
 template <unsigned N, typename T>
-WEFT_FN bool operator==(const vec_t<N, T>& a, const vec_t<N, T>& b) {
+WEFT_FN_SMALL bool operator==(const vec_t<N, T>& a, const vec_t<N, T>& b) {
     for (unsigned i = 0; i < N; ++i)
         if (!(a.c[i] == b.c[i])) return false;
     return true;
 }
 template <unsigned N, typename T>
-WEFT_FN bool operator!=(const vec_t<N, T>& a, const vec_t<N, T>& b) { return !(a == b); }
+WEFT_FN_SMALL bool operator!=(const vec_t<N, T>& a, const vec_t<N, T>& b) { return !(a == b); }
 
 // ---------------------------------------------------------------------------------------------
 // arithmetic
 
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> add(const vec_t<N, T>& a, const vec_t<N, T>& b) { return a + b; }
+WEFT_FN_SMALL vec_t<N, T> add(const vec_t<N, T>& a, const vec_t<N, T>& b) { return a + b; }
 template <unsigned N, typename T>
-WEFT_FN void adj_add(const vec_t<N, T>&, const vec_t<N, T>&, vec_t<N, T>& adj_a, vec_t<N, T>& adj_b,
+WEFT_FN_SMALL void adj_add(const vec_t<N, T>&, const vec_t<N, T>&, vec_t<N, T>& adj_a, vec_t<N, T>& adj_b,
                      const vec_t<N, T>& adj_ret) {
     adj_a += adj_ret;
     adj_b += adj_ret;
 }
 
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> sub(const vec_t<N, T>& a, const vec_t<N, T>& b) { return a - b; }
+WEFT_FN_SMALL vec_t<N, T> sub(const vec_t<N, T>& a, const vec_t<N, T>& b) { return a - b; }
 template <unsigned N, typename T>
-WEFT_FN void adj_sub(const vec_t<N, T>&, const vec_t<N, T>&, vec_t<N, T>& adj_a, vec_t<N, T>& adj_b,
+WEFT_FN_SMALL void adj_sub(const vec_t<N, T>&, const vec_t<N, T>&, vec_t<N, T>& adj_a, vec_t<N, T>& adj_b,
                      const vec_t<N, T>& adj_ret) {
     adj_a += adj_ret;
     adj_b -= adj_ret;
 }
 
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> neg(const vec_t<N, T>& a) { return -a; }
+WEFT_FN_SMALL vec_t<N, T> neg(const vec_t<N, T>& a) { return -a; }
 template <unsigned N, typename T>
-WEFT_FN void adj_neg(const vec_t<N, T>&, vec_t<N, T>& adj_a, const vec_t<N, T>& adj_ret) { adj_a -= adj_ret; }
+WEFT_FN_SMALL void adj_neg(const vec_t<N, T>&, vec_t<N, T>& adj_a, const vec_t<N, T>& adj_ret) { adj_a -= adj_ret; }
 
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> pos(const vec_t<N, T>& a) { return a; }
+WEFT_FN_SMALL vec_t<N, T> pos(const vec_t<N, T>& a) { return a; }
 template <unsigned N, typename T>
-WEFT_FN void adj_pos(const vec_t<N, T>&, vec_t<N, T>& adj_a, const vec_t<N, T>& adj_ret) { adj_a += adj_ret; }
+WEFT_FN_SMALL void adj_pos(const vec_t<N, T>&, vec_t<N, T>& adj_a, const vec_t<N, T>& adj_ret) { adj_a += adj_ret; }
 
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> mul(const vec_t<N, T>& a, typename detail::id_<T>::type s) { return a * s; }
+WEFT_FN_SMALL vec_t<N, T> mul(const vec_t<N, T>& a, typename detail::id_<T>::type s) { return a * s; }
 template <unsigned N, typename T>
-WEFT_FN void adj_mul(const vec_t<N, T>& a, typename detail::id_<T>::type s, vec_t<N, T>& adj_a, T& adj_s,
+WEFT_FN_SMALL void adj_mul(const vec_t<N, T>& a, typename detail::id_<T>::type s, vec_t<N, T>& adj_a, T& adj_s,
                      const vec_t<N, T>& adj_ret) {
     for (unsigned i = 0; i < N; ++i) {
         adj_a.c[i] += adj_ret.c[i] * s;
@@ -182,9 +182,9 @@ WEFT_FN void adj_mul(const vec_t<N, T>& a, typename detail::id_<T>::type s, vec_
 }
 
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> mul(typename detail::id_<T>::type s, const vec_t<N, T>& a) { return s * a; }
+WEFT_FN_SMALL vec_t<N, T> mul(typename detail::id_<T>::type s, const vec_t<N, T>& a) { return s * a; }
 template <unsigned N, typename T>
-WEFT_FN void adj_mul(typename detail::id_<T>::type s, const vec_t<N, T>& a, T& adj_s, vec_t<N, T>& adj_a,
+WEFT_FN_SMALL void adj_mul(typename detail::id_<T>::type s, const vec_t<N, T>& a, T& adj_s, vec_t<N, T>& adj_a,
                      const vec_t<N, T>& adj_ret) {
     for (unsigned i = 0; i < N; ++i) {
         adj_a.c[i] += adj_ret.c[i] * s;
@@ -193,9 +193,9 @@ WEFT_FN void adj_mul(typename detail::id_<T>::type s, const vec_t<N, T>& a, T& a
 }
 
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> div(const vec_t<N, T>& a, typename detail::id_<T>::type s) { return a / s; }
+WEFT_FN_SMALL vec_t<N, T> div(const vec_t<N, T>& a, typename detail::id_<T>::type s) { return a / s; }
 template <unsigned N, typename T>
-WEFT_FN void adj_div(const vec_t<N, T>& a, typename detail::id_<T>::type s, vec_t<N, T>& adj_a, T& adj_s,
+WEFT_FN_SMALL void adj_div(const vec_t<N, T>& a, typename detail::id_<T>::type s, vec_t<N, T>& adj_a, T& adj_s,
                      const vec_t<N, T>& adj_ret) {
     for (unsigned i = 0; i < N; ++i) {
         T g = adj_ret.c[i] / s;
@@ -206,9 +206,9 @@ WEFT_FN void adj_div(const vec_t<N, T>& a, typename detail::id_<T>::type s, vec_
 
 // scalar / vector, componentwise
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> div(typename detail::id_<T>::type s, const vec_t<N, T>& a) { return s / a; }
+WEFT_FN_SMALL vec_t<N, T> div(typename detail::id_<T>::type s, const vec_t<N, T>& a) { return s / a; }
 template <unsigned N, typename T>
-WEFT_FN void adj_div(typename detail::id_<T>::type s, const vec_t<N, T>& a, T& adj_s, vec_t<N, T>& adj_a,
+WEFT_FN_SMALL void adj_div(typename detail::id_<T>::type s, const vec_t<N, T>& a, T& adj_s, vec_t<N, T>& adj_a,
                      const vec_t<N, T>& adj_ret) {
     for (unsigned i = 0; i < N; ++i) {
         T g = adj_ret.c[i] / a.c[i];
@@ -218,13 +218,13 @@ WEFT_FN void adj_div(typename detail::id_<T>::type s, const vec_t<N, T>& a, T& a
 }
 
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> cw_mul(const vec_t<N, T>& a, const vec_t<N, T>& b) {
+WEFT_FN_SMALL vec_t<N, T> cw_mul(const vec_t<N, T>& a, const vec_t<N, T>& b) {
     vec_t<N, T> r;
     for (unsigned i = 0; i < N; ++i) r.c[i] = a.c[i] * b.c[i];
     return r;
 }
 template <unsigned N, typename T>
-WEFT_FN void adj_cw_mul(const vec_t<N, T>& a, const vec_t<N, T>& b, vec_t<N, T>& adj_a, vec_t<N, T>& adj_b,
+WEFT_FN_SMALL void adj_cw_mul(const vec_t<N, T>& a, const vec_t<N, T>& b, vec_t<N, T>& adj_a, vec_t<N, T>& adj_b,
                         const vec_t<N, T>& adj_ret) {
     for (unsigned i = 0; i < N; ++i) {
         adj_a.c[i] += adj_ret.c[i] * b.c[i];
@@ -233,13 +233,13 @@ WEFT_FN void adj_cw_mul(const vec_t<N, T>& a, const vec_t<N, T>& b, vec_t<N, T>&
 }
 
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> cw_div(const vec_t<N, T>& a, const vec_t<N, T>& b) {
+WEFT_FN_SMALL vec_t<N, T> cw_div(const vec_t<N, T>& a, const vec_t<N, T>& b) {
     vec_t<N, T> r;
     for (unsigned i = 0; i < N; ++i) r.c[i] = a.c[i] / b.c[i];
     return r;
 }
 template <unsigned N, typename T>
-WEFT_FN void adj_cw_div(const vec_t<N, T>& a, const vec_t<N, T>& b, vec_t<N, T>& adj_a, vec_t<N, T>& adj_b,
+WEFT_FN_SMALL void adj_cw_div(const vec_t<N, T>& a, const vec_t<N, T>& b, vec_t<N, T>& adj_a, vec_t<N, T>& adj_b,
                         const vec_t<N, T>& adj_ret) {
     for (unsigned i = 0; i < N; ++i) {
         T g = adj_ret.c[i] / b.c[i];
@@ -252,13 +252,13 @@ WEFT_FN void adj_cw_div(const vec_t<N, T>& a, const vec_t<N, T>& b, vec_t<N, T>&
 // products and norms
 
 template <unsigned N, typename T>
-WEFT_FN T dot(const vec_t<N, T>& a, const vec_t<N, T>& b) {
+WEFT_FN_SMALL T dot(const vec_t<N, T>& a, const vec_t<N, T>& b) {
     T r = a.c[0] * b.c[0];
     for (unsigned i = 1; i < N; ++i) r += a.c[i] * b.c[i];
     return r;
 }
 template <unsigned N, typename T>
-WEFT_FN void adj_dot(const vec_t<N, T>& a, const vec_t<N, T>& b, vec_t<N, T>& adj_a, vec_t<N, T>& adj_b,
+WEFT_FN_SMALL void adj_dot(const vec_t<N, T>& a, const vec_t<N, T>& b, vec_t<N, T>& adj_a, vec_t<N, T>& adj_b,
                      const T& adj_ret) {
     for (unsigned i = 0; i < N; ++i) {
         adj_a.c[i] += b.c[i] * adj_ret;
@@ -267,12 +267,12 @@ WEFT_FN void adj_dot(const vec_t<N, T>& a, const vec_t<N, T>& b, vec_t<N, T>& ad
 }
 
 template <typename T>
-WEFT_FN vec_t<3, T> cross(const vec_t<3, T>& a, const vec_t<3, T>& b) {
+WEFT_FN_SMALL vec_t<3, T> cross(const vec_t<3, T>& a, const vec_t<3, T>& b) {
     return vec_t<3, T>(a.c[1] * b.c[2] - a.c[2] * b.c[1], a.c[2] * b.c[0] - a.c[0] * b.c[2],
                        a.c[0] * b.c[1] - a.c[1] * b.c[0]);
 }
 template <typename T>
-WEFT_FN void adj_cross(const vec_t<3, T>& a, const vec_t<3, T>& b, vec_t<3, T>& adj_a, vec_t<3, T>& adj_b,
+WEFT_FN_SMALL void adj_cross(const vec_t<3, T>& a, const vec_t<3, T>& b, vec_t<3, T>& adj_a, vec_t<3, T>& adj_b,
                        const vec_t<3, T>& adj_ret) {
     adj_a += cross(b, adj_ret);
     adj_b += cross(adj_ret, a);
@@ -280,9 +280,9 @@ WEFT_FN void adj_cross(const vec_t<3, T>& a, const vec_t<3, T>& b, vec_t<3, T>& 
 
 // 2D cross product (z component of the 3D cross product)
 template <typename T>
-WEFT_FN T cross(const vec_t<2, T>& a, const vec_t<2, T>& b) { return a.c[0] * b.c[1] - a.c[1] * b.c[0]; }
+WEFT_FN_SMALL T cross(const vec_t<2, T>& a, const vec_t<2, T>& b) { return a.c[0] * b.c[1] - a.c[1] * b.c[0]; }
 template <typename T>
-WEFT_FN void adj_cross(const vec_t<2, T>& a, const vec_t<2, T>& b, vec_t<2, T>& adj_a, vec_t<2, T>& adj_b,
+WEFT_FN_SMALL void adj_cross(const vec_t<2, T>& a, const vec_t<2, T>& b, vec_t<2, T>& adj_a, vec_t<2, T>& adj_b,
                        const T& adj_ret) {
     adj_a.c[0] += b.c[1] * adj_ret;
     adj_a.c[1] -= b.c[0] * adj_ret;
@@ -291,17 +291,17 @@ WEFT_FN void adj_cross(const vec_t<2, T>& a, const vec_t<2, T>& b, vec_t<2, T>& 
 }
 
 template <unsigned N, typename T>
-WEFT_FN T length_sq(const vec_t<N, T>& a) { return dot(a, a); }
+WEFT_FN_SMALL T length_sq(const vec_t<N, T>& a) { return dot(a, a); }
 template <unsigned N, typename T>
-WEFT_FN void adj_length_sq(const vec_t<N, T>& a, vec_t<N, T>& adj_a, const T& adj_ret) {
+WEFT_FN_SMALL void adj_length_sq(const vec_t<N, T>& a, vec_t<N, T>& adj_a, const T& adj_ret) {
     T g = T(2) * adj_ret;
     for (unsigned i = 0; i < N; ++i) adj_a.c[i] += g * a.c[i];
 }
 
 template <unsigned N, typename T>
-WEFT_FN T length(const vec_t<N, T>& a) { return sqrt(dot(a, a)); }
+WEFT_FN_SMALL T length(const vec_t<N, T>& a) { return sqrt(dot(a, a)); }
 template <unsigned N, typename T>
-WEFT_FN void adj_length(const vec_t<N, T>& a, vec_t<N, T>& adj_a, const T& adj_ret) {
+WEFT_FN_SMALL void adj_length(const vec_t<N, T>& a, vec_t<N, T>& adj_a, const T& adj_ret) {
     T l = sqrt(dot(a, a));
     if (l > T(0)) {
         T g = adj_ret / l;
@@ -311,13 +311,13 @@ WEFT_FN void adj_length(const vec_t<N, T>& a, vec_t<N, T>& adj_a, const T& adj_r
 
 // zero vector -> zero vector
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> normalize(const vec_t<N, T>& a) {
+WEFT_FN_SMALL vec_t<N, T> normalize(const vec_t<N, T>& a) {
     T l = sqrt(dot(a, a));
     if (l > T(0)) return a * (T(1) / l);
     return vec_t<N, T>();
 }
 template <unsigned N, typename T>
-WEFT_FN void adj_normalize(const vec_t<N, T>& a, vec_t<N, T>& adj_a, const vec_t<N, T>& adj_ret) {
+WEFT_FN_SMALL void adj_normalize(const vec_t<N, T>& a, vec_t<N, T>& adj_a, const vec_t<N, T>& adj_ret) {
     T l = sqrt(dot(a, a));
     if (l > T(0)) {
         T inv = T(1) / l;
@@ -331,13 +331,13 @@ WEFT_FN void adj_normalize(const vec_t<N, T>& a, vec_t<N, T>& adj_a, const vec_t
 // componentwise min / max / abs, reductions
 
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> min(const vec_t<N, T>& a, const vec_t<N, T>& b) {
+WEFT_FN_SMALL vec_t<N, T> min(const vec_t<N, T>& a, const vec_t<N, T>& b) {
     vec_t<N, T> r;
     for (unsigned i = 0; i < N; ++i) r.c[i] = b.c[i] < a.c[i] ? b.c[i] : a.c[i];
     return r;
 }
 template <unsigned N, typename T>
-WEFT_FN void adj_min(const vec_t<N, T>& a, const vec_t<N, T>& b, vec_t<N, T>& adj_a, vec_t<N, T>& adj_b,
+WEFT_FN_SMALL void adj_min(const vec_t<N, T>& a, const vec_t<N, T>& b, vec_t<N, T>& adj_a, vec_t<N, T>& adj_b,
                      const vec_t<N, T>& adj_ret) {
     for (unsigned i = 0; i < N; ++i) {
         if (b.c[i] < a.c[i]) adj_b.c[i] += adj_ret.c[i];
@@ -346,13 +346,13 @@ WEFT_FN void adj_min(const vec_t<N, T>& a, const vec_t<N, T>& b, vec_t<N, T>& ad
 }
 
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> max(const vec_t<N, T>& a, const vec_t<N, T>& b) {
+WEFT_FN_SMALL vec_t<N, T> max(const vec_t<N, T>& a, const vec_t<N, T>& b) {
     vec_t<N, T> r;
     for (unsigned i = 0; i < N; ++i) r.c[i] = a.c[i] < b.c[i] ? b.c[i] : a.c[i];
     return r;
 }
 template <unsigned N, typename T>
-WEFT_FN void adj_max(const vec_t<N, T>& a, const vec_t<N, T>& b, vec_t<N, T>& adj_a, vec_t<N, T>& adj_b,
+WEFT_FN_SMALL void adj_max(const vec_t<N, T>& a, const vec_t<N, T>& b, vec_t<N, T>& adj_a, vec_t<N, T>& adj_b,
                      const vec_t<N, T>& adj_ret) {
     for (unsigned i = 0; i < N; ++i) {
         if (a.c[i] < b.c[i]) adj_b.c[i] += adj_ret.c[i];
@@ -362,13 +362,13 @@ WEFT_FN void adj_max(const vec_t<N, T>& a, const vec_t<N, T>& b, vec_t<N, T>& ad
 
 // smallest element
 template <unsigned N, typename T>
-WEFT_FN T min(const vec_t<N, T>& a) {
+WEFT_FN_SMALL T min(const vec_t<N, T>& a) {
     T r = a.c[0];
     for (unsigned i = 1; i < N; ++i) r = a.c[i] < r ? a.c[i] : r;
     return r;
 }
 template <unsigned N, typename T>
-WEFT_FN void adj_min(const vec_t<N, T>& a, vec_t<N, T>& adj_a, const T& adj_ret) {
+WEFT_FN_SMALL void adj_min(const vec_t<N, T>& a, vec_t<N, T>& adj_a, const T& adj_ret) {
     unsigned k = 0;
     for (unsigned i = 1; i < N; ++i)
         if (a.c[i] < a.c[k]) k = i;
@@ -377,13 +377,13 @@ WEFT_FN void adj_min(const vec_t<N, T>& a, vec_t<N, T>& adj_a, const T& adj_ret)
 
 // largest element
 template <unsigned N, typename T>
-WEFT_FN T max(const vec_t<N, T>& a) {
+WEFT_FN_SMALL T max(const vec_t<N, T>& a) {
     T r = a.c[0];
     for (unsigned i = 1; i < N; ++i) r = r < a.c[i] ? a.c[i] : r;
     return r;
 }
 template <unsigned N, typename T>
-WEFT_FN void adj_max(const vec_t<N, T>& a, vec_t<N, T>& adj_a, const T& adj_ret) {
+WEFT_FN_SMALL void adj_max(const vec_t<N, T>& a, vec_t<N, T>& adj_a, const T& adj_ret) {
     unsigned k = 0;
     for (unsigned i = 1; i < N; ++i)
         if (a.c[k] < a.c[i]) k = i;
@@ -391,22 +391,22 @@ WEFT_FN void adj_max(const vec_t<N, T>& a, vec_t<N, T>& adj_a, const T& adj_ret)
 }
 
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> abs(const vec_t<N, T>& a) {
+WEFT_FN_SMALL vec_t<N, T> abs(const vec_t<N, T>& a) {
     vec_t<N, T> r;
     for (unsigned i = 0; i < N; ++i) r.c[i] = abs(a.c[i]);
     return r;
 }
 template <unsigned N, typename T>
-WEFT_FN void adj_abs(const vec_t<N, T>& a, vec_t<N, T>& adj_a, const vec_t<N, T>& adj_ret) {
+WEFT_FN_SMALL void adj_abs(const vec_t<N, T>& a, vec_t<N, T>& adj_a, const vec_t<N, T>& adj_ret) {
     for (unsigned i = 0; i < N; ++i) adj_abs(a.c[i], adj_a.c[i], adj_ret.c[i]);
 }
 
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> lerp(const vec_t<N, T>& a, const vec_t<N, T>& b, typename detail::id_<T>::type t) {
+WEFT_FN_SMALL vec_t<N, T> lerp(const vec_t<N, T>& a, const vec_t<N, T>& b, typename detail::id_<T>::type t) {
     return a * (T(1) - t) + b * t;
 }
 template <unsigned N, typename T>
-WEFT_FN void adj_lerp(const vec_t<N, T>& a, const vec_t<N, T>& b, typename detail::id_<T>::type t,
+WEFT_FN_SMALL void adj_lerp(const vec_t<N, T>& a, const vec_t<N, T>& b, typename detail::id_<T>::type t,
                       vec_t<N, T>& adj_a, vec_t<N, T>& adj_b, T& adj_t, const vec_t<N, T>& adj_ret) {
     for (unsigned i = 0; i < N; ++i) {
         adj_a.c[i] += adj_ret.c[i] * (T(1) - t);
@@ -419,17 +419,17 @@ WEFT_FN void adj_lerp(const vec_t<N, T>& a, const vec_t<N, T>& b, typename detai
 // component access
 
 template <unsigned N, typename T>
-WEFT_FN T extract(const vec_t<N, T>& a, int i) { return a.c[i]; }
+WEFT_FN_SMALL T extract(const vec_t<N, T>& a, int i) { return a.c[i]; }
 template <unsigned N, typename T>
-WEFT_FN void adj_extract(const vec_t<N, T>&, int i, vec_t<N, T>& adj_a, int&, const T& adj_ret) {
+WEFT_FN_SMALL void adj_extract(const vec_t<N, T>&, int i, vec_t<N, T>& adj_a, int&, const T& adj_ret) {
     adj_a.c[i] += adj_ret;
 }
 
 // a[i] = value (in place). The adjoint moves the gradient of the overwritten slot to `value` and clears it.
 template <unsigned N, typename T>
-WEFT_FN void assign_inplace(vec_t<N, T>& a, int i, typename detail::id_<T>::type value) { a.c[i] = value; }
+WEFT_FN_SMALL void assign_inplace(vec_t<N, T>& a, int i, typename detail::id_<T>::type value) { a.c[i] = value; }
 template <unsigned N, typename T>
-WEFT_FN void adj_assign_inplace(vec_t<N, T>&, int i, typename detail::id_<T>::type, vec_t<N, T>& adj_a, int&,
+WEFT_FN_SMALL void adj_assign_inplace(vec_t<N, T>&, int i, typename detail::id_<T>::type, vec_t<N, T>& adj_a, int&,
                                 T& adj_value) {
     adj_value += adj_a.c[i];
     adj_a.c[i] = T(0);
@@ -437,13 +437,13 @@ WEFT_FN void adj_assign_inplace(vec_t<N, T>&, int i, typename detail::id_<T>::ty
 
 // functional form: returns a copy of a with a[i] = value
 template <unsigned N, typename T>
-WEFT_FN vec_t<N, T> assign_copy(const vec_t<N, T>& a, int i, typename detail::id_<T>::type value) {
+WEFT_FN_SMALL vec_t<N, T> assign_copy(const vec_t<N, T>& a, int i, typename detail::id_<T>::type value) {
     vec_t<N, T> r = a;
     r.c[i] = value;
     return r;
 }
 template <unsigned N, typename T>
-WEFT_FN void adj_assign_copy(const vec_t<N, T>&, int i, typename detail::id_<T>::type, vec_t<N, T>& adj_a, int&,
+WEFT_FN_SMALL void adj_assign_copy(const vec_t<N, T>&, int i, typename detail::id_<T>::type, vec_t<N, T>& adj_a, int&,
                              T& adj_value, const vec_t<N, T>& adj_ret) {
     for (unsigned k = 0; k < N; ++k)
         if ((int)k != i) adj_a.c[k] += adj_ret.c[k];
@@ -452,18 +452,18 @@ WEFT_FN void adj_assign_copy(const vec_t<N, T>&, int i, typename detail::id_<T>:
 
 // a[i] += value (in place)
 template <unsigned N, typename T>
-WEFT_FN void add_inplace(vec_t<N, T>& a, int i, typename detail::id_<T>::type value) { a.c[i] += value; }
+WEFT_FN_SMALL void add_inplace(vec_t<N, T>& a, int i, typename detail::id_<T>::type value) { a.c[i] += value; }
 template <unsigned N, typename T>
-WEFT_FN void adj_add_inplace(vec_t<N, T>&, int i, typename detail::id_<T>::type, vec_t<N, T>& adj_a, int&,
+WEFT_FN_SMALL void adj_add_inplace(vec_t<N, T>&, int i, typename detail::id_<T>::type, vec_t<N, T>& adj_a, int&,
                              T& adj_value) {
     adj_value += adj_a.c[i];
 }
 
 // a[i] -= value (in place)
 template <unsigned N, typename T>
-WEFT_FN void sub_inplace(vec_t<N, T>& a, int i, typename detail::id_<T>::type value) { a.c[i] -= value; }
+WEFT_FN_SMALL void sub_inplace(vec_t<N, T>& a, int i, typename detail::id_<T>::type value) { a.c[i] -= value; }
 template <unsigned N, typename T>
-WEFT_FN void adj_sub_inplace(vec_t<N, T>&, int i, typename detail::id_<T>::type, vec_t<N, T>& adj_a, int&,
+WEFT_FN_SMALL void adj_sub_inplace(vec_t<N, T>&, int i, typename detail::id_<T>::type, vec_t<N, T>& adj_a, int&,
                              T& adj_value) {
     adj_value -= adj_a.c[i];
 }
