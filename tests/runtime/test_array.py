@@ -283,6 +283,9 @@ def test_host_vector_arithmetic():
     assert list(u) == [255, 254, 44, 252]
     b.tag = "any attribute"  # vectors take other attributes, as Warp's do
     assert b.tag == "any attribute"
+    # NumPy's dtype protocol: weft scalar types name NumPy dtypes (np.zeros(3, dtype=wp.int16), np.dtype(wp.float32))
+    assert np.dtype(wp.float32) == np.float32 and np.zeros(3, dtype=wp.int16).dtype == np.int16
+    assert np.arange(3).astype(wp.uint8).dtype == np.uint8 and np.result_type(wp.float16, np.float32) == np.float32
 
 
 def test_host_matrix_and_quat():
