@@ -87,6 +87,19 @@ tile_axpy = declare(_special("tile_axpy", "``tile_axpy(alpha, src, dest)``: ``de
                     "tile_axpy", Form.TILE_AXPY, updates=(2,))
 
 
+def _in_place_of(name: str, op: str, target: int):
+    """``name(...)``: the tile op ``op`` with its result written over the tile variable passed as argument ``target``
+    (Warp's in-place forms; weft's are differentiable like the op)."""
+    return declare(_special(name, f"``{name}(...)``: ``{op}(...)`` written over its argument {target} in place."),
+                   name, Form.TILE_IN_PLACE_OF, op, updates=(target,))
+
+
+tile_cholesky_inplace = _in_place_of("tile_cholesky_inplace", "tile_cholesky", 0)
+tile_cholesky_solve_inplace = _in_place_of("tile_cholesky_solve_inplace", "tile_cholesky_solve", 1)
+tile_lower_solve_inplace = _in_place_of("tile_lower_solve_inplace", "tile_lower_solve", 1)
+tile_upper_solve_inplace = _in_place_of("tile_upper_solve_inplace", "tile_upper_solve", 1)
+
+
 def static(expr):
     """Evaluate ``expr`` at compile time (inside kernels); on the host it returns ``expr`` unchanged."""
     return expr

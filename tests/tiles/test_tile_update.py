@@ -165,3 +165,25 @@ def test_more_lanes_than_threads():
     y = wp.zeros((2, 2, 2, 2), dtype=float)
     wp.launch(extract_assign_4d, dim=(2, 2, 2, 2), inputs=[wp.array(x), y], block_dim=64)
     np.testing.assert_array_equal(y.numpy(), 2 * x)
+
+
+@wp.kernel
+def assign_region(x: wp.array2d(dtype=F64), y: wp.array2d(dtype=F64), out: wp.array2d(dtype=F64)):
+    b, _lane = wp.tid()
+    dst = wp.tile_load(x, shape=(4, 5))
+    src = wp.tile_load(y, shape=(2, 3)) * 2.0
+    wp.tile_assign(dst, src, offset=(b + 1, 2))  # a run-time offset
+    wp.tile_store(out, dst, offset=(4 * b, 0))
+
+
+def test_tile_assign_region_values_and_gradients():
+    rng = np.random.default_rng(4)
+    x, y = rng.standard_normal((4, 5)), rng.standard_normal((2, 3))
+    out = wp.zeros((8, 5), dtype=F64)
+    wp.launch_tiled(assign_region, dim=2, inputs=[wp.array(x, dtype=F64), wp.array(y, dtype=F64), out], block_dim=4)
+    for b in range(2):
+        want = x.copy()
+        want[b + 1:b + 3, 2:5] = 2.0 * y
+        np.testing.assert_allclose(out.numpy()[4 * b:4 * b + 4], want, rtol=1e-12)
+    fd_check(assign_region, {"x": wp.array(x, dtype=F64), "y": wp.array(y, dtype=F64)},
+             {"out": wp.zeros((8, 5), dtype=F64)}, dim=2, block_dim=4)

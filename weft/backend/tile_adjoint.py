@@ -17,7 +17,7 @@ from . import rules
 from .adjoint import AdjointRenderer, _popped
 from .renderer import Emitter, RenderOptions
 from .rules import RuleTable
-from .tiles import BlockRendering
+from .tiles import BlockRendering, axis_slices
 
 
 class TileAdjointRenderer(BlockRendering, AdjointRenderer):
@@ -255,8 +255,37 @@ def _map(r, s, args, adj_args, adj_out):
     r.out("}")
 
 
+def _reduce_axis(r, s, args, adj_args, adj_out):
+    """tile_reduce along an axis: each slice's fold replayed and swept back, as the whole-tile fold below."""
+    body, axis = s.call.attrs
+    t = s.args[0].type
+    ct = t.dtype.ctype
+    count, n, inner = axis_slices(t, axis)
+    a, g = args[0], adj_args[0]
+    r.out(f"for (int32_t o_ = 0; o_ < {count}; ++o_) {{ const int32_t b_ = (o_ / {inner}) * {n * inner} + "
+          f"o_ % {inner}; {ct} accs_[{n}]; accs_[0] = {a}.data[b_];")
+    r.out(f"for (int32_t k_ = 1; k_ < {n}; ++k_) {{")
+    r.out.depth += 1
+    r.nested_body(body, ["accs_[k_ - 1]", f"{a}.data[b_ + k_ * {inner}]"], "accs_[k_]")
+    r.out.depth -= 1
+    r.out("}")
+    r.out(f"{ct} adj_acc_ = {adj_out[0]}.data[o_];")
+    r.out(f"for (int32_t k_ = {n - 1}; k_ >= 1; --k_) {{")
+    r.out.depth += 1
+    r.out(f"{ct} g_acc_ = {{}};")
+    r.nested_adjoint(body, ["accs_[k_ - 1]", f"{a}.data[b_ + k_ * {inner}]"], "adj_acc_",
+                     ["g_acc_", f"{g}.data[b_ + k_ * {inner}]"])
+    r.out("adj_acc_ = g_acc_;")
+    r.out.depth -= 1
+    r.out("}")
+    r.out(f"{g}.data[b_] += adj_acc_; }}")
+
+
 def _reduce(r, s, args, adj_args, adj_out):
-    (body,) = s.call.attrs
+    if len(s.call.attrs) > 1:
+        _reduce_axis(r, s, args, adj_args, adj_out)
+        return
+    body = s.call.attrs[0]
     t = s.args[0].type
     size = t.size
     ct = t.dtype.ctype
@@ -306,13 +335,20 @@ _RULES = (
                                               lambda r, s, a, g, o: f"{a[0]}, {a[1]}, {g[2]}{_offsets(a, 3)}")),
     ("tile_map", _map),
     ("tile_reduce", _reduce),
-    ("tile_sum", _rule("adj_tile_sum", lambda a, g, o: f"{g[0]}, {o[0]}")),
+    ("tile_sum", lambda r, s, a, g, o: r.out(r.tile_call(
+        f"adj_tile_sum_axis<{s.call.attrs[0]}>" if s.call.attrs else "adj_tile_sum", f"{g[0]}, {o[0]}") + ";")),
     ("tile_min", _rule("adj_tile_min", lambda a, g, o: f"{a[0]}, {g[0]}, {o[0]}")),
     ("tile_max", _rule("adj_tile_max", lambda a, g, o: f"{a[0]}, {g[0]}, {o[0]}")),
     ("tile_matmul", _matmul),
     ("tile_cholesky", _rule("adj_tile_cholesky", lambda a, g, o: f"{a[0]}, {g[0]}, {o[0]}")),
     ("tile_cholesky_solve", _rule("adj_tile_cholesky_solve",
                                   lambda a, g, o: f"{a[0]}, {a[1]}, {g[0]}, {g[1]}, {o[0]}")),
+    ("tile_lower_solve", _rule("adj_tile_lower_solve", lambda a, g, o: f"{a[0]}, {a[1]}, {g[0]}, {g[1]}, {o[0]}")),
+    ("tile_upper_solve", _rule("adj_tile_upper_solve", lambda a, g, o: f"{a[0]}, {a[1]}, {g[0]}, {g[1]}, {o[0]}")),
+    ("tile_assign", _rule("adj_tile_assign", lambda a, g, o: f"{g[0]}, {g[1]}, {o[0]}{_offsets(a, 2)}")),
+    ("tile_diag_add", _rule("adj_tile_diag_add", lambda a, g, o: f"{g[0]}, {g[1]}, {o[0]}")),
+    *((_n, _rule("adj_" + _n, lambda a, g, o: f"{a[0]}, {g[0]}, {o[0]}")) for _n in (
+        "tile_scan_inclusive", "tile_scan_exclusive", "tile_scan_max_inclusive", "tile_scan_min_inclusive")),
     ("tile_fft", _rule("adj_tile_fft", lambda a, g, o: f"{g[0]}, {o[0]}")),
     ("tile_ifft", _rule("adj_tile_ifft", lambda a, g, o: f"{g[0]}, {o[0]}")),
 )

@@ -346,6 +346,11 @@ def _update(r, s: Let, args) -> None:
     r.out(f"{r.lanes_loop()} weft::tile_update<{mode.value}>({d}, {r.lane_value(s.args[-1])}, {idx}); }}")
 
 
+def _sort(r, s: Let, args) -> None:
+    keys, values = (r.names(d) for d in s.dsts)
+    r.out(r.tile_call("tile_sort", f"{keys}, {values}, {args[0]}, {args[1]}") + ";")
+
+
 def _random(fn: str):
     def rule(r, s: Let, args) -> None:
         r.out(f"weft::{fn}<{r.block_dim}>({_d(r, s)}, {', '.join(args)});")
@@ -397,17 +402,42 @@ def _map(r, s: Let, args) -> None:
     r.out("}")
 
 
+def axis_slices(t: T.TileType, axis: int) -> tuple[int, int, int]:
+    """(slices, slice length, stride) of a reduction of ``t`` along ``axis``; slice o starts at
+    (o / stride) * (length * stride) + o % stride."""
+    n = t.shape[axis]
+    inner = 1
+    for d in t.shape[axis + 1:]:
+        inner *= d
+    return t.size // n, n, inner
+
+
 def _reduce(r, s: Let, args) -> None:
-    (body,) = s.call.attrs
+    body = s.call.attrs[0]
     d = _d(r, s)
     size = s.args[0].type.size
     t = s.args[0].type.dtype.ctype
+    if len(s.call.attrs) > 1:  # along an axis: one fold per slice
+        count, n, inner = axis_slices(s.args[0].type, s.call.attrs[1])
+        r.out(f"for (int32_t o_ = 0; o_ < {count}; ++o_) {{ const int32_t b_ = (o_ / {inner}) * {n * inner} + "
+              f"o_ % {inner}; {t} acc_ = {args[0]}.data[b_];")
+        r.out(f"for (int32_t k_ = 1; k_ < {n}; ++k_) {{")
+        r.out.depth += 1
+        r.nested_body(body, ["acc_", f"{args[0]}.data[b_ + k_ * {inner}]"], "acc_")
+        r.out.depth -= 1
+        r.out(f"}} {d}.data[o_] = acc_; }}")
+        return
     r.out(f"{{ {t} acc_ = {args[0]}.data[0];")
     r.out(f"for (int32_t k_ = 1; k_ < {size}; ++k_) {{")
     r.out.depth += 1
     r.nested_body(body, ["acc_", f"{args[0]}.data[k_]"], "acc_")
     r.out.depth -= 1
     r.out(f"}} {d}.data[0] = acc_; }}")
+
+
+def _sum(r, s: Let, args) -> None:
+    fn = f"tile_sum_axis<{s.call.attrs[0]}>" if s.call.attrs else "tile_sum"
+    r.out(r.tile_call(fn, f"{_d(r, s)}, {args[0]}") + ";")
 
 
 def _block_dim(r, s: Let, args) -> None:
@@ -460,7 +490,7 @@ _FORWARD = (
     ("tile_from_thread", _from_thread),
     ("tile_map", _map),
     ("tile_reduce", _reduce),
-    ("tile_sum", _call("tile_sum")),
+    ("tile_sum", _sum),
     ("tile_min", _call("tile_min")),
     ("tile_max", _call("tile_max")),
     ("tile_argmin", _call("tile_argmin")),
@@ -468,6 +498,15 @@ _FORWARD = (
     ("tile_matmul", _matmul),
     ("tile_cholesky", _call("tile_cholesky")),
     ("tile_cholesky_solve", _call("tile_cholesky_solve")),
+    ("tile_lower_solve", _call("tile_lower_solve")),
+    ("tile_upper_solve", _call("tile_upper_solve")),
+    ("tile_diag_add", _call("tile_diag_add")),
+    ("tile_scan_inclusive", _call("tile_scan_inclusive")),
+    ("tile_scan_exclusive", _call("tile_scan_exclusive")),
+    ("tile_scan_max_inclusive", _call("tile_scan_max_inclusive")),
+    ("tile_scan_min_inclusive", _call("tile_scan_min_inclusive")),
+    ("tile_sort", _sort),
+    ("tile_assign", _call("tile_assign")),
     ("tile_fft", _in_place("tile_fft")),
     ("tile_ifft", _in_place("tile_ifft")),
 )

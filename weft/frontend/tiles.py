@@ -463,16 +463,38 @@ def _tile_map(lw, node, name: str, syntax: Syntax):
     return lw.op("tile_map", tiles, attrs=(body,), node=node)
 
 
+def _reduction_axis(lw, a: dict, t, name: str) -> tuple:
+    """The attrs of an axis reduction: () for the whole tile, (axis,) for one axis (a compile-time int)."""
+    if "axis" not in a:
+        return ()
+    axis = _static_ints(lw, a["axis"], f"the axis of wp.{name}()")
+    nd = len(t.type.shape)
+    if len(axis) != 1 or not 0 <= axis[0] < nd:
+        raise lw.error(f"wp.{name}(): axis {axis[0] if len(axis) == 1 else axis} is out of range for a {nd}-D tile",
+                       a["axis"], kind=KernelValueError)
+    return (axis[0],)
+
+
 def _tile_reduce(lw, node, name: str, syntax: Syntax):
     _mark(lw)
-    if node.keywords or len(node.args) != 2:
-        raise lw.error("wp.tile_reduce(f, t) takes a binary function and a tile", node)
-    t = _tile_value(lw, node.args[1], "tile_reduce", "t")
-    body = lower_body(lw, node.args[0], [t.type.dtype, t.type.dtype], node, "tile_reduce")
+    a = _bind(lw, node, "tile_reduce", ["op", "a", "axis"], 2)
+    t = _tile_value(lw, a["a"], "tile_reduce", "a")
+    body = lower_body(lw, a["op"], [t.type.dtype, t.type.dtype], node, "tile_reduce")
     if body.result.type != t.type.dtype:
         raise lw.error(f"the function of tile_reduce returns {body.result.type}, not the tile's {t.type.dtype}",
-                       node.args[0])
-    return lw.op("tile_reduce", [t], attrs=(body,), node=node)
+                       a["op"])
+    return lw.op("tile_reduce", [t], attrs=(body, *_reduction_axis(lw, a, t, name)), node=node)
+
+
+def _tile_axis_reduction(lw, node, name: str, syntax: Syntax):
+    """``tile_sum(a)`` (a one-element tile) or ``tile_sum(a, axis=k)`` (dimension k removed)."""
+    _mark(lw)
+    a = _bind(lw, node, name, list(syntax.params), 1)
+    t = _tile_value(lw, a["a"], name, "a")
+    attrs = _reduction_axis(lw, a, t, name)
+    if registry.resolve(name, (t.type,), attrs) is None:
+        raise lw.error(f"no overload of '{name}' accepts ({t.type})", node)
+    return lw.op(name, [t], attrs=attrs, node=node)
 
 
 # ---------------------------------------------------------------------------------------------- linear algebra, FFT
@@ -514,6 +536,102 @@ def _check_matmul(lw, x, y, node) -> None:
         raise lw.error(f"tile_matmul shape mismatch: {xs} @ {ys} (inner dimensions {xs[1]} != {ys[0]})", node)
     if x.type.dtype != y.type.dtype:
         raise lw.error(f"tile_matmul of {x.type.dtype} and {y.type.dtype} tiles", node)
+
+
+def _fill_mode(lw, a: dict, name: str) -> bool:
+    """Whether ``fill_mode="upper"`` (a compile-time string, "lower" by default)."""
+    if "fill_mode" not in a:
+        return False
+    mode = lw.eval_static(a["fill_mode"])
+    if mode not in ("lower", "upper"):
+        raise lw.error(f"wp.{name}(): fill_mode must be 'lower' or 'upper', got {mode!r}", a["fill_mode"],
+                       kind=KernelValueError)
+    return mode == "upper"
+
+
+def _square(lw, t, node, name: str, what: str) -> None:
+    shape = t.type.shape
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise lw.error(f"wp.{name}(): {what} must be a square 2-D tile, got shape {shape}", node)
+
+
+def _tile_factor(lw, node, name: str, syntax: Syntax):
+    """``tile_cholesky(A, fill_mode="lower")``; ``"upper"`` factors A^T (A's upper triangle) and transposes the
+    factor back (U = L^T with A = U^T U)."""
+    _mark(lw)
+    a = _bind(lw, node, name, list(syntax.params), 1)
+    first = syntax.params[0]
+    x = _tile_value(lw, a[first], name, first)
+    _square(lw, x, a[first], name, first)
+    if _fill_mode(lw, a, name):
+        return lw.op("tile_transpose", [lw.op(name, [lw.op("tile_transpose", [x], node=node)], node=node)], node=node)
+    return lw.op(name, [x], node=node)
+
+
+def _tile_solve(lw, node, name: str, syntax: Syntax):
+    """Tile operands named by ``Syntax.params`` (``tile_lower_solve(L, y)``, ``tile_diag_add(a, d)`` ...); with
+    ``fill_mode="upper"`` the factor given is U = L^T and the op reads its transpose."""
+    _mark(lw)
+    params = [p for p in syntax.params if p != "fill_mode"]
+    a = _bind(lw, node, name, list(syntax.params), len(params))
+    tiles = [_tile_value(lw, a[p], name, p) for p in params]
+    _square(lw, tiles[0], a[params[0]], name, params[0])
+    if _fill_mode(lw, a, name):
+        tiles[0] = lw.op("tile_transpose", [tiles[0]], node=node)
+    found = registry.resolve(name, tuple(t.type for t in tiles))
+    if found is None:
+        n = tiles[0].type.shape[0]
+        raise lw.error(f"wp.{name}(): {', '.join(f'{p}: {t.type}' for p, t in zip(params, tiles))} do not fit "
+                       f"(an ({n}, {n}) tile, then a tile of shape ({n},) or ({n}, M) of the same float dtype)", node)
+    return lw.op(name, tiles, node=node)
+
+
+def _tile_in_place_of(lw, node, form: LanguageForm):
+    """``tile_cholesky_inplace(A)``, ``tile_lower_solve_inplace(L, y)`` ...: the op ``form.arg`` (lowered by its own
+    form's rule) with its result written over the tile variable at ``form.updates``."""
+    syntax = registry.syntax(form.arg)
+    result = OP_RULES[syntax.form](lw, node, form.arg, syntax)
+    (pos,) = form.updates
+    target = node.args[pos] if pos < len(node.args) else next(
+        (k.value for k in node.keywords if k.arg == syntax.params[pos]), None)
+    if target is None:
+        raise lw.error(f"wp.{form.name}() is missing the argument '{syntax.params[pos]}'", node)
+    _store_target(lw, target, result, form.name)
+
+
+def _tile_assign(lw, node, name: str, syntax: Syntax):
+    """``tile_assign(dst, src, offset=(0, ...))``: the tile variable dst rebound to dst with src written at offset."""
+    _mark(lw)
+    a = _bind(lw, node, name, ["dst", "src", "offset"], 2)
+    dst = _tile_value(lw, a["dst"], name, "dst")
+    src = _tile_value(lw, a["src"], name, "src")
+    nd = len(dst.type.shape)
+    if len(src.type.shape) != nd:
+        raise lw.error(f"wp.{name}(): src has {len(src.type.shape)} dimensions but dst has {nd}", node)
+    offs = _offsets(lw, a.get("offset"), nd)
+    statics = [o.value if isinstance(o, Const) else 0 for o in offs]
+    if any(o + s > d for o, s, d in zip(statics, src.type.shape, dst.type.shape)):
+        raise lw.error(f"wp.{name}(): a {src.type.shape} tile at offset {tuple(statics)} does not fit in "
+                       f"{dst.type.shape}", node, kind=KernelValueError)
+    if registry.resolve(name, (dst.type, src.type, *(o.type for o in offs))) is None:
+        raise lw.error(f"wp.{name}(): cannot assign a tile of {src.type.dtype} into one of {dst.type.dtype}", node)
+    _store_target(lw, a["dst"], lw.op(name, [dst, src, *offs], node=node), name)
+
+
+def _tile_sort(lw, node, name: str, syntax: Syntax):
+    """``tile_sort(keys, values)``: both tile variables rebound to their sorted versions."""
+    _mark(lw)
+    a = _bind(lw, node, name, ["keys", "values"], 2)
+    keys = _tile_value(lw, a["keys"], name, "keys")
+    values = _tile_value(lw, a["values"], name, "values")
+    if keys.type.size != values.type.size:
+        raise lw.error(f"wp.{name}(): keys {keys.type.shape} and values {values.type.shape} differ in size", node)
+    if registry.resolve(name, (keys.type, values.type)) is None:
+        raise lw.error(f"wp.{name}(): keys of {keys.type.dtype} cannot be sorted (float32, int32, uint32, int64, "
+                       "uint64)", a["keys"])
+    new_keys, new_values = lw.op(name, [keys, values], node=node)
+    _store_target(lw, a["values"], new_values, name)
+    _store_target(lw, a["keys"], new_keys, name)
 
 
 def _in_place(lw, node, name: str, syntax: Syntax):
@@ -610,6 +728,7 @@ LANGUAGE_RULES.update({
     Form.TILE_ASTYPE: _tile_astype,
     Form.TILE_DOT: _tile_dot,
     Form.TILE_AXPY: _tile_axpy,
+    Form.TILE_IN_PLACE_OF: _tile_in_place_of,
 })
 OP_RULES.update({
     Form.TILE_LOAD: _tile_load,
@@ -622,10 +741,15 @@ OP_RULES.update({
     Form.TILE_RESHAPE: _tile_reshape,
     Form.TILE_MAP: _tile_map,
     Form.TILE_REDUCE: _tile_reduce,
+    Form.TILE_AXIS_REDUCTION: _tile_axis_reduction,
     Form.TILE_MATMUL: _tile_matmul,
+    Form.TILE_FACTOR: _tile_factor,
+    Form.TILE_SOLVE: _tile_solve,
     Form.TILE_IN_PLACE: _in_place,
     Form.TILE_QUERY_NEXT: _tile_query_next,
     Form.TILE_RANDOM: _tile_random,
+    Form.TILE_SORT: _tile_sort,
+    Form.TILE_ASSIGN: _tile_assign,
     Form.TILE_LOAD_INDEXED: _tile_load_indexed,
     Form.TILE_STORE_INDEXED: _tile_store_indexed,
     Form.TILE_FROM_THREAD: _tile_from_thread,

@@ -494,6 +494,48 @@ WEFT_FN void adj_tile_update(tile_t<T, D...>& adj_t, T& adj_v, I... idx) {
     }
 }
 
+// tile_assign(dst, src, offset): src (converted to dst's element type) written into dst at offset. Flat index in dst
+// of src's element k, or -1 where it falls outside dst.
+namespace tiles {
+template <typename SS, typename SD>
+WEFT_FN int assign_target(int k, const int* off) {
+    int dst = 0, mult = 1;
+    for (int d = SD::n - 1; d >= 0; --d) {
+        const int i = off[d] + k % SS::v[d];
+        k /= SS::v[d];
+        if (i < 0 || i >= SD::v[d]) return -1;
+        dst += i * mult;
+        mult *= SD::v[d];
+    }
+    return dst;
+}
+}  // namespace tiles
+template <typename T, typename S, int... DD, int... DS, typename... I>
+WEFT_FN void tile_assign(tile_t<T, DD...>& out, const tile_t<T, DD...>& dst, const tile_t<S, DS...>& src,
+                         I... offset) {
+    static_assert(sizeof...(DD) == sizeof...(DS) && sizeof...(I) == sizeof...(DD), "tile_assign: one rank");
+    const int off[sizeof...(DD)] = {int(offset)...};
+    if (&out != &dst) out = dst;
+    for (int k = 0; k < tile_t<S, DS...>::size; ++k) {
+        const int j = tiles::assign_target<tiles::dims<DS...>, tiles::dims<DD...>>(k, off);
+        if (j >= 0) out.data[j] = T(src.data[k]);
+    }
+}
+// The written region's adjoint goes to src and is cleared (those dst values were overwritten); the rest flows to dst.
+// The result's adjoint is consumed in place (the rule is its last reader).
+template <typename T, typename S, int... DD, int... DS, typename... I>
+WEFT_FN void adj_tile_assign(tile_t<T, DD...>& adj_dst, tile_t<S, DS...>& adj_src, tile_t<T, DD...>& adj_out,
+                             I... offset) {
+    const int off[sizeof...(DD)] = {int(offset)...};
+    for (int k = 0; k < tile_t<S, DS...>::size; ++k) {
+        const int j = tiles::assign_target<tiles::dims<DS...>, tiles::dims<DD...>>(k, off);
+        if (j < 0) continue;
+        adj_src.data[k] += S(adj_out.data[j]);
+        adj_out.data[j] = T();
+    }
+    adj_dst += adj_out;
+}
+
 // ---------------------------------------------------------------------------------------------- reshaping
 namespace tiles {
 // Flat index in the source tile (dims SI) of element k of a view (dims SO, aligned with SI's trailing dimensions)
@@ -662,6 +704,40 @@ WEFT_FN void adj_tile_sum(tile_t<T, D...>& adj_t, const tile_t<T, 1>& adj_out) {
     for (int i = 0; i < tile_t<T, D...>::size; ++i) adj_t.data[i] += adj_out.data[0];
 }
 
+// tile_sum(t, axis=AX): element o of the result sums the slice of t along AX (the other coordinates o's).
+namespace tiles {
+template <int AX, int... D>
+WEFT_FN constexpr int inner_extent() {
+    constexpr int v[sizeof...(D)] = {D...};
+    int p = 1;
+    for (int d = AX + 1; d < int(sizeof...(D)); ++d) p *= v[d];
+    return p;
+}
+template <int AX, int... D>
+struct axis_slices {
+    static constexpr int v[sizeof...(D)] = {D...};
+    static constexpr int n = v[AX];
+    static constexpr int inner = inner_extent<AX, D...>();
+    static constexpr int count = (1 * ... * D) / n;
+    WEFT_FN static int base(int o) { return (o / inner) * (n * inner) + o % inner; }
+};
+}  // namespace tiles
+template <int AX, typename T, int... DO, int... D>
+WEFT_FN void tile_sum_axis(tile_t<T, DO...>& out, const tile_t<T, D...>& t) {
+    typedef tiles::axis_slices<AX, D...> S;
+    for (int o = 0; o < S::count; ++o) {
+        T s = T();
+        for (int j = 0; j < S::n; ++j) s += t.data[S::base(o) + j * S::inner];
+        out.data[o] = s;
+    }
+}
+template <int AX, typename T, int... DO, int... D>
+WEFT_FN void adj_tile_sum_axis(tile_t<T, D...>& adj_t, const tile_t<T, DO...>& adj_out) {
+    typedef tiles::axis_slices<AX, D...> S;
+    for (int o = 0; o < S::count; ++o)
+        for (int j = 0; j < S::n; ++j) adj_t.data[S::base(o) + j * S::inner] += adj_out.data[o];
+}
+
 template <typename T, int... D>
 WEFT_FN int tile_argmin_index(const tile_t<T, D...>& t) {
     int k = 0;
@@ -692,6 +768,105 @@ template <typename T, int... D>
 WEFT_FN void tile_argmin(tile_t<int32, 1>& out, const tile_t<T, D...>& t) { out.data[0] = tile_argmin_index(t); }
 template <typename T, int... D>
 WEFT_FN void tile_argmax(tile_t<int32, 1>& out, const tile_t<T, D...>& t) { out.data[0] = tile_argmax_index(t); }
+
+// ---------------------------------------------------------------------------------------------- scans
+// Prefix scans over the row-major sequence of a tile. M: 0 inclusive sum, 1 exclusive sum, 2 inclusive maximum,
+// 3 inclusive minimum (C fmax / fmin: a NaN element is skipped; NaN only while every element so far is NaN).
+namespace tiles {
+template <int M, typename T>
+WEFT_FN bool scan_takes(const T& acc, const T& x) {  // whether the running max / min becomes x
+    if (x != x) return false;
+    if (acc != acc) return true;
+    return M == 2 ? acc < x : x < acc;
+}
+}  // namespace tiles
+template <int M, typename T, int... D>
+WEFT_FN void tile_scan(tile_t<T, D...>& out, const tile_t<T, D...>& a) {
+    constexpr int n = tile_t<T, D...>::size;
+    if constexpr (M <= 1) {
+        T acc = T(0);
+        for (int i = 0; i < n; ++i) {
+            const T x = a.data[i];
+            out.data[i] = M == 0 ? T(acc + x) : acc;
+            acc = T(acc + x);
+        }
+    } else {
+        T acc = a.data[0];
+        for (int i = 0; i < n; ++i) {
+            if (tiles::scan_takes<M>(acc, a.data[i])) acc = a.data[i];
+            out.data[i] = acc;
+        }
+    }
+}
+// sums: adj_a[i] += the sum of adj_out over the outputs element i enters; max / min: each output's adjoint goes to
+// the element it selected
+template <int M, typename T, int... D>
+WEFT_FN void adj_tile_scan(const tile_t<T, D...>& a, tile_t<T, D...>& adj_a, const tile_t<T, D...>& adj_out) {
+    constexpr int n = tile_t<T, D...>::size;
+    if constexpr (M <= 1) {
+        T acc = T(0);
+        for (int i = n - 1; i >= 0; --i) {
+            if (M == 0) acc += adj_out.data[i];
+            adj_a.data[i] += acc;
+            if (M == 1) acc += adj_out.data[i];
+        }
+    } else {
+        int k = 0;
+        for (int i = 0; i < n; ++i) {
+            if (tiles::scan_takes<M>(a.data[k], a.data[i])) k = i;
+            adj_a.data[k] += adj_out.data[i];
+        }
+    }
+}
+#define WEFT_TILE_SCAN(NAME, M)                                                                                 \
+    template <typename T, int... D>                                                                             \
+    WEFT_FN void NAME(tile_t<T, D...>& out, const tile_t<T, D...>& a) { tile_scan<M>(out, a); }               \
+    template <typename T, int... D>                                                                             \
+    WEFT_FN void adj_##NAME(const tile_t<T, D...>& a, tile_t<T, D...>& adj_a, const tile_t<T, D...>& adj_out) { \
+        adj_tile_scan<M>(a, adj_a, adj_out);                                                                    \
+    }
+WEFT_TILE_SCAN(tile_scan_inclusive, 0)
+WEFT_TILE_SCAN(tile_scan_exclusive, 1)
+WEFT_TILE_SCAN(tile_scan_max_inclusive, 2)
+WEFT_TILE_SCAN(tile_scan_min_inclusive, 3)
+#undef WEFT_TILE_SCAN
+
+// ---------------------------------------------------------------------------------------------- sort
+// keys and values (same size) permuted together into ascending key order (heap sort: in place, not stable, as
+// Warp's is not). ``values`` may be the keys tile itself.
+template <typename K, typename V, int... DK, int... DV>
+WEFT_FN void tile_sort(tile_t<K, DK...>& keys, tile_t<V, DV...>& values, const tile_t<K, DK...>& k0,
+                       const tile_t<V, DV...>& v0) {
+    constexpr int n = tile_t<K, DK...>::size;
+    static_assert(n == tile_t<V, DV...>::size, "tile_sort: keys and values of one size");
+    keys = k0;
+    values = v0;
+    const bool same = static_cast<const void*>(&keys) == static_cast<const void*>(&values);
+    auto swap = [&](int i, int j) {
+        const K k = keys.data[i];
+        keys.data[i] = keys.data[j];
+        keys.data[j] = k;
+        if (!same) {
+            const V v = values.data[i];
+            values.data[i] = values.data[j];
+            values.data[j] = v;
+        }
+    };
+    auto sift = [&](int root, int end) {
+        while (2 * root + 1 < end) {
+            int child = 2 * root + 1;
+            if (child + 1 < end && keys.data[child] < keys.data[child + 1]) ++child;
+            if (!(keys.data[root] < keys.data[child])) return;
+            swap(root, child);
+            root = child;
+        }
+    };
+    for (int i = n / 2 - 1; i >= 0; --i) sift(i, n);
+    for (int end = n - 1; end > 0; --end) {
+        swap(0, end);
+        sift(0, end);
+    }
+}
 
 // ---------------------------------------------------------------------------------------------- matmul
 namespace tiles {
@@ -844,6 +1019,85 @@ WEFT_FN void adj_tile_cholesky(const tile_t<T, N, N>& A, tile_t<T, N, N>& adj_A,
             const T sij = Xt.data[j * N + i], sji = Xt.data[i * N + j];
             adj_A.data[i * N + j] += j < i ? sij + sji : sij;
         }
+}
+
+namespace tiles {
+// x <- U^{-1} x (upper triangle of U read) and x <- U^{-T} x, for ``cols`` right-hand sides stored row-major.
+template <typename T, int N>
+WEFT_FN void upper_solve(const T* U, T* x, int cols) {
+    for (int i = N - 1; i >= 0; --i)
+        for (int c = 0; c < cols; ++c) {
+            T s = x[i * cols + c];
+            for (int k = i + 1; k < N; ++k) s -= U[i * N + k] * x[k * cols + c];
+            x[i * cols + c] = s / U[i * N + i];
+        }
+}
+template <typename T, int N>
+WEFT_FN void lower_solve_t(const T* U, T* x, int cols) {
+    for (int i = 0; i < N; ++i)
+        for (int c = 0; c < cols; ++c) {
+            T s = x[i * cols + c];
+            for (int k = 0; k < i; ++k) s -= U[k * N + i] * x[k * cols + c];
+            x[i * cols + c] = s / U[i * N + i];
+        }
+}
+}  // namespace tiles
+
+// z with L z = y (forward substitution, lower triangle of L read; y: N or N x M)
+template <typename T, int N, int... DB>
+WEFT_FN void tile_lower_solve(tile_t<T, DB...>& z, const tile_t<T, N, N>& L, const tile_t<T, DB...>& y) {
+    z = y;
+    tiles::lower_solve<T, N>(L.data, z.data, tile_t<T, DB...>::size / N);
+}
+// g = L^{-T} adj_z: adj_y += g, adj_L -= tril(g z^T)
+template <typename T, int N, int... DB>
+WEFT_FN void adj_tile_lower_solve(const tile_t<T, N, N>& L, const tile_t<T, DB...>& y, tile_t<T, N, N>& adj_L,
+                                  tile_t<T, DB...>& adj_y, const tile_t<T, DB...>& adj_z) {
+    constexpr int cols = tile_t<T, DB...>::size / N;
+    tile_t<T, DB...> z, g = adj_z;
+    tile_lower_solve(z, L, y);
+    tiles::upper_solve_t<T, N>(L.data, g.data, cols);
+    adj_y += g;
+    for (int i = 0; i < N; ++i)
+        for (int j = 0; j <= i; ++j) {
+            T s = T(0);
+            for (int c = 0; c < cols; ++c) s += g.data[i * cols + c] * z.data[j * cols + c];
+            adj_L.data[i * N + j] -= s;
+        }
+}
+// x with U x = z (back substitution, upper triangle of U read)
+template <typename T, int N, int... DB>
+WEFT_FN void tile_upper_solve(tile_t<T, DB...>& x, const tile_t<T, N, N>& U, const tile_t<T, DB...>& z) {
+    x = z;
+    tiles::upper_solve<T, N>(U.data, x.data, tile_t<T, DB...>::size / N);
+}
+// g = U^{-T} adj_x: adj_z += g, adj_U -= triu(g x^T)
+template <typename T, int N, int... DB>
+WEFT_FN void adj_tile_upper_solve(const tile_t<T, N, N>& U, const tile_t<T, DB...>& z, tile_t<T, N, N>& adj_U,
+                                  tile_t<T, DB...>& adj_z, const tile_t<T, DB...>& adj_x) {
+    constexpr int cols = tile_t<T, DB...>::size / N;
+    tile_t<T, DB...> x, g = adj_x;
+    tile_upper_solve(x, U, z);
+    tiles::lower_solve_t<T, N>(U.data, g.data, cols);
+    adj_z += g;
+    for (int i = 0; i < N; ++i)
+        for (int j = i; j < N; ++j) {
+            T s = T(0);
+            for (int c = 0; c < cols; ++c) s += g.data[i * cols + c] * x.data[j * cols + c];
+            adj_U.data[i * N + j] -= s;
+        }
+}
+
+// a + diag(d)
+template <typename T, int N>
+WEFT_FN void tile_diag_add(tile_t<T, N, N>& out, const tile_t<T, N, N>& a, const tile_t<T, N>& d) {
+    out = a;
+    for (int i = 0; i < N; ++i) out.data[i * N + i] = add(out.data[i * N + i], d.data[i]);
+}
+template <typename T, int N>
+WEFT_FN void adj_tile_diag_add(tile_t<T, N, N>& adj_a, tile_t<T, N>& adj_d, const tile_t<T, N, N>& adj_out) {
+    adj_a += adj_out;
+    for (int i = 0; i < N; ++i) adj_d.data[i] += adj_out.data[i * N + i];
 }
 
 // x with A x = b, given L of A (b: N or N x M)

@@ -299,6 +299,52 @@ __device__ void adj_tile_extract(const tile_t<T, D...>& t, tile_t<T, D...>& adj_
     atom::fetch_add(&adj_t.data[weft::tile_flat_index(t, idx...)], adj_ret);
 }
 
+template <typename T, typename S, int... DD, int... DS, typename... I>
+__device__ void tile_assign(tile_t<T, DD...>& out, const tile_t<T, DD...>& dst, const tile_t<S, DS...>& src,
+                            I... offset) {
+    const int off[sizeof...(DD)] = {int(offset)...};
+    if (&out != &dst) WEFT_CTA_FOR(k, (tile_t<T, DD...>::size)) out.data[k] = dst.data[k];
+    sync();
+    WEFT_CTA_FOR(k, (tile_t<S, DS...>::size)) {
+        const int j = tiles::assign_target<tiles::dims<DS...>, tiles::dims<DD...>>(k, off);
+        if (j >= 0) out.data[j] = T(src.data[k]);
+    }
+    sync();
+}
+template <typename T, typename S, int... DD, int... DS, typename... I>
+__device__ void adj_tile_assign(tile_t<T, DD...>& adj_dst, tile_t<S, DS...>& adj_src, tile_t<T, DD...>& adj_out,
+                                I... offset) {
+    const int off[sizeof...(DD)] = {int(offset)...};
+    WEFT_CTA_FOR(k, (tile_t<S, DS...>::size)) {
+        const int j = tiles::assign_target<tiles::dims<DS...>, tiles::dims<DD...>>(k, off);
+        if (j < 0) continue;
+        adj_src.data[k] += S(adj_out.data[j]);
+        adj_out.data[j] = T();
+    }
+    sync();
+    WEFT_CTA_FOR(k, (tile_t<T, DD...>::size)) adj_dst.data[k] += adj_out.data[k];
+    sync();
+}
+
+// tile_sum(t, axis): the result's elements split over the lanes
+template <int AX, typename T, int... DO, int... D>
+__device__ void tile_sum_axis(tile_t<T, DO...>& out, const tile_t<T, D...>& t, void*) {
+    typedef tiles::axis_slices<AX, D...> S;
+    WEFT_CTA_FOR(o, S::count) {
+        T s = T();
+        for (int j = 0; j < S::n; ++j) s += t.data[S::base(o) + j * S::inner];
+        out.data[o] = s;
+    }
+    sync();
+}
+template <int AX, typename T, int... DO, int... D>
+__device__ void adj_tile_sum_axis(tile_t<T, D...>& adj_t, const tile_t<T, DO...>& adj_out) {
+    typedef tiles::axis_slices<AX, D...> S;
+    WEFT_CTA_FOR(o, S::count)
+        for (int j = 0; j < S::n; ++j) adj_t.data[S::base(o) + j * S::inner] += adj_out.data[o];
+    sync();
+}
+
 // tile_from_thread: lane ``idx``'s value, through the scratch memory, filled into the tile (an index outside the
 // block gives zeros).
 template <typename T, int... D>
@@ -629,6 +675,59 @@ template <typename T, int N, int... DB>
 __device__ void adj_tile_cholesky_solve(const tile_t<T, N, N>& L, const tile_t<T, DB...>& b, tile_t<T, N, N>& adj_L,
                                         tile_t<T, DB...>& adj_b, const tile_t<T, DB...>& adj_x) {
     if (lane() == 0) weft::adj_tile_cholesky_solve(L, b, adj_L, adj_b, adj_x);
+    sync();
+}
+// triangular solves and the diagonal update, likewise
+#define WEFT_CTA_SOLVE(NAME)                                                                                     \
+    template <typename T, int N, int... DB>                                                                     \
+    __device__ void NAME(tile_t<T, DB...>& x, const tile_t<T, N, N>& L, const tile_t<T, DB...>& b) {            \
+        if (lane() == 0) weft::NAME(x, L, b);                                                                   \
+        sync();                                                                                                 \
+    }                                                                                                           \
+    template <typename T, int N, int... DB>                                                                     \
+    __device__ void adj_##NAME(const tile_t<T, N, N>& L, const tile_t<T, DB...>& b, tile_t<T, N, N>& adj_L,     \
+                               tile_t<T, DB...>& adj_b, const tile_t<T, DB...>& adj_x) {                        \
+        if (lane() == 0) weft::adj_##NAME(L, b, adj_L, adj_b, adj_x);                                           \
+        sync();                                                                                                 \
+    }
+// scans and sorts: serial, by lane 0
+#define WEFT_CTA_SCAN(NAME)                                                                                      \
+    template <typename T, int... D>                                                                             \
+    __device__ void NAME(tile_t<T, D...>& out, const tile_t<T, D...>& a) {                                      \
+        if (lane() == 0) weft::NAME(out, a);                                                                    \
+        sync();                                                                                                 \
+    }                                                                                                           \
+    template <typename T, int... D>                                                                             \
+    __device__ void adj_##NAME(const tile_t<T, D...>& a, tile_t<T, D...>& adj_a, const tile_t<T, D...>& adj_out) { \
+        if (lane() == 0) weft::adj_##NAME(a, adj_a, adj_out);                                                   \
+        sync();                                                                                                 \
+    }
+WEFT_CTA_SCAN(tile_scan_inclusive)
+WEFT_CTA_SCAN(tile_scan_exclusive)
+WEFT_CTA_SCAN(tile_scan_max_inclusive)
+WEFT_CTA_SCAN(tile_scan_min_inclusive)
+#undef WEFT_CTA_SCAN
+template <typename K, typename V, int... DK, int... DV>
+__device__ void tile_sort(tile_t<K, DK...>& keys, tile_t<V, DV...>& values, const tile_t<K, DK...>& k0,
+                          const tile_t<V, DV...>& v0) {
+    if (lane() == 0) weft::tile_sort(keys, values, k0, v0);
+    sync();
+}
+WEFT_CTA_SOLVE(tile_lower_solve)
+WEFT_CTA_SOLVE(tile_upper_solve)
+#undef WEFT_CTA_SOLVE
+template <typename T, int N>
+__device__ void tile_diag_add(tile_t<T, N, N>& out, const tile_t<T, N, N>& a, const tile_t<T, N>& d) {
+    WEFT_CTA_FOR(k, N * N) {
+        const int i = k / N;
+        out.data[k] = k == i * N + i ? add(a.data[k], d.data[i]) : a.data[k];
+    }
+    sync();
+}
+template <typename T, int N>
+__device__ void adj_tile_diag_add(tile_t<T, N, N>& adj_a, tile_t<T, N>& adj_d, const tile_t<T, N, N>& adj_out) {
+    WEFT_CTA_FOR(k, N * N) adj_a.data[k] += adj_out.data[k];
+    WEFT_CTA_FOR(i, N) adj_d.data[i] += adj_out.data[i * N + i];
     sync();
 }
 

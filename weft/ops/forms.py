@@ -47,10 +47,15 @@ class Form(enum.Enum):
     TILE_RESHAPE = "tile_reshape"  # tile_reshape(t, shape) / tile_squeeze(t, axis): the elements in a new shape
     TILE_MAP = "tile_map"
     TILE_REDUCE = "tile_reduce"
+    TILE_AXIS_REDUCTION = "tile_axis_reduction"  # tile_sum(a, axis=None): the whole tile or one axis (attrs: (axis,))
     TILE_MATMUL = "tile_matmul"
+    TILE_FACTOR = "tile_factor"  # tile_cholesky(A, fill_mode=): "upper" factors the transpose, transposed back
+    TILE_SOLVE = "tile_solve"  # tiles as named operands (Syntax.params) and fill_mode="upper" reading the factor's transpose
     TILE_IN_PLACE = "tile_in_place"  # tile_fft(t): transforms the tile variable in place
     TILE_RANDOM = "tile_random"  # tile_randi / tile_randf(shape, rng, min=, max=): compile-time shape
     TILE_FROM_THREAD = "tile_from_thread"  # tile_from_thread(shape, value, thread_idx): one lane's value, filled
+    TILE_ASSIGN = "tile_assign"  # tile_assign(dst, src, offset): src written into the tile variable dst
+    TILE_SORT = "tile_sort"  # tile_sort(keys, values): both tile variables permuted in place
     TILE_QUERY_NEXT = "tile_query_next"  # tile_bvh_query_next(q): a tile of the next items, q advanced in place
     # ---- language forms (LanguageForm.form): calls that are not registry ops
     STATIC = "static"  # wp.static(expr): evaluated at compile time
@@ -71,6 +76,7 @@ class Form(enum.Enum):
     TILE_EMPTY = "tile_empty"  # wp.tile_empty(shape, dtype): LanguageForm.arg names the op it lowers to
     TILE_ASTYPE = "tile_astype"  # wp.tile_astype(t, dtype): a tile_map of the conversion
     TILE_DOT = "tile_dot"  # wp.tile_dot(a, b): tile_sum of the element-wise products
+    TILE_IN_PLACE_OF = "tile_in_place_of"  # tile_cholesky_inplace(A) ...: the op LanguageForm.arg, result into .updates
     TILE_AXPY = "tile_axpy"  # wp.tile_axpy(alpha, src, dest): dest += alpha * src (LanguageForm.updates: dest)
 
 

@@ -245,6 +245,19 @@ _reg("tile_update", _update, "t[i, ...] = v (and +=, -=, &=, |=, ^=): the tile w
      "atomics do).", **_PRIMAL_FREE, collective=True, in_place=InPlace.FIRST)
 
 
+def _assign(args, attrs):
+    if len(args) >= 2 and is_tile(args[0]) and is_tile(args[1]) and len(args) - 2 == len(args[0].shape) == \
+            len(args[1].shape) and _ints(args[2:]) and (args[0].dtype == args[1].dtype or (
+                isinstance(args[0].dtype, T.ScalarType) and isinstance(args[1].dtype, T.ScalarType))):
+        return args[0]
+    return None
+
+
+_reg("tile_assign", _assign, "tile_assign(dst, src, offset=(0, ...)): dst (in place) with src written at offset "
+     "(scalar elements converted to dst's type); the region's adjoint goes to src.", **_PRIMAL_FREE, collective=True,
+     in_place=InPlace.FIRST, syntax=Syntax(Form.TILE_ASSIGN, updates=(0,)))
+
+
 # ---------------------------------------------------------------------------------------------- reshaping
 def _view(args, attrs):
     (out,) = attrs
@@ -344,23 +357,33 @@ def _map(args, attrs):
     return None
 
 
+def reduced_shape(shape: tuple[int, ...], axis: int | None) -> tuple[int, ...]:
+    """The shape of a reduction's result: (1,) for a whole tile (or a 1-D one), else ``shape`` without ``axis``."""
+    if axis is None or len(shape) == 1:
+        return (1,)
+    return shape[:axis] + shape[axis + 1:]
+
+
 def _reduce(args, attrs):
-    (body,) = attrs
+    body, axis = attrs[0], (attrs[1] if len(attrs) > 1 else None)
     if len(args) == 1 and is_tile(args[0]) and body.result.type == args[0].dtype:
-        return T.TileType(args[0].dtype, (1,))
+        return T.TileType(args[0].dtype, reduced_shape(args[0].shape, axis))
     return None
 
 
 _reg("tile_map", _map, "tile_map(f, a, b, ...): f applied to every element (f a builtin or @wp.func).",
      in_place=InPlace.ALL, collective=True, role=Role.TILE_MAP, syntax=_form(Form.TILE_MAP))
-_reg("tile_reduce", _reduce, "tile_reduce(f, t): t reduced with the binary function f to a one-element tile.",
-     collective=True, syntax=_form(Form.TILE_REDUCE))
+_reg("tile_reduce", _reduce, "tile_reduce(f, t, axis=None): t reduced with the binary function f to a one-element "
+     "tile, or along axis (that dimension removed).", collective=True, syntax=_form(Form.TILE_REDUCE))
 
 
 def _reduction(result_dtype=None, ordered=False):
     def rule(args, attrs):
         if len(args) != 1 or not is_tile(args[0]):
             return None
+        if attrs:  # tile_sum(a, axis): that dimension removed
+            (axis,) = attrs
+            return T.TileType(args[0].dtype, reduced_shape(args[0].shape, axis))
         dt = args[0].dtype
         if ordered and not isinstance(dt, T.ScalarType):
             return None
@@ -370,8 +393,9 @@ def _reduction(result_dtype=None, ordered=False):
     return rule
 
 
-_reg("tile_sum", _reduction(), "tile_sum(t): the sum of all elements, as a one-element tile.", **_PRIMAL_FREE,
-     scratch=True, collective=True)
+_reg("tile_sum", _reduction(), "tile_sum(t, axis=None): the sum of all elements, as a one-element tile, or along "
+     "axis (that dimension removed).", **_PRIMAL_FREE, scratch=True, collective=True,
+     syntax=Syntax(Form.TILE_AXIS_REDUCTION, params=("a", "axis")))
 _reg("tile_min", _reduction(ordered=True), "tile_min(t): the smallest element, as a one-element tile.", scratch=True,
      adjoint_scratch=True, collective=True)
 _reg("tile_max", _reduction(ordered=True), "tile_max(t): the largest element, as a one-element tile.", scratch=True,
@@ -380,6 +404,35 @@ _reg("tile_argmin", _reduction(T.INT32, ordered=True), "tile_argmin(t): flat ind
      adjoint=Adjoint.NONE, scratch=True, collective=True)
 _reg("tile_argmax", _reduction(T.INT32, ordered=True), "tile_argmax(t): flat index of the largest element.",
      adjoint=Adjoint.NONE, scratch=True, collective=True)
+
+
+def _scan(args, attrs):
+    if len(args) == 1 and is_tile(args[0]) and isinstance(args[0].dtype, T.ScalarType) and args[0].dtype != T.BOOL:
+        return args[0]
+    return None
+
+
+for _name, _doc in (("tile_scan_inclusive", "the inclusive prefix sums (element i: elements 0..i)"),
+                    ("tile_scan_exclusive", "the exclusive prefix sums (element i: elements 0..i-1; element 0 is 0)"),
+                    ("tile_scan_max_inclusive", "the inclusive prefix maxima (C fmax: NaN elements are skipped)"),
+                    ("tile_scan_min_inclusive", "the inclusive prefix minima (C fmin: NaN elements are skipped)")):
+    _reg(_name, _scan, f"{_name}(a): {_doc}, over the tile's row-major sequence, in a tile of a's shape.",
+         collective=True, adjoint_linear=_name in ("tile_scan_inclusive", "tile_scan_exclusive"),
+         adjoint_reads_primal=_name not in ("tile_scan_inclusive", "tile_scan_exclusive"))
+
+_SORT_KEYS = (T.FLOAT32, T.INT32, T.UINT32, T.INT64, T.UINT64, T.FLOAT64)
+
+
+def _sort(args, attrs):
+    if len(args) == 2 and is_tile(args[0]) and is_tile(args[1]) and args[0].dtype in _SORT_KEYS and \
+            args[0].size == args[1].size:
+        return args[0], args[1]
+    return None
+
+
+_reg("tile_sort", _sort, "tile_sort(keys, values): both tiles permuted in place into ascending key order (flattened "
+     "row-major; not stable, as in Warp); keys float32, int32, uint32, int64, uint64 (and float64).",
+     adjoint=Adjoint.NONE, collective=True, syntax=Syntax(Form.TILE_SORT, updates=(0, 1)))
 
 
 # ---------------------------------------------------------------------------------------------- linear algebra
@@ -416,9 +469,26 @@ def _cholesky_solve(args, attrs):
 
 _reg("tile_matmul", _matmul, "tile_matmul(a, b) or a @ b: the matrix product; tile_matmul(a, b, out, alpha=1.0, "
      "beta=1.0) updates out = alpha * a @ b + beta * out.", in_place=InPlace.ACCUMULATOR, collective=True, syntax=Syntax(Form.TILE_MATMUL, updates=(2,)))
-_reg("tile_cholesky", _cholesky, "tile_cholesky(A): lower-triangular L with A = L L^T (reads A's lower triangle).",
-     collective=True)
-_reg("tile_cholesky_solve", _cholesky_solve, "tile_cholesky_solve(L, b): x with (L L^T) x = b.", collective=True)
+def _diag_add(args, attrs):
+    if len(args) == 2 and is_tile(args[0]) and is_tile(args[1]) and len(args[0].shape) == 2 and \
+            args[0].shape[0] == args[0].shape[1] and args[1].shape == args[0].shape[:1] and \
+            args[0].dtype == args[1].dtype and isinstance(args[0].dtype, (T.ScalarType, T.VectorType, T.MatrixType)):
+        return args[0]
+    return None
+
+
+_reg("tile_cholesky", _cholesky, "tile_cholesky(A, fill_mode='lower'): lower-triangular L with A = L L^T (reads A's "
+     "lower triangle); fill_mode='upper': upper-triangular U with A = U^T U (reads the upper triangle).",
+     collective=True, syntax=Syntax(Form.TILE_FACTOR, params=("A", "fill_mode")))
+_reg("tile_cholesky_solve", _cholesky_solve, "tile_cholesky_solve(L, y, fill_mode='lower'): x with (L L^T) x = y "
+     "(fill_mode='upper': L holds U, A = U^T U).", collective=True,
+     syntax=Syntax(Form.TILE_SOLVE, params=("L", "y", "fill_mode")))
+_reg("tile_lower_solve", _cholesky_solve, "tile_lower_solve(L, y): z with L z = y (the lower triangle of L read; y "
+     "of shape (N,) or (N, M)).", collective=True, syntax=Syntax(Form.TILE_SOLVE, params=("L", "y")))
+_reg("tile_upper_solve", _cholesky_solve, "tile_upper_solve(U, z): x with U x = z (the upper triangle of U read).",
+     collective=True, syntax=Syntax(Form.TILE_SOLVE, params=("U", "z")))
+_reg("tile_diag_add", _diag_add, "tile_diag_add(a, d): the square tile a with the 1-D tile d added to its diagonal.",
+     collective=True, **_PRIMAL_FREE, syntax=Syntax(Form.TILE_SOLVE, params=("a", "d")))
 
 
 def _fft(args, attrs):

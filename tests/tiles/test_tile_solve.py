@@ -1,0 +1,82 @@
+"""Tile linear algebra beyond tile_cholesky(A): fill_mode="upper" factors and solves, tile_lower_solve /
+tile_upper_solve, tile_diag_add and the in-place forms, against float64 NumPy and central differences."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import weft as wp
+
+from .test_grad import arr, fd_check
+
+F64 = wp.float64
+N = 5
+
+
+@wp.kernel
+def solves(a: wp.array2d(dtype=F64), d: wp.array(dtype=F64), b: wp.array2d(dtype=F64),
+           u_out: wp.array2d(dtype=F64), x_up: wp.array2d(dtype=F64), z_lo: wp.array2d(dtype=F64),
+           x_hi: wp.array2d(dtype=F64), x_in: wp.array2d(dtype=F64)):
+    A = wp.tile_diag_add(wp.tile_load(a, shape=(N, N)), wp.tile_load(d, shape=(N,)))
+    y = wp.tile_load(b, shape=(N, 2))
+    U = wp.tile_cholesky(A, fill_mode="upper")  # reads A's upper triangle: A = U^T U
+    wp.tile_store(u_out, U)
+    wp.tile_store(x_up, wp.tile_cholesky_solve(U, y, fill_mode="upper"))
+    wp.tile_store(z_lo, wp.tile_lower_solve(A, y))  # A's lower triangle as L
+    wp.tile_store(x_hi, wp.tile_upper_solve(A, y))  # A's upper triangle as U
+    L = wp.tile_load(a, shape=(N, N))
+    L = wp.tile_diag_add(L, wp.tile_load(d, shape=(N,)))
+    wp.tile_cholesky_inplace(L)
+    r = wp.tile_load(b, shape=(N, 2))
+    wp.tile_cholesky_solve_inplace(L, r)
+    wp.tile_lower_solve_inplace(L, r)
+    wp.tile_upper_solve_inplace(U, r)
+    wp.tile_store(x_in, r)
+
+
+def _inputs(seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((N, N))  # not symmetric: each op reads only its triangle
+    d = 4.0 + rng.random(N) * 2.0
+    b = rng.standard_normal((N, 2))
+    return a, d, b
+
+
+def test_values_against_numpy():
+    a, d, b = _inputs()
+    outs = [wp.zeros((N, N), dtype=F64)] + [wp.zeros((N, 2), dtype=F64) for _ in range(4)]
+    wp.launch_tiled(solves, dim=1, inputs=[wp.array(a, dtype=F64), wp.array(d, dtype=F64), wp.array(b, dtype=F64),
+                                            *outs], block_dim=8)
+    A = a + np.diag(d)
+    sym_up = np.triu(A) + np.triu(A, 1).T  # the symmetric matrix the upper triangle describes
+    sym_lo = np.tril(A) + np.tril(A, -1).T
+    U = np.linalg.cholesky(sym_up).T
+    np.testing.assert_allclose(outs[0].numpy(), U, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(outs[1].numpy(), np.linalg.solve(sym_up, b), rtol=1e-10)
+    np.testing.assert_allclose(outs[2].numpy(), np.linalg.solve(np.tril(A), b), rtol=1e-10)
+    np.testing.assert_allclose(outs[3].numpy(), np.linalg.solve(np.triu(A), b), rtol=1e-10)
+    L = np.linalg.cholesky(sym_lo)
+    r = np.linalg.solve(sym_lo, b)
+    r = np.linalg.solve(L, r)
+    r = np.linalg.solve(U, r)
+    np.testing.assert_allclose(outs[4].numpy(), r, rtol=1e-10)
+
+
+def test_gradients_against_central_differences():
+    a, d, b = _inputs(1)
+    fd_check(solves, {"a": wp.array(a, dtype=F64), "d": wp.array(d, dtype=F64), "b": wp.array(b, dtype=F64)},
+             {"u": wp.zeros((N, N), dtype=F64), "x_up": wp.zeros((N, 2), dtype=F64),
+              "z_lo": wp.zeros((N, 2), dtype=F64), "x_hi": wp.zeros((N, 2), dtype=F64),
+              "x_in": wp.zeros((N, 2), dtype=F64)}, dim=1, block_dim=8, tol=1e-5)
+
+
+def test_errors_name_the_argument():
+    import pytest
+
+    @wp.kernel
+    def bad_mode(a: wp.array2d(dtype=F64)):
+        t = wp.tile_load(a, shape=(N, N))
+        wp.tile_store(a, wp.tile_cholesky(t, fill_mode="diagonal"))
+
+    with pytest.raises(ValueError, match="fill_mode"):
+        wp.launch_tiled(bad_mode, dim=1, inputs=[arr((N, N), 0)], block_dim=8)
