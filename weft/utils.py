@@ -14,6 +14,7 @@ from .frontend.func import make_func
 from .module import get_module
 from .runtime.array import array
 from .runtime.copy import copy
+from .types.scalars import float32, float64, int32, int64, uint32, uint64
 
 __all__ = [
     "array_cast",
@@ -48,6 +49,30 @@ def _store(dst, values: np.ndarray, count: int | None = None) -> None:
     copy(dst, host, count=n)
 
 
+def _name(dtype) -> str:
+    from .types_compat import type_repr
+
+    return type_repr(dtype)
+
+
+def _scalar(dtype):
+    from .types_compat import type_scalar_type
+
+    return type_scalar_type(dtype)
+
+
+def _same_type(a, b) -> bool:
+    from .types_compat import types_equal
+
+    return types_equal(a, b)
+
+
+def _check_float_reduction(dtype) -> None:
+    """Warp's sums and inner products reduce float32 / float64 (scalars or their vectors and matrices)."""
+    if _scalar(dtype) not in (float32, float64):
+        raise RuntimeError(f"Unsupported data type: {_name(dtype)}")
+
+
 def _check_same_device(*arrays) -> None:
     devs = {str(a.device) for a in arrays if a is not None}
     if len(devs) > 1:
@@ -59,8 +84,17 @@ def array_scan(in_array, out_array, inclusive: bool = True) -> None:
     _check_same_device(in_array, out_array)
     if in_array.size != out_array.size:
         raise RuntimeError(f"In and out array storage sizes do not match ({in_array.size} vs {out_array.size})")
+    if not _same_type(in_array.dtype, out_array.dtype):
+        raise RuntimeError(f"In and out array data types do not match ({_name(in_array.dtype)} vs "
+                           f"{_name(out_array.dtype)})")
     if in_array.size == 0:
         return
+    from .types_compat import type_is_vector
+
+    scalar = _scalar(in_array.dtype)
+    if not (scalar is in_array.dtype or type_is_vector(in_array.dtype)) or scalar not in (int32, int64, float32,
+                                                                                            float64):
+        raise RuntimeError(f"Unsupported data type: {_name(in_array.dtype)}")
     x = _flat(in_array)
     s = np.cumsum(x, axis=0, dtype=x.dtype)
     if not inclusive:
@@ -75,6 +109,21 @@ def radix_sort_pairs(keys, values, count: int, begin_bit: int = 0, end_bit: int 
         return
     if keys.size < 2 * count or values.size < 2 * count:
         raise RuntimeError("Keys and values array storage must be large enough to contain 2*count elements")
+    key_bits = 32 if keys.dtype in (int32, uint32, float32) else 64 if keys.dtype in (int64, uint64, float64) else None
+    value_bits = {int32: 32, uint32: 32, float32: 32, int64: 64, uint64: 64, float64: 64}.get(values.dtype)
+    if key_bits is None or value_bits is None:
+        raise RuntimeError(f"Unsupported keys and values data types: {_name(keys.dtype)}, {_name(values.dtype)}")
+    for what, a in (("keys", keys), ("values", values)):
+        if not a.is_contiguous:
+            raise RuntimeError(f"radix_sort_pairs() requires a contiguous {what} array, got non-contiguous {what} "
+                               f"with data types: {_name(keys.dtype)}, {_name(values.dtype)}")
+    end = key_bits if end_bit is None else end_bit
+    if not isinstance(begin_bit, int) or not isinstance(end, int):
+        raise RuntimeError("begin_bit and end_bit must be integers")  # noqa: TRY004 - Warp's error type
+    if not 0 <= begin_bit <= end <= key_bits:
+        raise RuntimeError(f"Invalid radix sort bit range [{begin_bit}, {end}) for {key_bits}-bit keys")
+    if begin_bit == end:
+        return
     k = _flat(keys)[:count].copy()
     v = _flat(values)[:count].copy()
     sort_key = k
@@ -92,9 +141,32 @@ def radix_sort_pairs(keys, values, count: int, begin_bit: int = 0, end_bit: int 
 def segmented_sort_pairs(keys, values, count: int, segment_start_indices, segment_end_indices=None) -> None:
     """Stable sort of (key, value) pairs within each segment ``[start[i], end[i])`` (end defaults to the next start
     or ``count``); elements outside the segments are left alone."""
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)):
+        raise TypeError(f"count must be an integer, got {type(count).__name__}")
+    if count < 0:
+        raise ValueError(f"count must be non-negative, got {count}")
+    if count > 2**31 - 1:
+        raise ValueError(f"count must not exceed {2**31 - 1}, got {count}")
     _check_same_device(keys, values, segment_start_indices, segment_end_indices)
+    if count == 0:
+        return
     if keys.size < 2 * count or values.size < 2 * count:
-        raise RuntimeError("Keys and values array storage must be large enough to contain 2*count elements")
+        raise RuntimeError("Array storage must be large enough to contain 2*count elements")
+    for what, a in (("keys", keys), ("values", values)):
+        if not a.is_contiguous:
+            raise RuntimeError(f"segmented_sort_pairs() requires a contiguous {what} array")
+    for what, a in (("segment_start_indices", segment_start_indices), ("segment_end_indices", segment_end_indices)):
+        if a is None:
+            continue
+        if a.ndim != 1:
+            raise RuntimeError(f"{what} must be one-dimensional")
+        if not a.is_contiguous:
+            raise RuntimeError(f"segmented_sort_pairs() requires a contiguous {what} array")
+    if segment_end_indices is not None and segment_start_indices.size != segment_end_indices.size:
+        raise RuntimeError(f"segment_start_indices and segment_end_indices must have the same size "
+                           f"({segment_start_indices.size} vs {segment_end_indices.size})")
+    if keys.dtype not in (int32, float32) or values.dtype is not int32:
+        raise RuntimeError(f"Unsupported data type: {_name(keys.dtype)}")
     starts = segment_start_indices.numpy().astype(np.int64)
     if segment_end_indices is not None:
         ends = segment_end_indices.numpy().astype(np.int64)
@@ -102,9 +174,9 @@ def segmented_sort_pairs(keys, values, count: int, segment_start_indices, segmen
         ends = np.append(starts[1:], count) if starts.size else starts
     k = _flat(keys)[:count].copy()
     v = _flat(values)[:count].copy()
-    for s, e in zip(starts.tolist(), ends.tolist()):
+    for i, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):
         if not 0 <= s <= e <= count:
-            raise ValueError(f"invalid segment [{s}, {e}) for count {count}")
+            raise ValueError(f"Invalid segment range at index {i}: [{s}, {e}) for count {count}")
         order = np.argsort(k[s:e], kind="stable")
         k[s:e] = k[s:e][order]
         v[s:e] = v[s:e][order]
@@ -140,6 +212,19 @@ def runlength_encode(values, run_values, run_lengths, run_count=None, value_coun
 
 
 def _reduce(name, a, b, out, count, axis):
+    _check_float_reduction(a.dtype)
+    if out is not None:
+        want = a.dtype if b is None else _scalar(a.dtype)
+        if out.dtype is not want:
+            raise RuntimeError(f"out array should have type {want.__name__}")
+        if axis is None:
+            shape = (1,)
+        else:
+            shape = list(a.shape)
+            shape[axis % a.ndim] = 1
+            shape = tuple(shape)
+        if tuple(out.shape) != shape:
+            raise RuntimeError(f"out array should have shape {shape}")
     if axis is not None:
         if not -a.ndim <= axis < a.ndim:
             raise IndexError(f"{name}: axis {axis} is out of range for an array of {a.ndim} dimensions")
@@ -192,15 +277,23 @@ def array_sum(values, out=None, value_count: int | None = None, axis: int | None
 def array_inner(a, b, out=None, count: int | None = None, axis: int | None = None):
     """Inner product of two arrays of the same shape (vectors contribute their dot products)."""
     if a.shape != b.shape:
-        raise RuntimeError(f"array shapes do not match ({a.shape} vs {b.shape})")
+        raise ValueError(f"array_inner() arguments must have the same shape, got {a.shape} and {b.shape}")
+    if not _same_type(a.dtype, b.dtype):
+        raise RuntimeError(f"A and b array data types do not match ({_name(a.dtype)} vs {_name(b.dtype)})")
     return _reduce("array_inner", a, b, out, count, axis)
 
 
 def array_cast(in_array, out_array, count: int | None = None) -> None:
     """Element-wise conversion of ``in_array`` into ``out_array`` (of another dtype)."""
     _check_same_device(in_array, out_array)
+    if in_array.ndim != out_array.ndim or (in_array.ndim > 1 and in_array.shape != out_array.shape):
+        raise RuntimeError(f"Array shapes do not match ({in_array.shape} vs {out_array.shape})")
     if count is not None and in_array.ndim > 1:
-        raise RuntimeError("partial cast of multi-dimensional arrays is not supported")
+        raise RuntimeError("Partial cast is not supported for arrays with more than one dimension")
+    n_cast = in_array.size if count is None else count
+    if in_array.ndim == 1 and (n_cast > in_array.size or n_cast > out_array.size):
+        raise RuntimeError(f"Cast count ({n_cast}) exceeds the input size ({in_array.size}) or output size "
+                           f"({out_array.size})")
     x = in_array.numpy().reshape(-1)
     dst_flat = out_array.numpy().reshape(-1) if out_array.device.impl.host_memory else None
     n = x.size if count is None else count * (x.size // max(in_array.size, 1))

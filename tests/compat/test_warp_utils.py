@@ -67,6 +67,28 @@ def test_array_cast():
     np.testing.assert_array_equal(out.numpy(), x.astype(np.int32))
 
 
+def test_utils_validate_like_warp():
+    """Warp's operand checks (and messages) on the array utilities."""
+    f32 = wp.zeros(3, dtype=wp.float32)
+    with pytest.raises(RuntimeError, match="Unsupported data type: int32"):
+        wp.utils.array_sum(wp.zeros(3, dtype=wp.int32))
+    with pytest.raises(RuntimeError, match=r"out array should have shape \(1,\)"):
+        wp.utils.array_sum(f32, out=wp.zeros(2, dtype=wp.float32))
+    with pytest.raises(RuntimeError, match="A and b array data types do not match"):
+        wp.utils.array_inner(f32, wp.zeros(3, dtype=wp.float64))
+    with pytest.raises(ValueError, match="must have the same shape"):
+        wp.utils.array_inner(f32, wp.zeros(4, dtype=wp.float32))
+    with pytest.raises(RuntimeError, match="In and out array data types do not match"):
+        wp.utils.array_scan(wp.zeros(3, dtype=wp.int32), f32)
+    keys = wp.zeros(6, dtype=wp.int32)
+    with pytest.raises(RuntimeError, match=r"Invalid radix sort bit range \[0, 33\) for 32-bit keys"):
+        wp.utils.radix_sort_pairs(keys, wp.zeros(6, dtype=wp.int32), 3, end_bit=33)
+    with pytest.raises(ValueError, match="count must be non-negative"):
+        wp.utils.segmented_sort_pairs(keys, keys, -1, wp.zeros(1, dtype=wp.int32))
+    with pytest.raises(RuntimeError, match=r"Cast count \(5\) exceeds"):
+        wp.utils.array_cast(f32, wp.zeros(10, dtype=wp.int32), count=5)
+
+
 def test_types_helpers():
     assert wp.dtype_from_numpy(np.float16) is wp.float16
     assert wp.dtype_to_numpy(wp.uint8) == np.uint8
