@@ -73,13 +73,16 @@ WEFT_FN const VolumeData* volume_of(uint64 id, const char* what) {
     return v;
 }
 
+WEFT_FN bool vol_in_range(int32 i, int32 j, int32 k) {
+    return i >= -VOLUME_COORD_LIMIT && i < VOLUME_COORD_LIMIT && j >= -VOLUME_COORD_LIMIT && j < VOLUME_COORD_LIMIT &&
+           k >= -VOLUME_COORD_LIMIT && k < VOLUME_COORD_LIMIT;
+}
+
 WEFT_FN int32 vol_voxel_bit(int32 i, int32 j, int32 k) { return ((i & 7) << 6) | ((j & 7) << 3) | (k & 7); }
 
 // The leaf holding voxel (i, j, k), or -1.
 WEFT_FN int32 vol_find_leaf(const VolumeData* v, int32 i, int32 j, int32 k) {
-    if (v->num_leaves == 0 || i < -VOLUME_COORD_LIMIT || i >= VOLUME_COORD_LIMIT || j < -VOLUME_COORD_LIMIT ||
-        j >= VOLUME_COORD_LIMIT || k < -VOLUME_COORD_LIMIT || k >= VOLUME_COORD_LIMIT)
-        return -1;
+    if (v->num_leaves == 0 || !vol_in_range(i, j, k)) return -1;
     const int64 key = vol_leaf_key(i, j, k);
     const uint64 mask = uint64(v->hash_mask);
     uint64 slot = vol_hash(key) & mask;
@@ -137,28 +140,27 @@ WEFT_FN const void* vol_outside(const VolumeData* v, int32 i, int32 j, int32 k) 
 template <typename T>
 WEFT_FN T vol_get(const VolumeData* v, int32 i, int32 j, int32 k) {
     const int32 leaf = vol_find_leaf(v, i, j, k);
-    if (leaf < 0) {
-        if (i < -VOLUME_COORD_LIMIT || i >= VOLUME_COORD_LIMIT || j < -VOLUME_COORD_LIMIT ||
-            j >= VOLUME_COORD_LIMIT || k < -VOLUME_COORD_LIMIT || k >= VOLUME_COORD_LIMIT)
-            return *static_cast<const T*>(v->background);
-        return *static_cast<const T*>(vol_outside(v, i, j, k));
-    }
+    if (leaf < 0) return *static_cast<const T*>(vol_in_range(i, j, k) ? vol_outside(v, i, j, k) : v->background);
     return static_cast<const T*>(v->values)[int64(leaf) * 512 + vol_voxel_bit(i, j, k)];
 }
 
 // Corner fetchers: the volume's own values, or a voxel_data array indexed by the active voxels' linear indices.
+// operator() reads any voxel; in_leaf reads voxel ``bit`` of a found leaf; outside reads a voxel no leaf holds.
 template <typename T>
 struct VolFetchStored {
     const VolumeData* v;
     WEFT_FN T operator()(int32 i, int32 j, int32 k) const { return vol_get<T>(v, i, j, k); }
+    WEFT_FN T in_leaf(int32 leaf, int32 bit) const { return static_cast<const T*>(v->values)[int64(leaf) * 512 + bit]; }
+    WEFT_FN T outside(int32 i, int32 j, int32 k) const {
+        return *static_cast<const T*>(vol_in_range(i, j, k) ? vol_outside(v, i, j, k) : v->background);
+    }
 };
 template <typename T>
 struct VolFetchIndexed {
     const VolumeData* v;
     const array_t<T>* data;
     const T* background;
-    WEFT_FN T operator()(int32 i, int32 j, int32 k) const {
-        const int64 n = vol_index(v, i, j, k);
+    WEFT_FN T at_index(int64 n) const {
         if (n < 0) return *background;
         if (n >= int64(data->shape[0])) {
             report_error(4, "volume_sample_index: argument 'voxel_data' is shorter than the volume's voxel count");
@@ -166,6 +168,9 @@ struct VolFetchIndexed {
         }
         return load(*data, n);
     }
+    WEFT_FN T operator()(int32 i, int32 j, int32 k) const { return at_index(vol_index(v, i, j, k)); }
+    WEFT_FN T in_leaf(int32 leaf, int32 bit) const { return at_index(vol_index_in(v, leaf, bit)); }
+    WEFT_FN T outside(int32, int32, int32) const { return *background; }
 };
 
 WEFT_FN float32 vol_round(float32 x) { return x >= 0.0f ? detail::m_floor(x + 0.5f) : -detail::m_floor(-x + 0.5f); }
@@ -201,8 +206,20 @@ struct VolCell {
     }
 };
 
+// The 8 corner values of a cell; a cell inside one leaf region (7 of 8 along each axis) costs one leaf lookup.
 template <typename T, typename F>
 WEFT_FN void vol_corners(const VolCell& cell, const F& fetch, T* out) {
+    if ((cell.i & 7) != 7 && (cell.j & 7) != 7 && (cell.k & 7) != 7) {
+        const int32 leaf = vol_find_leaf(fetch.v, cell.i, cell.j, cell.k);
+        if (leaf < 0) {
+            const T value = fetch.outside(cell.i, cell.j, cell.k);
+            for (int32 c = 0; c < 8; ++c) out[c] = value;
+            return;
+        }
+        const int32 bit = vol_voxel_bit(cell.i, cell.j, cell.k);
+        for (int32 c = 0; c < 8; ++c) out[c] = fetch.in_leaf(leaf, bit + ((c >> 2) & 1) * 64 + ((c >> 1) & 1) * 8 + (c & 1));
+        return;
+    }
     for (int32 c = 0; c < 8; ++c) out[c] = fetch(cell.i + ((c >> 2) & 1), cell.j + ((c >> 1) & 1), cell.k + (c & 1));
 }
 
@@ -224,16 +241,27 @@ WEFT_FN T vol_lerp(const VolCell& cell, const T* cv) {
     return out;
 }
 
+// d value / d uvw: along each axis, the bilinear blend (over the other two axes) of the differences across the cell.
 template <typename T>
 WEFT_FN typename vol_value<T>::grad vol_cell_grad(const VolCell& cell, const T* cv) {
     typedef typename vol_value<T>::scalar S;
     typename vol_value<T>::grad g;
-    for (int32 n = 0; n < vol_value<T>::length; ++n)
-        for (int32 d = 0; d < 3; ++d) {
-            S acc = S(0);
-            for (int32 c = 0; c < 8; ++c) acc += S(cell.dweight(c, d)) * vol_value<T>::at(cv[c], n);
-            vol_value<T>::g(g, n, d) = acc;
-        }
+    const S fx = S(cell.f[0]), fy = S(cell.f[1]), fz = S(cell.f[2]);
+    const S wx[2] = {S(1) - fx, fx}, wy[2] = {S(1) - fy, fy}, wz[2] = {S(1) - fz, fz};
+    for (int32 n = 0; n < vol_value<T>::length; ++n) {
+        S c[8];
+        for (int32 q = 0; q < 8; ++q) c[q] = vol_value<T>::at(cv[q], n);
+        S gx = S(0), gy = S(0), gz = S(0);
+        for (int32 a = 0; a < 2; ++a)
+            for (int32 b = 0; b < 2; ++b) {
+                gx += wy[a] * wz[b] * (c[4 + 2 * a + b] - c[2 * a + b]);
+                gy += wx[a] * wz[b] * (c[4 * a + 2 + b] - c[4 * a + b]);
+                gz += wx[a] * wy[b] * (c[4 * a + 2 * b + 1] - c[4 * a + 2 * b]);
+            }
+        vol_value<T>::g(g, n, 0) = gx;
+        vol_value<T>::g(g, n, 1) = gy;
+        vol_value<T>::g(g, n, 2) = gz;
+    }
     return g;
 }
 
