@@ -3,12 +3,14 @@
 weft (this process) vs NVIDIA Warp on the CPU (``/opt/warp119/bin/python`` or $BENCH_WARP_PYTHON, a subprocess running
 this script with --framework warp), Embree through trimesh/embreex (ray casts) and scipy's cKDTree (neighbours).
 
-    python benchmarks/bench_geometry.py [--n 1000000] [--repeat 3]
+    python benchmarks/bench_geometry.py [--n 1000000] [--repeat 3] [--threads 2]
 
 Rows: build of a mesh BVH of n triangles, n closest-point queries, n ray casts, hash-grid build + neighbour count of
 n points (about 30 neighbours each). Times are wall-clock medians, or with --cpu-time medians of the process CPU time
 (all threads: on a loaded machine run with WEFT_NUM_THREADS=1 OMP_NUM_THREADS=1 for a one-thread A/B against Warp's
-single-threaded CPU backend; Embree's and cKDTree's worker threads are summed).
+single-threaded CPU backend; Embree's and cKDTree's worker threads are summed). --threads K adds a second table:
+weft's rows again in a subprocess with K threads (WEFT_NUM_THREADS = OMP_NUM_THREADS = K, passive OpenMP waits), next
+to the same Warp numbers.
 """
 
 from __future__ import annotations
@@ -105,6 +107,36 @@ def run_others(n: int, repeat: int) -> dict:
     return out
 
 
+def run_weft_threads(n: int, repeat: int, threads: int) -> dict | None:
+    """weft's rows in a subprocess with ``threads`` threads (the thread count is fixed when weft starts)."""
+    env = dict(os.environ, WEFT_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads), OMP_WAIT_POLICY="passive")
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--framework", "weft-json", "--n", str(n), "--repeat",
+           str(repeat)]
+    if median_time is cpu_median_time:
+        cmd.append("--cpu-time")
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, env=env)
+    if res.returncode != 0:
+        print(f"weft run with {threads} threads failed:", res.stderr[-2000:], file=sys.stderr)
+        return None
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def table_rows(n: int, weft_res: dict, w: dict, others: dict) -> list[dict]:
+    return [
+        {"name": f"mesh BVH build, {n} tris", "unit": "ms", "weft": weft_res["build"] * 1e3,
+         "warp": w.get("build", 0) * 1e3 or None, "target": ">= 4x Warp"},
+        {"name": f"closest point, {n} queries", "unit": "kq/s", "higher_is_better": True,
+         "weft": 1e-3 / weft_res["closest"], "warp": (1e-3 / w["closest"]) if w else None, "target": ">= 4x Warp"},
+        {"name": f"ray casts, {n} rays", "unit": "krays/s", "higher_is_better": True,
+         "weft": n * 1e-3 / weft_res["rays"], "warp": (n * 1e-3 / w["rays"]) if w else None,
+         "embree": (n * 1e-3 / others["embree"]) if "embree" in others else None,
+         "target": ">= 4x Warp, >= 0.5x Embree"},
+        {"name": f"hash grid build + neighbours, {n} pts", "unit": "ms", "weft": weft_res["neighbours"] * 1e3,
+         "warp": w.get("neighbours", 0) * 1e3 or None,
+         "kdtree": others["kdtree"] * 1e3 if "kdtree" in others else None, "target": ">= 4x Warp, > cKDTree"},
+    ]
+
+
 def run_warp(n: int, repeat: int) -> dict | None:
     if os.environ.get("BENCH_NO_WARP") or not Path(WARP_PYTHON).exists():
         return None
@@ -122,7 +154,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--framework", choices=["weft", "warp"], default="weft")
+    ap.add_argument("--framework", choices=["weft", "warp", "weft-json"], default="weft")
+    ap.add_argument("--threads", type=int, default=0, help="also run weft's rows with this many threads")
     ap.add_argument("--cpu-time", action="store_true", help="time by process CPU seconds instead of wall clock")
     args = ap.parse_args()
     if args.cpu_time:
@@ -138,27 +171,24 @@ def main() -> None:
     sys.path.insert(0, str(HERE.parent))
     import weft
 
+    if args.framework == "weft-json":
+        print(json.dumps(run_framework(weft, "weft", args.n, args.repeat)))
+        return
+
     t0 = time.perf_counter()
     weft_res = run_framework(weft, "weft", args.n, args.repeat)
     warp_res = run_warp(args.n, args.repeat)
     others = run_others(args.n, args.repeat)
     n = args.n
     w = warp_res or {}
-    rows = [
-        {"name": f"mesh BVH build, {n} tris", "unit": "ms", "weft": weft_res["build"] * 1e3,
-         "warp": w.get("build", 0) * 1e3 or None, "target": ">= 4x Warp"},
-        {"name": f"closest point, {n} queries", "unit": "kq/s", "higher_is_better": True,
-         "weft": 1e-3 / weft_res["closest"], "warp": (1e-3 / w["closest"]) if w else None, "target": ">= 4x Warp"},
-        {"name": f"ray casts, {n} rays", "unit": "krays/s", "higher_is_better": True,
-         "weft": n * 1e-3 / weft_res["rays"], "warp": (n * 1e-3 / w["rays"]) if w else None,
-         "embree": (n * 1e-3 / others["embree"]) if "embree" in others else None,
-         "target": ">= 4x Warp, >= 0.5x Embree"},
-        {"name": f"hash grid build + neighbours, {n} pts", "unit": "ms", "weft": weft_res["neighbours"] * 1e3,
-         "warp": w.get("neighbours", 0) * 1e3 or None,
-         "kdtree": others["kdtree"] * 1e3 if "kdtree" in others else None, "target": ">= 4x Warp, > cKDTree"},
-    ]
+    rows = table_rows(n, weft_res, w, others)
     print_table(f"geometry (CPU, {os.cpu_count()} cores; weft checks {weft_res['checks']})", rows,
                 ["weft", "warp", "embree", "kdtree"])
+    if args.threads:
+        res_k = run_weft_threads(n, args.repeat, args.threads)
+        if res_k is not None:
+            print_table(f"weft with {args.threads} threads (same Warp / Embree / cKDTree numbers)",
+                        table_rows(n, res_k, w, others), ["weft", "warp", "embree", "kdtree"])
     if w and w.get("checks") != weft_res["checks"]:
         print(f"note: Warp's result checks differ: {w.get('checks')}")
     print(f"total {time.perf_counter() - t0:.1f} s")
