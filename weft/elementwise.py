@@ -262,10 +262,11 @@ def _unary(builtin: str):
 
 
 def install_array_operators(*classes) -> None:
-    """Element-wise ``+ - * / // **`` (and reflected / in-place forms) and unary ``-`` / ``+`` on arrays, computed
+    """Element-wise ``+ - * / // % **`` (and reflected / in-place forms) and unary ``-`` / ``+`` on arrays, computed
     by ``wp.map`` with the kernel builtins (so ``int32 / int32`` is Warp's integer division, and the operations are
     recorded on a Tape)."""
-    names = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "floordiv": "floordiv", "pow": "pow"}
+    names = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "floordiv": "floordiv", "pow": "pow",
+             "mod": "mod"}
     for cls in classes:
         for dunder, builtin in names.items():
             setattr(cls, f"__{dunder}__", _binary(builtin))
@@ -273,6 +274,9 @@ def install_array_operators(*classes) -> None:
             setattr(cls, f"__i{dunder}__", _binary(builtin, in_place=True))
         cls.__neg__ = _unary("neg")
         cls.__pos__ = _unary("pos")
+        # NumPy scalars (weft's scalar values are NumPy scalars) defer to these operators: np.float32(5) + a
+        # is a weft array, as in Warp; NumPy functions still convert arrays through __array__
+        cls.__array_priority__ = 1000.0
 
 
 install_array_operators(array, indexedarray)

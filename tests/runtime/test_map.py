@@ -54,6 +54,8 @@ def test_map_gradient_and_array_operators():
     np.testing.assert_allclose(b.numpy(), 2 * b_np)
     ints = wp.array(np.arange(6, dtype=np.int32), dtype=wp.int32) / wp.array(np.full(6, 4, np.int32), dtype=wp.int32)
     assert ints.dtype is wp.int32  # Warp's integer division
+    mixed = wp.int16(5) % wp.array(np.arange(1, 5, dtype=np.int16), dtype=wp.int16)  # a NumPy scalar on the left
+    assert isinstance(mixed, wp.array) and mixed.numpy().tolist() == [0, 1, 2, 1]
     np.testing.assert_array_equal(ints.numpy(), np.arange(6) // 4)
 
 
