@@ -60,12 +60,20 @@ def test_tetrahedra_adjoint_matches_generic():
     ax = wp.zeros(24, dtype=wp.vec3)
     av = wp.zeros(24, dtype=wp.vec3)
     adj = wp.array(adj_p, dtype=wp.vec3)
-    wp.launch(elastic_adjoint.adj_tetrahedra, dim=6, inputs=[a[0], a[1], adj, a[2], a[3], a[4], a[5], 0, a[4].grad,
-                                                             a[5].grad], outputs=[ax, av])
-    wp.launch(elastic_adjoint.adj_tetrahedra_pose, dim=6, inputs=[a[0], a[1], adj, a[2], a[3], a[4], a[5], a[3].grad])
+    wp.launch(elastic_adjoint.adj_tetrahedra_full, dim=6, inputs=[a[0], a[1], adj, a[2], a[3], a[4], a[5], 0,
+                                                                  a[4].grad, a[5].grad, a[3].grad], outputs=[ax, av])
     hand = [_gathered(ax.numpy(), idx, 9), _gathered(av.numpy(), idx, 9), a[3].grad.numpy(), a[4].grad.numpy(),
             a[5].grad.numpy()]
     _check(gen, hand)
+    # without the rest poses: the same position, velocity, activation and material gradients
+    b = arrays()
+    bx = wp.zeros(24, dtype=wp.vec3)
+    bv = wp.zeros(24, dtype=wp.vec3)
+    wp.launch(elastic_adjoint.adj_tetrahedra, dim=6, inputs=[b[0], b[1], adj, b[2], b[3], b[4], b[5], 0, b[4].grad,
+                                                             b[5].grad], outputs=[bx, bv])
+    for h, g in zip([bx.numpy(), bv.numpy(), b[4].grad.numpy(), b[5].grad.numpy()],
+                    [ax.numpy(), av.numpy(), a[4].grad.numpy(), a[5].grad.numpy()]):
+        np.testing.assert_allclose(h, g, rtol=1e-5, atol=1e-5 * (np.abs(g).max() + 1e-6))
 
 
 def test_triangles_adjoint_matches_generic():

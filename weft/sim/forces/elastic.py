@@ -383,14 +383,14 @@ def _record_adjoint(model, tape, state, segs, hand, glist, elem_f, particle_f, t
             adj_v.zero_()
         for sg, base in hand:
             grads = [grad_or_sink(model, a) for a in sg.inputs]
-            if sg.key == "tet":  # the rest poses have their own kernel
+            kernel = _HAND_ADJOINTS[sg.key]
+            if sg.key == "tet":  # rest-pose gradients only when the poses require them (their own kernel)
                 if sg.inputs[0].grad is not None:
-                    wp.launch(elastic_adjoint.adj_tetrahedra_pose, dim=sg.count,
-                              inputs=[x, v, particle_f.grad, sg.indices, *sg.inputs, sg.inputs[0].grad],
-                              device=model.device, record_tape=False)
-                grads = grads[1:]
-            wp.launch(_HAND_ADJOINTS[sg.key], dim=sg.count,
-                      inputs=[x, v, particle_f.grad, sg.indices, *sg.inputs, base, *grads],
+                    kernel = elastic_adjoint.adj_tetrahedra_full
+                    grads = [*grads[1:], grads[0]]
+                else:
+                    grads = grads[1:]
+            wp.launch(kernel, dim=sg.count, inputs=[x, v, particle_f.grad, sg.indices, *sg.inputs, base, *grads],
                       outputs=[adj_x, adj_v], device=model.device, record_tape=False)
         if x.grad is not None or v.grad is not None:
             wp.launch(elastic_adjoint.gather_adjoints, dim=model.particle_count,
