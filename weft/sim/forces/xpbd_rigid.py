@@ -7,7 +7,9 @@ body), applies them, then projects every rigid contact the same way. A correctio
 ``inv_m P`` and turns by ``I^-1 (r x P + L)`` (world-frame inverse inertia), and its velocity changes by the same
 over ``dt``. For a constraint ``C`` with direction ``n`` the impulse is ``-C / (w_a + w_b + compliance / dt^2)``
 with the generalised inverse masses ``w = 1/m + (r x n) . I^-1 (r x n)`` (positional) or ``w = n . I^-1 n``
-(angular). Body deltas hold ``(L, P) / dt`` (warp.sim's convention: the particle-shape contacts write the same).
+(angular); a joint's 3-D point lock and rotation lock are solved as one linearised 3 x 3 system each
+(``K = sum 1/m - [r]x I^-1 [r]x``, resp. ``sum I^-1``), which is smooth where the gap closes (a normalised gap
+direction made the adjoint blow up there). Body deltas hold ``(L, P) / dt`` (warp.sim's convention: the particle-shape contacts write the same).
 
 Joints: fixed (position and orientation locked), revolute (position locked, the hinge axes aligned; limits and a
 target-position drive with compliance ``1 / target_ke`` and damping ``target_kd`` about the axis), prismatic (orientation and the two
@@ -67,17 +69,35 @@ def positional_impulse(err: wp.vec3, w_other: float, inv_m: float, inv_I: wp.mat
 
 
 @wp.func
-def angular_impulse(err: wp.vec3, inv_I: wp.mat33, q: wp.quat, inv_I_p: wp.mat33, q_p: wp.quat, alpha: float):
-    """Angular impulse on the child that undoes the rotation error ``err`` (axis times angle of the child frame
-    relative to the parent frame, world); the parent gets its negative."""
-    c = wp.length(err)
-    if c < 1.0e-9:
+def world_inv_inertia(q: wp.quat, inv_I: wp.mat33):
+    R = wp.quat_to_matrix(q)
+    return R * inv_I * wp.transpose(R)
+
+
+@wp.func
+def point_lock_impulse(err: wp.vec3, inv_m: float, inv_I: wp.mat33, q: wp.quat, r: wp.vec3, inv_m_p: float,
+                       inv_I_p: wp.mat33, q_p: wp.quat, r_p: wp.vec3, alpha: float):
+    """Positional impulse on the child that closes the 3-D anchor gap ``err`` (child minus parent anchor) in one
+    linearised step: ``-K^-1 err`` with ``K = sum (1/m - [r]x I^-1 [r]x) + alpha``. Smooth in ``err`` (no normal
+    to normalise, so its adjoint stays finite as the gap closes)."""
+    sc = wp.skew(r)
+    sp = wp.skew(r_p)
+    K = wp.identity(3, dtype=float) * (inv_m + inv_m_p + alpha) - sc * world_inv_inertia(q, inv_I) * sc - (
+        sp * world_inv_inertia(q_p, inv_I_p) * sp)
+    if wp.determinant(K) <= 1.0e-20:
         return wp.vec3()
-    n = err / c
-    w = angular_weight(inv_I, q, n) + angular_weight(inv_I_p, q_p, n)
-    if w <= 0.0:
+    return -(wp.inverse(K) * err)
+
+
+@wp.func
+def rotation_lock_impulse(err: wp.vec3, inv_I: wp.mat33, q: wp.quat, inv_I_p: wp.mat33, q_p: wp.quat,
+                          alpha: float):
+    """Angular impulse on the child that undoes the rotation error ``err`` (world axis times angle) in one
+    linearised step: ``-(I_c^-1 + I_p^-1 + alpha)^-1 err``."""
+    K = world_inv_inertia(q, inv_I) + world_inv_inertia(q_p, inv_I_p) + wp.identity(3, dtype=float) * alpha
+    if wp.determinant(K) <= 1.0e-20:
         return wp.vec3()
-    return n * (-c / (w + alpha))
+    return -(wp.inverse(K) * err)
 
 
 @wp.func
@@ -162,18 +182,17 @@ def solve_rigid_joints(body_q: wp.array(dtype=wp.transform), body_qd: wp.array(d
         P = P + a * axis_correction(x, wp.dot(v_c - v_p, a), w, joint_limit_lower[s], joint_limit_upper[s],
                                     joint_axis_mode[s], joint_act[s], joint_target_ke[s], joint_target_kd[s], dt)
     else:
-        P = positional_impulse(x_err, 0.0, inv_m_c, inv_I_c, q_bc, r_c, inv_m_p, inv_I_p, q_bp, r_p, lin_alpha)
+        P = point_lock_impulse(x_err, inv_m_c, inv_I_c, q_bc, r_c, inv_m_p, inv_I_p, q_bp, r_p, lin_alpha)
     if jtype == JOINT_FIXED or jtype == JOINT_PRISMATIC:
-        L = angular_impulse(wp.quat_rotate(q_p, rotation_vector(wp.quat_inverse(q_p) * q_c)), inv_I_c, q_bc,
-                            inv_I_p, q_bp, ang_alpha)
+        L = rotation_lock_impulse(wp.quat_rotate(q_p, rotation_vector(wp.quat_inverse(q_p) * q_c)), inv_I_c, q_bc,
+                                  inv_I_p, q_bp, ang_alpha)
     elif jtype == JOINT_REVOLUTE:
         a = wp.quat_rotate(q_p, joint_axis[s])
         a_c = wp.quat_rotate(q_c, joint_axis[s])
-        # the child's axis back onto the parent's: the rotation a -> a_c, undone
-        cr = wp.cross(a, a_c)
-        sn = wp.length(cr)
-        if sn > 1.0e-9:
-            L = angular_impulse(cr * (wp.atan2(sn, wp.dot(a, a_c)) / sn), inv_I_c, q_bc, inv_I_p, q_bp, ang_alpha)
+        # the child's axis back onto the parent's: undo the rotation a -> a_c (its sine vector a x a_c; smooth where
+        # the axes are aligned), without turning about the hinge
+        L = rotation_lock_impulse(wp.cross(a, a_c), inv_I_c, q_bc, inv_I_p, q_bp, ang_alpha)
+        L = L - a * wp.dot(L, a)
         angle = _hinge_angle(joint_axis[s], wp.quat_inverse(q_p) * q_c)
         w = angular_weight(inv_I_c, q_bc, a) + angular_weight(inv_I_p, q_bp, a)
         L = L + a * axis_correction(angle, wp.dot(w_c - w_p, a), w, joint_limit_lower[s], joint_limit_upper[s],
