@@ -95,20 +95,26 @@ def module_cold(kernel, spec, key: str) -> None:
                 continue
         members += _runtime_members([spec, *(s for k, s in prepared if k in keys)], options)
         batches = batch.plan(members, options, os.cpu_count() or 1)
-        batched = {m.key for b in batches for m in b.members}
-        # the others compile alone, ahead, unless cached (or built by another process: their launch waits for it)
-        alone = [(k, s) for k, s in prepared if keys.get(k) not in batched and not (
-            keys.get(k) and cache.lookup("cpu", keys[k], "so"))]
+        # from here every batch must run or be released: launches in this process wait for their members
         mine = [b for b in batches if key in {m.key for m in b.members}]
         for b in batches:
             if b not in mine:
                 _queue.put(b)
-        for k, s in alone:
-            _queue.put(_Alone(k, s, config.mode))
-        if len(batches) > len(mine) or alone:
+        if len(batches) > len(mine):
             _start_workers()
         for b in mine:
             b.run()
+        batched = {m.key for b in batches for m in b.members}
+        # the others compile alone, ahead, unless cached (or built by another process: their launch waits for it)
+        try:
+            alone = [(k, s) for k, s in prepared if keys.get(k) not in batched and not (
+                keys.get(k) and cache.lookup("cpu", keys[k], "so"))]
+        except Exception:  # noqa: BLE001 - an unusable cache: the launches report it
+            return
+        for k, s in alone:
+            _queue.put(_Alone(k, s, config.mode))
+        if alone:
+            _start_workers()
         return
     if not prepared:
         return
@@ -123,9 +129,14 @@ def module_cold(kernel, spec, key: str) -> None:
 
 def run_batches(batches) -> None:
     """Run batches now, in parallel (the first on this thread), and wait for all."""
-    threads = [threading.Thread(target=b.run, name="weft-compile-batch", daemon=True) for b in batches[1:]]
-    for t in threads:
-        t.start()
+    threads = []
+    for b in batches[1:]:
+        t = threading.Thread(target=b.run, name="weft-compile-batch", daemon=True)
+        try:
+            t.start()
+            threads.append(t)
+        except RuntimeError:  # no thread to be had: run it here (it must run or be released)
+            b.run()
     if batches:
         batches[0].run()
     for t in threads:
@@ -230,9 +241,9 @@ def _options():
 
 
 def _start_workers() -> None:
+    """Called after queueing jobs. A worker leaves only under ``_lock`` with the queue empty, so a job queued
+    before this call is always run (a batch's launches wait for it: a job left in the queue would hang them)."""
     with _lock:
-        alive = [t for t in _workers if t.is_alive()]
-        _workers[:] = alive
         want = max(1, (os.cpu_count() or 1) - 1)
         while len(_workers) < want:
             t = threading.Thread(target=_work, name=f"weft-compile-ahead-{len(_workers)}", daemon=True)
@@ -241,15 +252,27 @@ def _start_workers() -> None:
 
 
 def _work() -> None:
-    while not _stopping.is_set():
-        try:
-            job = _queue.get(timeout=0.5)
-        except queue.Empty:
-            return
-        if _stopping.is_set():
-            job.release()
-            return
-        job.run()
+    me = threading.current_thread()
+    try:
+        while not _stopping.is_set():
+            try:
+                job = _queue.get(timeout=0.5)
+            except queue.Empty:
+                with _lock:
+                    if _queue.empty():
+                        _workers.remove(me)
+                        me = None
+                        return
+                continue
+            if _stopping.is_set():
+                job.release()
+                return
+            job.run()
+    finally:
+        if me is not None:
+            with _lock:
+                if me in _workers:
+                    _workers.remove(me)
 
 
 def wait(timeout: float | None = None) -> None:

@@ -277,3 +277,25 @@ def test_load_module_compiles_the_cold_kernels_as_one_unit(tmp_path, batches, mo
     a = wp.zeros(3, dtype=float)
     wp.launch(mod.add, dim=3, inputs=[a])
     np.testing.assert_allclose(a.numpy(), 8.375)
+
+
+def test_wave_split_over_cores_runs_every_batch(tmp_path, batches, monkeypatch):
+    import os
+
+    monkeypatch.setattr(batch, "MIN_BATCH_WEIGHT", 1)  # split even a small wave
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    text = MODULE.replace("@wp.kernel\ndef broken", "def broken") + """
+@wp.kernel
+def halve(a: wp.array(dtype=float)):
+    i = wp.tid()
+    a[i] = a[i] * 0.5 + {other}
+"""
+    mod = _load(tmp_path, "weft_batch_module_split", 9.125, text=text)
+    a = wp.zeros(4, dtype=float)
+    wp.launch(mod.add, dim=4, inputs=[a])  # its batch on this thread, the other on a compile-ahead worker
+    wp.launch(mod.halve, dim=4, inputs=[a])  # waits for the other batch if it is still compiling
+    wp.launch(mod.scale, dim=4, inputs=[a, 2.0])
+    ahead.wait(120)
+    assert len(batches) == 2 and all(len(b.published) == 2 for b in batches)
+    assert {m.name for b in batches for m in b.members} == {"add", "scale", "shift", "halve"}
+    np.testing.assert_allclose(a.numpy(), (9.125 * 0.5 + 9.125) * 2.0 + 9.125)
