@@ -164,6 +164,10 @@ def test_host_transform_composition_and_keywords():
     unit = wp.transform(wp.vec3(1.0, 0.0, 0.0), wp.quat_from_axis_angle(wp.vec3(0.0, 0.0, 1.0), 0.5 * np.pi))
     np.testing.assert_allclose(np.array(unit * unit)[:3], [1.0, 1.0, 0.0], atol=1e-6)
     assert np.array(wp.transform(p=(1.0, 2.0, 3.0))).tolist() == [1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 1.0]
+    assert list(wp.transform((1.0, 2.0, 3.0), q=(0.0, 0.0, 0.0, 1.0))) == [1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 1.0]
+    assert +wp.mat22(1.0, 2.0, 3.0, 4.0) == wp.mat22(1.0, 2.0, 3.0, 4.0)
+    with pytest.raises(RuntimeError, match="Couldn't find a function 'mul'"):  # no mixed precision, as in Warp
+        wp.mat22f(1.0, 2.0, 3.0, 4.0) * wp.mat22d(1.0, 2.0, 3.0, 4.0)
     assert np.array(t * 2.0).tolist() == [2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]
 
 

@@ -297,6 +297,9 @@ class MatrixBase:
     def __neg__(self):
         return self._wrap(-self._a)
 
+    def __pos__(self):
+        return self._wrap(self._a.copy())
+
     def __mul__(self, o):
         if isinstance(o, (numbers.Number, np.generic)):
             return self._wrap(self._a * o)
@@ -313,6 +316,9 @@ class MatrixBase:
         return NotImplemented
 
     def __matmul__(self, o):
+        if isinstance(o, (MatrixBase, VectorBase)) and o._np_ is not self._np_:
+            raise RuntimeError(f"Couldn't find a function 'mul' compatible with the arguments "
+                               f"'{type(self).__name__}, {type(o).__name__}'")  # Warp's: no mixed precision
         if isinstance(o, MatrixBase):
             return matrix((self._shape_[0], o._shape_[1]), self._wp_scalar_type_)._wrap(self._a @ o._a)
         if isinstance(o, VectorBase):
@@ -351,9 +357,16 @@ class TransformBase(VectorBase):
     __slots__ = ()
     _wp_generic_type_str_ = "transform_t"
 
-    def __init__(self, *args, p=None, q=None):
-        if p is not None or q is not None:  # transform(p=..., q=...): a missing part is the identity's
-            args = (p if p is not None else (0, 0, 0), q if q is not None else (0, 0, 0, 1), *args)
+    def __init__(self, *args, p=None, q=None, **unexpected):
+        for name in unexpected:  # Warp's message (Python's would name this method)
+            raise TypeError(f"got an unexpected keyword argument '{name}'")
+        if p is not None or q is not None:  # transform(p=..., q=...): a part given neither way is the identity's
+            rest = list(args)
+            if p is None:
+                p = rest.pop(0) if rest else (0, 0, 0)
+            if q is None:
+                q = rest.pop(0) if rest else (0, 0, 0, 1)
+            args = (p, q, *rest)
         if len(args) == 0:
             super().__init__(0, 0, 0, 0, 0, 0, 1)
         elif len(args) == 2:
