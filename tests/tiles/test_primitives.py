@@ -58,6 +58,38 @@ def constructors(out: wp.array2d(dtype=float), iout: wp.array(dtype=int)):
     wp.tile_store(iout, wp.tile_arange(2, 12, 2, dtype=int))
 
 
+@wp.kernel
+def aranges(f: wp.array(dtype=float), i: wp.array(dtype=int), q: wp.array(dtype=float)):
+    wp.tile_store(f, wp.tile_arange(0.0, 2.0, 0.3))  # float32 by default; the partial last step kept (7 values)
+    wp.tile_store(i, wp.tile_arange(10, 0, -3, dtype=int))  # 10, 7, 4, 1
+    wp.tile_store(q, wp.tile_arange(0.0, 0.3, 0.1))  # (0.3 - 0) / 0.1 is 3 in float32: 3 values, not 4
+
+
+def test_tile_arange_lengths_and_errors():
+    f, i, q = wp.full(8, -1.0, dtype=float), wp.full(5, -1, dtype=int), wp.full(4, -1.0, dtype=float)
+    wp.launch_tiled(aranges, dim=1, inputs=[f, i, q], block_dim=4)
+    np.testing.assert_allclose(f.numpy(), [*(np.float32(0.3) * np.arange(7, dtype=np.float32)), -1.0])
+    np.testing.assert_array_equal(i.numpy(), [10, 7, 4, 1, -1])
+    np.testing.assert_allclose(q.numpy(), [0.0, np.float32(0.1), np.float32(0.2), -1.0], rtol=1e-7)
+
+    @wp.kernel
+    def zero_step(out: wp.array(dtype=int)):
+        wp.tile_store(out, wp.tile_arange(0, 10, 0, dtype=int))
+
+    @wp.kernel
+    def too_wide(out: wp.array(dtype=int)):
+        wp.tile_store(out, wp.tile_arange(0, 2**40, dtype=int))
+
+    @wp.kernel
+    def runtime_stop(out: wp.array(dtype=int), n: int):
+        wp.tile_store(out, wp.tile_arange(0, n, 1, dtype=int))
+
+    for k, err, match in ((zero_step, ValueError, "step cannot be zero"), (too_wide, ValueError, "out of range"),
+                          (runtime_stop, TypeError, "compile time constants, but stop")):
+        with pytest.raises(err, match=match):
+            wp.launch_tiled(k, dim=1, inputs=[i] + ([3] if k is runtime_stop else []), block_dim=4)
+
+
 def test_constructors_and_arithmetic():
     out = wp.zeros((2, 3), dtype=float)
     iout = wp.zeros(5, dtype=int)

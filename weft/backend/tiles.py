@@ -460,7 +460,7 @@ _FORWARD = (
     ("tile_load", _call("tile_load")),
     ("tile_store", _call("tile_store", with_dst=False)),
     ("tile_atomic_add", _call("tile_atomic_add")),
-    ("tile_zeros", _fill("0")),
+    ("tile_zeros", lambda r, s, args: r.out(r.tile_call("tile_zero", _d(r, s)) + ";")),
     ("tile_ones", _fill("1")),
     ("tile_full", _fill(None)),
     ("tile_arange", _call("tile_arange")),

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import CompileError, KernelValueError
+from ..errors import CompileError, KernelTypeError, KernelValueError
 from ..ir import types as T
 from ..ir.nodes import Const, Stmt, Var
 from ..ops import registry
@@ -249,33 +249,101 @@ def _tile_empty(lw, node, form: LanguageForm):
 
 
 def _tile_arange(lw, node, name: str, syntax: Syntax):
+    """``tile_arange(stop)`` / ``(start, stop[, step], dtype=float32)``: compile-time bounds, represented in the
+    output type before the length is counted (Warp's rules: an exact integer ceiling for integer types, the quotient
+    rounded to the float type for float types; at least one element)."""
     _mark(lw)
     kw = {k.arg: k.value for k in node.keywords}
     unknown = set(kw) - {"start", "stop", "step", "dtype", "storage"}
     if unknown:
         raise lw.error(f"wp.tile_arange() got an unexpected keyword argument '{min(unknown)}'", node)
-    vals = []
-    for a in node.args:
+    if len(node.args) > 3:
+        raise lw.error(f"tile_arange() accepts at most 3 positional arguments, got {len(node.args)}", node,
+                       kind=KernelTypeError)
+    names = {1: ("stop",), 2: ("start", "stop"), 3: ("start", "stop", "step")}.get(len(node.args), ())
+    nodes = dict(zip(names, node.args))
+    nodes.update({k: kw[k] for k in ("start", "stop", "step") if k in kw})
+    if "stop" not in nodes:
+        raise lw.error("tile_arange() requires at least one positional argument specifying the range", node,
+                       kind=KernelTypeError)
+    dtype = _static_dtype(lw, kw.get("dtype"), T.FLOAT32)
+    if not isinstance(dtype, T.ScalarType) or dtype == T.BOOL:
+        raise lw.error(f"tile_arange() requires a numeric scalar dtype, but got {dtype}", node, kind=KernelTypeError)
+    values = {"start": 0, "step": 1}
+    for k, n in nodes.items():
         try:
-            v = lw.eval_static(a)
+            v = lw.eval_static(n)
         except CompileError:
-            raise lw.error("tile_arange bounds must be compile-time constants (they fix the tile's length)",
-                           a) from None
-        vals.append(v.value if isinstance(v, Weak) else v)
-    for k in ("start", "stop", "step"):
-        if k in kw:
-            vals.append(lw.eval_static(kw[k]))
-    if not 1 <= len(vals) <= 3:
-        raise lw.error("wp.tile_arange() takes stop, or start, stop[, step]", node)
-    start, stop, step = (0, vals[0], 1) if len(vals) == 1 else (vals[0], vals[1], vals[2] if len(vals) == 3 else 1)
-    floats = any(isinstance(v, float) for v in (start, stop, step))
-    dtype = _static_dtype(lw, kw.get("dtype"), T.FLOAT32 if floats else T.INT32)
-    n = int(np.ceil((stop - start) / step)) if step else 0
-    if n <= 0:
-        raise lw.error(f"tile_arange({start}, {stop}, {step}) is empty", node)
-    t = T.TileType(dtype, (n,))
-    return lw.op("tile_arange", [Const(_cast(start, dtype), dtype), Const(_cast(step, dtype), dtype)], attrs=(t,),
-                 node=node)
+            raise lw.error(f"tile_arange() arguments must be compile time constants, but {k} is not", n,
+                           kind=KernelTypeError) from None
+        values[k] = _arange_value(lw, k, _plain_number(v), dtype, n)
+    start, stop, step = values["start"], values["stop"], values["step"]
+    if step == 0:
+        raise lw.error("tile_arange() step cannot be zero", node, kind=KernelValueError)
+    if (step > 0 and start >= stop) or (step < 0 and start <= stop):
+        raise lw.error(f"tile_arange() requires a non-empty range, but start={start}, stop={stop}, step={step} "
+                       "produces no elements; zero-length tile dimensions are not supported.", node,
+                       kind=KernelValueError)
+    if dtype.is_float:
+        quotient = float(_np_scalar(dtype)((stop - start) / step))
+        if not np.isfinite(quotient):
+            raise lw.error(f"tile_arange() start={start}, stop={stop}, step={step} spans more elements than can be "
+                           "counted; the step is too small for the range.", node, kind=KernelValueError)
+        n = int(np.ceil(quotient))
+    else:
+        n = -((stop - start) // -step)
+    t = T.TileType(dtype, (max(1, n),))
+    return lw.op("tile_arange", [Const(start, dtype), Const(step, dtype)], attrs=(t,), node=node)
+
+
+def _np_scalar(dtype):
+    """The NumPy scalar type holding values of a weft scalar type (bfloat16 approximated by float32)."""
+    try:
+        return np.dtype(dtype.name).type
+    except TypeError:
+        return np.float32
+
+
+def _plain_number(v):
+    """A compile-time bound as a Python number (literals, wp.constant scalars, NumPy scalars)."""
+    v = v.value if isinstance(v, Weak) else v
+    if isinstance(v, np.generic):
+        return v.item()
+    if not isinstance(v, (int, float)) and isinstance(getattr(v, "value", None), (int, float, np.generic)):
+        v = v.value
+        return v.item() if isinstance(v, np.generic) else v
+    return v
+
+
+def _arange_value(lw, name: str, v, dtype, node):
+    """A tile_arange bound as the output type represents it (an error when it cannot)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise lw.error(f"tile_arange() {name} must be a number, got {v!r}", node, kind=KernelTypeError)
+    out_of_range = f"tile_arange() {name}={v} is out of range for the output type {dtype}"
+    np_type = _np_scalar(dtype)
+    if not dtype.is_float:
+        if isinstance(v, float):
+            if not v.is_integer():
+                raise lw.error(f"tile_arange() {name}={v} has a fractional part, which the integer output type "
+                               f"{dtype} cannot represent", node, kind=KernelValueError)
+            v = int(v)
+        info = np.iinfo(np_type)
+        if not info.min <= v <= info.max:
+            raise lw.error(out_of_range, node, kind=KernelValueError)
+        return v
+    if isinstance(v, int):
+        if not -(2**63) <= v < 2**64:
+            raise lw.error(f"tile_arange() {name}={v} is too wide to use as an integer bound; write it as a "
+                           f"floating-point literal to build a {dtype} range", node, kind=KernelValueError)
+        exact = np.int64(v) if v < 0 else np.uint64(v)  # rounded once, straight to the output type
+        with np.errstate(over="ignore"):
+            represented = float(np_type(exact))
+    else:
+        with np.errstate(over="ignore"):
+            represented = float(np_type(v))
+    if np.isfinite(v) and not np.isfinite(represented):
+        raise lw.error(out_of_range, node, kind=KernelValueError)
+    return represented
 
 
 def _tile_random(lw, node, name: str, syntax: Syntax):

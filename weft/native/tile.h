@@ -347,6 +347,11 @@ template <typename T, int... D, typename V>
 WEFT_FN void tile_fill(tile_t<T, D...>& t, const V& value) {
     for (int i = 0; i < tile_t<T, D...>::size; ++i) t.data[i] = T(value);
 }
+// tile_zeros: value-initialised elements (zeros; also for structs, which have no conversion from 0)
+template <typename T, int... D>
+WEFT_FN void tile_zero(tile_t<T, D...>& t) {
+    for (int i = 0; i < tile_t<T, D...>::size; ++i) t.data[i] = T();
+}
 template <typename T, int... D, typename V>
 WEFT_FN void adj_tile_fill(const V&, V& adj_value, const tile_t<T, D...>& adj_t) {
     for (int i = 0; i < tile_t<T, D...>::size; ++i) adj_value += V(adj_t.data[i]);

@@ -74,6 +74,8 @@ __device__ void zero(tile_t<T, D...>& t) {
     sync();
 }
 template <typename T, int... D>
+__device__ void tile_zero(tile_t<T, D...>& t) { zero(t); }
+template <typename T, int... D>
 __device__ void copy(tile_t<T, D...>& dst, const tile_t<T, D...>& src) {
     if (&dst != &src) WEFT_CTA_FOR(k, (tile_t<T, D...>::size)) dst.data[k] = src.data[k];
     sync();
