@@ -68,7 +68,7 @@ WEFT_FN T zero_of() { return T(); }
 // dst[j] += src[j] over one tile row; a tile (on the stack) never overlaps an array or its gradient, and restrict
 // on parameters (not on locals, which g++ ignores) lets the row vectorise
 template <int N, typename T>
-WEFT_FN void row_add(T* __restrict dst, const T* __restrict src) {
+WEFT_FN void row_add(T* __restrict__ dst, const T* __restrict__ src) {
     for (int j = 0; j < N; ++j) dst[j] += src[j];
 }
 }  // namespace tiles
