@@ -299,3 +299,29 @@ def halve(a: wp.array(dtype=float)):
     assert len(batches) == 2 and all(len(b.published) == 2 for b in batches)
     assert {m.name for b in batches for m in b.members} == {"add", "scale", "shift", "halve"}
     np.testing.assert_allclose(a.numpy(), (9.125 * 0.5 + 9.125) * 2.0 + 9.125)
+
+
+def test_direct_link_matches_the_driver(tmp_path):
+    """A member's library linked by the linker itself (batch._linker, from the driver's -### output) is the one the
+    compiler driver links, byte for byte."""
+    import subprocess as sp
+
+    options = pipeline.cpu_options(False)
+    cc = find_compiler()
+    link = batch._linker(cc.path, tuple(options.flags(cc.is_clang)), tuple(options.libs(cc.is_clang)))
+    assert link is not None
+    src = tmp_path / "u.cpp"
+    src.write_text('extern "C" __attribute__((visibility("default"))) int f__m0(int x) { return 3 * x; }\n'
+                   'extern "C" __attribute__((visibility("default"))) int f__m1(int x) { return 5 * x; }\n')
+    obj = tmp_path / "u.o"
+    flags = [f for f in options.flags(cc.is_clang) if f != "-shared"]
+    assert sp.run([cc.path, *flags, *batch._SECTIONS, "-c", str(src), "-o", str(obj)]).returncode == 0
+    script = tmp_path / "m.map"
+    script.write_text("{ global: f; local: *; };\n")
+    direct, driven = tmp_path / "d.so", tmp_path / "g.so"
+    assert sp.run(link.command(obj, direct, script, ["--defsym=f=f__m1"])).returncode == 0
+    assert sp.run([cc.path, *options.flags(cc.is_clang), str(obj), "-Wl,--defsym=f=f__m1", *batch._MEMBER_LINK,
+                   f"-Wl,--version-script={script}", *options.libs(cc.is_clang), "-o", str(driven)]).returncode == 0
+    assert direct.read_bytes() == driven.read_bytes()
+    lib = ctypes.CDLL(str(direct))
+    assert lib.f(2) == 10 and not hasattr(lib, "f__m0")
