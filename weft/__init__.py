@@ -130,7 +130,7 @@ def force_load(device=None, modules=None) -> None:
 
 from .runtime.tape import Tape
 from .autodiff.custom import adjoint, func_grad, func_replay
-from .frontend.native import func_native
+from .frontend.native import address_of, func_native
 from .runtime.checkpoint import checkpoint
 from . import autograd
 from . import optim

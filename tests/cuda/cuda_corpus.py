@@ -47,11 +47,16 @@ def native_vec(x: float, y: wp.vec3) -> wp.vec3: ...
 def native_accumulate(acc: wp.ref[wp.float32], x: wp.array(dtype=float), i: int): ...
 
 
+@wp.func_native("*(float*)ptr = *(float*)ptr + 1.0f;")
+def native_bump(ptr: wp.uint64): ...
+
+
 @wp.kernel
 def k_native(x: wp.array(dtype=float), v: wp.array(dtype=wp.vec3), out: wp.array(dtype=wp.vec3)):
     i = wp.tid()
     acc = wp.float32(0.0)
     native_accumulate(acc, x, i)
+    native_bump(wp.address_of(acc))  # wp.address_of of a native argument
     u, s, w = wp.svd2(wp.mat22(x[i], 1.0, 0.5, 2.0))  # svd2 and its adjoint compile for CUDA too
     out[i] = native_vec(acc, v[i]) + wp.vec3(s[0], s[1], u[0, 1] * w[1, 0])
 

@@ -134,6 +134,37 @@ def test_ref_parameters_write_back():
     assert repr(wp.ref[wp.int32]) == "wp.ref[int32]" and wp.ref[wp.int32] == wp.ref[wp.int32]
 
 
+@wp.func_native("*(float*)ptr = *(float*)ptr * 2.0f + 1.0f;")
+def through_pointer(ptr: wp.uint64): ...
+
+
+@wp.kernel(enable_backward=False)
+def k_address_of(arr: wp.array(dtype=float), boxes: wp.array(dtype=Box), out: wp.array(dtype=float)):
+    i = wp.tid()
+    through_pointer(wp.address_of(arr[i]))  # an array element
+    through_pointer(wp.address_of(boxes[i].v[2]))  # a component of a field of a struct array element
+    v = wp.vec3(1.0, 2.0, 3.0)
+    through_pointer(wp.address_of(v.y))  # a component of a local
+    out[i] = v.y
+
+
+def test_address_of_native_arguments():
+    arr = wp.array([1.0, 2.0], dtype=float)
+    boxes = wp.zeros(2, dtype=Box)
+    out = wp.zeros(2, dtype=float)
+    wp.launch(k_address_of, dim=2, inputs=[arr, boxes, out])
+    np.testing.assert_array_equal(arr.numpy(), [3.0, 5.0])
+    np.testing.assert_array_equal(boxes.numpy()["v"][:, 2], [1.0, 1.0])
+    np.testing.assert_array_equal(out.numpy(), [5.0, 5.0])
+
+    @wp.kernel(enable_backward=False)
+    def k_temporary(out: wp.array(dtype=wp.uint64)):
+        through_pointer(wp.address_of(wp.vec3(1.0, 2.0, 3.0).x))
+
+    with pytest.raises(wp.CompileError, match="not a temporary value"):
+        wp.launch(k_temporary, dim=1, inputs=[wp.zeros(1, dtype=wp.uint64)])
+
+
 def test_ref_argument_errors():
     @wp.kernel(enable_backward=False)
     def k_literal(out: wp.array(dtype=float)):

@@ -21,7 +21,7 @@ from .analysis import binding_analysis, only_tail_return
 from .construct import construct
 from .forms import LANGUAGE_RULES, OP_RULES
 from .func import Func
-from .native import NativeFunc, lower_native_call
+from .native import NativeFunc, is_address_of, lower_native_call
 
 
 def lower_call(lw, node: ast.Call):
@@ -38,10 +38,20 @@ def lower_call(lw, node: ast.Call):
         syntax = registry.syntax(name)
         if syntax.form is not Form.OPERANDS:
             return OP_RULES[syntax.form](lw, node, name, syntax)
-    args = [lw.visit(a) for a in node.args]
+    if is_address_of(callee):
+        _address_target(lw, node)
+        raise lw.error("weft supports wp.address_of(x) as an argument of a wp.func_native function only", node,
+                       hint="pass x to the native function as a wp.ref[T] parameter instead")
+    args, addressed = [], {}
+    for i, a in enumerate(node.args):
+        if isinstance(callee, NativeFunc) and isinstance(a, ast.Call) and is_address_of(lw.eval_static_or_none(a.func)):
+            addressed[i] = _address_target(lw, a)
+            args.append(Const(0, T.UINT64))  # the uint64 parameter's placeholder while binding
+        else:
+            args.append(lw.visit(a))
     kwargs = {k.arg: lw.visit(k.value) for k in node.keywords}
     if isinstance(callee, Func):
-        return inline(lw, callee, args, kwargs, node)
+        return inline(lw, callee, args, kwargs, node, addressed)
     if name is not None:
         return _builtin(lw, name, args, kwargs, node)
     ir = getattr(callee, "_ir_", None) if isinstance(callee, type) else None
@@ -105,11 +115,34 @@ def _builtin(lw, name: str, args, kwargs, node):
     return lw.op(name, args, node=node)
 
 # ---------------------------------------------------------------------- funcs
-def inline(lw, func: Func, args, kwargs, node):
+def _address_target(lw, call: ast.Call) -> ast.AST:
+    """The storage ``wp.address_of(x)`` names (the AST of ``x``); raises for temporaries and Python literals."""
+    if len(call.args) != 1 or call.keywords:
+        raise lw.error("wp.address_of() takes one argument", call)
+    target = call.args[0]
+    root = target
+    while isinstance(root, (ast.Subscript, ast.Attribute)):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        raise lw.error("wp.address_of() needs a variable, an array element, a struct field or a component, not a "
+                       "temporary value", target)
+    current = lw.frame.env.get(root.id)
+    if root is target and isinstance(current, Weak):
+        raise lw.error(f"wp.address_of({root.id}): '{root.id}' is a compile-time constant", target,
+                       hint=f"give it storage of a fixed type: {root.id} = wp.{current.default_type}"
+                            f"({current.value!r})")
+    return target
+
+
+def inline(lw, func: Func, args, kwargs, node, addressed: dict | None = None):
     chosen, bound = _select_overload(lw, func, args, kwargs, node)
     refs = _ref_arguments(lw, chosen, node)
     if isinstance(chosen, NativeFunc):
-        result, finals = lower_native_call(lw, chosen, bound, node)
+        params = list(bound)
+        places = {params[i]: target for i, target in (addressed or {}).items()}
+        values = {p: lw.operand(lw.visit(t), t) for p, t in places.items()}
+        result, finals = lower_native_call(lw, chosen, bound, node, values)
+        refs = {**refs, **places}
     elif chosen.custom_lowering is not None:  # a custom gradient or replay is attached (autodiff.custom)
         return chosen.custom_lowering(lw, chosen, bound, node)
     else:

@@ -25,6 +25,28 @@ from ..types.reference import Reference
 from .func import Func, make_func
 
 
+class _AddressOf:
+    """``wp.address_of(x)``: the address (a uint64) of the storage of ``x`` (a local, an array element, a struct
+    field or a component). weft supports it as an argument of a ``wp.func_native`` function: the call passes the
+    address of a copy of ``x`` and stores the copy back into ``x``'s place after the call (copy-in / copy-out, as
+    for ``wp.ref[T]``)."""
+
+    _wp_address_of_marker_ = True
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError("wp.address_of() can only be used in kernel code")
+
+    def __repr__(self) -> str:
+        return "wp.address_of"
+
+
+address_of = _AddressOf()
+
+
+def is_address_of(obj) -> bool:
+    return getattr(obj, "_wp_address_of_marker_", False)
+
+
 class NativeFunc(Func):
     """A ``@wp.func_native`` function: calls lower to its op record (``op_for``)."""
 
@@ -34,13 +56,15 @@ class NativeFunc(Func):
         self.snippet = snippet
         self.adj_snippet = adj_snippet
         self.replay_snippet = replay_snippet
-        self._op: Op | None = None
+        self._ops: dict[tuple, Op] = {}
 
-    def op_for(self, lw, node) -> Op:
-        """The op record of this function (built on first use, when the annotations can be evaluated)."""
-        if self._op is None:
-            self._op = _build_op(self, lw, node)
-        return self._op
+    def op_for(self, lw, node, addressed: tuple = ()) -> Op:
+        """The op record of this function (built on first use, when the annotations can be evaluated); one per set
+        of ``(parameter, pointee type)`` pairs whose arguments are ``wp.address_of(x)``."""
+        op = self._ops.get(addressed)
+        if op is None:
+            op = self._ops[addressed] = _build_op(self, lw, node, dict(addressed))
+        return op
 
 
 def func_native(snippet: str, adj_snippet: str | None = None, replay_snippet: str | None = None):
@@ -88,13 +112,15 @@ def _result_type(f: NativeFunc, lw, node) -> T.Type | None:
     return t
 
 
-def _build_op(f: NativeFunc, lw, node) -> Op:
+def _build_op(f: NativeFunc, lw, node, addressed: dict) -> Op:
     params = _param_types(f, lw, node)
     ret = _result_type(f, lw, node)
     text = repr((f.key, f.snippet, f.adj_snippet, f.replay_snippet, [(p, t.ctype, r) for p, t, r in params],
-                 ret.ctype if ret is not None else None))
+                 ret.ctype if ret is not None else None, sorted((p, t.ctype) for p, t in addressed.items())))
     cname = f"native_{_cident(f.__name__)}_{hashlib.sha256(text.encode()).hexdigest()[:12]}"
     refs = [p for p, _, r in params if r]
+    if addressed:
+        return _build_addressed_op(f, cname, params, ret, addressed)
     results = ([ret] if ret is not None else []) + [t for _, t, r in params if r]
     want = tuple(t for _, t, _ in params)
 
@@ -109,6 +135,35 @@ def _build_op(f: NativeFunc, lw, node) -> Op:
             adjoint=Adjoint.NATIVE if f.adj_snippet is not None else (Adjoint.UNSUPPORTED if refs else Adjoint.NONE),
             side_effect=True, domain="native", public=False, definition=definition, replay_native=replay,
             doc=f"wp.func_native {f.key}")
+    return register_user(op)
+
+
+def _build_addressed_op(f: NativeFunc, cname: str, params, ret, addressed: dict) -> Op:
+    """The op of a call passing ``wp.address_of(x)`` for the parameters in ``addressed``: the operand is ``x``'s value
+    (of the pointee type), the function works on a copy whose address the snippet receives, and the copy's final
+    value is an extra result (after the result and the references' final values). It contributes no gradient
+    (differentiating is an error when the function has an ``adj_snippet``, which would need the pointer)."""
+    typed = [(p, addressed.get(p, t), r) for p, t, r in params]
+    outs = ([ret] if ret is not None else []) + [t for p, t, r in typed if r or p in addressed]
+    want = tuple(t for _, t, _ in typed)
+
+    def rule(types, attrs, want=want, results=tuple(outs)):
+        return (results if len(results) != 1 else results[0]) if tuple(types) == want else None
+
+    body_params = ", ".join(f"{t.ctype}{'&' if r else ''} {p}" for p, t, r in params)
+    ins = [f"{t.ctype} {p}{'_in_' if (r or p in addressed) else ''}" for p, t, r in typed]
+    out_decls = ([f"{ret.ctype}& ret_"] if ret is not None else []) + \
+        [f"{t.ctype}& {p}_out_" for p, t, r in typed if r or p in addressed]
+    copies = " ".join(f"{p}_out_ = {p}_in_;" for p, t, r in typed if r or p in addressed)
+    args = ", ".join(f"(uint64_t)(&{p}_out_)" if p in addressed else f"{p}_out_" if r else p for p, _, r in params)
+    text = (f"namespace weft {{\nWEFT_FN {ret.ctype if ret is not None else 'void'} {cname}_body({body_params}) {{\n"
+            f"    namespace wp = weft;\n{f.snippet}\n}}\n"
+            f"WEFT_FN void {cname}({', '.join(ins + out_decls)}) {{ {copies} "
+            f"{'ret_ = ' if ret is not None else ''}{cname}_body({args}); }}\n}}  // namespace weft")
+    # as a native call without adj_snippet, the call contributes no gradient; an adj_snippet cannot be honoured here
+    adjoint = Adjoint.NONE if f.adj_snippet is None else Adjoint.UNSUPPORTED
+    op = Op(cname, rule, native=cname, kind=OpKind.OUT_CALL, adjoint=adjoint, side_effect=True,
+            domain="native", public=False, definition=text, replay_native=cname, doc=f"wp.func_native {f.key}")
     return register_user(op)
 
 
@@ -186,14 +241,17 @@ def _adjoint(f: NativeFunc, cname: str, params, ret: T.Type | None) -> str:
     return "\n".join(out)
 
 
-def lower_native_call(lw, f: NativeFunc, bound: dict, node):
-    """A call of a native function: the op, then (for references) the final values stored back into the arguments'
-    places by the caller (``frontend/calls.py``). Returns (result or None, {ref param: final value})."""
-    op = f.op_for(lw, node)
-    operands = [lw.operand(v, node) for v in bound.values()]
+def lower_native_call(lw, f: NativeFunc, bound: dict, node, addressed: dict | None = None):
+    """A call of a native function: the op, then (for references and ``wp.address_of`` arguments, whose values
+    ``addressed`` maps to their parameters) the final values stored back into the arguments' places by the caller
+    (``frontend/calls.py``). Returns (result or None, {param: final value})."""
+    addressed = addressed or {}
+    key = tuple(sorted((p, v.type) for p, v in addressed.items()))
+    op = f.op_for(lw, node, key)
+    operands = [lw.operand(addressed.get(p, v), node) for p, v in bound.items()]
     got = lw.op(op.name, operands, node=node)
     got = list(got) if isinstance(got, tuple) else ([] if got is None else [got])
     ret = got.pop(0) if f.return_annotation is not None else None
-    finals = dict(zip(f.ref_params, got))
-    return ret, finals
+    written = [p for p in bound if p in f.ref_params or p in addressed]
+    return ret, dict(zip(written, got))
 
