@@ -40,11 +40,14 @@ def neighbour_sum(grid: wp.uint64, pts: wp.array(dtype=wp.vec3), radius: float, 
 
 
 @wp.kernel
-def candidates(grid: wp.uint64, pts: wp.array(dtype=wp.vec3), radius: float, out: wp.array(dtype=wp.int32)):
+def candidates(grid: wp.uint64, pts: wp.array(dtype=wp.vec3), radius: float, out: wp.array(dtype=wp.int32),
+               seq: wp.array2d(dtype=wp.int32)):
     i = wp.tid()
     n = int(0)
     neighbours = wp.hash_grid_query(grid, pts[i], radius)  # iterating a query held in a variable, as Warp allows
     for j in neighbours:
+        if i < seq.shape[0] and n < seq.shape[1]:
+            seq[i, n] = j  # the order of the candidates
         n += 1
     out[i] = n
 
@@ -87,7 +90,8 @@ def test_candidates_cover_neighbours_and_visit_each_once():
     grid = wp.HashGrid(4, 4, 4)  # small: many cells hash together
     grid.build(points, 0.1)
     out = wp.zeros(500, dtype=wp.int32)
-    wp.launch(candidates, dim=500, inputs=[grid.id, points, 0.1, out])
+    seq = wp.full((500, 500), -1, dtype=wp.int32)
+    wp.launch(candidates, dim=500, inputs=[grid.id, points, 0.1, out, seq])
     # every point lies in a 4x4x4 domain of cells of 0.1 -> the 3x3x3 block of a query visits each hashed cell once,
     # so candidates are exactly the points of the (wrapped) cells: never more than all points, at least the neighbours
     ref_n, _ = _brute(pts, pts, 0.1)
@@ -100,6 +104,16 @@ def test_candidates_cover_neighbours_and_visit_each_once():
         hashed = {int((x % 4) + 4 * (y % 4) + 16 * (z % 4)) for x in range(lo[0], hi[0] + 1)
                   for y in range(lo[1], hi[1] + 1) for z in range(lo[2], hi[2] + 1)}
         assert out.numpy()[i] == int(np.isin(h, list(hashed)).sum())
+        # the order: cell by cell (x fastest, each hashed cell once, as the box's cells wrap), ids ascending in a cell
+        order, visited = [], set()
+        for z in range(lo[2], lo[2] + min(hi[2] - lo[2] + 1, 4)):
+            for y in range(lo[1], lo[1] + min(hi[1] - lo[1] + 1, 4)):
+                for x in range(lo[0], lo[0] + min(hi[0] - lo[0] + 1, 4)):
+                    cell = int((x % 4) + 4 * (y % 4) + 16 * (z % 4))
+                    if cell not in visited:
+                        visited.add(cell)
+                        order.extend(np.flatnonzero(h == cell).tolist())
+        np.testing.assert_array_equal(seq.numpy()[i, : len(order)], order)
 
 
 def test_build_is_deterministic_and_stable():
@@ -153,7 +167,7 @@ def test_empty_build():
     grid.build(wp.zeros(0, dtype=wp.vec3), 1.0)
     pts = wp.array(np.zeros((2, 3), np.float32), dtype=wp.vec3)
     out = wp.zeros(2, dtype=wp.int32)
-    wp.launch(candidates, dim=2, inputs=[grid.id, pts, 1.0, out])
+    wp.launch(candidates, dim=2, inputs=[grid.id, pts, 1.0, out, wp.zeros((0, 0), dtype=wp.int32)])
     assert out.numpy().tolist() == [0, 0]
 
 
@@ -248,5 +262,5 @@ def test_destroyed_or_forged_id_is_an_error_not_a_crash():
     out = wp.zeros(2, dtype=wp.int32)
     for bad in (stale, 12345, 0, 2**63 + 5):
         with pytest.raises(wp.Error, match="argument 'id' is not a live HashGrid"):
-            wp.launch(candidates, dim=2, inputs=[bad, pts, 1.0, out])
+            wp.launch(candidates, dim=2, inputs=[bad, pts, 1.0, out, wp.zeros((0, 0), dtype=wp.int32)])
     assert out.numpy().tolist() == [0, 0]
