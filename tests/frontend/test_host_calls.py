@@ -35,3 +35,12 @@ def test_host_call_dispatch():
     assert halve64(wp.float64(3.0)) == 1.5
     with pytest.raises(RuntimeError, match=r"no overload found for arguments \(1.0,\)"):
         halve64(1.0)
+
+
+def test_kernel_result_annotation_is_warps_type_error():
+    @wp.kernel
+    def returns(x: float) -> float:
+        return x
+
+    with pytest.raises(wp.WarpCodegenTypeError, match="Warp kernels cannot return values"):
+        wp.launch(returns, dim=1, inputs=[1.0])

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import config
-from ..errors import CompileError, KernelTypeError, SourceLoc
+from ..errors import CompileError, KernelTypeError, SourceLoc, TypeError_
 from ..ir import types as T
 from ..ir.builder import Builder
 from ..ir.nodes import Break, Call, Const, Continue, For, Function, If, Return, Var, VarKind, While
@@ -52,6 +52,9 @@ _CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq
 _PY_CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
               ast.Eq: operator.eq, ast.NotEq: operator.ne}
 _SWIZZLE = {"x": 0, "y": 1, "z": 2, "w": 3}
+#: Warp's message for a kernel that returns a value or declares a result type
+_KERNEL_RETURN = ("Warp kernels cannot return values. Write results to output arguments, and omit the return "
+                  "annotation or use `-> None`.")
 
 
 @dataclass
@@ -96,6 +99,9 @@ class Lowerer:
         frame = Frame(src, mutable=mutable, component_only=component_only, name=src.func.__name__)
         self.frames.append(frame)
         self.b.loc = src.loc(src.tree)
+        ret = getattr(src.func, "__annotations__", {}).get("return", None)
+        if ret is not None and ret is not type(None) and ret != "None":
+            raise self.error(_KERNEL_RETURN, src.tree.returns or src.tree, kind=TypeError_)
         params = []
         for arg in src.tree.args.args:
             t = self.param_types[arg.arg]
@@ -598,7 +604,7 @@ class Lowerer:
         frame = self.frame
         if not frame.is_func:
             if node.value is not None:
-                raise self.error("kernels cannot return a value", node, hint="write results into an output array")
+                raise self.error(_KERNEL_RETURN, node, kind=TypeError_)
             self.b.emit(Return(self.b.loc))
             return
         value = self.visit(node.value) if node.value is not None else None
