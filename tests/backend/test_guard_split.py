@@ -148,3 +148,44 @@ def test_plan_atoms():
     spec = early_return._lower(early_return.infer_types([3, wp.zeros(2), wp.zeros(2)]), False, None)
     plan = plan_guards(spec.fn)
     assert plan is not None and [a.value for a in plan.inner] == [False] and not plan.outer
+
+
+@wp.kernel
+def not_equal_guard(k: int, m: int, u: wp.array2d(dtype=float), out: wp.array2d(dtype=float)):
+    # != on the innermost index: it holds on both sides of one point; the clip keeps the longer side
+    i, j = wp.tid()
+    if j != k and i != 0 and j != m - 1:
+        out[i, j] = u[i, j] * 2.0 + 1.0
+
+
+@wp.kernel
+def equal_return(n: int, m: int, u: wp.array2d(dtype=float), out: wp.array2d(dtype=float)):
+    # the early-return form of a guarded stencil: a rim test with == and or
+    i, j = wp.tid()
+    if i == 0 or j == 0 or i == n - 1 or j == m - 1:
+        return
+    out[i, j] = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
+
+
+@pytest.mark.parametrize("shape,k", [((3, 40), 30), ((3, 40), 5), ((2, 9), 0), ((4, 7), 6), ((3, 5), 99), ((2, 1), 0)])
+def test_not_equal_and_equal_return(shape, k):
+    n, m = shape
+    u = np.random.default_rng(6).random(shape).astype(np.float32)
+    out = wp.zeros(shape, dtype=float)
+    wp.launch(not_equal_guard, dim=shape, inputs=[k, m, wp.array(u), out])
+    ref = np.zeros_like(u)
+    for i in range(n):
+        for j in range(m):
+            if j != k and i != 0 and j != m - 1:
+                ref[i, j] = u[i, j] * 2.0 + 1.0
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-6)
+    out = wp.zeros(shape, dtype=float)
+    wp.launch(equal_return, dim=shape, inputs=[n, m, wp.array(u), out])
+    np.testing.assert_allclose(out.numpy(), _stencil_ref(u), rtol=1e-6, atol=1e-6)
+
+
+def test_plan_atoms_of_equality_tests():
+    args = [4, 4, wp.zeros((2, 2)), wp.zeros((2, 2))]
+    plan = plan_guards(equal_return._lower(equal_return.infer_types(args), False, None).fn)
+    assert plan is not None and len(plan.inner) == 2 and len(plan.outer) == 2
+    assert all(a.side.value == "except" and not a.value for a in plan.inner)

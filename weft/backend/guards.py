@@ -1,8 +1,9 @@
 """Guard splitting: the plan that lets the CPU grid loop run a guarded kernel's rows without the guard.
 
 Warp kernels launched over a whole grid guard their work on the thread index (``if i > 0 and j < m - 1:``,
-``if i >= n: return``). Such a comparison of the innermost thread index against a row-invariant value holds on one
-interval of the innermost index per row; a comparison of an outer index holds or fails for the whole row. The plan
+``if i >= n: return``, ``if j == 0 or j == m - 1: return``). Such a comparison of the innermost thread index
+against a row-invariant value holds on one interval of the innermost index per row (``j != b`` on two: the clip
+keeps the longer); a comparison of an outer index holds or fails for the whole row. The plan
 lists these comparisons ("atoms") with the value each is assumed to have. Per row, the grid loop asks the clip
 function for the interval [lo, hi) of the innermost index on which every atom has its assumed value, runs the body
 specialised to those values there (the atoms are constants, so the guard folds away and the loop can vectorise) and
@@ -25,14 +26,15 @@ from ..ir.roles import Role
 
 #: ops the bound of an atom may be computed with (int32 in, int32 out, total, no side effects)
 _PURE = frozenset({"add", "sub", "mul", "copy", "min", "max"})
-_CMP = frozenset({"lt", "le", "gt", "ge"})
-_FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}  # a OP b  <=>  b FLIP[OP] a
-_NEGATE = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt"}
+_CMP = frozenset({"lt", "le", "gt", "ge", "eq", "ne"})
+_FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}  # a OP b  <=>  b FLIP[OP] a
+_NEGATE = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "eq": "ne", "ne": "eq"}
 
 
 class Side(enum.Enum):
     LOWER = "lower"  # the atom holds for j >= bound + offset
     UPPER = "upper"  # the atom holds for j < bound + offset
+    EXCEPT = "except"  # the atom holds for every j but bound + offset (``j != b``; the clip keeps the longer side)
 
 
 @dataclass(frozen=True)
@@ -151,8 +153,10 @@ def plan_guards(fn: Function) -> GuardPlan | None:
             continue
         if not value:
             op = _NEGATE[op]
-        # j > b: j >= b + 1; j >= b; j < b; j <= b: j < b + 1
-        side = Side.LOWER if op in ("gt", "ge") else Side.UPPER
+        if op == "eq":
+            continue  # holds at one point of the row: nothing to split on
+        # j > b: j >= b + 1; j >= b; j < b; j <= b: j < b + 1; j != b
+        side = Side.LOWER if op in ("gt", "ge") else Side.EXCEPT if op == "ne" else Side.UPPER
         inner.append(InnerAtom(s.dsts[0], value, side, bound, 1 if op in ("gt", "le") else 0))
         if isinstance(bound, Var):
             needed.add(bound.id)

@@ -99,9 +99,9 @@ class Renderer(CpuTarget):
         return "\n".join(p for p in parts if p) + "\n"
 
     def render_clip(self, plan: GuardPlan) -> str:
-        """The clip function of a guard plan: for the row with outer indices i0..i3, the interval [lo, hi) of the
-        innermost index on which every atom has its assumed value (empty when an outer atom fails); int64, so
-        ``bound + 1`` cannot overflow."""
+        """The clip function of a guard plan: for the row with outer indices i0..i3, narrows the row piece [lo, hi)
+        it is given to an interval of the innermost index on which every atom has its assumed value (empty when an
+        outer atom fails); int64, so ``bound + 1`` cannot overflow."""
         self.out = Emitter()
         n = self.names
         for s in (plan.tid, *plan.prelude):
@@ -110,14 +110,15 @@ class Renderer(CpuTarget):
         self.stmt(plan.tid)
         for s in plan.prelude:
             self.stmt(s)
-        self.out("lo = INT64_MIN;")
-        self.out("hi = INT64_MAX;")
-        for a in plan.inner:
+        # lo and hi come in as the row piece the caller runs (run_split_row)
+        for a in sorted(plan.inner, key=lambda a: a.side is Side.EXCEPT):  # the one-point exceptions last
             b = f"{self.int64}({n(a.bound)}) + {a.offset}"
             if a.side is Side.LOWER:
                 self.out(f"if ({b} > lo) lo = {b};")
-            else:
+            elif a.side is Side.UPPER:
                 self.out(f"if ({b} < hi) hi = {b};")
+            else:
+                self.out(f"if ({b} >= lo && {b} < hi) {{ if ({b} - lo >= hi - {b} - 1) hi = {b}; else lo = {b} + 1; }}")
         for a in plan.outer:
             self.out(f"if ({n(a.dst)} != {'true' if a.value else 'false'}) hi = lo;")
         self._last_line = None

@@ -293,8 +293,8 @@ inline void run_grid(const int64* dims, int32 ndim, int32 nthreads, Body&& body)
 
 // ---- guard splitting (weft/backend/guards.py)
 // A kernel whose work sits under comparisons of its thread indices against row-invariant values runs each row in
-// three parts: clip(i0, i1, i2, i3, base, lo, hi) gives the interval [lo, hi) of the innermost index on which the
-// comparisons have the values the plan assumed; there `known` (the body with those comparisons as constants, so the
+// three parts: clip(i0, i1, i2, i3, base, lo, hi) narrows the row piece [lo, hi) to an interval of the innermost
+// index on which the comparisons have the values the plan assumed; there `known` (the body with those comparisons as constants, so the
 // guard folds and the loop vectorises) runs, and on the rest of the row (a few points at the rim) the unchanged
 // body, called out of line. The launch must pass grid_fits.
 #define WEFT_SPLIT_CALL(F, ND)                                                       \
@@ -308,7 +308,7 @@ inline void run_split_row(const int32* idx, int64 base, int32 rb, int32 re, Body
     auto rim = [&](int32 i0, int32 i1, int32 i2, int32 i3, int64 flat) __attribute__((noinline)) {
         body(i0, i1, i2, i3, flat);
     };
-    int64 lo = 0, hi = 0;
+    int64 lo = rb, hi = re;  // clip narrows the row piece to where the guard's comparisons hold as assumed
     clip(idx[0], idx[1], idx[2], idx[3], base, lo, hi);
     const int32 a = lo <= int64(rb) ? rb : (lo >= int64(re) ? re : int32(lo));
     const int32 b = hi <= int64(a) ? a : (hi >= int64(re) ? re : int32(hi));
