@@ -80,3 +80,40 @@ def test_errors_name_the_argument():
 
     with pytest.raises(ValueError, match="fill_mode"):
         wp.launch_tiled(bad_mode, dim=1, inputs=[arr((N, N), 0)], block_dim=8)
+
+
+@wp.kernel
+def mixed_matmul(a: wp.array2d(dtype=wp.float16), b: wp.array2d(dtype=wp.float32), c: wp.array2d(dtype=F64)):
+    x = wp.tile_load(a, shape=(3, 4))
+    y = wp.tile_load(b, shape=(4, 2))
+    acc = wp.tile_load(c, shape=(3, 2))
+    wp.tile_matmul(x, y, acc, alpha=0.5, beta=-1.25, precision="default")  # operands converted to out's float64
+    wp.tile_store(c, acc)
+
+
+def test_mixed_precision_matmul_and_errors():
+    import pytest
+
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((3, 4)).astype(np.float16)
+    b = rng.standard_normal((4, 2)).astype(np.float32)
+    c = rng.standard_normal((3, 2))
+    aw, bw = wp.array(a, requires_grad=True), wp.array(b, requires_grad=True)
+    cw = wp.array(c, dtype=F64, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch_tiled(mixed_matmul, dim=1, inputs=[aw, bw, cw], block_dim=4)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    np.testing.assert_allclose(cw.numpy(), 0.5 * a64 @ b64 - 1.25 * c, rtol=1e-12)
+    g = np.ones((3, 2))
+    tape.backward(grads={cw: wp.array(g, dtype=F64)})
+    np.testing.assert_allclose(aw.grad.numpy(), (0.5 * g @ b64.T).astype(np.float16), rtol=2e-3)
+    np.testing.assert_allclose(bw.grad.numpy(), 0.5 * a64.T @ g, rtol=1e-6)
+
+    @wp.kernel
+    def tf32_on_doubles(c: wp.array2d(dtype=F64)):
+        t = wp.tile_load(c, shape=(3, 2))
+        wp.tile_store(c, wp.tile_matmul(t, wp.tile_transpose(t), precision="tf32"))
+
+    with pytest.raises(TypeError, match="tf32' requires float32"):
+        wp.launch_tiled(tf32_on_doubles, dim=1, inputs=[cw], block_dim=4)

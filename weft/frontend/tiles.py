@@ -149,7 +149,7 @@ def _tile_load(lw, node, name: str, syntax: Syntax):
 
 def _tile_store(lw, node, name: str, syntax: Syntax):
     _mark(lw)
-    a = _bind(lw, node, name, ["a", "t", "offset", "bounds_check"], 2)
+    a = _bind(lw, node, name, ["a", "t", "offset", "bounds_check", "aligned"], 2)  # hints: every access is checked
     arr = _array_value(lw, a["a"], name)
     t = _tile_value(lw, a["t"], name, "t")
     if len(t.type.shape) != arr.type.ndim:
@@ -567,11 +567,13 @@ def _tile_axis_reduction(lw, node, name: str, syntax: Syntax):
 
 # ---------------------------------------------------------------------------------------------- linear algebra, FFT
 def _tile_matmul(lw, node, name: str, syntax: Syntax):
+    """``tile_matmul(a, b)`` / ``a @ b`` and ``tile_matmul(a, b, out, alpha=1.0, beta=1.0, precision="default")``.
+    Operands of another float type than ``out`` are converted to it first (mixed precision, differentiable);
+    ``precision`` is accepted as Warp spells it (weft's CPU product is exact float32 either way)."""
     _mark(lw)
     a = _bind(lw, node, "tile_matmul", ["a", "b", "out", "alpha", "beta", "precision"], 2)
     x = _tile_value(lw, a["a"], "tile_matmul", "a")
     y = _tile_value(lw, a["b"], "tile_matmul", "b")
-    _check_matmul(lw, x, y, node)
     out_node = a.get("out")
     c = None
     if out_node is not None:
@@ -580,7 +582,9 @@ def _tile_matmul(lw, node, name: str, syntax: Syntax):
             c = probe
         else:
             out_node, a["alpha"] = None, out_node  # tile_matmul(a, b, alpha): the two-tile form with a scale
-    dt = x.type.dtype
+    _check_matmul(lw, x, y, c, a, node)
+    dt = c.type.dtype if c is not None else x.type.dtype
+    x, y = (_as_dtype(lw, t, dt, node) for t in (x, y))
     alpha = lw.operand(lw.visit(a["alpha"]), a["alpha"], want=dt) if "alpha" in a else Const(1.0, dt)
     if out_node is None:
         prod = lw.op("tile_matmul", [x, y], node=node)
@@ -588,7 +592,7 @@ def _tile_matmul(lw, node, name: str, syntax: Syntax):
             prod = lw.op("mul", [prod, alpha], node=node)
         return prod
     want = (x.type.shape[0], y.type.shape[1])
-    if c.type.shape != want or c.type.dtype != dt:
+    if c.type.shape != want:
         raise lw.error(f"tile_matmul out must be a {want} tile of {dt}, got {c.type}", out_node)
     beta = lw.operand(lw.visit(a["beta"]), a["beta"], want=dt) if "beta" in a else Const(1.0, dt)
     result = lw.op("tile_matmul", [x, y, c, alpha, beta], node=node)
@@ -596,14 +600,48 @@ def _tile_matmul(lw, node, name: str, syntax: Syntax):
     return None
 
 
-def _check_matmul(lw, x, y, node) -> None:
+def _as_dtype(lw, t, dtype, node):
+    """A float tile converted element-wise to ``dtype`` (itself when it already is)."""
+    if t.type.dtype == dtype:
+        return t
+    body = map_body(lw, [t.type.dtype], node, lambda lw_, p: lw_.op("cast", p, attrs=(dtype,), node=node),
+                    "tile_astype")
+    return lw.op("tile_map", [t], attrs=(body,), node=node)
+
+
+def _check_matmul(lw, x, y, c, a: dict, node) -> None:
+    """Shapes, then Warp's TypeErrors: complex tiles, precision='tf32' off float32, a bfloat16 result."""
     xs, ys = x.type.shape, y.type.shape
     if len(xs) != 2 or len(ys) != 2:
         raise lw.error(f"tile_matmul needs 2-D tiles, got shapes {xs} and {ys}", node)
     if xs[1] != ys[0]:
         raise lw.error(f"tile_matmul shape mismatch: {xs} @ {ys} (inner dimensions {xs[1]} != {ys[0]})", node)
-    if x.type.dtype != y.type.dtype:
-        raise lw.error(f"tile_matmul of {x.type.dtype} and {y.type.dtype} tiles", node)
+    tiles = [t for t in (x, y, c) if t is not None]
+    if any(isinstance(t.type.dtype, T.VectorType) and t.type.dtype.length == 2 for t in tiles):
+        raise lw.error("tile_matmul() does not support complex tiles (vec2 elements); multiply the real and "
+                       "imaginary parts as separate real tiles", node, kind=KernelTypeError)
+    if any(not (isinstance(t.type.dtype, T.ScalarType) and t.type.dtype.is_float) for t in tiles):
+        raise lw.error(f"tile_matmul needs float tiles, got {', '.join(str(t.type.dtype) for t in tiles)}", node,
+                       kind=KernelTypeError)
+    if "precision" in a:
+        node_p = a["precision"]
+        if not (isinstance(node_p, ast.Constant) or (isinstance(node_p, (ast.Name, ast.Attribute)) and
+                                                    lw.eval_static_or_none(node_p) is not None)):
+            raise lw.error("tile_matmul(): precision got a non-literal argument; write 'default' or 'tf32'", node_p,
+                           kind=KernelValueError)
+        precision = lw.eval_static(node_p)
+        if precision not in ("default", "tf32"):
+            raise lw.error(f"tile_matmul(): precision must be the string literal 'default' or 'tf32', got "
+                           f"{precision!r}", node_p, kind=KernelValueError)
+        if precision == "tf32" and any(t.type.dtype != T.FLOAT32 for t in tiles):
+            raise lw.error("tile_matmul(): precision='tf32' requires float32 tiles", node_p, kind=KernelTypeError)
+    out_dtype = c.type.dtype if c is not None else x.type.dtype
+    if out_dtype == T.BFLOAT16:
+        raise lw.error("tile_matmul() does not support a bfloat16 'out' tile (accumulate in float16, float32 or "
+                       "float64)", node, kind=KernelTypeError)
+    if c is None and x.type.dtype != y.type.dtype:
+        raise lw.error(f"tile_matmul of {x.type.dtype} and {y.type.dtype} tiles (pass an out tile to choose the "
+                       "result's type)", node)
 
 
 def _fill_mode(lw, a: dict, name: str) -> bool:
