@@ -15,6 +15,7 @@ LEAF = 8
 LEAF_VOXELS = 512
 COORD_LIMIT = 1 << 23  # voxel coordinates in [-2^23, 2^23)
 _HASH_MUL = np.uint64(0x9E3779B97F4A7C15)
+_HASH_MUL2 = np.uint64(0xD6E8FEB86659FD93)
 _KIND = {"f": 1, "i": 2, "u": 3, "b": 4}
 
 
@@ -41,8 +42,12 @@ def leaf_keys(origins: np.ndarray, shift: int = 3) -> np.ndarray:
 
 
 def _hash(keys: np.ndarray) -> np.ndarray:
+    """The native vol_hash (wrapping 64-bit arithmetic)."""
     with np.errstate(over="ignore"):
-        return (keys.astype(np.uint64) * _HASH_MUL) >> np.uint64(24)
+        h = keys.astype(np.uint64) * _HASH_MUL
+        h ^= h >> np.uint64(32)
+        h *= _HASH_MUL2
+        return h ^ (h >> np.uint64(32))
 
 
 def build_hash(origins: np.ndarray, shift: int = 3) -> tuple[np.ndarray, np.ndarray]:

@@ -45,7 +45,13 @@ WEFT_FN int64 vol_region_key(int32 i, int32 j, int32 k, int32 shift) {
 
 WEFT_FN int64 vol_leaf_key(int32 i, int32 j, int32 k) { return vol_region_key(i, j, k, 3); }
 
-WEFT_FN uint64 vol_hash(int64 key) { return (uint64(key) * 0x9E3779B97F4A7C15ull) >> 24; }
+// Mixes every bit of the key into the low bits the table uses (the three coordinates sit in separate bit ranges).
+WEFT_FN uint64 vol_hash(int64 key) {
+    uint64 h = uint64(key) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 32;
+    h *= 0xD6E8FEB86659FD93ull;
+    return h ^ (h >> 32);
+}
 
 }  // namespace geo
 }  // namespace weft
