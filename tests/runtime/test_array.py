@@ -325,3 +325,15 @@ def test_host_builtins():
     q = wp.quat_from_axis_angle(wp.vec3(1.0, 0.0, 0.0), 0.3)
     back = wp.quat_rotate_inv(q, wp.quat_rotate(q, wp.vec3(0.1, 0.2, 0.3)))
     np.testing.assert_allclose(np.array(back), [0.1, 0.2, 0.3], atol=1e-6)
+
+
+def test_index_arrays_select_through_indexed_arrays():
+    """``a[idx]`` / ``a[idx, :]`` with int32 index arrays give an indexed array (Warp's rule); annotations take
+    ``wp.indexedarray[dtype, ndim]``."""
+    from typing import Literal
+
+    a = wp.array(np.arange(12, dtype=np.float32).reshape(3, 4))
+    rows = a[wp.array([0, 2], dtype=wp.int32), :]
+    assert isinstance(rows, wp.indexedarray)
+    np.testing.assert_array_equal(rows.numpy(), np.arange(12).reshape(3, 4)[[0, 2]])
+    assert wp.indexedarray[float, Literal[2]].ndim == 2

@@ -461,6 +461,12 @@ class array:
     def __getitem__(self, key):
         if not isinstance(key, tuple):
             key = (key,)
+        if any(isinstance(k, array) for k in key) and len(key) <= self.ndim \
+                and all(isinstance(k, array) or k == slice(None) for k in key):
+            # index arrays (and full slices) select through an indexed array, as in Warp: a[idx], a[idx, :]
+            from .indexed import indexedarray
+
+            return indexedarray(self, [k if isinstance(k, array) else None for k in key])
         if any(k is Ellipsis for k in key):
             raise IndexError("Ellipsis indexing is not supported")
         if len(key) > self.ndim:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+import typing
 
 import numpy as np
 
@@ -17,9 +18,15 @@ class indexedarray:
     ``indices`` holds one int32 array (or None for "all") per dimension of ``data``.
     """
 
-    def __class_getitem__(cls, dtype):
-        """``wp.indexedarray[float]``: an annotation (one dimension)."""
-        return cls(dtype=dtype)
+    def __class_getitem__(cls, key):
+        """``wp.indexedarray[float]`` (one dimension) or ``wp.indexedarray[float, 2]`` / ``[float, Literal[2]]``:
+        an annotation."""
+        if isinstance(key, tuple):
+            dtype, ndim = key
+            if typing.get_origin(ndim) is typing.Literal:
+                (ndim,) = typing.get_args(ndim)
+            return cls(dtype=dtype, ndim=int(ndim))
+        return cls(dtype=key)
 
     def __init__(self, data: array | None = None, indices=None, dtype=None, ndim=None):
         if data is None:
