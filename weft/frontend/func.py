@@ -7,6 +7,8 @@ import typing
 from collections.abc import Callable
 
 from ..errors import CompileError
+from ..ir import types as T
+from ..types.mapping import to_ir, type_of_value
 from ..types.reference import Reference
 from .source import FunctionSource, capture, evaluate_annotation
 
@@ -103,9 +105,6 @@ class Func:
 
 
 def _host_value_fits(value, ann, strict: bool) -> bool:
-    from ..ir import types as T
-    from ..types.mapping import to_ir, type_of_value
-
     try:
         want = to_ir(ann)
     except TypeError:
