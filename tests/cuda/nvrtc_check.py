@@ -9,15 +9,13 @@ so reruns with ``WEFT_TEST_REUSE_CACHE=1`` are quick too.
 
 ``WEFT_NVRTC_CHECK`` chooses how:
 
-- ``quick`` (the default, the README's test command): optimised CUBINs for one architecture, sm_80 (the oldest
-  weft targets, so the strictest);
-- ``full`` (CI: ``.ci/run`` sets it): optimised CUBINs for sm_80 and sm_90;
+- ``quick`` (the default, the README's test command): PTX for ``compute_80`` (the oldest architecture weft targets,
+  so the strictest) with NVVM's optimiser off (``-Xnvvm -opt=0``). This runs NVRTC's whole C++ front end and NVVM's
+  code generation on every kernel - the stages where the CUDA renderer's bugs show - at a fraction of the cost of
+  optimised CUBINs: a mesh query 0.2 s instead of 4.1 s, the Featherstone dynamics adjoint 4 s instead of ~8
+  minutes. It leaves out the optimiser and ``ptxas`` (machine code), which the full mode covers;
+- ``full`` (CI: ``.ci/run`` sets it): optimised CUBINs for sm_80 and sm_90 (NVVM at -O3 and ``ptxas``);
 - ``0``: off.
-
-In the quick mode, kernels that keep more than ``LOCAL_ARRAY_LIMIT`` scalars in thread-local arrays (``wp.zeros``
-inside a kernel: weft.sim's articulation kernels, eval_fk and the Featherstone mass matrix) are left to the full
-mode: NVRTC takes 10-30 s CPU per forward module for them and minutes for their adjoints (eval_fk's 16-joint
-variant, 208 scalars: 8.6 s forward, 114 s adjoint), and their code is the same in every test that uses them. The terminal summary names them; CI's full mode checks every kernel.
 
 ``WEFT_NVRTC_ARCHS`` (comma-separated, e.g. ``80,90``) overrides the architectures of either mode.
 ``WEFT_REQUIRE_NVRTC=1`` makes a missing NVRTC an error (CI sets it) instead of a skipped check.
@@ -26,7 +24,6 @@ variant, 208 scalars: 8.6 s forward, 114 s adjoint), and their code is the same 
 from __future__ import annotations
 
 import os
-import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -54,37 +51,14 @@ def archs() -> tuple[int, ...]:
     return tuple(int(a) for a in os.environ.get("WEFT_NVRTC_ARCHS", default).split(",") if a.strip())
 
 
-#: thread-local array scalars above which the quick mode leaves a kernel's NVRTC check to the full mode
-LOCAL_ARRAY_LIMIT = 192
-_FIXED_DECL = re.compile(r"weft::fixedarray_t<(.+?),(\d+),\d>\s+(\w+)\s*=")
-_COMPONENTS = {"transform_t": 7, "quat_t": 4}
+def options(arch: int, debug: bool):
+    """The NVRTC options of one check: optimised CUBINs in the full mode, unoptimised PTX in the quick mode.
+    (``-G``, unoptimised CUBINs, was measured too: 3-8x dearer than unoptimised PTX, the articulation kernels worst.)"""
+    from weft.toolchain import nvrtc
 
-
-def local_array_scalars(source: str) -> int:
-    """Scalars the kernel keeps in thread-local arrays (the adjoint's adj_ copies not counted)."""
-    total = 0
-    for m in _FIXED_DECL.finditer(source):
-        if m.group(3).startswith("adj_"):
-            continue
-        dtype, count = m.group(1), int(m.group(2))
-        dims = re.match(r"weft::(?:vec_t<(\d+)|mat_t<(\d+),(\d+))", dtype)
-        width = next((v for k, v in _COMPONENTS.items() if k in dtype), 1)
-        if dims:
-            width = int(dims.group(1)) if dims.group(1) else int(dims.group(2)) * int(dims.group(3))
-        total += count * width
-    return total
-
-
-def deferred(source: str) -> bool:
-    """Whether the quick mode leaves this module to the full mode (``LOCAL_ARRAY_LIMIT``)."""
-    return mode() != "full" and local_array_scalars(source) > LOCAL_ARRAY_LIMIT
-
-
-def extra_flags() -> tuple[str, ...]:
-    """No extra NVRTC flags in either mode. ``-G`` (unoptimised device code) was tried for the quick mode and
-    measured a net loss: tile-FFT and geometry modules 3-4x cheaper, but the inverse-kinematics example's articulation
-    kernels 2.3x dearer (349 s vs 150 s CPU); tests/examples in all: 392 s vs 246 s of NVRTC."""
-    return ()
+    if mode() == "full":
+        return nvrtc.NvrtcOptions(arch=arch, debug=debug)
+    return nvrtc.NvrtcOptions(arch=arch, debug=debug, output="ptx", extra=("-Xnvvm", "-opt=0"))
 
 
 def install_recorder() -> None:
@@ -129,9 +103,8 @@ def cuda_sources(spec) -> list[tuple[str, str]]:
     return out
 
 
-def compile_all(specs, arch_list=None, workers: int = 2, deferred_out: set | None = None) -> tuple[int, list[str]]:
-    """Compile the specs' CUDA sources for every arch; returns (modules compiled, failure messages). With
-    ``deferred_out``, modules the quick mode leaves to the full mode are skipped and their labels added to it."""
+def compile_all(specs, arch_list=None, workers: int = 2) -> tuple[int, list[str]]:
+    """Compile the specs' CUDA sources for every arch; returns (modules compiled, failure messages)."""
     from weft.toolchain import nvrtc
 
     jobs = []
@@ -143,17 +116,13 @@ def compile_all(specs, arch_list=None, workers: int = 2, deferred_out: set | Non
             failures.append(f"{spec.kernel.__name__}: the CUDA renderer failed: {type(exc).__name__}: {exc}")
             continue
         for label, source in sources:
-            if deferred_out is not None and deferred(source):
-                deferred_out.add(label)
-                continue
             for arch in arch_list or archs():
                 jobs.append((label, source, arch, spec))
 
     def run(job):
         label, source, arch, spec = job
         try:
-            options = nvrtc.NvrtcOptions(arch=arch, debug=spec.debug, extra=extra_flags())
-            nvrtc.build_cuda(source, options, spec.kernel.__name__)
+            nvrtc.build_cuda(source, options(arch, spec.debug), spec.kernel.__name__)
         except Exception as exc:  # noqa: BLE001
             return f"{label} for sm_{arch}: {exc}"
         return None
@@ -169,7 +138,6 @@ class NvrtcCheckPlugin:
     def __init__(self) -> None:
         self.compiled = 0
         self.kernels = 0
-        self.deferred: set[str] = set()
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item):
@@ -181,7 +149,7 @@ class NvrtcCheckPlugin:
         with _recorded_lock:
             new = [s for s in _recorded[start:] if getattr(s, "fwd", None) is not None or _is_cuda_only(s)]
         if new:
-            count, failures = compile_all(new, deferred_out=self.deferred)
+            count, failures = compile_all(new)
             self.compiled += count
             self.kernels += len(new)
             if failures:
@@ -191,13 +159,10 @@ class NvrtcCheckPlugin:
 
     def pytest_terminal_summary(self, terminalreporter):
         if self.kernels:
-            how = "optimised" + ("" if mode() == "full" else " (WEFT_NVRTC_CHECK=full: sm_80 and sm_90)")
+            how = ("optimised CUBINs" if mode() == "full"
+                   else "unoptimised PTX (WEFT_NVRTC_CHECK=full: optimised CUBINs for sm_80 and sm_90)")
             terminalreporter.write_line(f"weft NVRTC check: {self.kernels} kernel specialisations, {self.compiled} "
-                                        f"CUDA modules compiled for sm_{', sm_'.join(map(str, archs()))}, {how}")
-        if self.deferred:
-            terminalreporter.write_line(f"weft NVRTC check: {len(self.deferred)} modules with more than "
-                                        f"{LOCAL_ARRAY_LIMIT} scalars in thread-local arrays left to "
-                                        f"WEFT_NVRTC_CHECK=full: {', '.join(sorted(self.deferred))}")
+                                        f"CUDA modules compiled for sm_{', sm_'.join(map(str, archs()))}: {how}")
 
 
 def _is_cuda_only(spec) -> bool:

@@ -104,6 +104,23 @@ def test_nvrtc_error_names_kernel_and_keeps_source():
     assert "generated source:" in text and "reproduce:" in text
 
 
+def test_quick_check_options_still_reject_bad_code(monkeypatch):
+    """The suite's default check (unoptimised PTX) runs NVRTC's front end and code generation: it produces PTX for a
+    good kernel and rejects a type error and an undefined function, as the optimised CUBIN build does."""
+    from nvrtc_check import options
+
+    monkeypatch.setenv("WEFT_NVRTC_CHECK", "quick")
+    quick = options(80, False)
+    assert quick.output == "ptx" and "-opt=0" in quick.flags()
+    ptx = nvrtc.compile_source('extern "C" __global__ void f(float* x) { x[threadIdx.x] *= 2.0f; }\n', quick, "f")
+    assert b".entry f" in ptx and b".target sm_80" in ptx
+    for body in ("undefined_thing();", "float* p = 1.5;"):
+        with pytest.raises(wp.ToolchainError):
+            nvrtc.compile_source('extern "C" __global__ void f() { ' + body + " }\n", quick, "broken_kernel")
+    monkeypatch.setenv("WEFT_NVRTC_CHECK", "full")
+    assert options(90, False) == nvrtc.NvrtcOptions(arch=90)
+
+
 def test_without_gpu_cuda_devices_are_absent_and_cpu_works():
     if wp.is_cuda_available():
         pytest.skip("a GPU is present")
