@@ -33,7 +33,9 @@ from .runtime.launch import Launch, launch
 from .runtime.tiles import launch_tiled
 from .runtime.streams import (Event, ScopedStream, Stream, get_stream, record_event, synchronize, synchronize_device,
                               synchronize_event, synchronize_stream, wait_event, wait_stream,
-                              get_mempool_used_mem_current, get_mempool_used_mem_high)
+                              get_mempool_used_mem_current, get_mempool_used_mem_high, is_mempool_access_enabled,
+                              is_mempool_access_supported, is_mempool_enabled, is_mempool_supported,
+                              is_peer_access_enabled, is_peer_access_supported)
 from .runtime.capture import ScopedCapture, capture_begin, capture_end, capture_launch
 from .runtime.timing import ScopedTimer
 from .geometry import IsoSurfaceMarchingCubes as _IsoSurfaceMarchingCubes

@@ -190,6 +190,8 @@ def test_func_decorator_forms():
 
 
 def test_device_queries():
+    assert not wp.is_mempool_supported("cpu") and not wp.is_mempool_enabled("cpu")
+    assert not wp.is_peer_access_supported("cpu", "cpu") and not wp.is_mempool_access_enabled("cpu", "cpu")
     assert wp.is_device_available("cpu") and wp.is_device_available(wp.get_device("cpu"))
     assert not wp.is_device_available("cuda:97")
     assert wp.is_conditional_graph_supported() is False

@@ -142,3 +142,37 @@ def get_mempool_used_mem_high(device=None) -> int:
     """The high-water mark of ``device``'s memory pool in bytes (0 on the CPU)."""
     dev = D.get_device(device)
     return dev.impl.pool_used_high(dev)
+
+
+def is_mempool_supported(device=None) -> bool:
+    """Whether ``device`` allocates from a stream-ordered memory pool (CUDA devices; never the CPU)."""
+    return bool(D.get_device(device).is_mempool_supported)
+
+
+def is_mempool_enabled(device=None) -> bool:
+    """Whether ``device``'s allocations use its memory pool: weft always does where one is supported."""
+    return is_mempool_supported(device)
+
+
+def is_peer_access_supported(target_device, peer_device) -> bool:
+    """Whether ``peer_device`` can access ``target_device``'s memory directly: weft copies between devices through
+    the host, so never (and never for the CPU, as in Warp)."""
+    for device in (target_device, peer_device):
+        D.get_device(device)  # raises for an unknown device
+    return False
+
+
+def is_peer_access_enabled(target_device, peer_device) -> bool:
+    """Whether direct peer access is enabled: never in weft (see ``is_peer_access_supported``)."""
+    return is_peer_access_supported(target_device, peer_device)
+
+
+def is_mempool_access_supported(target_device, peer_device) -> bool:
+    """Whether ``peer_device`` can access ``target_device``'s memory pool: never in weft (copies go through the
+    host)."""
+    return is_peer_access_supported(target_device, peer_device)
+
+
+def is_mempool_access_enabled(target_device, peer_device) -> bool:
+    """Whether pool access from ``peer_device`` is enabled: never in weft."""
+    return is_peer_access_supported(target_device, peer_device)
