@@ -292,7 +292,7 @@ def eval_elastic_forces(model, state, control, particle_f, kinds=("spring", "tri
             wp.launch(sg.kernel, dim=sg.count,
                       inputs=[state.particle_q, state.particle_qd, sg.indices, *sg.inputs, base], outputs=[elem_f],
                       device=model.device)
-            if sg.key == "tri" and _tri_aero(model, sg):
+            if sg.key == "tri":  # lift and drag (a quick pass where every coefficient is zero)
                 _launch_aero(model, state, sg, base, elem_f)
             base += sg.count * sg.corners
         launch_gather(model, glist, elem_f, particle_f)

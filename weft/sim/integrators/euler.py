@@ -51,6 +51,7 @@ def euler_kernels(model) -> list:
     rigid_contacts = rigid_collide.has_rigid_contacts(model) and model.body_count
 
     pairs = [(model.spring_count, elastic.eval_springs), (model.tri_count, elastic.eval_triangles),
+             (model.tri_count, elastic.eval_triangles_aero),
              (model.edge_count, elastic.eval_bending), (model.tet_count, elastic.eval_tetrahedra),
              (model.spring_count + model.tri_count + model.edge_count + model.tet_count, gather.gather_forces),
              (model.enable_tri_collisions and model.tri_count, self_contact.eval_triangles_contact),
