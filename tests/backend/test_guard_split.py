@@ -182,6 +182,13 @@ def test_not_equal_and_equal_return(shape, k):
     out = wp.zeros(shape, dtype=float)
     wp.launch(equal_return, dim=shape, inputs=[n, m, wp.array(u), out])
     np.testing.assert_allclose(out.numpy(), _stencil_ref(u), rtol=1e-6, atol=1e-6)
+    # strided rows (the general instantiation, split as well)
+    wide = np.zeros((n, 2 * m), np.float32)
+    wide[:, ::2] = u
+    outs = wp.zeros((n, 2 * m), dtype=float)
+    wp.launch(equal_return, dim=shape, inputs=[n, m, wp.array(wide)[:, ::2], outs[:, ::2]])
+    np.testing.assert_allclose(outs.numpy()[:, ::2], _stencil_ref(u), rtol=1e-6, atol=1e-6)
+    assert not outs.numpy()[:, 1::2].any()
 
 
 def test_plan_atoms_of_equality_tests():

@@ -260,8 +260,10 @@ class Renderer(CpuTarget):
         head = [f"    if (!weft::grid_fits(dims, ndim, {self.tid_rank()})) return weft::kEntryGridUnfit;",
                 f"    {args} = *static_cast<const Args*>(argbuf);"] + (prologue or [])
         fast_launch = self.grid_launch(grid, self.straight_line(), f"{body}<true>")
+        general = self.grid_launch(grid, False, f"{body}<false>")
         if self.guard is not None and entry == "weft_fwd":
             fast_launch = self.split_launch(independent)
+            general = self.split_launch(independent, "false")  # strided rows are split too
         extra, fast = self.contiguous_launch(fast_launch)
         contig = self.contiguity_check()
         lines = [f"    if (!({contig})) return weft::kEntryNeedsStrided;"] if contig != "true" else []
@@ -277,7 +279,7 @@ class Renderer(CpuTarget):
             "#ifndef WEFT_STRIDED\n"
             + "\n".join(lines) + "\n"
             "#else\n"
-            f"    {self.grid_launch(grid, False, f'{body}<false>')}\n"
+            f"    {general}\n"
             "#endif\n"
             "    return weft::kEntryDone;\n"
             "}"
@@ -298,13 +300,15 @@ class Renderer(CpuTarget):
                + (" WEFT_INLINE_LAMBDA" if inline else ""))
         return f"{self.grid_runner(grid)} {lam} {{ {call}(args, i0, i1, i2, i3, flat); }});"
 
-    def split_launch(self, independent: str) -> str:
-        """The contiguous launch of a guard-split kernel: per row, the clip function's interval runs
-        ``fwd_known`` (the guard folded), the rest of the row ``fwd_body`` (launch.h, run_grid_split)."""
+    def split_launch(self, independent: str, contiguous: str = "true") -> str:
+        """The launch of a guard-split kernel: per row, the clip function's interval runs ``fwd_known`` (the guard
+        folded), the rest of the row ``fwd_body`` (launch.h, run_grid_split). ``contiguous``: the instantiation's
+        template argument (``"false"`` in the general one, for arrays with strided rows)."""
+        c = contiguous
         params = "int32_t i0, int32_t i1, int32_t i2, int32_t i3, int64_t flat"
-        body = f"[args]({params}) WEFT_INLINE_LAMBDA {{ fwd_body<true>(args, i0, i1, i2, i3, flat); }}"
-        known = f"[args]({params}) WEFT_INLINE_LAMBDA {{ fwd_known<true>(args, i0, i1, i2, i3, flat); }}"
-        clip = (f"[args]({params}, int64_t& lo, int64_t& hi) {{ fwd_clip<true>(args, i0, i1, i2, i3, flat, lo, "
+        body = f"[args]({params}) WEFT_INLINE_LAMBDA {{ fwd_body<{c}>(args, i0, i1, i2, i3, flat); }}"
+        known = f"[args]({params}) WEFT_INLINE_LAMBDA {{ fwd_known<{c}>(args, i0, i1, i2, i3, flat); }}"
+        clip = (f"[args]({params}, int64_t& lo, int64_t& hi) {{ fwd_clip<{c}>(args, i0, i1, i2, i3, flat, lo, "
                 "hi); }")
         return (f"weft::run_grid_split<{independent}, {self.tid_rank()}>(dims, ndim, nthreads, {body}, {known}, "
                 f"{clip});")
