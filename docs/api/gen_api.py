@@ -69,7 +69,7 @@ SUBPACKAGES = (
     ("weft.sparse", "Sparse matrices: wp.sparse", "Warp's ``warp.sparse`` BSR matrices and their operations."),
     ("weft.render", "Renderers: wp.render", "Warp's ``warp.render`` renderers (USD stages; no OpenGL viewer)."),
 )
-CLASS_MEMBERS = {"array", "Tape", "Launch", "Kernel", "Device", "Stream", "Event", "HashGrid"}
+CLASS_MEMBERS = {"array", "Tape", "Launch", "Kernel", "Device", "Stream", "Event", "HashGrid", "Volume"}
 
 
 def _heading(text: str, char: str) -> str:
