@@ -271,3 +271,13 @@ def test_errors():
         wp.launch(k_probe, dim=1, inputs=[ident, pts, out, g, i])
     with pytest.raises(wp.Error, match="destroyed"):
         dead.get_voxels()
+
+    mat34f = wp.types.matrix(shape=(3, 4), dtype=wp.float32)
+
+    @wp.kernel
+    def transposed(vid: wp.uint64, out: wp.array(dtype=wp.vec4f)):
+        g = mat34f()
+        out[0] = wp.volume_sample_grad(vid, wp.vec3(), wp.Volume.LINEAR, g, dtype=wp.vec4f)
+
+    with pytest.raises(wp.Error, match=r"grad: mat34f\) with dtype=vec4f"):  # caught before any C++ exists
+        wp.launch(transposed, dim=1, inputs=[ident, wp.zeros(1, dtype=wp.vec4f)])

@@ -13,6 +13,7 @@ import ast
 
 import numpy as np
 
+from ..errors import CompileError
 from ..ir import types as T
 from ..ir.nodes import Const, If, Var, VarKind
 from ..ops.forms import Form, LanguageForm, Syntax
@@ -254,7 +255,15 @@ def _typed_outputs(lw, node: ast.Call, name: str, syntax: Syntax):
             raise lw.error(f"the {operand_params[pos]} argument of wp.{name}() must be a variable (it is written)",
                            target)
     values = typed_operands(lw, syntax, [lw.visit(given[p]) for p in operand_params], node)
-    outs = lw.op(name, values, attrs=attrs, node=node)
+    try:
+        outs = lw.op(name, values, attrs=attrs, node=node)
+    except CompileError:  # the operands are lowered: only the overload resolution is left to fail
+        from ..ops import registry
+
+        sig = ", ".join(f"{p}: {getattr(v, 'type', 'literal')}" for p, v in zip(operand_params, values))
+        doc = registry.overloads(name)[0].doc if registry.overloads(name) else ""
+        raise lw.error(f"no overload of wp.{name}() accepts ({sig})" + (f" with dtype={attrs[0]}" if attrs else ""),
+                       node, hint=doc) from None
     if not syntax.updates:
         return outs
     for pos, value in zip(syntax.updates, outs[1:]):
