@@ -435,9 +435,12 @@ class Volume(NativeHandle):
         dense = np.empty((*padded, *lay.background.shape), dtype=lay.values.dtype)
         dense[...] = lay.background
         dense[: dims[0], : dims[1], : dims[2]] = arr
-        leaf = lay.values
-        for n, (x, y, z) in enumerate(lay.origins):
-            leaf[n] = dense[x:x + LEAF, y:y + LEAF, z:z + LEAF]
+        nx, ny, nz = (padded // LEAF).tolist()
+        comp = lay.background.shape
+        blocks = dense.reshape(nx, LEAF, ny, LEAF, nz, LEAF, *comp).transpose(0, 2, 4, 1, 3, 5,
+                                                                               *range(6, 6 + len(comp)))
+        o = lay.origins // LEAF
+        lay.values[...] = blocks[o[:, 0], o[:, 1], o[:, 2]]
         return vol
 
     @classmethod
