@@ -27,6 +27,7 @@ from ..articulation import _hinge_angle
 from ..model import (
     JOINT_BALL,
     JOINT_FIXED,
+    JOINT_MODE_FORCE,
     JOINT_MODE_TARGET_POSITION,
     JOINT_PRISMATIC,
     JOINT_REVOLUTE,
@@ -373,3 +374,41 @@ def rigid_contact_restitution(body_q: wp.array(dtype=wp.transform), body_qd: wp.
     if body_b >= 0:
         wp.atomic_sub(deltas, body_b, wp.spatial_vector(wp.cross(r_b, J), J))
         wp.atomic_add(counts, body_b, 1.0)
+
+
+@wp.kernel
+def apply_joint_actions(body_q: wp.array(dtype=wp.transform), body_com: wp.array(dtype=wp.vec3),
+                        joint_type: wp.array(dtype=int), joint_enabled: wp.array(dtype=int),
+                        joint_parent: wp.array(dtype=int), joint_child: wp.array(dtype=int),
+                        joint_X_p: wp.array(dtype=wp.transform), joint_X_c: wp.array(dtype=wp.transform),
+                        joint_axis: wp.array(dtype=wp.vec3), joint_axis_start: wp.array(dtype=int),
+                        joint_axis_mode: wp.array(dtype=int), joint_act: wp.array(dtype=float),
+                        body_f: wp.array(dtype=wp.spatial_vector)):
+    """Force-mode drives of revolute and prismatic joints: ``joint_act`` as a torque about (force along) the joint
+    axis on the child and its reaction on the parent, added to the wrenches (about the centres of mass) that the
+    prediction integrates."""
+    tid = wp.tid()
+    jtype = joint_type[tid]
+    if joint_enabled[tid] == 0 or (jtype != JOINT_REVOLUTE and jtype != JOINT_PRISMATIC):
+        return
+    s = joint_axis_start[tid]
+    if joint_axis_mode[s] != JOINT_MODE_FORCE:
+        return
+    c = joint_child[tid]
+    p = joint_parent[tid]
+    X_wp = joint_X_p[tid]
+    if p >= 0:
+        X_wp = body_q[p] * X_wp
+    a = wp.quat_rotate(wp.transform_get_rotation(X_wp), joint_axis[s]) * joint_act[s]
+    if jtype == JOINT_REVOLUTE:
+        wp.atomic_add(body_f, c, wp.spatial_vector(a, wp.vec3()))
+        if p >= 0:
+            wp.atomic_sub(body_f, p, wp.spatial_vector(a, wp.vec3()))
+    else:
+        # the force acts at the child's anchor; the parent's reaction at the same world point
+        x = wp.transform_get_translation(body_q[c] * joint_X_c[tid])
+        r_c = x - wp.transform_point(body_q[c], body_com[c])
+        wp.atomic_add(body_f, c, wp.spatial_vector(wp.cross(r_c, a), a))
+        if p >= 0:
+            r_p = x - wp.transform_point(body_q[p], body_com[p])
+            wp.atomic_sub(body_f, p, wp.spatial_vector(wp.cross(r_p, a), a))

@@ -114,18 +114,19 @@ class XPBDIntegrator(Integrator):
         grad = bool(state_in.requires_grad)
         body = None
         if model.body_count:
+            # state_in.body_f plus force-mode joint drives; on a tape the iterates are fresh arrays and state_out's
+            # are written once, at the end
+            body_f = xpbd_rigid.joint_action_forces(model, state_in, control, grad)
             if grad:
-                # on a tape the iterates are fresh arrays and state_out's are written once, at the end
                 body = BodyIterate(wp.empty_like(state_out.body_q, requires_grad=True),
                                    wp.empty_like(state_out.body_qd, requires_grad=True), None)
-                wp.launch(integrate_bodies, dim=model.body_count,
-                          inputs=[state_in.body_q, state_in.body_qd, state_in.body_f, model.body_com,
-                                  model.body_mass, model.body_inertia, model.body_inv_mass, model.body_inv_inertia,
-                                  wp.vec3(*model.gravity), self.angular_damping, dt],
-                          outputs=[body.q, body.qd], device=model.device)
             else:
-                self.integrate_bodies(model, state_in, state_out, dt, self.angular_damping)
                 body = BodyIterate(state_out.body_q, state_out.body_qd, None)
+            wp.launch(integrate_bodies, dim=model.body_count,
+                      inputs=[state_in.body_q, state_in.body_qd, body_f, model.body_com, model.body_mass,
+                              model.body_inertia, model.body_inv_mass, model.body_inv_inertia, wp.vec3(*model.gravity),
+                              self.angular_damping, dt],
+                      outputs=[body.q, body.qd], device=model.device)
         particles = model.particle_count > 0
         if particles:
             x, v = self._predict(model, state_in, state_out, dt, grad)

@@ -6,7 +6,16 @@ import numpy as np
 import weft as wp
 
 from ..forces import xpbd_rigid as kr
-from ..model import JOINT_BALL, JOINT_DISTANCE, JOINT_FIXED, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE, SimError
+from ..model import (
+    JOINT_BALL,
+    JOINT_DISTANCE,
+    JOINT_FIXED,
+    JOINT_FREE,
+    JOINT_MODE_FORCE,
+    JOINT_PRISMATIC,
+    JOINT_REVOLUTE,
+    SimError,
+)
 from ..rigid_collide import has_rigid_contacts
 
 SUPPORTED_JOINTS = {int(t): name for t, name in ((JOINT_PRISMATIC, "prismatic"), (JOINT_REVOLUTE, "revolute"),
@@ -27,7 +36,36 @@ def rigid_kernels(model) -> list:
         out += [kr.solve_rigid_contacts, kr.rigid_contact_restitution]
     if joints or contacts:
         out.append(kr.apply_rigid_deltas)
+    if joints and _has_force_drives(model):
+        out.append(kr.apply_joint_actions)
     return out
+
+
+def _has_force_drives(model) -> bool:
+    """Whether a revolute or prismatic joint is force-driven (checked once per model)."""
+    hit = model.__dict__.get("_xpbd_force_drives")
+    if hit is None:
+        types = model.joint_type.numpy()
+        modes = model.joint_axis_mode.numpy()
+        starts = model.joint_axis_start.numpy()
+        one_axis = np.isin(types, [int(JOINT_REVOLUTE), int(JOINT_PRISMATIC)])
+        hit = bool(len(modes) and np.any(one_axis & (modes[np.minimum(starts[:len(types)], len(modes) - 1)]
+                                                     == int(JOINT_MODE_FORCE))))
+        model.__dict__["_xpbd_force_drives"] = hit
+    return hit
+
+
+def joint_action_forces(model, state_in, control, grad: bool):
+    """``state_in.body_f`` plus the force-mode joint drives' wrenches (a new array; ``state_in.body_f`` itself when
+    no joint is force-driven)."""
+    if not model.joint_count or not _has_force_drives(model):
+        return state_in.body_f
+    f = wp.clone(state_in.body_f, requires_grad=grad)
+    wp.launch(kr.apply_joint_actions, dim=model.joint_count,
+              inputs=[state_in.body_q, model.body_com, model.joint_type, model.joint_enabled, model.joint_parent,
+                      model.joint_child, model.joint_X_p, model.joint_X_c, model.joint_axis, model.joint_axis_start,
+                      model.joint_axis_mode, control.joint_act], outputs=[f], device=model.device)
+    return f
 
 
 def check_joints(model) -> None:
