@@ -891,3 +891,33 @@ def test_row_views_of_local_arrays():
     assert y.numpy()[0] == 2.5
     with pytest.raises(wp.CompileError, match="row view of a kernel-local array"):
         tape.backward(grads={y: wp.array([1.0], dtype=float)})
+
+
+@wp.kernel
+def reversed_ranges(n: int, step: int, out: wp.array(dtype=int)):
+    c = 0
+    for i in reversed(range(n)):
+        out[c] = i
+        c += 1
+    for j in reversed(range(1, n, 3)):
+        out[c] = j
+        c += 1
+    for j in reversed(range(n, 0, -2)):
+        out[c] = j
+        c += 1
+    for j in reversed(range(5, n - 9)):  # empty
+        out[c] = 100
+        c += 1
+    for j in reversed(range(n, -3, step)):  # a run-time step
+        out[c] = j
+        c += 1
+
+
+def test_reversed_range_loops():
+    """``for i in reversed(range(a, b, s))`` (constant step) visits Python's values in Python's order."""
+    for n, step in ((0, -1), (1, 2), (7, -3), (8, 0)):
+        out = wp.full(64, -1, dtype=int)
+        wp.launch(reversed_ranges, dim=1, inputs=[n, step, out])
+        want = [*reversed(range(n)), *reversed(range(1, n, 3)), *reversed(range(n, 0, -2))]
+        want += list(reversed(range(n, -3, step))) if step else []
+        assert out.numpy()[:len(want) + 1].tolist() == want + [-1]

@@ -525,6 +525,8 @@ class Lowerer:
         query = iterator_of(self, it)
         if query is not None:
             return lower_query_for(self, node, query)
+        if isinstance(it, ast.Call) and self.eval_static_or_none(it.func) is builtins.reversed:
+            it = node.iter = self._reversed_range(it)
         if not (isinstance(it, ast.Call) and self.eval_static_or_none(it.func) is builtins.range):
             raise self.error("only 'for i in range(...)' loops are supported", it,
                              hint="iterate over indices: for i in range(n)")
@@ -563,6 +565,33 @@ class Lowerer:
         if saved_binding is not None:
             self.frame.env[name] = saved_binding
         self.b.emit(For(var, ops[0], ops[1], ops[2], body, self.b.loc))
+
+    def _reversed_range(self, it: ast.Call) -> ast.Call:
+        """``reversed(range(a, b, s))`` as the ``range`` of the same values in reverse order:
+        ``range(a + (n - 1) * s, a - sign(s), -s)`` with ``n`` the trip count (integer division truncates, so the
+        numerator is clamped at 0 first: a negative one only occurs for an empty range)."""
+        inner = it.args[0] if len(it.args) == 1 and not it.keywords else None
+        if not (isinstance(inner, ast.Call) and self.eval_static_or_none(inner.func) is builtins.range) \
+                or inner.keywords or not 1 <= len(inner.args) <= 3:
+            raise self.error("only reversed(range(...)) can be iterated in kernel code", it)
+        parts = [ast.unparse(a) for a in inner.args]
+        a, b = ("0", parts[0]) if len(parts) == 1 else (parts[0], parts[1])
+        step = self.visit(inner.args[2]) if len(parts) == 3 else Weak(1)  # a literal (or captured constant)
+        step = step.value if isinstance(step, Weak) else None
+        if isinstance(step, int) and not isinstance(step, bool) and step != 0:
+            sign, mag = (1, step) if step > 0 else (-1, -step)
+            lo, hi = ((f"({a})", f"({b})") if step > 0 else (f"({b})", f"({a})"))
+            n = f"max(0, ({hi} - {lo} + {mag - 1}) // {mag})"
+            text = f"range(({a}) + ({n} - 1) * ({step}), ({a}) - ({sign}), {-step})"
+        else:  # a run-time step: its sign picks the trip count's form (a zero step is an empty range here)
+            st = f"({parts[2]})"
+            n = (f"(max(0, ({b}) - ({a}) + {st} - 1) // {st} if {st} > 0 else "
+                 f"(max(0, ({a}) - ({b}) - {st} - 1) // (-{st}) if {st} < 0 else 0))")
+            text = f"range(({a}) + ({n} - 1) * {st}, ({a}) - (1 if {st} > 0 else -1), -{st})"
+        new = ast.parse(text, mode="eval").body
+        for sub in ast.walk(new):  # errors point at the original expression
+            ast.copy_location(sub, it)
+        return new
 
     def _loop_returns(self, node) -> bool:
         return self.frame.is_func and not self.frame.tail_only and may_return(node)
