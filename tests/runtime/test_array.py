@@ -337,3 +337,6 @@ def test_index_arrays_select_through_indexed_arrays():
     assert isinstance(rows, wp.indexedarray)
     np.testing.assert_array_equal(rows.numpy(), np.arange(12).reshape(3, 4)[[0, 2]])
     assert wp.indexedarray[float, Literal[2]].ndim == 2
+    rows.fill_(7.0)
+    np.testing.assert_array_equal(a.numpy()[[0, 2]], 7.0)
+    np.testing.assert_array_equal(a.numpy()[1], [4.0, 5.0, 6.0, 7.0])

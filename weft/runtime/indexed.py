@@ -84,6 +84,24 @@ class indexedarray:
         idx = tuple(i.numpy() if i is not None else slice(None) for i in self.indices)
         return src[np.ix_(*[i if not isinstance(i, slice) else np.arange(src.shape[d]) for d, i in enumerate(idx)])]
 
+    def _selection(self, src: np.ndarray):
+        idx = [i.numpy() if i is not None else np.arange(src.shape[d]) for d, i in enumerate(self.indices)]
+        return np.ix_(*idx)
+
+    def fill_(self, value) -> indexedarray:
+        """Set every selected element of the underlying array to ``value`` (through the host: in place on the CPU,
+        a round trip for device memory)."""
+        host = self.data.device.impl.host_memory and self.data.is_contiguous
+        src = self.data.numpy() if host else self.data.numpy().copy()
+        src[self._selection(src)] = np.asarray(value)
+        if not host:
+            self.data.assign(src)
+        self._mark_written()
+        return self
+
+    def zero_(self) -> indexedarray:
+        return self.fill_(0)
+
     def _mark_written(self) -> None:
         self.data._mark_written()
 
