@@ -75,3 +75,35 @@ def test_tile_annotation_shape_mismatch_names_the_argument():
     x = wp.zeros((TN, TM), dtype=float)
     with pytest.raises(wp.Error, match="argument 't'"):
         wp.launch_tiled(wrong_shape, dim=1, inputs=[x, x], block_dim=32)
+
+
+@wp.func
+def _bump_in_place(t: wp.tile[wp.float64, 2, 3], s: wp.float64):
+    t += wp.tile_ones(dtype=wp.float64, shape=(2, 3)) * s  # changed in place: the caller sees it (Warp's rule)
+    t[0, 0] = s
+
+
+@wp.func
+def _rebind_local(t: wp.tile[wp.float64, 2, 3]):
+    t = t * 10.0  # a new local value: the caller's tile is unchanged
+    return wp.tile_sum(t)[0]
+
+
+@wp.kernel
+def _by_reference(x: wp.array2d(dtype=wp.float64), out: wp.array2d(dtype=wp.float64),
+                  total: wp.array(dtype=wp.float64)):
+    t = wp.tile_load(x, shape=(2, 3))
+    for _ in range(2):
+        _bump_in_place(t, x[1, 2])
+    total[0] = _rebind_local(t)
+    wp.tile_store(out, t)
+
+
+def test_tiles_changed_in_funcs_reach_the_caller():
+    x = np.arange(6, dtype=np.float64).reshape(2, 3)
+    out, total = wp.zeros((2, 3), dtype=wp.float64), wp.zeros(1, dtype=wp.float64)
+    wp.launch_tiled(_by_reference, dim=1, inputs=[wp.array(x, dtype=wp.float64), out, total], block_dim=4)
+    want = x + 2 * x[1, 2]
+    want[0, 0] = x[1, 2]
+    np.testing.assert_allclose(out.numpy(), want)
+    np.testing.assert_allclose(total.numpy(), [10 * want.sum()])

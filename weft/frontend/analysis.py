@@ -88,6 +88,39 @@ def binding_analysis(tree: ast.FunctionDef, ref_positions=None) -> tuple[set[str
     return {n for n, c in counts.items() if c > 1} | nested, (component - direct) | direct_once
 
 
+def in_place_params(tree: ast.FunctionDef) -> tuple[str, ...]:
+    """Parameters the body changes in place (``t += x``, ``t[i] = v``, ``wp.tile_assign(t, ...)``) and never rebinds
+    (``t = ...``): for a tile argument these changes reach the caller, as Warp passes tiles by reference."""
+    params = [a.arg for a in tree.args.args]
+    rebound: set[str] = set()
+    changed: set[str] = set()
+
+    def root(node):
+        while isinstance(node, (ast.Subscript, ast.Attribute)):
+            node = node.value
+        return node.id if isinstance(node, ast.Name) else None
+
+    def name_of(node):
+        return [node.id] if isinstance(node, ast.Name) else []
+
+    for s in ast.walk(tree):
+        if isinstance(s, (ast.Assign, ast.AnnAssign)):
+            for t in (s.targets if isinstance(s, ast.Assign) else [s.target]):
+                for elt in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
+                    if isinstance(elt, ast.Name):
+                        rebound.add(elt.id)
+                    elif root(elt) is not None:
+                        changed.add(root(elt))
+        elif isinstance(s, ast.AugAssign):
+            if root(s.target) is not None:
+                changed.add(root(s.target))
+        elif isinstance(s, (ast.For, ast.comprehension)):
+            rebound.update(name_of(s.target))
+        elif isinstance(s, ast.Call):
+            changed.update(_in_place_targets(s, name_of))
+    return tuple(p for p in params if p in changed and p not in rebound)
+
+
 def _in_place_targets(call: ast.Call, targets, ref_positions=None) -> list[str]:
     """The names a call of a builtin that updates arguments in place (``wp.tile_fft(a)``, the op's
     ``Syntax.updates``) or of a func taking ``wp.ref[T]`` parameters rebinds, like an assignment."""

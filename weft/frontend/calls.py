@@ -151,13 +151,28 @@ def inline(lw, func: Func, args, kwargs, node, addressed: dict | None = None):
                            "enable_backward=True: the reverse pass of a store through a reference is not defined",
                            node, hint="declare the kernel with @wp.kernel(enable_backward=False), or give the "
                                       "function a @wp.func_grad")
-        finals = {} if refs else None
-        result = inline_plain(lw, chosen, bound, node, finals=finals)
+        tiles = _tile_ref_arguments(chosen, bound, node)  # tiles changed in place reach the caller's variables
+        finals = {} if refs or tiles else None
+        result = inline_plain(lw, chosen, bound, node, finals=finals, extra_refs=tuple(tiles))
+        refs = {**refs, **tiles}
     # wp.ref[T] parameters: copy-out of their final values into the arguments' places
     for pname, target in refs.items():
         if pname in finals:
             lw.store(target, finals[pname])
     return result
+
+
+def _tile_ref_arguments(chosen: Func, bound: dict, node) -> dict:
+    """{tile parameter: the caller's variable} for tile parameters the body changes in place, passed as plain
+    variables (Warp passes tiles by reference, so the caller sees the change)."""
+    names = chosen.tile_ref_params
+    if not names:
+        return {}
+    params = list(chosen.signature.parameters) if chosen.signature is not None else []
+    given = dict(zip(params, node.args))
+    given.update({k.arg: k.value for k in node.keywords})
+    return {p: given[p] for p in names if isinstance(given.get(p), ast.Name) and
+            isinstance(getattr(bound.get(p), "type", None), T.TileType)}
 
 
 def _ref_arguments(lw, chosen: Func, node) -> dict:
@@ -222,7 +237,7 @@ def ref_positions_in(src):
         refs = set()
         for ov in obj.overloads:
             try:
-                names = ov.ref_params
+                names = ov.ref_params + ov.tile_ref_params
             except CompileError:
                 continue
             params = list(ov.signature.parameters) if ov.signature is not None else []
@@ -231,7 +246,8 @@ def ref_positions_in(src):
     return positions
 
 
-def inline_plain(lw, chosen: Func, bound: dict, node, adjoint_targets: dict | None = None, finals: dict | None = None):
+def inline_plain(lw, chosen: Func, bound: dict, node, adjoint_targets: dict | None = None, finals: dict | None = None,
+                 extra_refs: tuple[str, ...] = ()):
     """Inline ``chosen`` with parameters already bound to values. With ``finals``, the final values of its
     ``wp.ref[T]`` parameters are put there (the caller stores them back)."""
     from .lower import Frame
@@ -251,7 +267,7 @@ def inline_plain(lw, chosen: Func, bound: dict, node, adjoint_targets: dict | No
         if not frame.tail_only:
             frame.done = lw.b.new_var(T.BOOL, f"{chosen.__name__}_done", VarKind.MUTABLE)
             lw.b.assign(frame.done, Const(False, T.BOOL))
-        refs = chosen.ref_params if finals is not None else ()
+        refs = chosen.ref_params + extra_refs if finals is not None else ()
         for pname, value in bound.items():
             if pname in refs and isinstance(value, Var) and not isinstance(value.type, T.ArrayType):
                 frame.mutable.add(pname)  # its final value is read after the body

@@ -10,6 +10,7 @@ from ..errors import CompileError
 from ..ir import types as T
 from ..types.mapping import to_ir, type_of_value
 from ..types.reference import Reference
+from .analysis import in_place_params
 from .source import FunctionSource, capture, evaluate_annotation
 
 
@@ -64,6 +65,20 @@ class Func:
             raise CompileError(f"cannot evaluate the annotation '{ann}' of {what} of func {self.__name__}: {exc}",
                                hint="string annotations (from `from __future__ import annotations`) are evaluated "
                                     "in the module's globals and the function's closure") from None
+
+    @property
+    def tile_ref_params(self) -> tuple[str, ...]:
+        """Tile parameters (annotated ``wp.tile[...]``) the body changes in place without rebinding them: the
+        changes reach the caller's variable (Warp passes tiles by reference)."""
+        out = []
+        for p in in_place_params(self.source.tree):
+            try:
+                ann = to_ir(self.annotations.get(p))
+            except (TypeError, CompileError):
+                continue
+            if isinstance(ann, T.TileType):
+                out.append(p)
+        return tuple(out)
 
     @property
     def ref_params(self) -> tuple[str, ...]:
