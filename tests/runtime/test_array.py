@@ -340,3 +340,13 @@ def test_index_arrays_select_through_indexed_arrays():
     rows.fill_(7.0)
     np.testing.assert_array_equal(a.numpy()[[0, 2]], 7.0)
     np.testing.assert_array_equal(a.numpy()[1], [4.0, 5.0, 6.0, 7.0])
+
+
+def test_struct_numpy_dtype():
+    @wp.struct
+    class Pair:
+        a: float
+        b: wp.vec3
+
+    assert wp.zeros(2, dtype=Pair).numpy().dtype == Pair.numpy_dtype()  # Warp's classmethod
+    assert Pair.numpy_dtype().names == ("a", "b")

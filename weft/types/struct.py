@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import StructFieldError
 from ..ir import types as T
+from .dtypes import struct_np_dtype
 from .mapping import to_ir
 from .scalars import check_host_scalar
 
@@ -20,6 +21,11 @@ class StructInstance:
 
     _ir_: T.StructType
     __slots__ = ()
+
+    @classmethod
+    def numpy_dtype(cls) -> np.dtype:
+        """The NumPy structured dtype of one element of an array of this struct (field names, types and offsets)."""
+        return struct_np_dtype(cls._ir_)
 
     def __init__(self, **kwargs):
         for name, ftype in self._ir_.fields:
