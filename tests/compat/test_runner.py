@@ -82,3 +82,20 @@ def test_baseline_file_is_compact_and_complete():
         assert run_warp_tests.scope_reason(mod) is None, f"{mod} is out of scope but in the baseline"
         assert set(entry) <= {"pass", "fail", "skip", "timeout", "complete", "import_error"}
         assert all("." in name for name in entry["pass"])
+
+
+def test_fem_stand_in_imports_and_raises_when_used():
+    import warp_shim
+
+    fem = warp_shim._fem_module()
+
+    @fem.integrand
+    def value(s: fem.Sample):
+        return 1.0
+
+    assert "warp.fem" in repr(value)
+    for use in (lambda: value(None), lambda: fem.Cells(fem.Grid2D(res=(2, 2))), lambda: fem.interpolate(value)):
+        with pytest.raises(NotImplementedError, match="not part of weft"):
+            use()
+    assert run_warp_tests.test_scope_reason("test_array_subclass",
+                                            "warp.tests.test_array_subclass.TestArraySubclass.test_fem_cache_cpu")

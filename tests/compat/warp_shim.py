@@ -56,6 +56,45 @@ def _resolve_weft(rest: str):
     return obj
 
 
+FEM_OUT_OF_SCOPE = "warp.fem is not part of weft (Warp's finite-element toolkit is out of scope: docs/warp_compat.md)"
+
+
+class _FemUnavailable:
+    """Stand-in for any ``warp.fem`` name: usable in annotations and as a decorator, raises when actually used."""
+
+    def __init__(self, name: str, wrapped=None):
+        self._name = name
+        self._wrapped = wrapped
+
+    def __call__(self, *args, **kwargs):
+        # a bare decorator (`@fem.integrand`) or a decorator factory (`@fem.integrand(...)`) wraps the function so
+        # the module imports; calling what it returns (or any other use) raises
+        if self._wrapped is None and len(args) == 1 and not kwargs and isinstance(args[0], (types.FunctionType, type)):
+            return _FemUnavailable(f"{self._name}({getattr(args[0], '__name__', '?')})", wrapped=args[0])
+        raise NotImplementedError(f"{FEM_OUT_OF_SCOPE}: {self._name} called")
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _FemUnavailable(f"{self._name}.{attr}")
+
+    def __repr__(self):
+        return f"<unavailable {self._name}>"
+
+
+def _fem_module() -> types.ModuleType:
+    """A ``warp.fem`` whose every name is an ``_FemUnavailable`` (so Warp test modules that use it import)."""
+    mod = types.ModuleType("warp.fem", FEM_OUT_OF_SCOPE)
+
+    def __getattr__(name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _FemUnavailable(f"warp.fem.{name}")
+
+    mod.__getattr__ = __getattr__
+    return mod
+
+
 def install(tests_dir: str) -> None:
     """Alias ``warp`` to weft and ``warp.tests`` to ``tests_dir`` (the ``warp/tests`` folder of warp-lang)."""
     import weft
@@ -79,4 +118,9 @@ def install(tests_dir: str) -> None:
 
     sys.modules["warp.tests.unittest_utils"] = warp_unittest_utils
     pkg.unittest_utils = warp_unittest_utils
+    if not hasattr(weft, "fem"):
+        fem = _fem_module()
+        sys.modules["warp.fem"] = fem
+        # `import warp.fem as fem` reads the name from the package, whose __name__ is "weft"
+        sys.modules["weft.fem"] = fem
     sys.meta_path.insert(0, _WarpAliasFinder())
