@@ -63,8 +63,8 @@ class Spec:
     #: frozenset of array parameters without gradients -> the AdjointSpec for launches with exactly those (tile
     #: kernels only, see Kernel.adjoint_of)
     adjoint_variants: dict = field(default_factory=dict)
-    #: backward programs differentiated and rendered ahead of their compile (Kernel.prepare_adjoint): inactive set ->
-    #: (program, source), taken by adjoint_of
+    #: backward programs differentiated (and rendered) ahead of their compile (Kernel.adjoint_program,
+    #: prepare_adjoint): inactive set -> (program, source or None), taken by adjoint_of
     pending_adjoints: dict = field(default_factory=dict)
     errors: object = None
     checks_errors: bool = False  # the module reports runtime errors in release mode too (exports weft_release_checks)
@@ -408,52 +408,92 @@ class Kernel:
 
         ``inactive``: indices of array parameters without a gradient in this launch. A tile kernel whose replay
         can drop more work when those gradients are absent (``prune_replay``) gets a backward of its own for that
-        set; every other launch shares the one backward of the specialisation."""
-        if spec.adjoint is None:
-            if not self.enable_backward:
-                raise CompileError(f"kernel '{self.__name__}' was defined with enable_backward=False, so it has no "
-                                   "adjoint; remove the option (or keep this kernel off the Tape)",
-                                   self.source.loc(None))
-            with self._lock:
-                if spec.adjoint is None:
-                    pending = spec.pending_adjoints.pop(frozenset(), None)
-                    spec.adjoint = self._compile_adjoint(spec, *(pending or (pipeline.differentiate(spec.fn),)))
-        if not inactive or not spec.tile_dim:
-            return spec.adjoint
-        hit = spec.adjoint_variants.get(inactive)
-        if hit is None:
-            with self._lock:
-                base = spec.adjoint
-                pending = spec.pending_adjoints.pop(inactive, None)
-                prog = pending[0] if pending else pipeline.without_gradients(base.prog, inactive)
-                hit = base if prog is base.prog else self._compile_adjoint(spec, *(pending or (prog,)))
-                spec.adjoint_variants[inactive] = hit
+        set, and the specialisation's full backward is then not compiled unless a launch runs it; every other
+        launch shares the one backward of the specialisation."""
+        key = inactive if inactive and spec.tile_dim else frozenset()
+        hit = spec.adjoint_variants.get(key) if key else spec.adjoint
+        if hit is not None:
+            return hit
+        self._check_backward()
+        with self._lock:
+            if not key:
+                return self._compile_base(spec)
+            hit = spec.adjoint_variants.get(key)
+            if hit is None:
+                prog = self._program(spec, key)
+                if prog is self._program(spec, frozenset()):  # nothing to prune: the shared backward
+                    spec.pending_adjoints.pop(key, None)
+                    hit = self._compile_base(spec)
+                else:
+                    hit = self._compile_adjoint(spec, *spec.pending_adjoints.pop(key))
+                spec.adjoint_variants[key] = hit
         return hit
 
+    def adjoint_program(self, spec: Spec, inactive: frozenset[int] = frozenset()):
+        """The backward program ``adjoint_of(spec, inactive)`` runs, differentiated (and pruned) without compiling
+        anything: for what only reads the IR (the Tape's overwrite check). ``adjoint_of`` later compiles this same
+        program."""
+        self._check_backward()
+        with self._lock:
+            return self._program(spec, inactive if inactive and spec.tile_dim else frozenset())
+
     def prepare_adjoint(self, spec: Spec, inactive: frozenset[int] = frozenset()) -> list[str]:
-        """Differentiate and render, without compiling, the backward modules ``adjoint_of(spec, inactive)`` will
-        compile (runtime/backward.py batches those of a Tape's first backward): their sources, none when compiled
-        already (a tile kernel's variant for ``inactive`` comes after the specialisation's one backward)."""
+        """Differentiate and render, without compiling, the backward module ``adjoint_of(spec, inactive)`` will
+        compile (runtime/backward.py batches those of a Tape's first backward): its source, none when compiled
+        already. A tile kernel's launch whose pruned backward differs from the specialisation's full one needs
+        only the pruned one."""
         if not self.enable_backward:
             return []
-        out = []
+        key = inactive if inactive and spec.tile_dim else frozenset()
         with self._lock:
-            base = spec.pending_adjoints.get(frozenset())
-            if spec.adjoint is None:
-                if base is None:
-                    prog = pipeline.differentiate(spec.fn)
-                    base = spec.pending_adjoints[frozenset()] = (prog, self._adjoint_source(spec, prog))
-                out.append(base[1])
-            if not inactive or not spec.tile_dim or inactive in spec.adjoint_variants:
-                return out
-            variant = spec.pending_adjoints.get(inactive)
-            if variant is None:
-                base_prog = spec.adjoint.prog if spec.adjoint is not None else base[0]
-                prog = pipeline.without_gradients(base_prog, inactive)
-                if prog is base_prog:
-                    return out
-                variant = spec.pending_adjoints[inactive] = (prog, self._adjoint_source(spec, prog))
-            return [*out, variant[1]]
+            if key:
+                if key in spec.adjoint_variants:
+                    return []
+                if self._program(spec, key) is not self._program(spec, frozenset()):
+                    return [self._pending_source(spec, key)]
+            if spec.adjoint is not None:
+                return []
+            return [self._pending_source(spec, frozenset())]
+
+    def _check_backward(self) -> None:
+        if not self.enable_backward:
+            raise CompileError(f"kernel '{self.__name__}' was defined with enable_backward=False, so it has no "
+                               "adjoint; remove the option (or keep this kernel off the Tape)", self.source.loc(None))
+
+    def _program(self, spec: Spec, key: frozenset[int]):
+        """(Holding the lock.) The backward program for the launches with inactive set ``key`` (empty: the full
+        one), from the compiled module or the pending ones, else differentiated (and pruned) now and kept pending
+        (``spec.pending_adjoints``: key -> (program, source or None)) for ``adjoint_of`` to compile. A pruned
+        program identical to the full one is the same object."""
+        if not key and spec.adjoint is not None:
+            return spec.adjoint.prog
+        if key and key in spec.adjoint_variants:
+            return spec.adjoint_variants[key].prog
+        pending = spec.pending_adjoints.get(key)
+        if pending is None:
+            if key:
+                base = self._program(spec, frozenset())
+                pending = (pipeline.without_gradients(base, key), None)
+            else:
+                pending = (pipeline.differentiate(spec.fn), None)
+            spec.pending_adjoints[key] = pending
+        return pending[0]
+
+    def _pending_source(self, spec: Spec, key: frozenset[int]) -> str:
+        """(Holding the lock.) The rendered source of a pending backward program (rendered once)."""
+        self._program(spec, key)
+        prog, source = spec.pending_adjoints[key]
+        if source is None:
+            source = self._adjoint_source(spec, prog)
+            spec.pending_adjoints[key] = (prog, source)
+        return source
+
+    def _compile_base(self, spec: Spec) -> AdjointSpec:
+        """(Holding the lock.) The specialisation's full backward, compiled now unless it is."""
+        if spec.adjoint is None:
+            self._program(spec, frozenset())
+            spec.adjoint = self._compile_adjoint(spec, *spec.pending_adjoints.pop(frozenset()))
+        return spec.adjoint
 
     def _adjoint_source(self, spec: Spec, prog) -> str:
         return pipeline.render_module(prog, self.__name__, spec.debug, Target.CPU, Direction.ADJOINT).source

@@ -190,3 +190,50 @@ def test_tile_store_gradient_rows_consumed_and_clipped():
         padded[:, :width] = g
         np.testing.assert_allclose(a2.grad.numpy(), fft_adjoint(padded), rtol=1e-12, atol=1e-12)
         np.testing.assert_array_equal(a1.grad.numpy(), 0.0)
+
+
+def test_a_pruned_backward_is_the_only_backward_built(monkeypatch):
+    """k without a gradient: the Tape's first backward prepares (for its batch) and builds the pruned backward module
+    alone; the full one is neither batched nor built (the overwrite check reads its IR through adjoint_program). A
+    later launch where k has a gradient builds the full one, and both give x the same gradient."""
+    from weft.kernel import Kernel
+
+    kernel = Kernel(spectral_solve.func)  # a fresh kernel object: no backward built in this process yet
+    built, prepared = [], []
+    real_build, real_prepare = pipeline.build, Kernel.prepare_adjoint
+
+    def build(source, name, *args, **kwargs):
+        built.append(name)
+        return real_build(source, name, *args, **kwargs)
+
+    def prepare(self, spec, inactive=frozenset()):
+        out = real_prepare(self, spec, inactive)
+        prepared.append((inactive, len(out)))
+        return out
+
+    monkeypatch.setattr(pipeline, "build", build)
+    monkeypatch.setattr(Kernel, "prepare_adjoint", prepare)
+    rng = np.random.default_rng(6)
+    x0, k0, w = rng.standard_normal((2, 8, 2)), rng.standard_normal((2, 8)), rng.standard_normal((2, 8, 2))
+
+    def x_grad(k_grad: bool):
+        xa = wp.array(x0, dtype=V2, requires_grad=True)
+        ka = wp.array(k0, dtype=wp.float64, requires_grad=k_grad)
+        ya = wp.zeros((2, 8), dtype=V2, requires_grad=True)
+        tape = wp.Tape()
+        with tape:
+            wp.launch_tiled(kernel, dim=2, inputs=[xa, ka], outputs=[ya], block_dim=8)
+        tape.backward(grads={ya: wp.array(w, dtype=V2)})
+        return xa.grad.numpy()
+
+    pruned = x_grad(False)
+    (spec,) = kernel._specs.values()
+    assert [n for n in built if n.endswith("_adj")] == ["spectral_solve_adj"]
+    assert prepared == [(frozenset({1}), 1)]
+    assert spec.adjoint is None and list(spec.adjoint_variants) == [frozenset({1})]
+    assert len(spec.adjoint_variants[frozenset({1})].prog.replay) == 2  # tid, k's tile_load
+    built.clear()
+    full = x_grad(True)
+    assert [n for n in built if n.endswith("_adj")] == ["spectral_solve_adj"] and spec.adjoint is not None
+    assert spec.adjoint is not spec.adjoint_variants[frozenset({1})]
+    np.testing.assert_allclose(pruned, full, rtol=1e-12, atol=1e-12)

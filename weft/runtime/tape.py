@@ -269,7 +269,7 @@ def _adjoint_reads(rec: LaunchRecord) -> set[int]:
     """Parameter indices whose values the launch's backward reads (all its reads if that cannot be decided)."""
     try:
         grads = frozenset(i for i, a in enumerate(rec.args) if getattr(a, "grad", None) is not None or _is_struct(a))
-        prog = rec.kernel.adjoint_of(rec.spec).prog
+        prog = rec.kernel.adjoint_program(rec.spec)  # the IR only: compiles nothing
         # the analysis walks the whole adjoint program (~10 ms of Python for a 100-line kernel): once per program and
         # set of parameters with gradients, not once per recorded launch
         key = (id(prog), grads)
