@@ -1,10 +1,11 @@
 """Times one of Warp's own examples for bench_warp_examples.py, under weft or under Warp.
 
-``python _example_driver.py {weft|warp} EXAMPLE.py METHOD MIN_SECONDS MAX_STEPS``
+``python _example_driver.py {weft|warp} EXAMPLE.py METHOD MIN_SECONDS MAX_STEPS [wall|cpu]``
 
 The example file is imported as a module (its ``__main__`` block does not run), its ``Example`` class is built with
 the arguments a headless run would give (no USD stage, no window), ``METHOD`` (``step`` or ``render``) is called once
-to compile and warm up, then repeatedly until ``MIN_SECONDS`` of wall time or ``MAX_STEPS`` calls. Under weft, ``warp``
+to compile and warm up, then repeatedly until ``MIN_SECONDS`` of wall time (``cpu``: of process CPU time, the same amount of work whatever
+the machine's load) or ``MAX_STEPS`` calls. Under weft, ``warp``
 is aliased to weft so the example runs unchanged. Prints one JSON line: construct/first-call seconds and the wall and
 process-CPU seconds per call. Anything the example prints goes to stderr.
 """
@@ -36,8 +37,9 @@ def _headless_kwargs(cls) -> dict:
 
 
 def main() -> None:
-    framework, path, method, min_seconds, max_steps = sys.argv[1:]
+    framework, path, method, min_seconds, max_steps = sys.argv[1:6]
     min_seconds, max_steps = float(min_seconds), int(max_steps)
+    clock = time.process_time if sys.argv[6:] == ["cpu"] else time.perf_counter
     if framework == "weft":
         # Warp's examples find their assets with warp.examples.get_asset_directory(): point weft at the wheel's
         os.environ.setdefault("WEFT_WARP_EXAMPLES", os.path.dirname(os.path.dirname(os.path.abspath(path))))
@@ -58,8 +60,8 @@ def main() -> None:
         wp.synchronize()
         first = time.perf_counter() - t0
         steps = 0
-        c0, w0 = time.process_time(), time.perf_counter()
-        while steps < max_steps and (steps == 0 or time.perf_counter() - w0 < min_seconds):
+        c0, w0, s0 = time.process_time(), time.perf_counter(), clock()
+        while steps < max_steps and (steps == 0 or clock() - s0 < min_seconds):
             call()
             wp.synchronize()
             steps += 1
