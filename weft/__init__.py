@@ -143,6 +143,7 @@ from .interop.api import (device_from_torch, device_to_torch, dtype_from_jax, dt
 from . import types_compat as types  # noqa: F811
 from .types_compat import dtype_from_numpy, dtype_to_numpy
 from .config import DeterministicMode
+from .config import LOG_DEBUG, LOG_ERROR, LOG_INFO, LOG_WARNING, ScopedLogLevel
 from .module import Module, get_module, is_cpu_available
 from . import utils
 from .elementwise import map

@@ -85,6 +85,38 @@ verify_cuda: bool = False
 enable_tiles_in_stack_memory: bool = True
 max_unroll_default = max_unroll
 
+#: Log levels, as Warp numbers them (``wp.LOG_DEBUG`` ... ``wp.LOG_ERROR``).
+LOG_DEBUG, LOG_INFO, LOG_WARNING, LOG_ERROR = 10, 20, 30, 40
+#: Threshold for weft's own messages: the compile / cache-load lines are debug-level (printed when this is
+#: ``LOG_DEBUG`` or lower, or when ``verbose`` is set); warnings go through ``warnings`` whatever the level.
+log_level: int = LOG_INFO
+
+
+def debug_messages() -> bool:
+    """Whether weft prints its debug-level messages (compiles, cache loads): ``verbose`` or ``log_level <= DEBUG``."""
+    return bool(verbose) or log_level <= LOG_DEBUG
+
+
+class ScopedLogLevel:
+    """``with wp.ScopedLogLevel(wp.LOG_WARNING):`` sets ``wp.config.log_level`` inside the block, restores it after."""
+
+    def __init__(self, log_level: int):
+        self.log_level = log_level
+
+    def __enter__(self):
+        import sys
+
+        mod = sys.modules[__name__]
+        self._saved = mod.log_level
+        mod.log_level = self.log_level
+        return self
+
+    def __exit__(self, *exc):
+        import sys
+
+        sys.modules[__name__].log_level = self._saved
+        return False
+
 
 def cache_dir() -> Path:
     """The effective kernel cache directory."""

@@ -96,3 +96,24 @@ def test_init_prints_the_report_only_when_verbose(verbose, monkeypatch, capsys):
         assert out == ""
     wp.print_diagnostics()
     assert wp.__version__ in capsys.readouterr().out
+
+
+def test_log_level_gates_the_debug_messages(capsys):
+    assert (wp.LOG_DEBUG, wp.LOG_INFO, wp.LOG_WARNING, wp.LOG_ERROR) == (10, 20, 30, 40)
+    assert wp.config.log_level == wp.LOG_INFO and not wp.config.debug_messages()
+    with wp.ScopedLogLevel(wp.LOG_DEBUG):
+        assert wp.config.log_level == wp.LOG_DEBUG and wp.config.debug_messages()
+
+        @wp.kernel
+        def log_level_probe(a: wp.array(dtype=float)):
+            a[wp.tid()] = 2.0
+
+        a = wp.zeros(3, dtype=float)
+        wp.launch(log_level_probe, dim=3, inputs=[a])
+    assert wp.config.log_level == wp.LOG_INFO and a.numpy().tolist() == [2.0, 2.0, 2.0]
+    assert "weft: " in capsys.readouterr().out
+    wp.config.log_level = wp.LOG_WARNING
+    try:
+        assert not wp.config.debug_messages()
+    finally:
+        wp.config.log_level = wp.LOG_INFO

@@ -179,7 +179,7 @@ class Batch:
                     self.published.append(m.key)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        if config.verbose:
+        if config.debug_messages():
             names = ", ".join(m.name for m in self.members)
             print(f"weft: compiled {len(self.published)} of {len(self.members)} kernels as one unit in "
                   f"{time.perf_counter() - t0:.3f} s: {names}")

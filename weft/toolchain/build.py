@@ -151,11 +151,11 @@ def build_cpu(source: str, options: CpuOptions, name: str, mode: int = ctypes.DE
             return _compile(source, options, tmp, name, key)
 
         path = cache.publish("cpu", key, "so", compile_into, keep={"cpp": source})
-        if config.verbose:
+        if config.debug_messages():
             done = "compiled" if built else "waited for another process to compile"
             print(f"weft: {done} {name} in {time.perf_counter() - t0:.3f} s -> {path}")
         lib = _loaded_module(path, mode)
-    elif config.verbose:
+    elif config.debug_messages():
         print(f"weft: loaded {name} from cache {path}")
     with _lock:
         _loaded[key] = lib
