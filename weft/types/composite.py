@@ -7,6 +7,7 @@ same thing on the host and in a kernel (``m * v`` is a matrix-vector product, ``
 from __future__ import annotations
 
 import numbers
+import operator
 from typing import Any
 
 import numpy as np
@@ -206,7 +207,7 @@ class VectorBase:
 
     def __matmul__(self, o):
         if isinstance(o, MatrixBase):
-            return vector(o._shape_[1], self._wp_scalar_type_)._wrap(self._a @ o._a)
+            return o.__rmatmul__(self)
         return NotImplemented
 
 
@@ -308,12 +309,63 @@ class MatrixBase:
     def __rmul__(self, o):
         if isinstance(o, (numbers.Number, np.generic)):
             return self._wrap(o * self._a)
+        if isinstance(o, VectorBase):
+            return self.__rmatmul__(o)
         return NotImplemented
 
     def __truediv__(self, o):
         if isinstance(o, (numbers.Number, np.generic)):
             return self._wrap(self._a / o)
         return NotImplemented
+
+    def __rtruediv__(self, o):
+        # Warp divides the scalar by every component
+        if isinstance(o, (numbers.Number, np.generic)):
+            return self._wrap(o / self._a)
+        return NotImplemented
+
+    def __rmatmul__(self, o):
+        """``v @ m`` / ``v * m``: the row vector ``v`` times the matrix (``m``'s transpose applied to ``v``)."""
+        if not isinstance(o, VectorBase):
+            return NotImplemented
+        if o._np_ is not self._np_:
+            raise RuntimeError(f"Couldn't find a function 'mul' compatible with the arguments "
+                               f"'{type(o).__name__}, {type(self).__name__}'")  # Warp's: no mixed precision
+        if o._length_ != self._shape_[0]:
+            raise ValueError(f"a vector of length {o._length_} cannot multiply a {self._shape_} matrix from the left")
+        return vector(self._shape_[1], self._wp_scalar_type_)._wrap(o._a @ self._a)
+
+    def _row_index(self, i: int, n: int, what: str) -> int:
+        i = operator.index(i)
+        if not -n <= i < n:
+            raise IndexError(f"{what} index {i} is out of range for a {self._shape_[0]}x{self._shape_[1]} matrix")
+        return i
+
+    def get_row(self, r):
+        """Row ``r`` (negative counts from the end) as a new vector."""
+        return vector(self._shape_[1], self._wp_scalar_type_)._wrap(self._a[self._row_index(r, self._shape_[0],
+                                                                                            "row")].copy())
+
+    def get_col(self, c):
+        """Column ``c`` (negative counts from the end) as a new vector."""
+        return vector(self._shape_[0], self._wp_scalar_type_)._wrap(self._a[:, self._row_index(c, self._shape_[1],
+                                                                                               "column")].copy())
+
+    def set_row(self, r, v) -> None:
+        """Set row ``r`` in place to a scalar (every element) or a sequence of one value per column."""
+        self._a[self._row_index(r, self._shape_[0], "row"), :] = self._fill_values(v, self._shape_[1], "row")
+
+    def set_col(self, c, v) -> None:
+        """Set column ``c`` in place to a scalar (every element) or a sequence of one value per row."""
+        self._a[:, self._row_index(c, self._shape_[1], "column")] = self._fill_values(v, self._shape_[0], "column")
+
+    def _fill_values(self, v, n: int, what: str):
+        vals = np.asarray(v._a if isinstance(v, VectorBase) else v, dtype=self._np_)
+        if vals.ndim == 0:
+            return vals
+        if vals.shape != (n,):
+            raise ValueError(f"a {what} of this matrix takes {n} values, got {vals.size}")
+        return vals
 
     def __matmul__(self, o):
         if isinstance(o, (MatrixBase, VectorBase)) and o._np_ is not self._np_:
