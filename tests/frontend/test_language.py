@@ -921,3 +921,29 @@ def test_reversed_range_loops():
         want = [*reversed(range(n)), *reversed(range(1, n, 3)), *reversed(range(n, 0, -2))]
         want += list(reversed(range(n, -3, step))) if step else []
         assert out.numpy()[:len(want) + 1].tolist() == want + [-1]
+
+
+_mat32d = wp.types.matrix(shape=(3, 2), dtype=wp.float64)
+
+
+def test_constructors_take_their_own_shape_and_dtype_keywords():
+    @wp.kernel
+    def typed_keywords(out: wp.array(dtype=_mat32d), out2: wp.array(dtype=wp.mat22), out3: wp.array(dtype=wp.vec3)):
+        c = _mat32d(1.0, 2.0, 3.0, 4.0, 5.0, 6.0)
+        out[0] = _mat32d(c, shape=(3, 2)) + wp.types.matrix(1.5, shape=(3, 2), dtype=wp.float64)
+        a = wp.mat22(1.0, 2.0, 3.0, 4.0)
+        out2[0] = wp.matrix(a, shape=(2, 2)) + wp.mat22(a, shape=(2, 2), dtype=float)
+        out3[0] = wp.vec3(1.0, 2.0, 3.0, length=3, dtype=wp.float32)
+
+    out, out2, out3 = wp.zeros(1, dtype=_mat32d), wp.zeros(1, dtype=wp.mat22), wp.zeros(1, dtype=wp.vec3)
+    wp.launch(typed_keywords, dim=1, inputs=[out, out2, out3])
+    np.testing.assert_array_equal(out.numpy()[0], np.arange(1.0, 7.0).reshape(3, 2) + 1.5)
+    np.testing.assert_array_equal(out2.numpy()[0], 2.0 * np.array([[1.0, 2.0], [3.0, 4.0]]))
+    np.testing.assert_array_equal(out3.numpy()[0], [1.0, 2.0, 3.0])
+
+    @wp.kernel
+    def wrong_shape(out: wp.array(dtype=_mat32d)):
+        out[0] = _mat32d(_mat32d(), shape=(2, 2))
+
+    with pytest.raises(wp.errors.CompileError, match=r"shape=\(2, 2\), but its shape is \(3, 2\)"):
+        wp.launch(wrong_shape, dim=1, inputs=[out])

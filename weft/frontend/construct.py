@@ -14,6 +14,8 @@ def construct(lw, t: T.Type, args, kwargs, node):
         return _transform_parts(lw, t, args, kwargs, node)
     if isinstance(t, T.StructType):
         return _construct_struct(lw, t, args, kwargs, node)
+    if kwargs and isinstance(t, (T.VectorType, T.MatrixType)):
+        kwargs = _check_type_keywords(lw, t, kwargs, node)
     if kwargs:
         raise lw.error(f"{t} constructor takes no keyword arguments", node)
     if isinstance(t, T.ScalarType):
@@ -41,6 +43,41 @@ def construct(lw, t: T.Type, args, kwargs, node):
                    else lw.as_operand_or_weak(a, node) for a in args]
         ops = _components(lw, t, ops, node)
     return lw.op("construct", ops, attrs=(t,), node=node)
+
+
+def _check_type_keywords(lw, t, kwargs, node) -> dict:
+    """``mat32d(m, shape=(3, 2))`` / ``vec3(x, length=3, dtype=float)``: Warp's concrete constructors accept the
+    type's own ``shape`` / ``length`` / ``dtype`` as keywords; they must agree with the type (they select nothing)."""
+    from ..types.mapping import to_ir
+
+    rest = dict(kwargs)
+    expect = {"shape": (t.rows, t.cols) if isinstance(t, T.MatrixType) else (t.length,)}
+    if isinstance(t, T.VectorType):
+        expect["length"] = t.length
+    for key, want in expect.items():
+        if key not in rest:
+            continue
+        given = _literal(rest.pop(key))
+        given = tuple(given) if isinstance(given, (tuple, list)) else given
+        if key == "shape" and isinstance(given, int):
+            given = (given,)
+        if given != want:
+            raise lw.error(f"{t}() got {key}={given!r}, but its {key} is {want!r}", node)
+    if "dtype" in rest:
+        dtype = _literal(rest.pop("dtype"))
+        try:
+            ok = to_ir(dtype) == T.scalar_of(t)
+        except (TypeError, ValueError, KeyError):
+            ok = False
+        if not ok:
+            raise lw.error(f"{t}() got dtype={dtype!r}, but its scalar type is {T.scalar_of(t)}", node)
+    return rest
+
+
+def _literal(x):
+    if isinstance(x, (tuple, list)):
+        return tuple(_literal(e) for e in x)
+    return x.value if isinstance(x, (Weak, Const)) else x
 
 
 def _construct_struct(lw, t: T.StructType, args, kwargs, node):
