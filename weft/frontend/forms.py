@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import CompileError
 from ..ir import types as T
 from ..ir.nodes import Const, If, Var, VarKind
+from ..ops import registry
 from ..ops.forms import Form, LanguageForm, Syntax
 from ..types.composite import class_for
 from ..types.mapping import to_ir
@@ -258,8 +259,6 @@ def _typed_outputs(lw, node: ast.Call, name: str, syntax: Syntax):
     try:
         outs = lw.op(name, values, attrs=attrs, node=node)
     except CompileError:  # the operands are lowered: only the overload resolution is left to fail
-        from ..ops import registry
-
         sig = ", ".join(f"{p}: {getattr(v, 'type', 'literal')}" for p, v in zip(operand_params, values))
         doc = registry.overloads(name)[0].doc if registry.overloads(name) else ""
         raise lw.error(f"no overload of wp.{name}() accepts ({sig})" + (f" with dtype={attrs[0]}" if attrs else ""),

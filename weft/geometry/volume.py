@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import GeometryError, GeometryTypeError
 from ..ir import types as T
+from ..types.composite import class_for
 from ..types.mapping import to_ir
 from . import native
 from ._common import NativeHandle
@@ -481,8 +482,6 @@ class Volume(NativeHandle):
     @property
     def dtype(self):
         """The value type (None for index grids)."""
-        from ..types.composite import class_for
-
         t = self._live().dtype
         return None if t is None else class_for(t)
 
@@ -532,8 +531,6 @@ class Volume(NativeHandle):
         return tuple(float(np.float32(v)) for v in sizes)
 
     def get_grid_info(self) -> GridInfo:
-        from ..types.composite import class_for
-
         lay = self._live()
         src = self._nvdb
         name = src.name if src is not None else self._name
