@@ -90,7 +90,8 @@ def run_case(python: str, framework: str, example: Path, method: str, seconds: f
         return {"error": f"timed out after {timeout:.0f} s"}
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
-        err = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
+        # the exception's line, not the caret markers Python prints under the failing expression
+        err = [ln for ln in proc.stderr.strip().splitlines() if ln.strip().strip("^~ ")]
         return {"error": err[-1][:110] if err else f"exit code {proc.returncode}"}
     return json.loads(lines[-1])
 
