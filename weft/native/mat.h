@@ -531,6 +531,14 @@ WEFT_FN float jac_eps(float) { return 1e-7f; }
 WEFT_FN double jac_eps(double) { return 1e-15; }
 WEFT_FN float denom_eps(float) { return 1e-6f; }
 WEFT_FN double denom_eps(double) { return 1e-12; }
+// float16: Jacobi sweeps stop at half's own precision (epsilon 2^-10); the adjoints' degeneracy guard is ten times it
+WEFT_FN half jac_eps(half) { return half(1e-3f); }
+WEFT_FN half denom_eps(half) { return half(1e-2f); }
+// added to the scale the guard is relative to, so an all-zero input still gets a non-zero guard; for float16 large
+// enough that 1 / guard stays finite (below 65504)
+WEFT_FN float denom_floor(float) { return 1e-30f; }
+WEFT_FN double denom_floor(double) { return 1e-30; }
+WEFT_FN half denom_floor(half) { return half(1e-2f); }
 
 // tangent of the Jacobi rotation angle: root of t^2 + 2 zeta t - 1 = 0 with the smaller magnitude
 template <typename T>
@@ -638,7 +646,7 @@ WEFT_FN void adj_svd3(const mat_t<3, 3, T>&, const mat_t<3, 3, T>& U, const vec_
     mat_t<3, 3, T> Ut = transpose(U), Vt = transpose(V);
     mat_t<3, 3, T> gu = Ut * adj_U;
     mat_t<3, 3, T> gv = Vt * adj_V;
-    const T eps = detail::denom_eps(T(0)) * (sigma.c[0] * sigma.c[0] + T(1e-30));
+    const T eps = detail::denom_eps(T(0)) * (sigma.c[0] * sigma.c[0] + detail::denom_floor(T(0)));
     mat_t<3, 3, T> P;
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) {
@@ -675,7 +683,7 @@ WEFT_FN void adj_svd2(const mat_t<2, 2, T>&, const mat_t<2, 2, T>& U, const vec_
                       const vec_t<2, T>& adj_sigma, const mat_t<2, 2, T>& adj_V) {
     // the rule of adj_svd3 for two singular values (valid for signed sigma: U^T dU and V^T dV are skew)
     const mat_t<2, 2, T> gu = transpose(U) * adj_U, gv = transpose(V) * adj_V;
-    const T eps = detail::denom_eps(T(0)) * (sigma.c[0] * sigma.c[0] + T(1e-30));
+    const T eps = detail::denom_eps(T(0)) * (sigma.c[0] * sigma.c[0] + detail::denom_floor(T(0)));
     mat_t<2, 2, T> P;
     for (int i = 0; i < 2; ++i)
         for (int j = 0; j < 2; ++j) {
@@ -743,7 +751,7 @@ WEFT_FN void adj_eig3(const mat_t<3, 3, T>&, const mat_t<3, 3, T>& Q, const vec_
     // adj_S = Q [diag(adj_d) + F o (Q^T adj_Q)] Q^T, F_ij = 1 / (d_j - d_i); adj_A = sym(adj_S)
     mat_t<3, 3, T> g = transpose(Q) * adj_Q;
     T scale = max(abs(d.c[0]), abs(d.c[2]));
-    const T eps = detail::denom_eps(T(0)) * (scale + T(1e-30));
+    const T eps = detail::denom_eps(T(0)) * (scale + detail::denom_floor(T(0)));
     mat_t<3, 3, T> P;
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j)
@@ -806,7 +814,7 @@ WEFT_FN void adj_polar_decomposition(const mat_t<3, 3, T>& A, const mat_t<3, 3, 
     mat_t<3, 3, T> G = adj_Q + A * transpose(adj_P);
     // Q = U V^T: with M = U^T G V, adj_X_ij = (M_ij - M_ji) / (s_i + s_j), adj_A += U adj_X V^T
     mat_t<3, 3, T> M = transpose(U) * G * V;
-    const T eps = detail::denom_eps(T(0)) * (abs(s.c[0]) + T(1e-30));
+    const T eps = detail::denom_eps(T(0)) * (abs(s.c[0]) + detail::denom_floor(T(0)));
     mat_t<3, 3, T> X;
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j)
