@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..ir import types as T
 from ..ir.nodes import Const, Var
+from ..types.mapping import to_ir
 from ..typing.resolve import Weak
 
 
@@ -48,8 +49,6 @@ def construct(lw, t: T.Type, args, kwargs, node):
 def _check_type_keywords(lw, t, kwargs, node) -> dict:
     """``mat32d(m, shape=(3, 2))`` / ``vec3(x, length=3, dtype=float)``: Warp's concrete constructors accept the
     type's own ``shape`` / ``length`` / ``dtype`` as keywords; they must agree with the type (they select nothing)."""
-    from ..types.mapping import to_ir
-
     rest = dict(kwargs)
     expect = {"shape": (t.rows, t.cols) if isinstance(t, T.MatrixType) else (t.length,)}
     if isinstance(t, T.VectorType):
