@@ -48,3 +48,21 @@ def run(example, args, name: str, bounds, fps: int = 60) -> tuple[list[str], flo
         usd.save()
         written.append(args.usd)
     return written, sim_seconds / max(args.frames, 1) * 1e3
+
+
+def save_loss_plot(losses, path: str, ylabel: str, title: str) -> None:
+    """The optimisation examples' loss curve (log scale) as a PNG, headless."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(4.5, 3.2), dpi=100)
+    ax.semilogy(losses, marker=".")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

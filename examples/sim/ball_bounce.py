@@ -22,6 +22,9 @@ import numpy as np
 import weft as wp
 from weft import sim
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import save_loss_plot
+
 
 @wp.kernel
 def launch_velocity(v0: wp.array(dtype=wp.vec3), joint_qd: wp.array(dtype=float)):
@@ -126,20 +129,7 @@ def main(argv=None) -> int:
     losses.append(float(final.numpy()[0]))
     heights = np.array([s.body_q.numpy()[0, 1] for s in states])
     bounced = bool(heights.min() < 0.1 + 1e-3)  # the ball touched the ground on the way
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(4.5, 3.2), dpi=100)
-    ax.semilogy(losses, marker=".")
-    ax.set_xlabel("iteration")
-    ax.set_ylabel("|x(T) - target|^2 (m^2)")
-    ax.set_title("ball bounce: loss")
-    fig.tight_layout()
-    fig.savefig(a.out + "_loss.png")
-    plt.close(fig)
+    save_loss_plot(losses, a.out + "_loss.png", "|x(T) - target|^2 (m^2)", "ball bounce: loss")
     renderer = sim.render.ImageRenderer(ex.model, a.out, bounds=((-0.3, 1.6), (0.0, 1.2), (-0.5, 0.5)))
     for k in range(0, len(states), max(1, len(states) // 20)):
         renderer.begin_frame(k * ex.dt)

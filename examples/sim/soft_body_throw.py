@@ -19,6 +19,9 @@ import numpy as np
 import weft as wp
 from weft import sim
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import save_loss_plot
+
 
 @wp.kernel
 def set_velocity(v0: wp.array(dtype=wp.vec3), qd: wp.array(dtype=wp.vec3)):
@@ -101,20 +104,7 @@ def main(argv=None) -> int:
         bar.set_postfix(loss=f"{loss:.4g}")
     final, _ = throw.rollout()
     losses.append(float(final.numpy()[0]))
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(4.5, 3.2), dpi=100)
-    ax.semilogy(losses, marker=".")
-    ax.set_xlabel("iteration")
-    ax.set_ylabel("|com - target|^2 (m^2)")
-    ax.set_title("soft-body throw: loss")
-    fig.tight_layout()
-    fig.savefig(a.out + "_loss.png")
-    plt.close(fig)
+    save_loss_plot(losses, a.out + "_loss.png", "|com - target|^2 (m^2)", "soft-body throw: loss")
     _, states = throw.rollout()
     renderer = sim.render.ImageRenderer(throw.model, a.out, bounds=((-0.3, 1.2), (0.0, 1.0), (-0.5, 0.5)))
     for k in range(0, len(states), max(1, len(states) // 20)):
