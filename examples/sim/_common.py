@@ -66,3 +66,15 @@ def save_loss_plot(losses, path: str, ylabel: str, title: str) -> None:
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+
+
+def render_rollout(model, states, dt: float, out: str, bounds, frames: int = 20) -> list[str]:
+    """About ``frames`` evenly spaced states of a rollout as PNG + GIF (headless); returns the files written."""
+    from weft import sim
+
+    renderer = sim.render.ImageRenderer(model, out, bounds=bounds)
+    for k in range(0, len(states), max(1, len(states) // frames)):
+        renderer.begin_frame(k * dt)
+        renderer.render(states[k])
+        renderer.end_frame()
+    return renderer.save()

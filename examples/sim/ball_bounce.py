@@ -23,7 +23,7 @@ import weft as wp
 from weft import sim
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import save_loss_plot
+from _common import render_rollout, save_loss_plot
 
 
 @wp.kernel
@@ -130,12 +130,7 @@ def main(argv=None) -> int:
     heights = np.array([s.body_q.numpy()[0, 1] for s in states])
     bounced = bool(heights.min() < 0.1 + 1e-3)  # the ball touched the ground on the way
     save_loss_plot(losses, a.out + "_loss.png", "|x(T) - target|^2 (m^2)", "ball bounce: loss")
-    renderer = sim.render.ImageRenderer(ex.model, a.out, bounds=((-0.3, 1.6), (0.0, 1.2), (-0.5, 0.5)))
-    for k in range(0, len(states), max(1, len(states) // 20)):
-        renderer.begin_frame(k * ex.dt)
-        renderer.render(states[k])
-        renderer.end_frame()
-    written = renderer.save() + [a.out + "_loss.png"]
+    written = render_rollout(ex.model, states, ex.dt, a.out, ((-0.3, 1.6), (0.0, 1.2), (-0.5, 0.5))) + [a.out + "_loss.png"]
     v = ex.v0.numpy()[0]
     print(f"loss {losses[0]:.4g} -> {losses[-1]:.4g} after {a.iters} iterations; v0 = ({v[0]:.3f}, {v[1]:.3f}, "
           f"{v[2]:.3f}) m/s; bounced: {bounced}")

@@ -20,7 +20,7 @@ import weft as wp
 from weft import sim
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import save_loss_plot
+from _common import render_rollout, save_loss_plot
 
 
 @wp.kernel
@@ -102,16 +102,11 @@ def main(argv=None) -> int:
         losses.append(loss)
         opt.step([wp.array(g, dtype=wp.vec3)])
         bar.set_postfix(loss=f"{loss:.4g}")
-    final, _ = throw.rollout()
+    final, states = throw.rollout()
     losses.append(float(final.numpy()[0]))
     save_loss_plot(losses, a.out + "_loss.png", "|com - target|^2 (m^2)", "soft-body throw: loss")
-    _, states = throw.rollout()
-    renderer = sim.render.ImageRenderer(throw.model, a.out, bounds=((-0.3, 1.2), (0.0, 1.0), (-0.5, 0.5)))
-    for k in range(0, len(states), max(1, len(states) // 20)):
-        renderer.begin_frame(k * throw.dt)
-        renderer.render(states[k])
-        renderer.end_frame()
-    written = renderer.save() + [a.out + "_loss.png"]
+    written = render_rollout(throw.model, states, throw.dt, a.out, ((-0.3, 1.2), (0.0, 1.0), (-0.5, 0.5))) + [
+        a.out + "_loss.png"]
     v = throw.v0.numpy()[0]
     print(f"loss {losses[0]:.4g} -> {losses[-1]:.4g} after {a.iters} iterations; v0 = ({v[0]:.3f}, {v[1]:.3f}, "
           f"{v[2]:.3f}) m/s")
