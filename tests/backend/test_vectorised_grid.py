@@ -123,7 +123,8 @@ def test_independence_decision():
     x, y = wp.zeros((n, n), dtype=float), wp.zeros((n, n), dtype=float)
     fn = _fn(periodic_gather, x, n, 1.0, y)
     assert Renderer(fn, RenderOptions()).threads_independent()
-    assert "weft::run_grid<true, 2>(" in Renderer(fn, RenderOptions()).render_module()
+    # the dependence-free loop, split at the periodic wrap of (j + 1) % n (guards.py)
+    assert "weft::run_grid_split<true, 2>(" in Renderer(fn, RenderOptions()).render_module()
     # bounds checks report errors: no dependence-free loop in debug mode
     assert not Renderer(fn, RenderOptions(debug=True)).threads_independent()
 

@@ -13,6 +13,12 @@ interval the original body runs, and inside it each atom provably has its assume
 Row-invariant values are kernel parameters that are never reassigned, constants, outer thread indices, and pure
 int32 arithmetic on them (``add``, ``sub``, ``mul``, ``copy``, ``min``, ``max``); the clip function recomputes them
 with the same statements as the body, so they have the same values.
+
+Periodic indices split the same way. ``(j + c) % n`` (c a constant, n row-invariant; the ``cyclic_index`` helper of
+Warp's stencil examples) equals ``j + c`` wherever 0 <= j + c < n: the plan lists it as an identity with those two
+bounds, the specialised body renders the copy instead of the division (which keeps a loop scalar: no SIMD integer
+division), and comparisons that the bounds decide (``ret < 0``, ``ret >= n``: the wrap fix-up of a C-style ``%``)
+become constants too, so the fix-up branch folds and the loads at ``j + c`` are contiguous.
 """
 
 from __future__ import annotations
@@ -29,6 +35,10 @@ _PURE = frozenset({"add", "sub", "mul", "copy", "min", "max"})
 _CMP = frozenset({"lt", "le", "gt", "ge", "eq", "ne"})
 _FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}  # a OP b  <=>  b FLIP[OP] a
 _NEGATE = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "eq": "ne", "ne": "eq"}
+#: int32 ops that offset a value by a constant (``j + 1``, ``1 + j``, ``j - 1``)
+_OFFSET = frozenset({"add", "sub"})
+#: the remainder op: ``(j + c) % n`` is ``j + c`` on 0 <= j + c < n
+_WRAP = frozenset({"mod"})
 
 
 class Side(enum.Enum):
@@ -57,17 +67,42 @@ class OuterAtom:
 
 
 @dataclass(frozen=True)
+class InnerRange:
+    """A bound of an identity's interval: j >= ``bound`` + ``offset`` (LOWER) or j < ``bound`` + ``offset`` (UPPER)."""
+
+    side: Side
+    bound: Var | Const
+    offset: int
+
+
+@dataclass(frozen=True)
+class Identity:
+    """``dst = src % n`` is ``dst = src`` in the specialised body (its bounds are in GuardPlan.ranges)."""
+
+    dst: Var
+    src: Var
+
+
+@dataclass(frozen=True)
 class GuardPlan:
     inner_tid: Var  # the innermost thread index (the flat index for ``i = wp.tid()``)
     tid: Let  # the wp.tid() statement
     inner: tuple[InnerAtom, ...]
     outer: tuple[OuterAtom, ...]
     prelude: tuple[Let, ...]  # the statements computing the atoms' row-invariant operands, in program order
+    identities: tuple[Identity, ...] = ()
+    ranges: tuple[InnerRange, ...] = ()  # the bounds under which the identities hold
+    implied: tuple[OuterAtom, ...] = ()  # comparisons the identities' bounds decide (no bound of their own)
 
     @property
     def known(self) -> dict[int, bool]:
         """Var id -> the value the specialised body gives it."""
-        return {a.dst.id: a.value for a in (*self.inner, *self.outer)}
+        return {a.dst.id: a.value for a in (*self.inner, *self.outer, *self.implied)}
+
+    @property
+    def copies(self) -> dict[int, Var]:
+        """Var id -> the value the specialised body copies into it instead of computing it (the identities)."""
+        return {x.dst.id: x.src for x in self.identities}
 
 
 def _assumed_values(block: list[Stmt]) -> dict[int, bool]:
@@ -160,7 +195,12 @@ def plan_guards(fn: Function) -> GuardPlan | None:
         inner.append(InnerAtom(s.dsts[0], value, side, bound, 1 if op in ("gt", "le") else 0))
         if isinstance(bound, Var):
             needed.add(bound.id)
-    if not inner and not outer:
+    identities, ranges, implied = _wrap_identities(fn.body, inner_tid, is_invariant,
+                                                   {a.dst.id: a.value for a in (*inner, *outer)})
+    for r in ranges:
+        if isinstance(r.bound, Var):
+            needed.add(r.bound.id)
+    if not inner and not outer and not identities:
         return None
 
     # the statements the clip function runs: the tid unpack, then the slices of the invariant operands
@@ -180,4 +220,105 @@ def plan_guards(fn: Function) -> GuardPlan | None:
         close(vid)
     prelude = tuple(s for s in stmts if isinstance(s, Let) and s.call.op.role is not Role.TID
                     and any(d.id in closure for d in s.dsts))
-    return GuardPlan(inner_tid, tid, tuple(inner), tuple(outer), prelude)
+    return GuardPlan(inner_tid, tid, tuple(inner), tuple(outer), prelude, identities, ranges, implied)
+
+
+def _same(a, b) -> bool:
+    return a is b or (isinstance(a, Const) and isinstance(b, Const) and a.value == b.value and a.type == b.type)
+
+
+def _decided(op: str, k, n) -> bool | None:
+    """The value of ``x OP k`` for every x in [0, n), when that does not depend on x (None otherwise)."""
+    if _same(k, n):
+        return {"lt": True, "le": True, "gt": False, "ge": False, "eq": False, "ne": True}[op]
+    if not (isinstance(k, Const) and k.type == T.INT32 and isinstance(k.value, int)):
+        return None
+    v = k.value
+    table = {"lt": False if v <= 0 else None, "le": False if v < 0 else None, "gt": True if v < 0 else None,
+             "ge": True if v <= 0 else None, "eq": False if v < 0 else None, "ne": True if v < 0 else None}
+    return table[op]
+
+
+def _wrap_identities(body: list[Stmt], inner_tid: Var, is_invariant, known: dict[int, bool]):
+    """The ``(j + c) % n`` identities of a body (see the module docstring), their bounds and the comparisons those
+    bounds decide. Walks the body in order, tracking which values are ``j + c`` (offset c) and which lie in [0, n)
+    under the identities found so far, through SSA copies and mutable locals (a branch whose condition is decided
+    runs only its taken side; a local assigned in an undecided branch is unknown after it)."""
+    offset: dict[int, int] = {inner_tid.id: 0}
+    within: dict[int, Var | Const] = {}
+    local_offset: dict[int, int] = {}
+    local_within: dict[int, Var | Const] = {}
+    identities: list[Identity] = []
+    ranges: list[InnerRange] = []
+    implied: list[OuterAtom] = []
+    decided = dict(known)
+
+    def facts(x):
+        if not isinstance(x, Var):
+            return None, None
+        if x.kind is VarKind.MUTABLE:
+            return local_offset.get(x.id), local_within.get(x.id)
+        return offset.get(x.id), within.get(x.id)
+
+    def assigned(block) -> set[int]:
+        return {s.dst.id for s in walk(block) if isinstance(s, Assign)}
+
+    def visit(block: list[Stmt]) -> None:
+        for s in block:
+            if isinstance(s, Let):
+                if len(s.dsts) != 1:
+                    continue
+                d, name, args = s.dsts[0], s.call.name, s.args
+                if d.type != T.INT32 and name not in _CMP:
+                    continue
+                if s.call.op.role is Role.COPY and isinstance(args[0], Var):
+                    o, w = facts(args[0])
+                    if o is not None:
+                        offset[d.id] = o
+                    if w is not None:
+                        within[d.id] = w
+                elif name in _OFFSET and len(args) == 2:
+                    a, b = args
+                    k = b if name == "sub" else (a if isinstance(a, Const) else b)
+                    x = a if k is b else b
+                    o = facts(x)[0]
+                    if (o is not None and isinstance(k, Const) and k.type == T.INT32 and isinstance(k.value, int)
+                            and abs(k.value) < 2**20):
+                        offset[d.id] = o + (-k.value if name == "sub" else k.value)
+                elif name in _WRAP and len(args) == 2:
+                    o = facts(args[0])[0]
+                    if o is not None and is_invariant(args[1]) and isinstance(args[0], Var):
+                        identities.append(Identity(d, args[0]))
+                        ranges.append(InnerRange(Side.LOWER, Const(0, T.INT32), -o))
+                        ranges.append(InnerRange(Side.UPPER, args[1], -o))
+                        offset[d.id] = o
+                        within[d.id] = args[1]
+                elif name in _CMP and d.id not in decided:
+                    a, b = args
+                    op = name
+                    if facts(b)[1] is not None and facts(a)[1] is None:
+                        op, a, b = _FLIP[op], b, a
+                    n = facts(a)[1]
+                    value = _decided(op, b, n) if n is not None else None
+                    if value is not None:
+                        decided[d.id] = value
+                        implied.append(OuterAtom(d, value))
+            elif isinstance(s, Assign):
+                o, w = facts(s.src)
+                for table, v in ((local_offset, o), (local_within, w)):
+                    if v is None:
+                        table.pop(s.dst.id, None)
+                    else:
+                        table[s.dst.id] = v
+            elif isinstance(s, If):
+                if isinstance(s.cond, Var) and s.cond.id in decided:
+                    visit(s.then if decided[s.cond.id] else s.orelse)
+                    continue
+                visit(s.then)
+                visit(s.orelse)
+                for vid in assigned(s.then) | assigned(s.orelse):
+                    local_offset.pop(vid, None)
+                    local_within.pop(vid, None)
+
+    visit(body)
+    return tuple(identities), tuple(ranges), tuple(implied)

@@ -75,6 +75,8 @@ class Renderer(CpuTarget):
     guard: GuardPlan | None = None
     #: Var id -> the constant a specialised body renders for it (the guard plan's atoms)
     _known: Mapping[int, bool] = MappingProxyType({})
+    #: Var id -> the value a specialised body copies into it (the guard plan's ``(j + c) % n`` identities)
+    _copies: Mapping[int, Var] = MappingProxyType({})
 
     def __init__(self, fn: Function, options: RenderOptions):
         self.fn = fn
@@ -91,9 +93,9 @@ class Renderer(CpuTarget):
         parts = [self.header(), self.render_structs(self.fn.params), "namespace {", self.render_args_struct(),
                  self.render_body("fwd_body", self.fn.body)]
         if self.guard is not None:
-            self._known, self._last_line = self.guard.known, None
+            self._known, self._copies, self._last_line = self.guard.known, self.guard.copies, None
             parts.append(self.render_body("fwd_known", self.fn.body))
-            self._known, self._last_line = MappingProxyType({}), None
+            self._known, self._copies, self._last_line = MappingProxyType({}), MappingProxyType({}), None
             parts.append(self.render_clip(self.guard))
         parts += ["}  // namespace", self.render_entry()]
         return "\n".join(p for p in parts if p) + "\n"
@@ -111,7 +113,7 @@ class Renderer(CpuTarget):
         for s in plan.prelude:
             self.stmt(s)
         # lo and hi come in as the row piece the caller runs (run_split_row)
-        for a in sorted(plan.inner, key=lambda a: a.side is Side.EXCEPT):  # the one-point exceptions last
+        for a in sorted((*plan.inner, *plan.ranges), key=lambda a: a.side is Side.EXCEPT):  # one-point exceptions last
             b = f"{self.int64}({n(a.bound)}) + {a.offset}"
             if a.side is Side.LOWER:
                 self.out(f"if ({b} > lo) lo = {b};")
@@ -342,6 +344,8 @@ class Renderer(CpuTarget):
             self.comment(s.loc)
             if s.dsts and s.dsts[0].id in self._known:  # an atom of the guard plan, constant in fwd_known
                 self.out(f"{n(s.dsts[0])} = {'true' if self._known[s.dsts[0].id] else 'false'};")
+            elif s.dsts and s.dsts[0].id in self._copies:  # a guard plan identity: ``(j + c) % n`` is ``j + c`` here
+                self.out(self.assign_line(s.dsts[0].type, n(s.dsts[0]), n(self._copies[s.dsts[0].id])))
             else:
                 self.let(s)
         elif isinstance(s, Assign):
