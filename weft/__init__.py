@@ -8,8 +8,8 @@ import typing as _typing
 from typing import Any  # wp.Any, used in generic annotations
 
 from . import config
-from .errors import (CacheError, CompileError, DeviceError, Error, LaunchError, RuntimeError_, StructFieldError,
-                     ToolchainError, TypeError_)
+from .errors import (CacheError, CompileError, DeviceError, Error, FabricError, FabricUnsupportedError, LaunchError,
+                     RuntimeError_, StructFieldError, ToolchainError, TypeError_)
 
 WarpCodegenError = CompileError  # Warp's name for the error a kernel or func that cannot be compiled raises
 WarpCodegenTypeError = TypeError_  # Warp's name for a type error in kernel code
@@ -25,6 +25,8 @@ from .runtime.array import (array, array1d, array2d, array3d, array4d, clone, em
                             full_like, ones, ones_like, zeros, zeros_like)
 from .runtime.fixed import fixedarray
 from .runtime.indexed import indexedarray, indexedarray1d, indexedarray2d, indexedarray3d, indexedarray4d
+from .runtime.fabric import (FabricArray, IndexedFabricArray, fabricarray, fabricarrayarray, indexedfabricarray,
+                             indexedfabricarrayarray)
 from .runtime.copy import copy
 from .runtime.device import (Device, ScopedDevice, get_cuda_device_count, get_cuda_devices, get_device, get_devices,
                              get_preferred_device, is_conditional_graph_supported, is_cuda_available,

@@ -81,6 +81,10 @@ class StructFieldError(Error, TypeError):
     """A value assigned to a ``@wp.struct`` field does not fit the field's type (also a ``TypeError``)."""
 
 
+class StructFieldValueError(Error, ValueError):
+    """A struct cannot be copied as asked (``s.to(device)`` of a struct holding a Fabric array on another device)."""
+
+
 class ToolchainError(Error):
     """The native toolchain is missing or failed (the latter is a weft bug)."""
 
@@ -112,3 +116,12 @@ class GeometryTypeError(GeometryError, TypeError):
 
 class GeometryLimitError(GeometryError, RuntimeError):
     """A geometry request weft does not support (a hash grid of more than 2**30 cells, a grouped cuBQL BVH)."""
+
+
+class FabricError(Error, ValueError):
+    """An invalid Fabric array interface or Fabric array argument (a ValueError, as Warp raises)."""
+
+
+class FabricUnsupportedError(Error, RuntimeError):
+    """A Fabric attribute or operation weft does not support (a RuntimeError, as Warp raises): unusable or text
+    attributes, unknown base types, filling a jagged Fabric array of arrays."""

@@ -235,7 +235,7 @@ class Kernel:
                     raise LaunchError(f"kernel '{self.__name__}' argument '{name}': cannot infer a type from "
                                       f"{type(v).__name__}") from None
             if isinstance(ann, T.ArrayType):
-                if not isinstance(vt, T.ArrayType) or vt.ndim != ann.ndim:
+                if not isinstance(vt, T.ArrayType) or vt.ndim != ann.ndim or not _kinds_match(ann, vt):
                     raise LaunchError(f"kernel '{self.__name__}' argument '{name}': expected {ann}, got {vt}")
             elif isinstance(ann, T.GenericType):
                 if isinstance(vt, T.ScalarType) and type(v) in (int, float) and ann.kind is T.GenericKind.FLOAT:
@@ -564,9 +564,17 @@ def _annotation_accepts(ann: T.Type, t: T.Type) -> bool:
     if isinstance(ann, T.GenericType):
         return ann.accepts(t)
     if isinstance(ann, T.ArrayType):
-        return isinstance(t, T.ArrayType) and t.ndim == ann.ndim and (
+        return isinstance(t, T.ArrayType) and t.ndim == ann.ndim and _kinds_match(ann, t) and (
             ann.dtype.is_generic or isinstance(ann.dtype, T.GenericType) or ann.dtype == t.dtype)
     return True  # other generic forms are checked when the specialisation is lowered
+
+
+_FABRIC_KINDS = (T.ArrayKind.FABRIC, T.ArrayKind.FABRIC_INDEXED)
+
+
+def _kinds_match(ann: T.ArrayType, t: T.ArrayType) -> bool:
+    """A Fabric array parameter takes only its own kind of array, and other array parameters no Fabric array."""
+    return ann.kind == t.kind or (ann.kind not in _FABRIC_KINDS and t.kind not in _FABRIC_KINDS)
 
 
 def _param_node(src: FunctionSource, name: str):

@@ -228,6 +228,35 @@ def k_generic(x: wp.array(dtype=wp.Any), y: wp.array(dtype=wp.Any)):
     y[i] = x[i] + x[i]
 
 
+@wp.kernel
+def k_fabric(a: wp.fabricarray(dtype=float), b: wp.indexedfabricarray(dtype=wp.vec3), out: wp.array(dtype=float)):
+    i = wp.tid()
+    j = i % b.shape[0]
+    v = b[j]
+    out[i] = a[i] * wp.length(v) + float(a.shape[0])
+    wp.atomic_add(a, i, 1.0)
+    b[j] = v
+
+
+def _fabric(data, attrib, sizes):
+    """A Fabric array interface over a 1-D weft array split into buckets (as Fabric hands them out)."""
+    es = wp.types.type_size_in_bytes(data.dtype)
+    ptrs, p = [], data.ptr
+    for n in sizes:
+        ptrs.append(p)
+        p += n * es
+    count = getattr(data.dtype, "_length_", 1)
+    info = {"type": (True, "f4", count, 0, "vector" if count > 1 else ""), "access": 2, "pointers": ptrs,
+            "counts": list(sizes)}
+    return wp.fabricarray({"version": 1, "device": str(data.device), "attribs": {attrib: info}, "_ref": data}, attrib)
+
+
+def _fabric_args(d):
+    a = _fabric(wp.array(_rand(N), device=d), "a", [N // 4, N // 2, N // 4])
+    b = _fabric(wp.array(_rand((N, 3), seed=2), dtype=wp.vec3, device=d), "b", [3, N - 3])
+    return [a, b[wp.array(np.arange(N - 1, -1, -2, dtype=np.int32), device=d)], wp.zeros(N, device=d)]
+
+
 def _particles(device):
     rng = np.random.default_rng(0)
     host = [Particle() for _ in range(N)]
@@ -291,6 +320,7 @@ CASES = {
                                   wp.array(_rand((N, 3)) * 4.0, dtype=wp.vec3, device=d), wp.zeros(N, device=d),
                                   wp.zeros(N, dtype=wp.uint32, device=d)], N),
     "views": (k_views, lambda d: [wp.array(_rand((N, 5)), device=d), wp.zeros(N, device=d)], N),
+    "fabric": (k_fabric, _fabric_args, N),
     "generic_f32": (k_generic, lambda d: [wp.array(_rand(N), device=d), wp.zeros(N, device=d)], N),
     "generic_vec3d": (k_generic, lambda d: [wp.array(_rand((N, 3), np.float64), dtype=wp.vec3d, device=d),
                                             wp.zeros(N, dtype=wp.vec3d, device=d)], N),
@@ -299,4 +329,4 @@ CASES = {
 #: cases whose results are deterministic (compared between CPU and CUDA); atomics on float sums are order-dependent
 #: only in the last bits, so they are compared with a tolerance too.
 NUMERIC = ["saxpy", "scalars", "vectors", "matrices", "quats", "structs", "atomics", "loops", "grid4", "random",
-           "noise", "views", "generic_f32", "generic_vec3d"]
+           "noise", "views", "generic_f32", "generic_vec3d", "fabric"]

@@ -43,7 +43,8 @@ def test_corpus_kernel_compiles(name, debug):
         assert image[:4] == b"\x7fELF"  # a CUBIN
 
 
-@pytest.mark.parametrize("name", ["saxpy", "vectors", "matrices", "quats", "structs", "loops", "views", "noise", "native"])
+@pytest.mark.parametrize("name", ["saxpy", "vectors", "matrices", "quats", "structs", "loops", "views", "noise", "native",
+                                  "fabric"])
 def test_corpus_adjoint_compiles(name):
     from weft import pipeline
     from weft.pipeline import Direction, Target

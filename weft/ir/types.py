@@ -162,6 +162,8 @@ class ArrayKind(enum.Enum):
     ARRAY = "array"
     INDEXED = "indexedarray"
     FIXED = "fixedarray"  # kernel-local wp.zeros(shape, dtype)
+    FABRIC = "fabricarray"  # wp.fabricarray: elements in buckets of memory (ndim 2: a jagged array of arrays)
+    FABRIC_INDEXED = "indexedfabricarray"  # wp.indexedfabricarray: a Fabric array through an index array
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +183,10 @@ class ArrayType(Type):
             return f"weft::fixedarray_t<{self.dtype.ctype},{_prod(self.shape)},{self.ndim}>"
         if self.kind is ArrayKind.INDEXED:
             return f"weft::indexedarray_t<{self.dtype.ctype}>"
+        if self.kind is ArrayKind.FABRIC:
+            return f"weft::fabricarray_t<{self.dtype.ctype}>"
+        if self.kind is ArrayKind.FABRIC_INDEXED:
+            return f"weft::indexedfabricarray_t<{self.dtype.ctype}>"
         return f"weft::array_t<{self.dtype.ctype}>"
 
     def __str__(self) -> str:

@@ -14,6 +14,7 @@
 #include "array.h"
 #include "construct.h"
 #include "atomic.h"
+#include "fabric.h"
 #include "stack.h"
 #include "launch.h"
 #include "tile.h"

@@ -10,7 +10,13 @@ from .capture import active_capture
 def copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int = 0, stream=None) -> None:
     """Copy ``count`` elements (all if 0) of ``src`` into ``dest`` (flattened order for offsets).
 
-    Recorded on an active Tape: its adjoint adds ``dest.grad`` into ``src.grad``."""
+    Recorded on an active Tape: its adjoint adds ``dest.grad`` into ``src.grad``. Fabric arrays (``wp.fabricarray``,
+    ``wp.indexedfabricarray``) copy to and from arrays of the same size and dtype (no gradient, as in Warp)."""
+    from .fabric import _FabricBase
+
+    if isinstance(dest, _FabricBase) or isinstance(src, _FabricBase):
+        _fabric_copy(dest, src, dest_offset, src_offset, count)
+        return
     _raw_copy(dest, src, dest_offset, src_offset, count, stream)
     from .tape import record_copy
 
@@ -39,3 +45,27 @@ def _raw_copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int =
     if whole or count > 0:
         impl.copy(dest, src, dest_offset, src_offset, count, stream)
     dest._mark_written()
+
+
+def _fabric_copy(dest, src, dest_offset: int, src_offset: int, count: int) -> None:
+    """Element copies with a Fabric array on either side, through the host (whole arrays, as Warp copies them)."""
+    from .array import array
+    from .fabric import _FabricBase
+
+    for side, a in (("dest", dest), ("src", src)):
+        if not isinstance(a, (array, _FabricBase)) or a._annotation:
+            raise Error(f"wp.copy: {side} must be a weft array or Fabric array with data, got {type(a).__name__}")
+    if dest_offset or src_offset or (count and count != src.size):
+        raise Error("wp.copy: offsets and partial counts are not supported with Fabric arrays (copy whole arrays)")
+    if dest._ir != src._ir:
+        raise Error(f"wp.copy: dtype mismatch (dest {dest._ir}, src {src._ir})")
+    if dest.size != src.size:
+        raise Error(f"wp.copy: size mismatch (dest {dest.size} elements, src {src.size})")
+    if src.size == 0:
+        return
+    values = src.numpy() if isinstance(src, _FabricBase) else src.numpy().reshape((src.size, *src.numpy().shape[src.ndim:]))
+    if isinstance(dest, _FabricBase):
+        dest._check_data("wp.copy")
+        dest._scatter(lambda n: values)
+    else:
+        dest.assign(array(values.reshape(dest.shape + values.shape[1:]), dtype=dest.dtype, device="cpu"))

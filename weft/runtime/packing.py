@@ -126,6 +126,25 @@ def _indexed_packer(t: T.ArrayType, where) -> Callable:
     return pack
 
 
+def _fabric_packer(t: T.ArrayType, where) -> Callable:
+    from .fabric import fabricarray, indexedfabricarray
+
+    indexed = t.kind is T.ArrayKind.FABRIC_INDEXED
+    cls = indexedfabricarray if indexed else fabricarray
+    what = "an indexed Fabric array (wp.indexedfabricarray)" if indexed else "a Fabric array (wp.fabricarray)"
+
+    def pack(v):
+        if not isinstance(v, cls) or v._annotation:
+            got = "an annotation" if isinstance(v, cls) else type(v).__name__
+            raise LaunchError(f"{where()}: expected {what} of {t.dtype}, got {got}")
+        if v._ir != t.dtype:
+            raise LaunchError(f"{where()}: expected {what} of dtype {t.dtype}, got dtype {v._ir}")
+        if v.ndim != t.ndim:
+            raise LaunchError(f"{where()}: expected {what} with ndim {t.ndim}, got ndim {v.ndim}")
+        return v.desc
+    return pack
+
+
 def wrap_foreign(v, t: T.ArrayType, where):
     """Zero-copy view of a NumPy / torch / DLPack / array-interface object as a weft array."""
     from ..interop.foreign import as_weft_array
@@ -145,6 +164,8 @@ def make_packer(t: T.Type, where: Callable[[], str], device_of: Callable | None 
         return _struct_packer(t, where)
     if isinstance(t, T.ArrayType) and t.kind is T.ArrayKind.INDEXED:
         return _indexed_packer(t, where)
+    if isinstance(t, T.ArrayType) and t.kind in (T.ArrayKind.FABRIC, T.ArrayKind.FABRIC_INDEXED):
+        return _fabric_packer(t, where)
     if isinstance(t, T.ArrayType):
         return _array_packer(t, where, device_of)
     raise LaunchError(f"{where()}: parameters of type {t} are not supported")

@@ -15,6 +15,12 @@ from ..ir import types as T
 ARRAY_DESC = struct.Struct("<QQ4iii4q")  # array_t<T>: data, grad, shape[4], ndim, flags, strides[4]
 ARRAY_SIZE = ARRAY_DESC.size  # 72
 INDEXED_DESC_SIZE = ARRAY_SIZE + 4 * 8 + 4 * 4  # arr, indices[4], shape[4]
+FABRIC_DESC = struct.Struct("<Qq4iii")  # fabricarray_t<T>: buckets, nbuckets, shape[4], ndim, pad
+FABRIC_DESC_SIZE = FABRIC_DESC.size  # 40
+INDEXED_FABRIC_DESC = struct.Struct("<Q4iii")  # indexedfabricarray_t<T> after its fabricarray_t: indices, shape[4], ndim, pad
+INDEXED_FABRIC_DESC_SIZE = FABRIC_DESC_SIZE + INDEXED_FABRIC_DESC.size  # 72
+_DESC_SIZES = {"indexedarray": INDEXED_DESC_SIZE, "fabricarray": FABRIC_DESC_SIZE,
+               "indexedfabricarray": INDEXED_FABRIC_DESC_SIZE}
 
 _SCALAR_CODES = {
     "bool": "?", "int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint8": "B", "uint16": "H", "uint32": "I",
@@ -41,9 +47,8 @@ def layout(t: T.Type) -> Layout:
         s = layout(t.scalar)
         return Layout(s.size * t.rows * t.cols, s.align, s.fmt * (t.rows * t.cols))
     if isinstance(t, T.ArrayType):
-        if t.kind is T.ArrayKind.INDEXED:
-            return Layout(INDEXED_DESC_SIZE, 8, f"{INDEXED_DESC_SIZE}s")
-        return Layout(ARRAY_SIZE, 8, f"{ARRAY_SIZE}s")
+        size = _DESC_SIZES.get(t.kind.value, ARRAY_SIZE)
+        return Layout(size, 8, f"{size}s")
     if isinstance(t, T.StructType):
         return _struct_layout(tuple(ft for _, ft in t.fields))
     raise TypeError(f"{t} cannot be passed to a kernel")

@@ -47,7 +47,7 @@ _CTYPES = {"bool": ctypes.c_bool, "int8": ctypes.c_int8, "int16": ctypes.c_int16
 
 def _make(name: str, ir: T.ScalarType, base: type) -> type:
     # __numpy_dtype__: NumPy's dtype protocol (NumPy >= 2.4), so np.dtype(wp.float32) is float32 as in Warp
-    cls = _ScalarMeta(name, (base,), {"_ir_": ir, "_np_": ir.np_dtype.type, "_type_": _CTYPES[name],
+    cls = _ScalarMeta(name, (base,), {"_ir_": ir, "_np_": ir.np_dtype.type, "_type_": _CTYPES[name], "_length_": 1,
                                       "__numpy_dtype__": np.dtype(ir.np_dtype),
                                       "__doc__": f"The {name} scalar type."})
     return cls

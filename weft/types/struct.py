@@ -9,7 +9,7 @@ import typing
 
 import numpy as np
 
-from ..errors import StructFieldError
+from ..errors import StructFieldError, StructFieldValueError
 from ..ir import types as T
 from .dtypes import struct_np_dtype
 from .mapping import to_ir
@@ -45,13 +45,19 @@ class StructInstance:
         return pystruct.pack("<" + layout(self._ir_).fmt, *self._flat())
 
     def _flat(self) -> list:
+        from .layout import layout
+
         out = []
         for name, ftype in self._ir_.fields:
             v = getattr(self, name)
             if isinstance(ftype, T.StructType):
                 out.extend(v._flat())
             elif isinstance(ftype, T.ArrayType):
-                out.append(v.desc if v is not None else bytes(72))
+                if v is not None and ftype.kind is T.ArrayKind.INDEXED and not hasattr(v, "indices"):
+                    from ..runtime.indexed import indexedarray
+
+                    v = indexedarray(v)  # a plain array in an indexed-array field: no index arrays
+                out.append(v.desc if v is not None else bytes(layout(ftype).size))
             elif isinstance(ftype, (T.VectorType, T.MatrixType)):
                 out.extend(np.asarray(v).reshape(-1).tolist())
             else:
@@ -63,6 +69,9 @@ class StructInstance:
         obj = cls()
         for name, ftype in cls._ir_.fields:
             if isinstance(ftype, T.ArrayType):
+                # the record holds only a descriptor: an annotation of the field's array type stands for it (as in
+                # Warp), not an array (the memory it pointed at may be gone)
+                object.__setattr__(obj, name, _array_stub(ftype))
                 continue
             value = rec[name]
             if isinstance(ftype, T.StructType):
@@ -75,6 +84,33 @@ class StructInstance:
                 value = class_for(ftype)(np.asarray(value))
             object.__setattr__(obj, name, value)
         return obj
+
+    def to(self, device):
+        """A copy with every array field on ``device`` (arrays already there are kept as they are). Fabric array
+        fields cannot move (weft does not own their memory): they must already be on ``device``."""
+        from ..runtime.device import get_device
+
+        device = get_device(device)
+        out = type(self)()
+        for name, ftype in self._ir_.fields:
+            v = getattr(self, name)
+            if isinstance(ftype, T.StructType) and v is not None:
+                v = v.to(device)
+            elif isinstance(ftype, T.ArrayType) and v is not None and getattr(v, "device", None) is not None:
+                if ftype.kind in (T.ArrayKind.FABRIC, T.ArrayKind.FABRIC_INDEXED):
+                    if v.device != device:
+                        what = "indexed Fabric array" if ftype.kind is T.ArrayKind.FABRIC_INDEXED else "Fabric array"
+                        raise StructFieldValueError(f"Cannot move struct field '{name}' containing a Warp {what} "
+                                                    f"from device {v.device} to {device} (weft does not own its "
+                                                    f"memory)")
+                elif ftype.kind is T.ArrayKind.INDEXED and v.device != device:
+                    from ..runtime.indexed import indexedarray
+
+                    v = indexedarray(v.to(device) if hasattr(v, "to") else v.numpy())
+                else:
+                    v = v.to(device)
+            object.__setattr__(out, name, v)
+        return out
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{n}={getattr(self, n)!r}" for n, _ in self._ir_.fields)
@@ -111,15 +147,44 @@ def _convert(ftype: T.Type, value, name: str):
     if isinstance(ftype, T.ArrayType):
         if value is None:
             return None
-        if getattr(value, "_ir", None) != ftype.dtype or value.ndim != ftype.ndim:
-            raise StructFieldError(f"field '{name}' expects {ftype}, got "
-                                   f"{getattr(value, '_ir', type(value).__name__)}")
+        value_ir = getattr(value, "_value_ir", None)
+        vt = value_ir() if callable(value_ir) and not getattr(value, "_annotation", False) else None
+        if not isinstance(vt, T.ArrayType) or not _kind_fits(ftype.kind, vt.kind):
+            raise StructFieldError(f"Struct field '{name}' expects {_FAMILY[ftype.kind]}, got {type(value).__name__}")
+        if vt.dtype != ftype.dtype:
+            raise StructFieldError(f"Struct field '{name}' expects dtype {ftype.dtype}, got {vt.dtype}")
+        if vt.ndim != ftype.ndim:
+            raise StructFieldError(f"Struct field '{name}' expects an array with {ftype.ndim} dimension(s), got "
+                                   f"{vt.ndim} dimension(s)")
         return value
     if isinstance(ftype, T.StructType):
         if getattr(type(value), "_ir_", None) != ftype:
             raise StructFieldError(f"field '{name}' expects struct {ftype.name}")
         return value
     return value
+
+
+_FAMILY = {T.ArrayKind.ARRAY: "a Warp array", T.ArrayKind.INDEXED: "a Warp indexed array",
+           T.ArrayKind.FABRIC: "a Warp Fabric array", T.ArrayKind.FABRIC_INDEXED: "a Warp indexed Fabric array",
+           T.ArrayKind.FIXED: "a fixed-size array"}
+
+
+def _kind_fits(field: T.ArrayKind, value: T.ArrayKind) -> bool:
+    # an indexed-array field also takes a plain array (an indexed array without index arrays)
+    return field == value or (field is T.ArrayKind.INDEXED and value is T.ArrayKind.ARRAY)
+
+
+def _array_stub(ftype: T.ArrayType):
+    """An annotation (no data) of an array field's type."""
+    from ..runtime.array import array
+    from ..runtime.fabric import fabricarray, indexedfabricarray
+    from ..runtime.indexed import indexedarray
+    from .composite import class_for
+
+    dtype = ftype.dtype.pyclass if isinstance(ftype.dtype, T.StructType) else class_for(ftype.dtype)
+    cls = {T.ArrayKind.INDEXED: indexedarray, T.ArrayKind.FABRIC: fabricarray,
+           T.ArrayKind.FABRIC_INDEXED: indexedfabricarray}.get(ftype.kind, array)
+    return cls(dtype=dtype, ndim=ftype.ndim)
 
 
 def struct(cls):
@@ -146,5 +211,6 @@ def struct(cls):
     })
     object.__setattr__(ir, "pyclass", new_cls)
     new_cls.cls = cls
+    new_cls.key = cls.__qualname__
     new_cls.vars = {n: ft for n, ft in fields}
     return new_cls
