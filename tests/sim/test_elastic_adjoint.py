@@ -59,21 +59,20 @@ def test_tetrahedra_adjoint_matches_generic():
     a = arrays()
     ax = wp.zeros(24, dtype=wp.vec3)
     av = wp.zeros(24, dtype=wp.vec3)
-    adj = wp.array(adj_p, dtype=wp.vec3)
-    wp.launch(elastic_adjoint.adj_tetrahedra_full, dim=6, inputs=[a[0], a[1], adj, a[2], a[3], a[4], a[5], 0,
-                                                                  a[4].grad, a[5].grad, a[3].grad], outputs=[ax, av])
-    hand = [_gathered(ax.numpy(), idx, 9), _gathered(av.numpy(), idx, 9), a[3].grad.numpy(), a[4].grad.numpy(),
-            a[5].grad.numpy()]
+    idx_t, pose_t, mat_t = wp.zeros((4, 6), dtype=int), wp.zeros((9, 6), dtype=float), wp.zeros((3, 6), dtype=float)
+    wp.launch(elastic_adjoint.tet_columns, dim=6, inputs=[a[2], a[3], a[5]], outputs=[idx_t, pose_t, mat_t])
+    acc = wp.zeros((elastic_adjoint.TET_ACC_ROWS, 6), dtype=float)
+    # two half-weighted seeds: the material and rest-pose gradients come from the sums over both launches
+    half = wp.array(adj_p * 0.5, dtype=wp.vec3)
+    for _ in range(2):
+        wp.launch(elastic_adjoint.adj_tetrahedra, dim=6, inputs=[a[0], a[1], half, idx_t, pose_t, a[4], mat_t, 0,
+                                                                 a[4].grad, acc], outputs=[ax, av])
+    wp.launch(elastic_adjoint.tet_param_grads, dim=6, inputs=[a[3], acc, a[5].grad, a[3].grad])
+    # the corner gradients are stored corner-major: slot corner * count + tet (the last launch's, half the seed)
+    corner_major = idx.T.reshape(-1)
+    hand = [_gathered(ax.numpy() * 2.0, corner_major, 9), _gathered(av.numpy() * 2.0, corner_major, 9),
+            a[3].grad.numpy(), a[4].grad.numpy(), a[5].grad.numpy()]
     _check(gen, hand)
-    # without the rest poses: the same position, velocity, activation and material gradients
-    b = arrays()
-    bx = wp.zeros(24, dtype=wp.vec3)
-    bv = wp.zeros(24, dtype=wp.vec3)
-    wp.launch(elastic_adjoint.adj_tetrahedra, dim=6, inputs=[b[0], b[1], adj, b[2], b[3], b[4], b[5], 0, b[4].grad,
-                                                             b[5].grad], outputs=[bx, bv])
-    for h, g in zip([bx.numpy(), bv.numpy(), b[4].grad.numpy(), b[5].grad.numpy()],
-                    [ax.numpy(), av.numpy(), a[4].grad.numpy(), a[5].grad.numpy()]):
-        np.testing.assert_allclose(h, g, rtol=1e-5, atol=1e-5 * (np.abs(g).max() + 1e-6))
 
 
 def test_triangles_adjoint_matches_generic():
@@ -194,8 +193,15 @@ def _soft_ground_grads(monkeypatch, hand: bool):
             integ.simulate(m, states[k], states[k + 1], 2e-3)
         wp.launch(dot_loss2, m.particle_count, inputs=[states[-1].particle_q, w], outputs=[loss])
     tape.backward(loss)
-    return [a.grad.numpy().copy() for a in (states[0].particle_q, states[0].particle_qd, m.tet_materials,
-                                            m.tet_poses, m.particle_inv_mass, m.particle_radius, m.ground_plane)]
+    arrays = (states[0].particle_q, states[0].particle_qd, m.tet_materials, m.tet_poses, m.particle_inv_mass,
+              m.particle_radius, m.ground_plane)
+    first = [a.grad.numpy().copy() for a in arrays]
+    if hand:  # a second backward pass after tape.zero() gives the same gradients (per-tape sums start from zero)
+        tape.zero()
+        tape.backward(loss)
+        for a, g in zip(arrays, first):
+            np.testing.assert_allclose(a.grad.numpy(), g, rtol=1e-5, atol=1e-6 * np.abs(g).max())
+    return first
 
 
 def test_taped_soft_body_on_ground_matches_generic_adjoints(monkeypatch):

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import weft as wp
 
 from ...runtime.tape import OverwriteError, active_tape
-from . import elastic_adjoint
+from . import elastic_adjoint, tape_params
 from .gather import gather_forces, gather_list, launch_gather, scatter_gradients, scratch
 
 
@@ -367,6 +367,10 @@ def _record_adjoint(model, tape, state, segs, hand, glist, elem_f, particle_f, t
     x, v = state.particle_q, state.particle_qd
     versions = (x._version, v._version)
     generic = len(hand) < len(segs)
+    tets = [(sg, base) for sg, base in hand if sg.key == "tet"]
+    sums, step = tape_params.tet_tape_sums(model, tape, tets[0][0], grad_or_sink) if tets else (None, 0)
+    # the gather of the corner gradients reads the tetrahedra's slots in the corner-major order adj_tetrahedra writes
+    slots = tape_params.corner_major_slots(model, glist, tets[0][1], tets[0][0].count, 4) if tets else glist.slots
 
     def backward():
         if (x._version, v._version) != versions:
@@ -382,19 +386,22 @@ def _record_adjoint(model, tape, state, segs, hand, glist, elem_f, particle_f, t
             adj_x.zero_()
             adj_v.zero_()
         for sg, base in hand:
+            if sg.key == "tet":  # material and rest-pose gradients: summed over the steps (tape_params)
+                pose, act, mats = sg.inputs
+                if step == sums.steps - 1:  # the first step adjoint of this backward pass
+                    sums.begin_pass(sg.indices, pose, mats)
+                wp.launch(elastic_adjoint.adj_tetrahedra, dim=sg.count,
+                          inputs=[x, v, particle_f.grad, sums.idx_t, sums.pose_t, act, sums.mat_t, base,
+                                  grad_or_sink(model, act), sums.acc], outputs=[adj_x, adj_v], device=model.device,
+                          record_tape=False)
+                continue
             grads = [grad_or_sink(model, a) for a in sg.inputs]
-            kernel = _HAND_ADJOINTS[sg.key]
-            if sg.key == "tet":  # rest-pose gradients only when the poses require them (their own kernel)
-                if sg.inputs[0].grad is not None:
-                    kernel = elastic_adjoint.adj_tetrahedra_full
-                    grads = [*grads[1:], grads[0]]
-                else:
-                    grads = grads[1:]
-            wp.launch(kernel, dim=sg.count, inputs=[x, v, particle_f.grad, sg.indices, *sg.inputs, base, *grads],
+            wp.launch(_HAND_ADJOINTS[sg.key], dim=sg.count,
+                      inputs=[x, v, particle_f.grad, sg.indices, *sg.inputs, base, *grads],
                       outputs=[adj_x, adj_v], device=model.device, record_tape=False)
         if x.grad is not None or v.grad is not None:
             wp.launch(elastic_adjoint.gather_adjoints, dim=model.particle_count,
-                      inputs=[glist.offsets, glist.slots, adj_x, adj_v, _no_grad(model, x), _no_grad(model, v)],
+                      inputs=[glist.offsets, slots, adj_x, adj_v, _no_grad(model, x), _no_grad(model, v)],
                       device=model.device, record_tape=False)
 
     tape.record_func(backward, [elem_f, particle_f, x, v, *(a for sg, _ in hand for a in sg.inputs)])

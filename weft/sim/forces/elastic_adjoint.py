@@ -174,112 +174,58 @@ def adj_triangles(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), adj_f:
 
 
 @wp.kernel(enable_backward=False)
-def adj_tetrahedra(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), adj_f: wp.array(dtype=wp.vec3),
-                   indices: wp.array2d(dtype=int), pose: wp.array(dtype=wp.mat33), activation: wp.array(dtype=float),
-                   materials: wp.array2d(dtype=float), base: int, act_grad: wp.array(dtype=float),
-                   mat_grad: wp.array2d(dtype=float), adj_x: wp.array(dtype=wp.vec3), adj_v: wp.array(dtype=wp.vec3)):
-    """The adjoint of ``elastic.eval_tetrahedra`` for the positions, velocities, activations and materials (with the
-    rest poses: ``adj_tetrahedra_full``), written with G = Dm Dm^T: with F = Ds Dm, every product the forward forms
-    with F (F:F, P Dm^T) is one with Ds G, and cof(F) Dm^T = det(Dm) cof(Ds)."""
-    tid = wp.tid()
-    i = indices[tid, 0]
-    j = indices[tid, 1]
-    k = indices[tid, 2]
-    l = indices[tid, 3]
-    mu = materials[tid, 0]
-    lam = materials[tid, 1]
-    damp = materials[tid, 2]
-    x0 = x[i]
-    v0 = v[i]
-    e1 = x[j] - x0
-    e2 = x[k] - x0
-    e3 = x[l] - x0
-    v1 = v[j]
-    v2 = v[k]
-    v3 = v[l]
-    Dm = pose[tid]
-    d = wp.determinant(Dm)
-    vol = 1.0 / (6.0 * d)
-    alpha = 1.0 + mu / lam - mu / (4.0 * lam)
-    kmu = mu * vol
-    klam = lam * vol
-    kd = damp * vol
-    G = Dm * wp.transpose(Dm)
-    Ds = _cols(e1, e2, e3)
-    Dv = _cols(v1 - v0, v2 - v0, v3 - v0)
-    DsG = Ds * G
-    r = 1.0 / (wp.ddot(DsG, Ds) + 1.0)  # F:F = (Ds G):Ds
-    g = 1.0 - r
-    c1 = wp.cross(e2, e3)
-    c2 = wp.cross(e3, e1)
-    c3 = wp.cross(e1, e2)
-    det_s = wp.dot(e1, c1)
-    J = det_s * d  # det(F) = det(Ds) det(Dm)
-    dJ1 = c1 * d
-    dJ2 = c2 * d
-    dJ3 = c3 * d
-    dv = wp.dot(dJ1, v1) + wp.dot(dJ2, v2) + wp.dot(dJ3, v3)
-    core = J - alpha + activation[tid]
-    ft = core * klam + dv * kd
-    # forward outputs: f1 + f2 + f3, -f1, -f2, -f3 with f_k = (P Dm^T) col k + dJ_k ft, P = kmu g F + kd Fd
-    a0 = adj_f[i]
-    b1 = a0 - adj_f[j]
-    b2 = a0 - adj_f[k]
-    b3 = a0 - adj_f[l]
-    adj_ft = wp.dot(b1, dJ1) + wp.dot(b2, dJ2) + wp.dot(b3, dJ3)
-    kda = kd * adj_ft
-    u1 = b1 * ft + v1 * kda
-    u2 = b2 * ft + v2 * kda
-    u3 = b3 * ft + v3 * kda
-    adj_J = klam * adj_ft
-    adj_klam = core * adj_ft
-    B = _cols(b1, b2, b3)
-    BG = B * G
-    FP = wp.ddot(DsG, B)  # F:(B Dm)
-    adj_kmu = g * FP
-    adj_kd = dv * adj_ft + wp.ddot(Dv, BG)  # Fd:(B Dm) = Dv:(B G)
-    a = 2.0 * kmu * FP * r * r  # the gradient through g(F:F)
-    cg = kmu * g
-    adj_Ds = BG * cg + DsG * a
-    # dJ1 = (e2 x e3) d, dJ2 = (e3 x e1) d, dJ3 = (e1 x e2) d; dJ/de_k = dJ_k
-    adj_e1 = (wp.cross(u2, e3) + wp.cross(e2, u3)) * d + _col(adj_Ds, 0) + dJ1 * adj_J
-    adj_e2 = (wp.cross(e3, u1) + wp.cross(u3, e1)) * d + _col(adj_Ds, 1) + dJ2 * adj_J
-    adj_e3 = (wp.cross(u1, e2) + wp.cross(e1, u2)) * d + _col(adj_Ds, 2) + dJ3 * adj_J
-    adj_w1 = _col(BG, 0) * kd
-    adj_w2 = _col(BG, 1) * kd
-    adj_w3 = _col(BG, 2) * kd
-    adj_x[base + tid * 4 + 0] = -(adj_e1 + adj_e2 + adj_e3)
-    adj_x[base + tid * 4 + 1] = adj_e1
-    adj_x[base + tid * 4 + 2] = adj_e2
-    adj_x[base + tid * 4 + 3] = adj_e3
-    adj_v[base + tid * 4 + 0] = -(adj_w1 + adj_w2 + adj_w3)
-    adj_v[base + tid * 4 + 1] = adj_w1 + dJ1 * kda
-    adj_v[base + tid * 4 + 2] = adj_w2 + dJ2 * kda
-    adj_v[base + tid * 4 + 3] = adj_w3 + dJ3 * kda
-    # alpha = 1 + mu / lam - mu / (4 lam)
-    adj_alpha = -adj_J
-    act_grad[tid] = act_grad[tid] + adj_J
-    mat_grad[tid, 0] = mat_grad[tid, 0] + adj_kmu * vol + adj_alpha * 0.75 / lam
-    mat_grad[tid, 1] = mat_grad[tid, 1] + adj_klam * vol - adj_alpha * 0.75 * mu / (lam * lam)
-    mat_grad[tid, 2] = mat_grad[tid, 2] + adj_kd * vol
+def tet_columns(indices: wp.array2d(dtype=int), pose: wp.array(dtype=wp.mat33), materials: wp.array2d(dtype=float),
+                idx_t: wp.array2d(dtype=int), pose_t: wp.array2d(dtype=float), mat_t: wp.array2d(dtype=float)):
+    """The tetrahedra's indices, rest poses and materials one row per component (``adj_tetrahedra`` reads them with
+    contiguous vector loads instead of gathers)."""
+    t = wp.tid()
+    idx_t[0, t] = indices[t, 0]
+    idx_t[1, t] = indices[t, 1]
+    idx_t[2, t] = indices[t, 2]
+    idx_t[3, t] = indices[t, 3]
+    Dm = pose[t]
+    pose_t[0, t] = Dm[0, 0]
+    pose_t[1, t] = Dm[0, 1]
+    pose_t[2, t] = Dm[0, 2]
+    pose_t[3, t] = Dm[1, 0]
+    pose_t[4, t] = Dm[1, 1]
+    pose_t[5, t] = Dm[1, 2]
+    pose_t[6, t] = Dm[2, 0]
+    pose_t[7, t] = Dm[2, 1]
+    pose_t[8, t] = Dm[2, 2]
+    mat_t[0, t] = materials[t, 0]
+    mat_t[1, t] = materials[t, 1]
+    mat_t[2, t] = materials[t, 2]
+
+
+#: rows of the per-tetrahedron accumulator of ``adj_tetrahedra``: the symmetric S (6), the gradient of det(Dm), the
+#: gradients of the three material parameters
+TET_ACC_ROWS = 10
 
 
 @wp.kernel(enable_backward=False)
-def adj_tetrahedra_full(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3),
-                        adj_f: wp.array(dtype=wp.vec3), indices: wp.array2d(dtype=int), pose: wp.array(dtype=wp.mat33), activation: wp.array(dtype=float),
-                        materials: wp.array2d(dtype=float), base: int, act_grad: wp.array(dtype=float),
-                        mat_grad: wp.array2d(dtype=float), pose_grad: wp.array(dtype=wp.mat33),
-                        adj_x: wp.array(dtype=wp.vec3), adj_v: wp.array(dtype=wp.vec3)):
-    """``adj_tetrahedra`` plus the rest-pose gradients, for models whose ``tet_poses`` require gradients (one kernel:
-    the shared terms are computed once; 101 + 114 -> 160-183 us CPU on the seed sphere, one thread)."""
+def adj_tetrahedra(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), adj_f: wp.array(dtype=wp.vec3),
+                   idx_t: wp.array2d(dtype=int), pose_t: wp.array2d(dtype=float), activation: wp.array(dtype=float),
+                   mat_t: wp.array2d(dtype=float), base: int, act_grad: wp.array(dtype=float),
+                   acc: wp.array2d(dtype=float), adj_x: wp.array(dtype=wp.vec3), adj_v: wp.array(dtype=wp.vec3)):
+    """The adjoint of ``elastic.eval_tetrahedra``, written with G = Dm Dm^T: with F = Ds Dm, every product the forward
+    forms with F (F:F, P Dm^T) is one with Ds G, and cof(F) Dm^T = det(Dm) cof(Ds).
+
+    Memory layout decides its speed on the CPU (the loop over tetrahedra vectorises; strided loads and stores become
+    gathers and scatters): the element data comes in one row per component (``tet_columns``), the corner gradients go
+    out corner-major (slot ``base + corner * count + tet``), and the material and rest-pose gradients are not formed
+    here: each step adds a few per-tetrahedron sums to ``acc`` (rows: S, a symmetric 3x3 with the rest pose's
+    gradient S Dm + cof(Dm) adj_det, adj_det, the three materials' gradients), and ``tet_param_grads`` turns their sum
+    over the rollout into the gradients once (seed sphere: 124 -> 74 us CPU per substep, one thread)."""
     tid = wp.tid()
-    i = indices[tid, 0]
-    j = indices[tid, 1]
-    k = indices[tid, 2]
-    l = indices[tid, 3]
-    mu = materials[tid, 0]
-    lam = materials[tid, 1]
-    damp = materials[tid, 2]
+    nt = idx_t.shape[1]
+    i = idx_t[0, tid]
+    j = idx_t[1, tid]
+    k = idx_t[2, tid]
+    l = idx_t[3, tid]
+    mu = mat_t[0, tid]
+    lam = mat_t[1, tid]
+    damp = mat_t[2, tid]
     x0 = x[i]
     v0 = v[i]
     e1 = x[j] - x0
@@ -288,7 +234,8 @@ def adj_tetrahedra_full(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3),
     v1 = v[j]
     v2 = v[k]
     v3 = v[l]
-    Dm = pose[tid]
+    Dm = wp.mat33(pose_t[0, tid], pose_t[1, tid], pose_t[2, tid], pose_t[3, tid], pose_t[4, tid], pose_t[5, tid],
+                  pose_t[6, tid], pose_t[7, tid], pose_t[8, tid])
     d = wp.determinant(Dm)
     vol = 1.0 / (6.0 * d)
     alpha = 1.0 + mu / lam - mu / (4.0 * lam)
@@ -297,7 +244,10 @@ def adj_tetrahedra_full(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3),
     kd = damp * vol
     G = Dm * wp.transpose(Dm)
     Ds = _cols(e1, e2, e3)
-    Dv = _cols(v1 - v0, v2 - v0, v3 - v0)
+    w1 = v1 - v0
+    w2 = v2 - v0
+    w3 = v3 - v0
+    Dv = _cols(w1, w2, w3)
     DsG = Ds * G
     r = 1.0 / (wp.ddot(DsG, Ds) + 1.0)  # F:F = (Ds G):Ds
     g = 1.0 - r
@@ -339,31 +289,52 @@ def adj_tetrahedra_full(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3),
     adj_w1 = _col(BG, 0) * kd
     adj_w2 = _col(BG, 1) * kd
     adj_w3 = _col(BG, 2) * kd
-    adj_x[base + tid * 4 + 0] = -(adj_e1 + adj_e2 + adj_e3)
-    adj_x[base + tid * 4 + 1] = adj_e1
-    adj_x[base + tid * 4 + 2] = adj_e2
-    adj_x[base + tid * 4 + 3] = adj_e3
-    adj_v[base + tid * 4 + 0] = -(adj_w1 + adj_w2 + adj_w3)
-    adj_v[base + tid * 4 + 1] = adj_w1 + dJ1 * kda
-    adj_v[base + tid * 4 + 2] = adj_w2 + dJ2 * kda
-    adj_v[base + tid * 4 + 3] = adj_w3 + dJ3 * kda
+    adj_x[base + tid] = -(adj_e1 + adj_e2 + adj_e3)
+    adj_x[base + nt + tid] = adj_e1
+    adj_x[base + 2 * nt + tid] = adj_e2
+    adj_x[base + 3 * nt + tid] = adj_e3
+    adj_v[base + tid] = -(adj_w1 + adj_w2 + adj_w3)
+    adj_v[base + nt + tid] = adj_w1 + dJ1 * kda
+    adj_v[base + 2 * nt + tid] = adj_w2 + dJ2 * kda
+    adj_v[base + 3 * nt + tid] = adj_w3 + dJ3 * kda
     # alpha = 1 + mu / lam - mu / (4 lam)
     adj_alpha = -adj_J
     act_grad[tid] = act_grad[tid] + adj_J
-    mat_grad[tid, 0] = mat_grad[tid, 0] + adj_kmu * vol + adj_alpha * 0.75 / lam
-    mat_grad[tid, 1] = mat_grad[tid, 1] + adj_klam * vol - adj_alpha * 0.75 * mu / (lam * lam)
-    mat_grad[tid, 2] = mat_grad[tid, 2] + adj_kd * vol
+    acc[7, tid] = acc[7, tid] + adj_kmu * vol + adj_alpha * 0.75 / lam
+    acc[8, tid] = acc[8, tid] + adj_klam * vol - adj_alpha * 0.75 * mu / (lam * lam)
+    acc[9, tid] = acc[9, tid] + adj_kd * vol
     # the rest poses: with adj_F the gradient of F = Ds Dm, B^T P + Ds^T adj_F + Dv^T adj_Fd = S Dm + adj_J det(Ds)
-    # cof(Dm), S collecting the products of Ds, Dv and B
-    DsTDs = wp.transpose(Ds) * Ds
-    Bt = wp.transpose(B)
-    BtDs = Bt * Ds
-    BtDv = Bt * Dv
-    S = (BtDs + wp.transpose(BtDs)) * cg + (BtDv + wp.transpose(BtDv)) * kd + DsTDs * a
+    # cof(Dm) with S = sym(B^T Ds) cg + sym(B^T Dv) kd + Ds^T Ds a, sym(X) = X + X^T; entry (m, n) of S is
+    # b_m.p_n + b_n.p_m + a e_m.e_n with p_n = cg e_n + kd w_n
+    p1 = e1 * cg + w1 * kd
+    p2 = e2 * cg + w2 * kd
+    p3 = e3 * cg + w3 * kd
+    acc[0, tid] = acc[0, tid] + 2.0 * wp.dot(b1, p1) + a * wp.dot(e1, e1)
+    acc[1, tid] = acc[1, tid] + 2.0 * wp.dot(b2, p2) + a * wp.dot(e2, e2)
+    acc[2, tid] = acc[2, tid] + 2.0 * wp.dot(b3, p3) + a * wp.dot(e3, e3)
+    acc[3, tid] = acc[3, tid] + wp.dot(b1, p2) + wp.dot(b2, p1) + a * wp.dot(e1, e2)
+    acc[4, tid] = acc[4, tid] + wp.dot(b1, p3) + wp.dot(b3, p1) + a * wp.dot(e1, e3)
+    acc[5, tid] = acc[5, tid] + wp.dot(b2, p3) + wp.dot(b3, p2) + a * wp.dot(e2, e3)
     adj_vol = g * FP * mu + core * adj_ft * lam + adj_kd * damp
     u_c = wp.dot(u1, c1) + wp.dot(u2, c2) + wp.dot(u3, c3)
-    adj_d = u_c - adj_vol * vol / d + adj_J * det_s
-    pose_grad[tid] = pose_grad[tid] + S * Dm + _cofactor(Dm) * adj_d
+    acc[6, tid] = acc[6, tid] + u_c - adj_vol * vol / d + adj_J * det_s
+
+
+@wp.kernel(enable_backward=False)
+def tet_param_grads(pose: wp.array(dtype=wp.mat33), acc: wp.array2d(dtype=float), mat_grad: wp.array2d(dtype=float),
+                    pose_grad: wp.array(dtype=wp.mat33)):
+    """Add the material and rest-pose gradients summed in ``acc`` by ``adj_tetrahedra`` (the rest pose's gradient is
+    linear in the sums: sum(S) Dm + cof(Dm) sum(adj_det))."""
+    t = wp.tid()
+    mat_grad[t, 0] = mat_grad[t, 0] + acc[7, t]
+    mat_grad[t, 1] = mat_grad[t, 1] + acc[8, t]
+    mat_grad[t, 2] = mat_grad[t, 2] + acc[9, t]
+    s01 = acc[3, t]
+    s02 = acc[4, t]
+    s12 = acc[5, t]
+    S = wp.mat33(acc[0, t], s01, s02, s01, acc[1, t], s12, s02, s12, acc[2, t])
+    Dm = pose[t]
+    pose_grad[t] = pose_grad[t] + S * Dm + _cofactor(Dm) * acc[6, t]
 
 
 @wp.kernel(enable_backward=False)

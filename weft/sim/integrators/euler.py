@@ -64,9 +64,9 @@ def euler_kernels(model) -> list:
              (rigid_contacts, rigid.eval_rigid_contacts), (rigid_contacts, rigid_collide.broad_phase),
              (rigid_contacts, rigid_collide.narrow_phase)]
     if model.requires_grad:  # the hand-written adjoints (forces/elastic_adjoint.py, forces/particle_adjoint.py)
-        pose_grads = getattr(model.tet_poses, "requires_grad", False)
         pairs += [(model.spring_count, elastic_adjoint.adj_springs), (model.tri_count, elastic_adjoint.adj_triangles),
-                  (model.tet_count, elastic_adjoint.adj_tetrahedra_full if pose_grads else elastic_adjoint.adj_tetrahedra),
+                  (model.tet_count, elastic_adjoint.adj_tetrahedra), (model.tet_count, elastic_adjoint.tet_columns),
+                  (model.tet_count, elastic_adjoint.tet_param_grads),
                   (model.spring_count + model.tri_count + model.tet_count, elastic_adjoint.gather_adjoints),
                   (model.edge_count, gather.scatter_gradients), (model.particle_count, particle_adjoint.adj_particle_step)]
     return [k for present, k in pairs if present]
