@@ -12,7 +12,6 @@ smoothed Coulomb friction on the step's tangential displacement.
 import weft as wp
 
 from ..model import PARTICLE_FLAG_ACTIVE, ModelShapeMaterials
-from .self_contact import triangle_closest_point_barycentric
 
 
 @wp.func
@@ -102,15 +101,16 @@ def tangent_basis(n: wp.vec3):
 @wp.func
 def friction_force_hessian(n: wp.vec3, fn: float, mu: float, dx: wp.vec3, eps_u: float):
     """Smoothed Coulomb friction (IPC's f1 mollifier) on the tangential displacement ``dx``; the normal is held
-    fixed in the Hessian."""
+    fixed in the Hessian. At zero displacement the force is zero and the Hessian takes its limit 2 mu fn / eps_u
+    (a sticking contact keeps its tangential stiffness)."""
     e0, e1 = tangent_basis(n)
     u0 = wp.dot(e0, dx)
     u1 = wp.dot(e1, dx)
     un = wp.sqrt(u0 * u0 + u1 * u1)
-    if un <= 0.0:
-        return wp.vec3(), wp.mat33()
-    s = 1.0 / un
-    if un <= eps_u:
+    s = float(0.0)  # noqa: UP018 - a mutable float local
+    if un > eps_u:
+        s = 1.0 / un
+    elif eps_u > 0.0:
         s = (2.0 - un / eps_u) / eps_u
     k = mu * fn * s
     return -(e0 * u0 + e1 * u1) * k, (wp.outer(e0, e0) + wp.outer(e1, e1)) * k
@@ -122,154 +122,6 @@ def contact_force_hessian(n: wp.vec3, depth: float, ke: float, mu: float, dx: wp
     fn = depth * ke
     ff, hf = friction_force_hessian(n, fn, mu, dx, eps_u)
     return n * fn + ff, wp.outer(n, n) * ke + hf
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# self-contact: vertex-triangle pairs found once per step, their penalty forces evaluated in every sweep
-
-
-@wp.kernel
-def vbd_detect_vertex_triangle(mesh: wp.uint64, x: wp.array(dtype=wp.vec3), tri_indices: wp.array2d(dtype=int),
-                               margin: float, vt_max: int, corner_max: int, vt_count: wp.array(dtype=wp.int32),
-                               vt_tri: wp.array(dtype=wp.int32), corner_count: wp.array(dtype=wp.int32),
-                               corner_ids: wp.array(dtype=wp.int32), bound: wp.array(dtype=float)):
-    # every triangle (not incident to vertex v) within ``margin`` of v; each pair is also listed under the
-    # triangle's three corners (corner_count starts at zero). bound (filled with margin before) receives, for v and
-    # for the triangle's corners, the smallest vertex-triangle distance they take part in (all pairs, not only the
-    # first vt_max): the step's conservative displacement bound
-    v = wp.tid()
-    p = x[v]
-    lo = p - wp.vec3(margin, margin, margin)
-    hi = p + wp.vec3(margin, margin, margin)
-    query = wp.mesh_query_aabb(mesh, lo, hi)
-    t = int(0)  # noqa: UP018, RUF046 - a mutable int local
-    n = int(0)  # noqa: UP018, RUF046
-    while wp.mesh_query_aabb_next(query, t):
-        i0 = tri_indices[t, 0]
-        i1 = tri_indices[t, 1]
-        i2 = tri_indices[t, 2]
-        if i0 != v and i1 != v and i2 != v:
-            a = x[i0]
-            b = x[i1]
-            c = x[i2]
-            w = triangle_closest_point_barycentric(a, b, c, p)
-            dist = wp.length(p - (a * w[0] + b * w[1] + c * w[2]))
-            if dist < margin:
-                wp.atomic_min(bound, v, dist)
-                wp.atomic_min(bound, i0, dist)
-                wp.atomic_min(bound, i1, dist)
-                wp.atomic_min(bound, i2, dist)
-            if dist < margin and n < vt_max:
-                cid = v * vt_max + n
-                vt_tri[cid] = t
-                n = n + 1
-                for k in range(3):
-                    u = tri_indices[t, k]
-                    slot = wp.atomic_add(corner_count, u, 1)
-                    if slot < corner_max:
-                        corner_ids[u * corner_max + slot] = cid
-    vt_count[v] = n
-
-
-@wp.func
-def segment_distance(p1: wp.vec3, q1: wp.vec3, p2: wp.vec3, q2: wp.vec3):
-    """Distance between the segments p1-q1 and p2-q2 (clamped closest points; parallel segments included)."""
-    d1 = q1 - p1
-    d2 = q2 - p2
-    r = p1 - p2
-    a = wp.dot(d1, d1)
-    e = wp.dot(d2, d2)
-    f = wp.dot(d2, r)
-    s = float(0.0)  # noqa: UP018
-    t = float(0.0)  # noqa: UP018
-    if a > 1.0e-12 and e > 1.0e-12:
-        c = wp.dot(d1, r)
-        b = wp.dot(d1, d2)
-        denom = a * e - b * b
-        if denom > 1.0e-12 * a * e:
-            s = wp.clamp((b * f - c * e) / denom, 0.0, 1.0)
-        t = (b * s + f) / e
-        if t < 0.0:
-            t = 0.0
-            s = wp.clamp(-c / a, 0.0, 1.0)
-        elif t > 1.0:
-            t = 1.0
-            s = wp.clamp((b - c) / a, 0.0, 1.0)
-    elif e > 1.0e-12:
-        t = wp.clamp(f / e, 0.0, 1.0)
-    elif a > 1.0e-12:
-        s = wp.clamp(-wp.dot(d1, r) / a, 0.0, 1.0)
-    return wp.length((p1 + d1 * s) - (p2 + d2 * t))
-
-
-@wp.kernel
-def vbd_edge_edge_bound(mesh: wp.uint64, x: wp.array(dtype=wp.vec3), tri_indices: wp.array2d(dtype=int),
-                        edges: wp.array2d(dtype=int), margin: float, bound: wp.array(dtype=float)):
-    """The step bound of edge-edge pairs: for each mesh edge, the distance to every edge (of the triangles near it)
-    that shares no vertex with it, if below ``margin``, lowers the bound of all four end points."""
-    e = wp.tid()
-    i = edges[e, 0]
-    j = edges[e, 1]
-    a = x[i]
-    b = x[j]
-    pad = wp.vec3(margin, margin, margin)
-    query = wp.mesh_query_aabb(mesh, wp.min(a, b) - pad, wp.max(a, b) + pad)
-    t = int(0)  # noqa: UP018, RUF046 - a mutable int local
-    while wp.mesh_query_aabb_next(query, t):
-        for k in range(3):
-            u = tri_indices[t, k]
-            w = tri_indices[t, (k + 1) % 3]
-            if u != i and u != j and w != i and w != j:
-                dist = segment_distance(a, b, x[u], x[w])
-                if dist < margin:
-                    wp.atomic_min(bound, i, dist)
-                    wp.atomic_min(bound, j, dist)
-                    wp.atomic_min(bound, u, dist)
-                    wp.atomic_min(bound, w, dist)
-
-
-@wp.func
-def self_contact_force_hessian(i: int, x: wp.array(dtype=wp.vec3), tri_indices: wp.array2d(dtype=int),
-                               radius: float, ke: float, vt_max: int, corner_max: int,
-                               vt_count: wp.array(dtype=wp.int32), vt_tri: wp.array(dtype=wp.int32),
-                               corner_count: wp.array(dtype=wp.int32), corner_ids: wp.array(dtype=wp.int32)):
-    """Force and Hessian on vertex ``i`` of the penalty energy ke (radius - d)^2 / 2 of its vertex-triangle pairs
-    closer than ``radius``, as the vertex and as a triangle corner (weighted by its barycentric weight)."""
-    f = wp.vec3()
-    h = wp.mat33()
-    xi = x[i]
-    for j in range(wp.min(vt_count[i], vt_max)):
-        t = int(vt_tri[i * vt_max + j])
-        a = x[tri_indices[t, 0]]
-        b = x[tri_indices[t, 1]]
-        c = x[tri_indices[t, 2]]
-        w = triangle_closest_point_barycentric(a, b, c, xi)
-        d_vec = xi - (a * w[0] + b * w[1] + c * w[2])
-        d = wp.length(d_vec)
-        if d < radius and d > 1.0e-8:
-            n = d_vec / d
-            f = f + n * (ke * (radius - d))
-            h = h + wp.outer(n, n) * ke
-    for j in range(wp.min(corner_count[i], corner_max)):
-        cid = int(corner_ids[i * corner_max + j])
-        v = cid // vt_max
-        t = int(vt_tri[cid])
-        a = x[tri_indices[t, 0]]
-        b = x[tri_indices[t, 1]]
-        c = x[tri_indices[t, 2]]
-        w = triangle_closest_point_barycentric(a, b, c, x[v])
-        d_vec = x[v] - (a * w[0] + b * w[1] + c * w[2])
-        d = wp.length(d_vec)
-        wi = w[0]
-        if tri_indices[t, 1] == i:
-            wi = w[1]
-        elif tri_indices[t, 2] == i:
-            wi = w[2]
-        if d < radius and d > 1.0e-8 and wi > 0.0:
-            n = d_vec / d
-            f = f - n * (wi * ke * (radius - d))
-            h = h + wp.outer(n, n) * (wi * wi * ke)
-    return f, h
 
 
 @wp.kernel
@@ -285,34 +137,25 @@ def vbd_forward_step(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), inv
     x_iter[tid] = y
 
 
-@wp.kernel
-def vbd_solve_color(dt: float, ids: wp.array(dtype=wp.int32), x_prev: wp.array(dtype=wp.vec3),
-                    x: wp.array(dtype=wp.vec3), mass: wp.array(dtype=float), inertia: wp.array(dtype=wp.vec3),
-                    particle_flags: wp.array(dtype=wp.uint32), tri_indices: wp.array2d(dtype=int),
-                    tri_poses: wp.array(dtype=wp.mat22), tri_materials: wp.array2d(dtype=float),
-                    tri_areas: wp.array(dtype=float), edge_indices: wp.array2d(dtype=int),
-                    edge_rest_angle: wp.array(dtype=float), edge_rest_length: wp.array(dtype=float),
-                    edge_bending_properties: wp.array2d(dtype=float), tri_offsets: wp.array(dtype=wp.int32),
-                    tri_adj: wp.array(dtype=wp.int32), edge_offsets: wp.array(dtype=wp.int32),
-                    edge_adj: wp.array(dtype=wp.int32), soft_contact_ke: float, friction_mu: float,
-                    friction_epsilon: float, particle_radius: wp.array(dtype=float),
-                    contact_prealloc: int, contact_counts: wp.array(dtype=wp.int32),
-                    contact_ids: wp.array(dtype=wp.int32),
-                    shape_materials: ModelShapeMaterials, shape_body: wp.array(dtype=int),
-                    body_q: wp.array(dtype=wp.transform), body_qd: wp.array(dtype=wp.spatial_vector),
-                    body_com: wp.array(dtype=wp.vec3), contact_shape: wp.array(dtype=int),
-                    contact_body_pos: wp.array(dtype=wp.vec3), contact_body_vel: wp.array(dtype=wp.vec3),
-                    contact_normal: wp.array(dtype=wp.vec3), has_ground: bool, ground: wp.array(dtype=float),
-                    self_contact: bool, self_radius: float, self_ke: float, vt_max: int, corner_max: int,
-                    vt_count: wp.array(dtype=wp.int32), vt_tri: wp.array(dtype=wp.int32),
-                    corner_count: wp.array(dtype=wp.int32), corner_ids: wp.array(dtype=wp.int32),
-                    x_new: wp.array(dtype=wp.vec3)):
-    tid = wp.tid()
-    i = int(ids[tid])
+@wp.func
+def vbd_block(i: int, dt: float, x_prev: wp.array(dtype=wp.vec3), x: wp.array(dtype=wp.vec3),
+              mass: wp.array(dtype=float), inertia: wp.array(dtype=wp.vec3), tri_indices: wp.array2d(dtype=int),
+              tri_poses: wp.array(dtype=wp.mat22), tri_materials: wp.array2d(dtype=float),
+              tri_areas: wp.array(dtype=float), edge_indices: wp.array2d(dtype=int),
+              edge_rest_angle: wp.array(dtype=float), edge_rest_length: wp.array(dtype=float),
+              edge_bending_properties: wp.array2d(dtype=float), tri_offsets: wp.array(dtype=wp.int32),
+              tri_adj: wp.array(dtype=wp.int32), edge_offsets: wp.array(dtype=wp.int32),
+              edge_adj: wp.array(dtype=wp.int32), soft_contact_ke: float, friction_mu: float,
+              friction_epsilon: float, particle_radius: wp.array(dtype=float), contact_prealloc: int,
+              contact_counts: wp.array(dtype=wp.int32), contact_ids: wp.array(dtype=wp.int32),
+              shape_materials: ModelShapeMaterials, shape_body: wp.array(dtype=int),
+              body_q: wp.array(dtype=wp.transform), body_qd: wp.array(dtype=wp.spatial_vector),
+              body_com: wp.array(dtype=wp.vec3), contact_shape: wp.array(dtype=int),
+              contact_body_pos: wp.array(dtype=wp.vec3), contact_body_vel: wp.array(dtype=wp.vec3),
+              contact_normal: wp.array(dtype=wp.vec3), has_ground: bool, ground: wp.array(dtype=float)):
+    """Force and 3x3 Hessian on particle ``i`` of the inertia, membrane, bending, damping, shape and ground contact
+    energies (everything but self-contact)."""
     xi = x[i]
-    if (particle_flags[i] & PARTICLE_FLAG_ACTIVE) == wp.uint32(0):
-        x_new[i] = xi
-        return
     inv_dt2 = 1.0 / (dt * dt)
     disp = x_prev[i] - xi
     f = (inertia[i] - xi) * (mass[i] * inv_dt2)
@@ -367,15 +210,47 @@ def vbd_solve_color(dt: float, ids: wp.array(dtype=wp.int32), x_prev: wp.array(d
             fc, hc = contact_force_hessian(n, depth, soft_contact_ke, friction_mu, -disp, eps_u)
             f = f + fc
             h = h + hc
-    if self_contact:
-        fs, hs = self_contact_force_hessian(i, x, tri_indices, self_radius, self_ke, vt_max, corner_max, vt_count,
-                                            vt_tri, corner_count, corner_ids)
-        f = f + fs
-        h = h + hs
+    return f, h
+
+
+@wp.func
+def newton_step(xi: wp.vec3, f: wp.vec3, h: wp.mat33):
+    """xi + h^-1 f, or xi where the block is (near) singular."""
     if wp.abs(wp.determinant(h)) > 1.0e-5:
-        x_new[i] = xi + wp.inverse(h) * f
-    else:
+        return xi + wp.inverse(h) * f
+    return xi
+
+
+@wp.kernel
+def vbd_solve_color(dt: float, ids: wp.array(dtype=wp.int32), x_prev: wp.array(dtype=wp.vec3),
+                    x: wp.array(dtype=wp.vec3), mass: wp.array(dtype=float), inertia: wp.array(dtype=wp.vec3),
+                    particle_flags: wp.array(dtype=wp.uint32), tri_indices: wp.array2d(dtype=int),
+                    tri_poses: wp.array(dtype=wp.mat22), tri_materials: wp.array2d(dtype=float),
+                    tri_areas: wp.array(dtype=float), edge_indices: wp.array2d(dtype=int),
+                    edge_rest_angle: wp.array(dtype=float), edge_rest_length: wp.array(dtype=float),
+                    edge_bending_properties: wp.array2d(dtype=float), tri_offsets: wp.array(dtype=wp.int32),
+                    tri_adj: wp.array(dtype=wp.int32), edge_offsets: wp.array(dtype=wp.int32),
+                    edge_adj: wp.array(dtype=wp.int32), soft_contact_ke: float, friction_mu: float,
+                    friction_epsilon: float, particle_radius: wp.array(dtype=float),
+                    contact_prealloc: int, contact_counts: wp.array(dtype=wp.int32),
+                    contact_ids: wp.array(dtype=wp.int32),
+                    shape_materials: ModelShapeMaterials, shape_body: wp.array(dtype=int),
+                    body_q: wp.array(dtype=wp.transform), body_qd: wp.array(dtype=wp.spatial_vector),
+                    body_com: wp.array(dtype=wp.vec3), contact_shape: wp.array(dtype=int),
+                    contact_body_pos: wp.array(dtype=wp.vec3), contact_body_vel: wp.array(dtype=wp.vec3),
+                    contact_normal: wp.array(dtype=wp.vec3), has_ground: bool, ground: wp.array(dtype=float),
+                    x_new: wp.array(dtype=wp.vec3)):
+    i = int(ids[wp.tid()])
+    xi = x[i]
+    if (particle_flags[i] & PARTICLE_FLAG_ACTIVE) == wp.uint32(0):
         x_new[i] = xi
+        return
+    f, h = vbd_block(i, dt, x_prev, x, mass, inertia, tri_indices, tri_poses, tri_materials, tri_areas, edge_indices,
+                     edge_rest_angle, edge_rest_length, edge_bending_properties, tri_offsets, tri_adj, edge_offsets,
+                     edge_adj, soft_contact_ke, friction_mu, friction_epsilon, particle_radius, contact_prealloc,
+                     contact_counts, contact_ids, shape_materials, shape_body, body_q, body_qd, body_com,
+                     contact_shape, contact_body_pos, contact_body_vel, contact_normal, has_ground, ground)
+    x_new[i] = newton_step(xi, f, h)
 
 
 @wp.kernel

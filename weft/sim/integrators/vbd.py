@@ -12,6 +12,7 @@ import weft as wp
 
 from .._compile import prepare
 from ..forces import vbd as k
+from ..forces import vbd_contact as kc
 from ..model import SimError
 from .base import Integrator
 
@@ -28,6 +29,16 @@ def _adjacency(indices: np.ndarray, count: int, device):
     if pairs.size == 0:
         pairs = np.zeros(2, dtype=np.int32)
     return wp.array(offsets, dtype=wp.int32, device=device), wp.array(pairs, dtype=wp.int32, device=device)
+
+
+def _mesh_edges(tri: np.ndarray):
+    """The unique edges (i < j) of a triangle table, and per triangle corner k the id of edge (k, k+1) where this
+    triangle is the first to hold it, else -1 (each edge is then reached through one triangle)."""
+    pairs = np.sort(tri[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
+    edges, first, inverse = np.unique(pairs, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    owned = np.where(first[inverse] == np.arange(len(pairs)), inverse, -1)
+    return edges.astype(np.int32), owned.reshape(-1, 3).astype(np.int32)
 
 
 class VBDIntegrator(Integrator):
@@ -80,6 +91,8 @@ class VBDIntegrator(Integrator):
         self._contact_ids = wp.zeros(max(1, n * body_particle_contact_buffer_pre_alloc), dtype=wp.int32, device=dev)
         self.vertex_collision_buffer_pre_alloc = vertex_collision_buffer_pre_alloc
         self.triangle_collision_buffer_pre_alloc = triangle_collision_buffer_pre_alloc
+        self.edge_collision_buffer_pre_alloc = edge_collision_buffer_pre_alloc
+        self.edge_edge_parallel_epsilon = edge_edge_parallel_epsilon
         if handle_self_contact:
             if not model.tri_count:
                 raise SimError("VBDIntegrator: 'handle_self_contact=True' needs triangles in the model")
@@ -88,8 +101,12 @@ class VBDIntegrator(Integrator):
                                f"least 'model.soft_contact_radius' ({model.soft_contact_radius}), else contacts are "
                                "missed (1.5-2x is advisable)")
             self._bound = wp.zeros(n, dtype=float, device=dev)
-            pairs = np.sort(tri.reshape(-1, 3)[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
-            self._edges = wp.array(np.unique(pairs, axis=0).astype(np.int32), dtype=int, device=dev)
+            edges, tri_edges = _mesh_edges(tri.reshape(-1, 3))
+            self._edges = wp.array(edges, dtype=int, device=dev)
+            self._tri_edges = wp.array(tri_edges, dtype=int, device=dev)
+            self._vertex_edge_offsets, self._vertex_edge_adj = _adjacency(edges, n, dev)
+            self._ee_count = wp.zeros(len(edges), dtype=wp.int32, device=dev)
+            self._ee_ids = wp.zeros(max(1, len(edges) * edge_collision_buffer_pre_alloc), dtype=wp.int32, device=dev)
             self._mesh_points = wp.clone(model.particle_q, requires_grad=False)
             self._mesh = wp.Mesh(points=self._mesh_points, indices=wp.array(tri.reshape(-1).astype(np.int32),
                                                                              dtype=wp.int32, device=dev))
@@ -119,12 +136,15 @@ class VBDIntegrator(Integrator):
         from ..collide import create_soft_contacts
         from ..forces.contacts import _dummy_body_q, _dummy_body_qd
 
-        kernels = [k.vbd_forward_step, k.vbd_solve_color, k.vbd_copy_color, k.vbd_update_velocity]
+        kernels = [k.vbd_forward_step, k.vbd_copy_color, k.vbd_update_velocity]
         has_shapes = model.shape_count > 1 and model.soft_contact_count is not None
         if has_shapes:
             kernels += [k.vbd_bin_contacts, create_soft_contacts]
         if self.handle_self_contact:
-            kernels += [k.vbd_detect_vertex_triangle, k.vbd_edge_edge_bound, k.vbd_copy_color_bounded, k.vbd_bound_all]
+            kernels += [kc.vbd_detect_vertex_triangle, kc.vbd_detect_edge_edge, kc.vbd_solve_color_self_contact,
+                        k.vbd_copy_color_bounded, k.vbd_bound_all]
+        else:
+            kernels.append(k.vbd_solve_color)
         prepare(model, kernels)
         dev = model.device
         n = model.particle_count
@@ -160,20 +180,24 @@ class VBDIntegrator(Integrator):
             for ids in model.particle_coloring:
                 if len(ids) == 0:
                     continue
-                wp.launch(k.vbd_solve_color, dim=len(ids),
-                          inputs=[dt, ids, state_in.particle_q, x, model.particle_mass, self.inertia,
-                                  model.particle_flags, t["tri_indices"], t["tri_poses"], t["tri_materials"],
-                                  t["tri_areas"], t["edge_indices"], t["edge_rest_angle"], t["edge_rest_length"],
-                                  t["edge_bending_properties"], self._tri_offsets, self._tri_adj, self._edge_offsets,
-                                  self._edge_adj, model.soft_contact_ke, model.soft_contact_mu,
-                                  self.friction_epsilon, model.particle_radius,
-                                  self.body_particle_contact_buffer_pre_alloc, self._contact_counts,
-                                  self._contact_ids, model.shape_materials, model.shape_body, body_q, body_qd,
-                                  model.body_com, *contact, bool(model.ground), model.ground_plane,
-                                  bool(self.handle_self_contact), model.soft_contact_radius, model.soft_contact_ke,
-                                  self.vertex_collision_buffer_pre_alloc, self.triangle_collision_buffer_pre_alloc,
-                                  self._vt_count, self._vt_tri, self._corner_count, self._corner_ids],
-                          outputs=[self._x_new], device=dev)
+                inputs = [dt, ids, state_in.particle_q, x, model.particle_mass, self.inertia, model.particle_flags,
+                          t["tri_indices"], t["tri_poses"], t["tri_materials"], t["tri_areas"], t["edge_indices"],
+                          t["edge_rest_angle"], t["edge_rest_length"], t["edge_bending_properties"], self._tri_offsets,
+                          self._tri_adj, self._edge_offsets, self._edge_adj, model.soft_contact_ke,
+                          model.soft_contact_mu, self.friction_epsilon, model.particle_radius,
+                          self.body_particle_contact_buffer_pre_alloc, self._contact_counts, self._contact_ids,
+                          model.shape_materials, model.shape_body, body_q, body_qd, model.body_com, *contact,
+                          bool(model.ground), model.ground_plane]
+                if self.handle_self_contact:
+                    wp.launch(kc.vbd_solve_color_self_contact, dim=len(ids),
+                              inputs=[*inputs, self._edges, model.soft_contact_radius,
+                                      self.edge_edge_parallel_epsilon, self.vertex_collision_buffer_pre_alloc,
+                                      self.triangle_collision_buffer_pre_alloc, self.edge_collision_buffer_pre_alloc,
+                                      self._vt_count, self._vt_tri, self._corner_count, self._corner_ids,
+                                      self._vertex_edge_offsets, self._vertex_edge_adj, self._ee_count, self._ee_ids],
+                              outputs=[self._x_new], device=dev)
+                else:
+                    wp.launch(k.vbd_solve_color, dim=len(ids), inputs=inputs, outputs=[self._x_new], device=dev)
                 if self.handle_self_contact:
                     wp.launch(k.vbd_copy_color_bounded, dim=len(ids),
                               inputs=[ids, self._x_new, state_in.particle_q, self._bound,
@@ -190,11 +214,12 @@ class VBDIntegrator(Integrator):
         self._mesh.refit()
         self._corner_count.zero_()
         self._bound.fill_(model.soft_contact_margin)
-        wp.launch(k.vbd_detect_vertex_triangle, dim=model.particle_count,
+        wp.launch(kc.vbd_detect_vertex_triangle, dim=model.particle_count,
                   inputs=[self._mesh.id, state.particle_q, model.tri_indices, model.soft_contact_margin,
                           self.vertex_collision_buffer_pre_alloc, self.triangle_collision_buffer_pre_alloc],
                   outputs=[self._vt_count, self._vt_tri, self._corner_count, self._corner_ids, self._bound],
                   device=model.device)
-        wp.launch(k.vbd_edge_edge_bound, dim=len(self._edges),
-                  inputs=[self._mesh.id, state.particle_q, model.tri_indices, self._edges, model.soft_contact_margin],
-                  outputs=[self._bound], device=model.device)
+        wp.launch(kc.vbd_detect_edge_edge, dim=len(self._edges),
+                  inputs=[self._mesh.id, state.particle_q, self._edges, self._tri_edges, model.soft_contact_margin,
+                          self.edge_edge_parallel_epsilon, self.edge_collision_buffer_pre_alloc],
+                  outputs=[self._ee_count, self._ee_ids, self._bound], device=model.device)
