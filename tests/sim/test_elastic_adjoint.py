@@ -43,6 +43,30 @@ def _check(generic, hand):
         np.testing.assert_allclose(h, g, rtol=2e-3, atol=2e-3 * (np.abs(g).max() + 1e-6))
 
 
+def _rows_adjoint(kind, a, adj_p, idx):
+    """Gradients from the row-layout adjoint of ``kind`` (tape_params.LAYOUTS): element data in rows, the seed split
+    over two launches whose parameter sums are applied once; corner gradients are stored corner-major."""
+    from weft.sim.forces import tape_params
+
+    lay = tape_params.LAYOUTS[kind]
+    n, corners = idx.shape
+    ax = wp.zeros(n * corners, dtype=wp.vec3)
+    av = wp.zeros(n * corners, dtype=wp.vec3)
+    idx_t, pose_t = wp.zeros((corners, n), dtype=int), wp.zeros((lay.pose_rows, n), dtype=float)
+    mat_t = wp.zeros((3, n), dtype=float)
+    wp.launch(lay.columns, dim=n, inputs=[a[2], a[3], a[5]], outputs=[idx_t, pose_t, mat_t])
+    acc = wp.zeros((lay.acc_rows, n), dtype=float)
+    half = wp.array(adj_p * 0.5, dtype=wp.vec3)
+    kernel = elastic_adjoint.adj_tetrahedra if kind == "tet" else elastic_adjoint.adj_triangles
+    for _ in range(2):
+        wp.launch(kernel, dim=n, inputs=[a[0], a[1], half, idx_t, pose_t, a[4], mat_t, 0, a[4].grad, acc],
+                  outputs=[ax, av])
+    wp.launch(lay.apply, dim=n, inputs=[a[3], acc, a[5].grad, a[3].grad])
+    corner_major = idx.T.reshape(-1)  # (the last launch's corner gradients: half the seed's)
+    return [_gathered(ax.numpy() * 2.0, corner_major, 9), _gathered(av.numpy() * 2.0, corner_major, 9),
+            a[3].grad.numpy(), a[4].grad.numpy(), a[5].grad.numpy()]
+
+
 def test_tetrahedra_adjoint_matches_generic():
     rng = np.random.default_rng(1)
     x, v, idx, adj_p = _case(rng, 6, 4)
@@ -56,23 +80,7 @@ def test_tetrahedra_adjoint_matches_generic():
                 _arr(act, float), _arr(mats, float)]
 
     gen = _generic(elastic.eval_tetrahedra, 6, 4, arrays(), adj_p, idx)
-    a = arrays()
-    ax = wp.zeros(24, dtype=wp.vec3)
-    av = wp.zeros(24, dtype=wp.vec3)
-    idx_t, pose_t, mat_t = wp.zeros((4, 6), dtype=int), wp.zeros((9, 6), dtype=float), wp.zeros((3, 6), dtype=float)
-    wp.launch(elastic_adjoint.tet_columns, dim=6, inputs=[a[2], a[3], a[5]], outputs=[idx_t, pose_t, mat_t])
-    acc = wp.zeros((elastic_adjoint.TET_ACC_ROWS, 6), dtype=float)
-    # two half-weighted seeds: the material and rest-pose gradients come from the sums over both launches
-    half = wp.array(adj_p * 0.5, dtype=wp.vec3)
-    for _ in range(2):
-        wp.launch(elastic_adjoint.adj_tetrahedra, dim=6, inputs=[a[0], a[1], half, idx_t, pose_t, a[4], mat_t, 0,
-                                                                 a[4].grad, acc], outputs=[ax, av])
-    wp.launch(elastic_adjoint.tet_param_grads, dim=6, inputs=[a[3], acc, a[5].grad, a[3].grad])
-    # the corner gradients are stored corner-major: slot corner * count + tet (the last launch's, half the seed)
-    corner_major = idx.T.reshape(-1)
-    hand = [_gathered(ax.numpy() * 2.0, corner_major, 9), _gathered(av.numpy() * 2.0, corner_major, 9),
-            a[3].grad.numpy(), a[4].grad.numpy(), a[5].grad.numpy()]
-    _check(gen, hand)
+    _check(gen, _rows_adjoint("tet", arrays(), adj_p, idx))
 
 
 def test_triangles_adjoint_matches_generic():
@@ -88,14 +96,8 @@ def test_triangles_adjoint_matches_generic():
                 _arr(act, float), _arr(mats, float)]
 
     gen = _generic(elastic.eval_triangles, 7, 3, arrays(), adj_p, idx)
-    a = arrays()
-    ax = wp.zeros(21, dtype=wp.vec3)
-    av = wp.zeros(21, dtype=wp.vec3)
-    wp.launch(elastic_adjoint.adj_triangles, dim=7,
-              inputs=[a[0], a[1], wp.array(adj_p, dtype=wp.vec3), a[2], a[3], a[4], a[5], 0, a[3].grad, a[4].grad,
-                      a[5].grad], outputs=[ax, av])
-    hand = [_gathered(ax.numpy(), idx, 9), _gathered(av.numpy(), idx, 9), a[3].grad.numpy(), a[4].grad.numpy(),
-            a[5].grad.numpy()[:, :3]]
+    hand = _rows_adjoint("tri", arrays(), adj_p, idx)
+    hand[-1] = hand[-1][:, :3]
     gen[-1] = gen[-1][:, :3]  # lift and drag: not differentiated at zero (see docs/sim.md)
     _check(gen, hand)
 

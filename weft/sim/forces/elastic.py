@@ -367,10 +367,13 @@ def _record_adjoint(model, tape, state, segs, hand, glist, elem_f, particle_f, t
     x, v = state.particle_q, state.particle_qd
     versions = (x._version, v._version)
     generic = len(hand) < len(segs)
-    tets = [(sg, base) for sg, base in hand if sg.key == "tet"]
-    sums, step = tape_params.tet_tape_sums(model, tape, tets[0][0], grad_or_sink) if tets else (None, 0)
-    # the gather of the corner gradients reads the tetrahedra's slots in the corner-major order adj_tetrahedra writes
-    slots = tape_params.corner_major_slots(model, glist, tets[0][1], tets[0][0].count, 4) if tets else glist.slots
+    # tetrahedra and triangles: element data in rows, corner gradients corner-major, parameter gradients summed per
+    # tape (tape_params); the gather of the corner gradients reads their slots in that order
+    rows = {sg.key: (sg, base) + tape_params.tape_sums(model, tape, sg, grad_or_sink)
+            for sg, base in hand if sg.key in tape_params.LAYOUTS}
+    slots = (tape_params.corner_major_slots(model, glist, [(base, sg.count, tape_params.LAYOUTS[k].corners)
+                                                           for k, (sg, base, _, _) in rows.items()])
+             if rows else glist.slots)
 
     def backward():
         if (x._version, v._version) != versions:
@@ -386,11 +389,12 @@ def _record_adjoint(model, tape, state, segs, hand, glist, elem_f, particle_f, t
             adj_x.zero_()
             adj_v.zero_()
         for sg, base in hand:
-            if sg.key == "tet":  # material and rest-pose gradients: summed over the steps (tape_params)
+            if sg.key in rows:  # material and rest-pose gradients: summed over the steps (tape_params)
+                _, _, sums, step = rows[sg.key]
                 pose, act, mats = sg.inputs
                 if step == sums.steps - 1:  # the first step adjoint of this backward pass
                     sums.begin_pass(sg.indices, pose, mats)
-                wp.launch(elastic_adjoint.adj_tetrahedra, dim=sg.count,
+                wp.launch(_HAND_ADJOINTS[sg.key], dim=sg.count,
                           inputs=[x, v, particle_f.grad, sums.idx_t, sums.pose_t, act, sums.mat_t, base,
                                   grad_or_sink(model, act), sums.acc], outputs=[adj_x, adj_v], device=model.device,
                           record_tape=False)

@@ -72,18 +72,21 @@ def adj_springs(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), adj_f: w
 
 @wp.kernel(enable_backward=False)
 def adj_triangles(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), adj_f: wp.array(dtype=wp.vec3),
-                  indices: wp.array2d(dtype=int), pose: wp.array(dtype=wp.mat22), activation: wp.array(dtype=float),
-                  materials: wp.array2d(dtype=float), base: int, pose_grad: wp.array(dtype=wp.mat22),
-                  act_grad: wp.array(dtype=float), mat_grad: wp.array2d(dtype=float),
-                  adj_x: wp.array(dtype=wp.vec3), adj_v: wp.array(dtype=wp.vec3)):
-    """The adjoint of ``elastic.eval_triangles`` without lift and drag (both coefficients zero)."""
+                  idx_t: wp.array2d(dtype=int), pose_t: wp.array2d(dtype=float), activation: wp.array(dtype=float),
+                  mat_t: wp.array2d(dtype=float), base: int, act_grad: wp.array(dtype=float),
+                  acc: wp.array2d(dtype=float), adj_x: wp.array(dtype=wp.vec3), adj_v: wp.array(dtype=wp.vec3)):
+    """The adjoint of ``elastic.eval_triangles`` without lift and drag (both coefficients zero), in the memory layout
+    of ``adj_tetrahedra``: element data in rows (``tri_columns``), corner gradients corner-major, the rest-pose and
+    material gradients summed in the rows of ``acc`` (g00, g01, g10, g11, mu, lambda, damping) and added once by
+    ``tri_param_grads``."""
     tid = wp.tid()
-    mu = materials[tid, 0]
-    lam = materials[tid, 1]
-    damp = materials[tid, 2]
-    i = indices[tid, 0]
-    j = indices[tid, 1]
-    k = indices[tid, 2]
+    nt = idx_t.shape[1]
+    mu = mat_t[0, tid]
+    lam = mat_t[1, tid]
+    damp = mat_t[2, tid]
+    i = idx_t[0, tid]
+    j = idx_t[1, tid]
+    k = idx_t[2, tid]
     x0 = x[i]
     v0 = v[i]
     x10 = x[j] - x0
@@ -92,7 +95,7 @@ def adj_triangles(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), adj_f:
     v2 = v[k]
     v10 = v1 - v0
     v20 = v2 - v0
-    Dm = pose[tid]
+    Dm = wp.mat22(pose_t[0, tid], pose_t[1, tid], pose_t[2, tid], pose_t[3, tid])
     ira = wp.determinant(Dm) * 2.0
     area0 = 1.0 / ira
     kmu = mu * area0
@@ -150,27 +153,63 @@ def adj_triangles(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), adj_f:
     adj_x20 = adj_x20 + adj_F1 * Dm[1, 0] + adj_F2 * Dm[1, 1]
     adj_v10 = adj_v10 + adj_dF1 * Dm[0, 0] + adj_dF2 * Dm[0, 1]
     adj_v20 = adj_v20 + adj_dF1 * Dm[1, 0] + adj_dF2 * Dm[1, 1]
-    adj_x[base + tid * 3 + 0] = -(adj_x10 + adj_x20)
-    adj_x[base + tid * 3 + 1] = adj_x10
-    adj_x[base + tid * 3 + 2] = adj_x20
-    adj_v[base + tid * 3 + 0] = -(adj_v10 + adj_v20)
-    adj_v[base + tid * 3 + 1] = adj_v10
-    adj_v[base + tid * 3 + 2] = adj_v20
+    adj_x[base + tid] = -(adj_x10 + adj_x20)
+    adj_x[base + nt + tid] = adj_x10
+    adj_x[base + 2 * nt + tid] = adj_x20
+    adj_v[base + tid] = -(adj_v10 + adj_v20)
+    adj_v[base + nt + tid] = adj_v10
+    adj_v[base + 2 * nt + tid] = adj_v20
     # alpha = 1 + kmu / klam
     adj_alpha = -adj_c
     adj_kmu = adj_kmu + adj_alpha / klam
     adj_klam = adj_klam - adj_alpha * kmu / (klam * klam)
     act_grad[tid] = act_grad[tid] + adj_c
-    mat_grad[tid, 0] = mat_grad[tid, 0] + adj_kmu * area0
-    mat_grad[tid, 1] = mat_grad[tid, 1] + adj_klam * area0
-    mat_grad[tid, 2] = mat_grad[tid, 2] + adj_kd * area0
+    acc[4, tid] = acc[4, tid] + adj_kmu * area0
+    acc[5, tid] = acc[5, tid] + adj_klam * area0
+    acc[6, tid] = acc[6, tid] + adj_kd * area0
     adj_area0 = adj_kmu * mu + adj_klam * lam + adj_kd * damp
     adj_det = (adj_ira - adj_area0 * area0 * area0) * 2.0
     g00 = wp.dot(b1, P1) + wp.dot(x10, adj_F1) + wp.dot(v10, adj_dF1) + adj_det * Dm[1, 1]
     g01 = wp.dot(b1, P2) + wp.dot(x10, adj_F2) + wp.dot(v10, adj_dF2) - adj_det * Dm[1, 0]
     g10 = wp.dot(b2, P1) + wp.dot(x20, adj_F1) + wp.dot(v20, adj_dF1) - adj_det * Dm[0, 1]
     g11 = wp.dot(b2, P2) + wp.dot(x20, adj_F2) + wp.dot(v20, adj_dF2) + adj_det * Dm[0, 0]
-    pose_grad[tid] = pose_grad[tid] + wp.mat22(g00, g01, g10, g11)
+    acc[0, tid] = acc[0, tid] + g00
+    acc[1, tid] = acc[1, tid] + g01
+    acc[2, tid] = acc[2, tid] + g10
+    acc[3, tid] = acc[3, tid] + g11
+
+
+@wp.kernel(enable_backward=False)
+def tri_columns(indices: wp.array2d(dtype=int), pose: wp.array(dtype=wp.mat22), materials: wp.array2d(dtype=float),
+                idx_t: wp.array2d(dtype=int), pose_t: wp.array2d(dtype=float), mat_t: wp.array2d(dtype=float)):
+    """The triangles' indices, rest poses and first three materials one row per component (``adj_triangles``)."""
+    t = wp.tid()
+    idx_t[0, t] = indices[t, 0]
+    idx_t[1, t] = indices[t, 1]
+    idx_t[2, t] = indices[t, 2]
+    Dm = pose[t]
+    pose_t[0, t] = Dm[0, 0]
+    pose_t[1, t] = Dm[0, 1]
+    pose_t[2, t] = Dm[1, 0]
+    pose_t[3, t] = Dm[1, 1]
+    mat_t[0, t] = materials[t, 0]
+    mat_t[1, t] = materials[t, 1]
+    mat_t[2, t] = materials[t, 2]
+
+
+#: rows of the per-triangle accumulator of ``adj_triangles``: the rest pose's four gradients, three materials'
+TRI_ACC_ROWS = 7
+
+
+@wp.kernel(enable_backward=False)
+def tri_param_grads(pose: wp.array(dtype=wp.mat22), acc: wp.array2d(dtype=float), mat_grad: wp.array2d(dtype=float),
+                    pose_grad: wp.array(dtype=wp.mat22)):
+    """Add the rest-pose and material gradients summed in ``acc`` by ``adj_triangles``."""
+    t = wp.tid()
+    mat_grad[t, 0] = mat_grad[t, 0] + acc[4, t]
+    mat_grad[t, 1] = mat_grad[t, 1] + acc[5, t]
+    mat_grad[t, 2] = mat_grad[t, 2] + acc[6, t]
+    pose_grad[t] = pose_grad[t] + wp.mat22(acc[0, t], acc[1, t], acc[2, t], acc[3, t])
 
 
 @wp.kernel(enable_backward=False)

@@ -65,6 +65,7 @@ def euler_kernels(model) -> list:
              (rigid_contacts, rigid_collide.narrow_phase)]
     if model.requires_grad:  # the hand-written adjoints (forces/elastic_adjoint.py, forces/particle_adjoint.py)
         pairs += [(model.spring_count, elastic_adjoint.adj_springs), (model.tri_count, elastic_adjoint.adj_triangles),
+                  (model.tri_count, elastic_adjoint.tri_columns), (model.tri_count, elastic_adjoint.tri_param_grads),
                   (model.tet_count, elastic_adjoint.adj_tetrahedra), (model.tet_count, elastic_adjoint.tet_columns),
                   (model.tet_count, elastic_adjoint.tet_param_grads),
                   (model.spring_count + model.tri_count + model.tet_count, elastic_adjoint.gather_adjoints),
