@@ -446,29 +446,23 @@ static int bvh_group_roots(BvhData* b, const int32* groups, const int32* kids) {
     return 0;
 }
 
-// The tree as 8-wide nodes, numbered depth-first: a wide node starts with its binary node's two children and expands
-// the internal child of largest box surface (the likeliest to be entered; ties: the first) into its two children, in
-// place, until it has eight or no internal child is left. Rebuilt from the binary boxes after every build and refit
-// (O(n), deterministic): a serial pass collapses and numbers the nodes, remembering where each slot's box is stored
-// (binary node and side), and a parallel pass quantizes the child boxes.
-struct WideSlot {
-    int32 node;  // the binary node whose child this slot is
-    int32 side;  // 0 or 1
-};
+// Subtrees of about this many internal nodes are the unit of work of the parallel build passes.
+static int32 subtree_cut(int32 m) { return std::max<int32>(2048, m / 256); }
 
+// The tree as 8-wide nodes: a wide node starts with its binary node's two children and expands the internal child of
+// largest box surface (the likeliest to be entered; ties: the first) into its two children, in place, until it has
+// eight or no internal child is left; its child boxes are quantized as it is made. Rebuilt from the binary boxes after
+// every build and refit (O(n), deterministic). The nodes above the subtrees of bvh_split are made first, numbered from
+// 0 (the root) depth-first; then each subtree, in parallel, depth-first from its own base index: the sum of the
+// internal node counts of the subtrees before it (each wide node absorbs at least one binary node, so the ranges never
+// overlap; the unused rest of a range is left untouched). The numbering does not depend on the thread count.
 static float half_area(const float* lo, const float* hi) {
     const float dx = hi[0] - lo[0], dy = hi[1] - lo[1], dz = hi[2] - lo[2];
     return dx * dy + dy * dz + dz * dx;
 }
 
-static void wide_quantize(const BvhData* b, const WideSlot* slots, WideNode& out) {
-    const int n = out.count;
-    float clo[WIDE][3], chi[WIDE][3];
-    for (int i = 0; i < n; ++i) {
-        const BvhNode& nd = b->nodes[slots[i].node];
-        std::copy(nd.lo[slots[i].side], nd.lo[slots[i].side] + 3, clo[i]);
-        std::copy(nd.hi[slots[i].side], nd.hi[slots[i].side] + 3, chi[i]);
-    }
+// Quantize the n child boxes (clo, chi) into out (origin, scale, qlo, qhi).
+static void wide_quantize(const float (*clo)[3], const float (*chi)[3], int n, WideNode& out) {
     for (int a = 0; a < 3; ++a) {
         float lo = clo[0][a], hi = chi[0][a];
         for (int i = 1; i < n; ++i) {
@@ -497,69 +491,115 @@ static void wide_quantize(const BvhData* b, const WideSlot* slots, WideNode& out
     }
 }
 
+// Make wide node `out` from binary internal node x: its children (binary node indices for internal ones) in ch.
+static int wide_make(const BvhData* b, int32 x, WideNode& out, int32* ch) {
+    float area[WIDE], clo[WIDE][3], chi[WIDE][3];
+    int n = 0;
+    const BvhNode& nd = b->nodes[x];
+    // the loads of the nodes expanded below are the pass's cost (a dependent miss each): start them early
+    for (int c = 0; c < 2; ++c)
+        if (nd.child[c] >= 0) __builtin_prefetch(b->nodes + nd.child[c]);
+    for (int c = 0; c < 2; ++c) {
+        ch[n] = nd.child[c];
+        std::copy(nd.lo[c], nd.lo[c] + 3, clo[n]);
+        std::copy(nd.hi[c], nd.hi[c] + 3, chi[n]);
+        area[n++] = half_area(nd.lo[c], nd.hi[c]);
+    }
+    while (n < WIDE) {
+        int best = -1;
+        for (int i = 0; i < n; ++i)
+            if (ch[i] >= 0 && (best < 0 || area[i] > area[best])) best = i;
+        if (best < 0) break;
+        const BvhNode& sub = b->nodes[ch[best]];
+        for (int c = 0; c < 2; ++c)
+            if (sub.child[c] >= 0) __builtin_prefetch(b->nodes + sub.child[c]);
+        for (int i = n; i > best + 1; --i) {  // make room after best: its children replace it in order
+            ch[i] = ch[i - 1];
+            area[i] = area[i - 1];
+            std::copy(clo[i - 1], clo[i - 1] + 3, clo[i]);
+            std::copy(chi[i - 1], chi[i - 1] + 3, chi[i]);
+        }
+        for (int c = 0; c < 2; ++c) {
+            ch[best + c] = sub.child[c];
+            std::copy(sub.lo[c], sub.lo[c] + 3, clo[best + c]);
+            std::copy(sub.hi[c], sub.hi[c] + 3, chi[best + c]);
+            area[best + c] = half_area(sub.lo[c], sub.hi[c]);
+        }
+        ++n;
+    }
+    out.count = n;
+    for (int i = 0; i < WIDE; ++i) out.child[i] = i < n && ch[i] < 0 ? ch[i] : int32(0x80000000);
+    wide_quantize(clo, chi, n, out);
+    return n;
+}
+
+struct WideItem {
+    int32 x;     // binary internal node
+    int32 slot;  // where the parent wide node refers to it: w * WIDE + i (-1 for the root)
+};
+
+// Wide nodes of the subtree at binary node x, numbered depth-first from `base`; `stop(x)` true: leave binary node x
+// to the caller (pushed on `rest` instead). Returns the number of wide nodes made.
+template <typename Stop>
+static int32 wide_subtree(BvhData* b, WideItem root, int32 base, Stop stop, std::vector<WideItem>* rest) {
+    WideItem stack[1024];  // at most 7 pending siblings per level of a tree at most 95 levels deep
+    int32 sp = 0, next = base;
+    stack[sp++] = root;
+    while (sp > 0) {
+        const WideItem it = stack[--sp];
+        const int32 w = next++;
+        if (it.slot >= 0) b->wide[it.slot / WIDE].child[it.slot % WIDE] = w;
+        int32 ch[WIDE];
+        const int n = wide_make(b, it.x, b->wide[w], ch);
+        // internal children become wide nodes: push in reverse so the first is numbered next
+        for (int i = n - 1; i >= 0; --i) {
+            if (ch[i] < 0) continue;
+            const WideItem c{ch[i], w * WIDE + i};
+            if (stop(ch[i])) rest->push_back(c);
+            else stack[sp++] = c;
+        }
+    }
+    return next - base;
+}
+
+// Internal nodes in the subtree of internal node x of a depth-first tree: its last one is reached by always taking
+// the last internal child.
+static int32 subtree_size(const BvhData* b, int32 x) {
+    int32 last = x;
+    while (true) {
+        const BvhNode& nd = b->nodes[last];
+        const int32 next = nd.child[1] >= 0 ? nd.child[1] : nd.child[0];
+        if (next < 0) break;
+        last = next;
+    }
+    return last - x + 1;
+}
+
 static int bvh_build_wide(BvhData* b) {
     const int32 m = b->num_prims - 1;
     if (m < 1) return 0;
     if (b->wide == nullptr) {
-        b->wide = alloc_lines<WideNode>(m);
+        b->wide = alloc_lines<WideNode>(m);  // the bound; only the pages of the nodes made are touched
         if (b->wide == nullptr) return 2;
     }
-    // wide node w's slot i: slots[w * WIDE + i]; sized for the worst case but not initialised, so only the pages of
-    // the nodes made are touched (a tree of n faces has about n / 7 wide nodes, the bound is n - 1)
-    std::unique_ptr<WideSlot, void (*)(void*)> slot_store(alloc<WideSlot>(int64(m) * WIDE), std::free);
-    if (slot_store == nullptr) return 2;
-    WideSlot* const slots = slot_store.get();
-    struct Item {
-        int32 x;     // binary internal node
-        int32 slot;  // where the parent wide node refers to it (-1 for the root)
-    };
-    std::vector<Item> stack;
-    stack.reserve(1024);
-    stack.push_back({0, -1});
-    int32 next = 0;
-    while (!stack.empty()) {
-        const Item it = stack.back();
-        stack.pop_back();
-        const int32 w = next++;
-        if (it.slot >= 0) b->wide[it.slot / WIDE].child[it.slot % WIDE] = w;
-        WideNode& out = b->wide[w];
-        WideSlot* sl = slots + size_t(w) * WIDE;
-        int32 ch[WIDE];
-        float area[WIDE];
-        int n = 0;
-        const BvhNode& nd = b->nodes[it.x];
-        for (int c = 0; c < 2; ++c) {
-            sl[n] = {it.x, c};
-            ch[n] = nd.child[c];
-            area[n++] = half_area(nd.lo[c], nd.hi[c]);
-        }
-        while (n < WIDE) {
-            int best = -1;
-            for (int i = 0; i < n; ++i)
-                if (ch[i] >= 0 && (best < 0 || area[i] > area[best])) best = i;
-            if (best < 0) break;
-            const int32 x = ch[best];
-            const BvhNode& sub = b->nodes[x];
-            for (int i = n; i > best + 1; --i) {  // make room after best: its children replace it in order
-                sl[i] = sl[i - 1];
-                ch[i] = ch[i - 1];
-                area[i] = area[i - 1];
-            }
-            for (int c = 0; c < 2; ++c) {
-                sl[best + c] = {x, c};
-                ch[best + c] = sub.child[c];
-                area[best + c] = half_area(sub.lo[c], sub.hi[c]);
-            }
-            ++n;
-        }
-        out.count = n;
-        for (int i = 0; i < WIDE; ++i) out.child[i] = i < n ? ch[i] : int32(0x80000000);
-        // internal children become wide nodes: push in reverse so the first is numbered next
-        for (int i = n - 1; i >= 0; --i)
-            if (ch[i] >= 0) stack.push_back({ch[i], w * WIDE + i});
+    const int32 cut = subtree_cut(m);
+    std::vector<WideItem> roots;  // subtrees left to the parallel pass, in the order the top walk set them aside
+    std::vector<int32> base;
+    int32 made = 0;
+    if (m <= cut) {
+        roots.push_back({0, -1});
+    } else {
+        made = wide_subtree(b, {0, -1}, 0, [b, cut](int32 x) { return subtree_size(b, x) <= cut; }, &roots);
     }
-#pragma omp parallel for schedule(static) if (next > PARALLEL_MIN / 8)
-    for (int32 w = 0; w < next; ++w) wide_quantize(b, slots + size_t(w) * WIDE, b->wide[w]);
+    base.resize(roots.size());
+    for (size_t k = 0; k < roots.size(); ++k) {
+        base[k] = made;
+        made += subtree_size(b, roots[k].x);
+    }
+    const int32 count = int32(roots.size());
+#pragma omp parallel for schedule(dynamic, 1) if (m > PARALLEL_MIN)
+    for (int32 k = 0; k < count; ++k)
+        wide_subtree(b, roots[k], base[k], [](int32) { return false; }, static_cast<std::vector<WideItem>*>(nullptr));
     return 0;
 }
 
