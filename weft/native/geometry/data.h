@@ -59,8 +59,6 @@ struct BvhData {
     float root_lo[3];
     float root_hi[3];
     BvhNode* nodes;        // num_prims - 1 internal nodes
-    int32* parents;        // parent of each internal node (-1 for the root)
-    int32* leaf_parents;   // parent of each leaf (by sorted position)
     int32* prim_ids;       // sorted position -> primitive id
     const float* lowers;   // user BVH: primitive boxes (3 floats each); null for a mesh BVH
     const float* uppers;

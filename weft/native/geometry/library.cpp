@@ -335,8 +335,6 @@ static inline int delta(const SortKey* k, int32 n, int32 i, int32 j) {
 
 static void bvh_free(BvhData* b) {
     std::free(b->nodes);
-    std::free(b->parents);
-    std::free(b->leaf_parents);
     std::free(b->prim_ids);
     std::free(b->group_roots);
     std::free(b->group_ids);
@@ -344,7 +342,7 @@ static void bvh_free(BvhData* b) {
     b->group_ids = nullptr;
     b->wide = nullptr;
     b->nodes = nullptr;
-    b->parents = b->leaf_parents = b->prim_ids = b->group_roots = nullptr;
+    b->prim_ids = b->group_roots = nullptr;
 }
 
 static inline void box_union(const float* alo, const float* ahi, const float* blo, const float* bhi, float* lo,
@@ -355,7 +353,74 @@ static inline void box_union(const float* alo, const float* ahi, const float* bl
     }
 }
 
-// Fill every node's child boxes from the primitive boxes (prim_lo/prim_hi by primitive id), bottom-up.
+// Subtrees for parallel passes over a depth-first tree: every internal node x with at most `cut` internal nodes
+// below it (itself included) whose parent has more becomes a task (x, its internal node count); the nodes above them
+// go to `top`, in depth-first order. In depth-first order a task's nodes are the contiguous range [x, x + count).
+// The split depends only on the tree and `cut`, never on the thread count.
+struct SubtreeTask {
+    int32 root;
+    int32 count;
+};
+
+// Subtrees of about this many internal nodes are the unit of work of the parallel build passes.
+static int32 subtree_cut(int32 m) { return std::max<int32>(2048, m / 256); }
+
+static void bvh_split(const BvhData* b, int32 cut, std::vector<SubtreeTask>& tasks, std::vector<int32>& top) {
+    const int32 m = b->num_prims - 1;
+    if (m < 1) return;
+    std::vector<SubtreeTask> stack;
+    stack.push_back({0, m});
+    while (!stack.empty()) {
+        const SubtreeTask t = stack.back();
+        stack.pop_back();
+        if (t.count <= cut) {
+            tasks.push_back(t);
+            continue;
+        }
+        top.push_back(t.root);
+        const BvhNode& nd = b->nodes[t.root];
+        // the first child's subtree ends where the second child starts (depth-first order)
+        const int32 l = nd.child[0], r = nd.child[1];
+        const int32 lsize = l < 0 ? 0 : (r >= 0 ? r - l : t.count - 1);
+        if (r >= 0) stack.push_back({r, t.count - 1 - lsize});
+        if (l >= 0) stack.push_back({l, lsize});
+    }
+}
+
+// Internal nodes in the subtree of internal node x of a depth-first tree: its last one is reached by always taking
+// the last internal child.
+static int32 subtree_size(const BvhData* b, int32 x) {
+    int32 last = x;
+    while (true) {
+        const BvhNode& nd = b->nodes[last];
+        const int32 next = nd.child[1] >= 0 ? nd.child[1] : nd.child[0];
+        if (next < 0) break;
+        last = next;
+    }
+    return last - x + 1;
+}
+
+// Node i's two child boxes: a leaf's primitive box, or the union of an internal child's own two boxes.
+static inline void fill_node(BvhData* b, int32 i, const float* prim_lo, const float* prim_hi) {
+    BvhNode& node = b->nodes[i];
+    for (int c = 0; c < 2; ++c) {
+        const int32 ch = node.child[c];
+        if (ch < 0) {
+            const int64 p = b->prim_ids[~ch];
+            for (int k = 0; k < 3; ++k) {
+                node.lo[c][k] = prim_lo[3 * p + k];
+                node.hi[c][k] = prim_hi[3 * p + k];
+            }
+        } else {
+            const BvhNode& kid = b->nodes[ch];
+            box_union(kid.lo[0], kid.hi[0], kid.lo[1], kid.hi[1], node.lo[c], node.hi[c]);
+        }
+    }
+}
+
+// Fill every node's child boxes from the primitive boxes (prim_lo/prim_hi by primitive id), bottom-up: depth-first
+// order puts children after their parent, so each subtree is one backward sweep over its range (subtrees in
+// parallel), then the nodes above them, last to first.
 static void bvh_fill_boxes(BvhData* b, const float* prim_lo, const float* prim_hi) {
     const int32 n = b->num_prims;
     if (n <= 0) return;
@@ -368,40 +433,14 @@ static void bvh_fill_boxes(BvhData* b, const float* prim_lo, const float* prim_h
         return;
     }
     const int32 m = n - 1;
-    std::vector<std::atomic<int32>> done(static_cast<size_t>(m));
-    std::vector<char> ready(static_cast<size_t>(m));  // both children leaves: a bottom-up walk starts here
-#pragma omp parallel for schedule(static) if (m > PARALLEL_MIN)
-    for (int32 i = 0; i < m; ++i) {
-        BvhNode& node = b->nodes[i];
-        int32 leaves = 0;
-        for (int c = 0; c < 2; ++c) {
-            if (node.child[c] < 0) {
-                const int32 p = b->prim_ids[~node.child[c]];
-                for (int k = 0; k < 3; ++k) {
-                    node.lo[c][k] = prim_lo[3 * int64(p) + k];
-                    node.hi[c][k] = prim_hi[3 * int64(p) + k];
-                }
-                ++leaves;
-            }
-        }
-        done[i].store(leaves, std::memory_order_relaxed);
-        ready[i] = leaves == 2;
-    }
-#pragma omp parallel for schedule(static) if (m > PARALLEL_MIN)
-    for (int32 i = 0; i < m; ++i) {
-        if (!ready[i]) continue;
-        int32 x = i;  // complete: push its box up while this thread is the last to arrive
-        while (true) {
-            const int32 p = b->parents[x];
-            if (p < 0) break;
-            BvhNode& parent = b->nodes[p];
-            const int c = parent.child[0] == x ? 0 : 1;
-            const BvhNode& node = b->nodes[x];
-            box_union(node.lo[0], node.hi[0], node.lo[1], node.hi[1], parent.lo[c], parent.hi[c]);
-            if (done[p].fetch_add(1, std::memory_order_acq_rel) + 1 != 2) break;
-            x = p;
-        }
-    }
+    std::vector<SubtreeTask> tasks;
+    std::vector<int32> top;
+    bvh_split(b, subtree_cut(m), tasks, top);
+    const int32 count = int32(tasks.size());
+#pragma omp parallel for schedule(dynamic, 1) if (m > PARALLEL_MIN)
+    for (int32 t = 0; t < count; ++t)
+        for (int32 i = tasks[t].root + tasks[t].count - 1; i >= tasks[t].root; --i) fill_node(b, i, prim_lo, prim_hi);
+    for (size_t t = top.size(); t-- > 0;) fill_node(b, top[t], prim_lo, prim_hi);
     const BvhNode& root = b->nodes[0];
     box_union(root.lo[0], root.hi[0], root.lo[1], root.hi[1], b->root_lo, b->root_hi);
 }
@@ -445,9 +484,6 @@ static int bvh_group_roots(BvhData* b, const int32* groups, const int32* kids) {
     }
     return 0;
 }
-
-// Subtrees of about this many internal nodes are the unit of work of the parallel build passes.
-static int32 subtree_cut(int32 m) { return std::max<int32>(2048, m / 256); }
 
 // The tree as 8-wide nodes: a wide node starts with its binary node's two children and expands the internal child of
 // largest box surface (the likeliest to be entered; ties: the first) into its two children, in place, until it has
@@ -562,19 +598,6 @@ static int32 wide_subtree(BvhData* b, WideItem root, int32 base, Stop stop, std:
     return next - base;
 }
 
-// Internal nodes in the subtree of internal node x of a depth-first tree: its last one is reached by always taking
-// the last internal child.
-static int32 subtree_size(const BvhData* b, int32 x) {
-    int32 last = x;
-    while (true) {
-        const BvhNode& nd = b->nodes[last];
-        const int32 next = nd.child[1] >= 0 ? nd.child[1] : nd.child[0];
-        if (next < 0) break;
-        last = next;
-    }
-    return last - x + 1;
-}
-
 static int bvh_build_wide(BvhData* b) {
     const int32 m = b->num_prims - 1;
     if (m < 1) return 0;
@@ -603,43 +626,48 @@ static int bvh_build_wide(BvhData* b) {
     return 0;
 }
 
-// Write the internal nodes of the Karras topology (kids, kparents: its numbering, which the group-root search relies
-// on) numbered in depth-first order (first child = parent + 1; the root stays 0). Deterministic, O(n).
-static int bvh_depth_first(BvhData* b, const int32* kids, const int32* kparents) {
+// Write the internal nodes of the Karras topology (kids: its numbering, which the group-root search relies on; span:
+// leaves below each node) numbered in depth-first order: the first child of node p is p + 1, the second p + (leaves
+// below the first). The index of every node follows from its parent's alone, so the nodes above subtrees of at most
+// `cut` internal nodes are written first, then the subtrees in parallel; the result does not depend on the order.
+static int bvh_depth_first(BvhData* b, const int32* kids, const int32* span) {
     const int32 m = b->num_prims - 1;
     if (m < 1) return 0;
-    std::vector<int32> order(static_cast<size_t>(m));  // new index -> Karras index
-    std::vector<int32> remap(static_cast<size_t>(m));  // Karras index -> new index
-    std::vector<int32> stack;
-    stack.reserve(128);
-    stack.push_back(0);
-    int32 next = 0;
-    while (!stack.empty()) {
-        const int32 x = stack.back();
-        stack.pop_back();
-        order[next] = x;
-        remap[x] = next++;
-        if (kids[2 * int64(x) + 1] >= 0) stack.push_back(kids[2 * int64(x) + 1]);
-        if (kids[2 * int64(x)] >= 0) stack.push_back(kids[2 * int64(x)]);
-    }
     b->nodes = alloc_lines<BvhNode>(m);
-    b->parents = alloc<int32>(m);
-    if (b->nodes == nullptr || b->parents == nullptr) return 2;
-#pragma omp parallel for schedule(static) if (m > PARALLEL_MIN)
-    for (int32 i = 0; i < m; ++i) {
-        BvhNode& nd = b->nodes[i];  // boxes are filled by bvh_fill_boxes
-        for (int c = 0; c < 2; ++c) {
-            const int32 ch = kids[2 * int64(order[i]) + c];
-            nd.child[c] = ch >= 0 ? remap[ch] : ch;
-        }
+    if (b->nodes == nullptr) return 2;
+    std::vector<int32> remap(b->num_groups > 0 ? size_t(m) : size_t(0));  // Karras index -> new (group roots)
+    int32* const rm = remap.empty() ? nullptr : remap.data();
+    struct Item {
+        int32 x;  // Karras index
+        int32 p;  // depth-first index
+    };
+    // writes node p from Karras node x; its internal children go to push(child), or to aside when they are small
+    auto visit = [b, kids, span, rm](Item it, auto&& push) {
+        BvhNode& nd = b->nodes[it.p];  // boxes are filled by bvh_fill_boxes
+        const int32 l = kids[2 * int64(it.x)], r = kids[2 * int64(it.x) + 1];
+        if (rm != nullptr) rm[it.x] = it.p;
+        nd.child[0] = l < 0 ? l : it.p + 1;
+        nd.child[1] = r < 0 ? r : it.p + (l < 0 ? 1 : span[l]);
         nd.pad[0] = nd.pad[1] = 0;
-        const int32 p = kparents[order[i]];
-        b->parents[i] = p < 0 ? -1 : remap[p];
+        if (r >= 0) push(Item{r, nd.child[1]});
+        if (l >= 0) push(Item{l, nd.child[0]});
+    };
+    const int32 cut = subtree_cut(m);
+    std::vector<Item> tasks, stack;
+    stack.push_back({0, 0});
+    while (!stack.empty()) {
+        const Item it = stack.back();
+        stack.pop_back();
+        if (span[it.x] - 1 <= cut) tasks.push_back(it);
+        else visit(it, [&stack](Item c) { stack.push_back(c); });
     }
-#pragma omp parallel for schedule(static) if (m > PARALLEL_MIN)
-    for (int32 s = 0; s < b->num_prims; ++s) {
-        const int32 p = b->leaf_parents[s];
-        if (p >= 0) b->leaf_parents[s] = remap[p];
+    const int32 count = int32(tasks.size());
+#pragma omp parallel for schedule(dynamic, 1) if (m > PARALLEL_MIN)
+    for (int32 t = 0; t < count; ++t) {
+        Item local[256];  // a depth-first walk holds at most one pending sibling per level (depth <= 95)
+        int32 sp = 0;
+        local[sp++] = tasks[t];
+        while (sp > 0) visit(local[--sp], [&local, &sp](Item c) { local[sp++] = c; });
     }
     for (int32 g = 0; g < b->num_groups; ++g) {
         const int32 r = b->group_roots[g];
@@ -651,7 +679,7 @@ static int bvh_depth_first(BvhData* b, const int32* kids, const int32* kparents)
 // The internal nodes of the radix tree over the sorted keys (Karras 2012), one per parallel iteration; delta(i, j) is
 // the length of the common prefix of keys i and j (-1 when j is out of range; keys are distinct).
 template <typename Delta>
-static void karras_nodes(int32* kids, int32* parents, int32* leaf_parents, int32 n, Delta delta) {
+static void karras_nodes(int32* kids, int32* span, int32 n, Delta delta) {
 #pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
     for (int32 i = 0; i < n - 1; ++i) {
         const int d = (delta(i, i + 1) - delta(i, i - 1)) >= 0 ? 1 : -1;
@@ -674,10 +702,7 @@ static void karras_nodes(int32* kids, int32* parents, int32* leaf_parents, int32
         int32* child = kids + 2 * int64(i);
         child[0] = lo == gamma ? ~gamma : gamma;
         child[1] = hi == gamma + 1 ? ~(gamma + 1) : gamma + 1;
-        for (int c = 0; c < 2; ++c) {
-            if (child[c] < 0) leaf_parents[~child[c]] = i;
-            else parents[child[c]] = i;
-        }
+        span[i] = hi - lo + 1;
     }
 }
 
@@ -688,8 +713,7 @@ static int bvh_build(BvhData* b, const float* prim_lo, const float* prim_hi, int
     b->root = n > 1 ? 0 : ~0;
     if (n <= 0) return 0;
     b->prim_ids = alloc<int32>(n);
-    b->leaf_parents = alloc<int32>(n);
-    if (b->prim_ids == nullptr || b->leaf_parents == nullptr) return 2;
+    if (b->prim_ids == nullptr) return 2;
     // centroid bounds
     float clo[3] = {1e30f, 1e30f, 1e30f}, chi[3] = {-1e30f, -1e30f, -1e30f};
 #pragma omp parallel if (n > PARALLEL_MIN)
@@ -721,11 +745,10 @@ static int bvh_build(BvhData* b, const float* prim_lo, const float* prim_hi, int
     else parallel_sort(keys);
 #pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
     for (int32 i = 0; i < n; ++i) b->prim_ids[i] = int32(keys[i].id);
-    // the radix tree's topology in its own numbering (children and parents only: the 64-byte nodes are written once,
+    // the radix tree's topology in its own numbering (children and leaf counts only: the 64-byte nodes are written once,
     // in depth-first order, by bvh_depth_first)
-    std::vector<int32> kids(n > 1 ? 2 * size_t(n - 1) : size_t(0)), kparents(n > 1 ? size_t(n - 1) : size_t(0));
+    std::vector<int32> kids(n > 1 ? 2 * size_t(n - 1) : size_t(0)), span(n > 1 ? size_t(n - 1) : size_t(0));
     if (n > 1) {
-        kparents[0] = -1;
         if (groups == nullptr) {
             // ungrouped: (morton, id) packed in 64 bits, so a common prefix is one clz (the same tree: every prefix
             // length is the 96-bit key's minus the constant 32 of the equal group word)
@@ -733,22 +756,20 @@ static int bvh_build(BvhData* b, const float* prim_lo, const float* prim_hi, int
 #pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
             for (int32 i = 0; i < n; ++i) packed[i] = (uint64(keys[i].morton) << 32) | uint64(keys[i].id);
             const uint64* k = packed.data();
-            karras_nodes(kids.data(), kparents.data(), b->leaf_parents, n, [k, n](int32 i, int32 j) {
+            karras_nodes(kids.data(), span.data(), n, [k, n](int32 i, int32 j) {
                 if (j < 0 || j >= n) return -1;
                 const uint64 x = k[i] ^ k[j];
                 return x == 0 ? 64 : __builtin_clzll(x);
             });
         } else {
             const SortKey* k = keys.data();
-            karras_nodes(kids.data(), kparents.data(), b->leaf_parents, n,
+            karras_nodes(kids.data(), span.data(), n,
                          [k, n](int32 i, int32 j) { return delta(k, n, i, j); });
         }
-    } else {
-        b->leaf_parents[0] = -1;
     }
     if (groups != nullptr)
         if (int rc = bvh_group_roots(b, groups, kids.data())) return rc;
-    if (int rc = bvh_depth_first(b, kids.data(), kparents.data())) return rc;
+    if (int rc = bvh_depth_first(b, kids.data(), span.data())) return rc;
     bvh_fill_boxes(b, prim_lo, prim_hi);
     return 0;
 }
@@ -981,14 +1002,17 @@ GEO_API int geo_bvh_info(uint64 id, int32* out) {
     out[0] = b->num_prims;
     out[1] = b->root;
     out[2] = b->num_groups;
-    int32 depth = 0;
-    for (int32 s = 0; s < b->num_prims; ++s) {
-        int32 d = 1, x = b->leaf_parents[s];
-        while (x >= 0) {
-            ++d;
-            x = b->parents[x];
+    int32 depth = b->num_prims > 0 ? 1 : 0;  // levels down to the deepest leaf
+    std::vector<std::pair<int32, int32>> stack;  // (internal node, its level)
+    if (b->num_prims > 1) stack.push_back({0, 1});
+    while (!stack.empty()) {
+        const auto [x, d] = stack.back();
+        stack.pop_back();
+        for (int c = 0; c < 2; ++c) {
+            const int32 ch = b->nodes[x].child[c];
+            if (ch >= 0) stack.push_back({ch, d + 1});
+            else depth = std::max(depth, d + 1);
         }
-        depth = std::max(depth, d);
     }
     out[3] = depth;
     return 0;
