@@ -167,6 +167,12 @@ class Kernel:
         self._annotations: list | None = None
         self._fixed_types: tuple | None = None
         self._overloads: list[tuple[T.Type, ...]] = []  # declared with wp.overload, compiled by compile()
+        #: a hand-written backward: ``custom_adjoint(rec)`` runs instead of the generated adjoint for a launch
+        #: recorded on a Tape (``rec``: its runtime.tape.LaunchRecord with the arguments, the snapshots of arrays it
+        #: updated in place, the versions of the arrays right after it and the indices of the arrays whose gradients
+        #: its stores consume); the Tape's overwrite check counts every argument as read by it and the generated
+        #: adjoint is never compiled (weft.sim's eval_fk uses it)
+        self.custom_adjoint = None
 
     @property
     def module(self):

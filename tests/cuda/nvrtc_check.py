@@ -90,7 +90,7 @@ def cuda_sources(spec) -> list[tuple[str, str]]:
     size = args_bytes(spec)  # NVRTC also verifies the Args layout against Python's packing
     out = [(f"{name} (forward)", pipeline.render_module(spec.fn, name, spec.debug,
                                                         Target.CUDA, Direction.FORWARD, size).source)]
-    if spec.kernel.enable_backward:
+    if spec.kernel.enable_backward and spec.kernel.custom_adjoint is None:  # a hand-written backward is its own kernel
         try:
             from weft import pipeline
 

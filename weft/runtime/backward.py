@@ -43,10 +43,13 @@ def compile_adjoints(records) -> None:
     ``records`` (a Tape's) will need and that are not compiled yet: one compiler run at the first backward instead
     of one per kernel."""
     ahead.batch_adjoints([(rec.kernel, rec.spec, _without_gradients(rec.spec, rec.args, {})) for rec in records
-                          if rec.spec.adjoint is None or rec.spec.tile_dim])
+                          if (rec.spec.adjoint is None or rec.spec.tile_dim) and rec.kernel.custom_adjoint is None])
 
 
 def run_record_adjoint(rec) -> None:
+    if rec.kernel.custom_adjoint is not None:
+        rec.kernel.custom_adjoint(rec)
+        return
     overrides = {}
     scratch = []  # keeps the replay buffers alive until the backward launch has run
     for i, a in enumerate(rec.args):

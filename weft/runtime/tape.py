@@ -267,6 +267,8 @@ class Tape:
 
 def _adjoint_reads(rec: LaunchRecord) -> set[int]:
     """Parameter indices whose values the launch's backward reads (all its reads if that cannot be decided)."""
+    if rec.kernel.custom_adjoint is not None:
+        return set(range(len(rec.args)))  # a hand-written backward: every argument may be read
     try:
         grads = frozenset(i for i, a in enumerate(rec.args) if getattr(a, "grad", None) is not None or _is_struct(a))
         prog = rec.kernel.adjoint_program(rec.spec)  # the IR only: compiles nothing

@@ -13,11 +13,13 @@ import functools
 
 import weft as wp
 
+from . import fk_adjoint
 from .model import (
     JOINT_BALL,
     JOINT_COMPOUND,
     JOINT_D6,
     JOINT_DISTANCE,
+    JOINT_FIXED,
     JOINT_FREE,
     JOINT_PRISMATIC,
     JOINT_REVOLUTE,
@@ -170,8 +172,9 @@ FK_CAPACITIES = (16, 64, MAX_ARTICULATION_JOINTS)
 
 
 @functools.cache
-def _fk_kernel(cap: int):
-    """``eval_articulation_fk`` keeping up to ``cap`` joints of an articulation in thread-local arrays."""
+def _fk_kernel(cap: int, hand_adjoint: bool = True):
+    """``eval_articulation_fk`` keeping up to ``cap`` joints of an articulation in thread-local arrays; its backward
+    is the hand-written one of fk_adjoint.py when ``hand_adjoint`` (models whose joints it covers), else generated."""
 
     @wp.func
     def _fk_range(joint_start: int, joint_end: int, joint_q: wp.array(dtype=float), joint_qd: wp.array(dtype=float),
@@ -236,13 +239,24 @@ def _fk_kernel(cap: int):
                   joint_type, joint_parent, joint_child, joint_ancestor, joint_X_p, joint_X_c, joint_axis,
                   joint_axis_start, joint_axis_dim, body_com, body_q, body_qd)
 
+    if hand_adjoint:
+        eval_articulation_fk.custom_adjoint = fk_adjoint.launcher(cap, eval_articulation_fk)
     return eval_articulation_fk
 
 
+# joint types the hand-written eval_fk backward covers (fk_adjoint.py)
+_HAND_ADJOINT_TYPES = frozenset(int(t) for t in (JOINT_PRISMATIC, JOINT_REVOLUTE, JOINT_BALL, JOINT_FIXED, JOINT_FREE,
+                                                  JOINT_DISTANCE))
+
+
 def fk_kernel(model):
-    """The ``eval_fk`` kernel variant for ``model`` (the smallest capacity that holds its articulations)."""
+    """The ``eval_fk`` kernel variant for ``model`` (the smallest capacity that holds its articulations; the
+    hand-written backward unless a joint type it does not cover is present)."""
     n = max(int(model.articulation_max_joints), 1)
-    return _fk_kernel(next(c for c in FK_CAPACITIES if c >= n))
+    hand = model.__dict__.get("_fk_hand_adjoint")
+    if hand is None:
+        hand = model.__dict__["_fk_hand_adjoint"] = set(model.joint_type.numpy().tolist()) <= _HAND_ADJOINT_TYPES
+    return _fk_kernel(next(c for c in FK_CAPACITIES if c >= n), hand)
 
 
 @wp.kernel
