@@ -85,6 +85,41 @@ def test_gradient_wrt_material_matches_fd(taped):
     assert taped["mat"][:, 0].sum() == pytest.approx(fd, rel=0.05)
 
 
+@wp.kernel
+def _assign_materials(params: wp.array2d(dtype=float), mats: wp.array2d(dtype=float)):
+    t = wp.tid()
+    mats[t, 0] = params[t, 0]
+    mats[t, 1] = params[t, 1]
+
+
+def _assigned_rollout(shift: float = 0.0):
+    m = _build(True)
+    params = wp.array(m.tet_materials.numpy()[:, :2].copy(), dtype=float, requires_grad=True)
+    if shift:  # edit the columns the assignment overwrites
+        _edit("tet_materials", (slice(None), 0), shift)(m)
+    with wp.Tape() as tape:
+        wp.launch(_assign_materials, m.tet_count, inputs=[params], outputs=[m.tet_materials])
+        loss, _ = _rollout(m, _weights(m.particle_count))
+    return m, params, tape, loss
+
+
+def test_materials_assigned_on_the_tape(taped):
+    """warp.sim's softbody_properties pattern: a kernel on the tape writes k_mu and k_lambda from parameters. The
+    parameters get the materials' gradients; tet_materials.grad keeps only the damping column: the assignment's
+    adjoint consumes the gradient of the values it overwrote, which is the true gradient of the array's contents
+    before the launch (zero: they do not reach the loss). Warp 1.7.2 leaves the overwritten values' gradient there."""
+    m, params, tape, loss = _assigned_rollout()
+    tape.backward(loss)
+    g = params.grad.numpy()
+    np.testing.assert_allclose(g, taped["mat"][:, :2], rtol=1e-4, atol=1e-6 * np.abs(taped["mat"]).max())
+    mat = m.tet_materials.grad.numpy()
+    assert not mat[:, :2].any() and mat[:, 2].any()
+    np.testing.assert_allclose(mat[:, 2], taped["mat"][:, 2], rtol=1e-4, atol=1e-6 * np.abs(taped["mat"]).max())
+    # the zero is the finite difference: the loss does not change when the overwritten values do
+    _, _, _, moved = _assigned_rollout(shift=10.0)
+    assert float(moved.numpy()[0]) == float(loss.numpy()[0])
+
+
 def test_checkpointed_rollout_gives_the_tape_gradient():
     m = _build(True)
     w = _weights(m.particle_count)
