@@ -400,3 +400,47 @@ def test_mesh_get_and_mesh_get_bvh():
     expected = ((centre - np.clip(centre, lo, hi)) ** 2).sum(axis=1) <= radius * radius
     np.testing.assert_array_equal(hits.numpy().astype(bool), expected)
     assert expected.any() and not expected.all()
+
+
+_THREADS_SCRIPT = """
+import hashlib, sys
+import numpy as np
+import weft as wp
+
+@wp.kernel
+def closest(mesh: wp.uint64, qs: wp.array(dtype=wp.vec3), face: wp.array(dtype=wp.int32)):
+    i = wp.tid()
+    face[i] = wp.mesh_query_point_no_sign(mesh, qs[i], 1.0e6).face
+
+k = 131  # a flat grid of 2 * 130^2 = 33800 triangles: more than a parallel pass's threshold, many subtrees
+x, y = np.meshgrid(np.arange(k, dtype=np.float32), np.arange(k, dtype=np.float32), indexing="ij")
+pts = np.stack([x.ravel(), y.ravel(), np.zeros(k * k, np.float32)], 1)
+v = (np.arange(k - 1)[:, None] * k + np.arange(k - 1)[None, :]).ravel()
+tris = np.concatenate([np.stack([v, v + k, v + 1], 1), np.stack([v + 1, v + k, v + k + 1], 1)]).astype(np.int32)
+mesh = wp.Mesh(wp.array(pts, dtype=wp.vec3), wp.array(tris.reshape(-1), dtype=wp.int32))
+# grid vertices and edge midpoints: each is equally close to several faces, so the face reported follows the tree
+q = np.concatenate([pts, pts + np.float32(0.5) * np.array([1, 0, 0], np.float32)]) + np.float32([0, 0, 0.25])
+face = wp.zeros(len(q), dtype=wp.int32)
+wp.launch(closest, dim=len(q), inputs=[mesh.id, wp.array(q, dtype=wp.vec3), face])
+print(hashlib.sha256(face.numpy().tobytes()).hexdigest(), sorted(mesh.bvh_info().items()))
+"""
+
+
+def test_build_does_not_depend_on_thread_count(tmp_path):
+    """The parallel build passes (subtrees, depth-first numbering, box fill, 8-wide collapse) make the same tree with
+    1 and 2 threads: closest-point queries that tie between faces report the same faces."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    script = tmp_path / "threads.py"
+    script.write_text(_THREADS_SCRIPT)
+    outs = []
+    for threads in ("1", "2"):
+        env = dict(os.environ, WEFT_NUM_THREADS=threads, OMP_NUM_THREADS=threads, PYTHONPATH=str(root))
+        res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
+        assert res.returncode == 0, res.stderr[-2000:]
+        outs.append(res.stdout.strip())
+    assert outs[0] == outs[1]
