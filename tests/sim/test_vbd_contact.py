@@ -221,3 +221,140 @@ def test_crossing_edges_are_pushed_apart():
     assert p_up[1] > 0 and p_low[1] < 0
     np.testing.assert_allclose(p_up[1], -p_low[1], rtol=0.05)
     assert abs(q[:, 1].mean() - q0[:, 1].mean()) < 1e-4
+
+
+def _patch_on_slope(mu, theta, steps, dt, ke=1e3):
+    """A free 3 x 3 patch resting on a fixed sheet tilted by ``theta`` (patch turned 0.3 rad in the plane so no edges
+    are parallel), no ground; returns the patch's mean downhill speed after each step."""
+    b = sim.ModelBuilder()
+    flat = wp.quat_from_axis_angle(wp.vec3(1.0, 0.0, 0.0), -0.5 * np.pi)
+    tilt = wp.quat_from_axis_angle(wp.vec3(0.0, 0.0, 1.0), float(theta))
+    kw = {"mass": 0.01, "tri_ke": 1e3, "tri_ka": 1e3, "tri_kd": 0.0, "edge_ke": 0.1, "edge_kd": 0.0,
+          "vel": wp.vec3(0.0, 0.0, 0.0)}
+    b.add_cloth_grid(pos=wp.vec3(0.0, 0.0, 0.0), rot=wp.mul(tilt, flat), dim_x=10, dim_y=6, cell_x=0.06, cell_y=0.06,
+                     **kw)
+    lower = len(b.particle_q)
+    for i in range(lower):
+        b.particle_flags[i] = 0
+    t = np.array([np.cos(theta), np.sin(theta), 0.0])
+    n = np.array([-np.sin(theta), np.cos(theta), 0.0])
+    start = t * 0.42 + np.array([0.0, 0.0, -0.12]) + n * 0.0099
+    turn = wp.quat_from_axis_angle(wp.vec3(0.0, 0.0, 1.0), 0.3)
+    b.add_cloth_grid(pos=wp.vec3(*start), rot=wp.mul(tilt, wp.mul(flat, turn)), dim_x=3, dim_y=3, cell_x=0.04,
+                     cell_y=0.04, **kw)
+    b.color(balance_colors=False)
+    m = b.finalize("cpu")
+    m.ground = False
+    m.soft_contact_radius, m.soft_contact_margin, m.soft_contact_ke, m.soft_contact_mu = 0.01, 0.02, ke, mu
+    integ = sim.VBDIntegrator(m, iterations=10, handle_self_contact=True)
+    s0, s1 = m.state(), m.state()
+    speed = []
+    for _ in range(steps):
+        integ.simulate(m, s0, s1, dt)
+        s0, s1 = s1, s0
+        speed.append(s0.particle_qd.numpy()[lower:].mean(axis=0) @ -t)
+    return np.array(speed)
+
+
+@pytest.mark.parametrize("mu", [0.1, 0.5])
+def test_cloth_on_a_tilted_cloth_slides_or_sticks_by_tan_theta_vs_mu(mu):
+    """tan(theta) = 0.3. With mu = 0.1 the patch slides with the acceleration g (sin theta - mu cos theta); with
+    mu = 0.5 it sticks, up to the creep of IPC's smoothed friction: the steady slip where mu f1(v dt) = tan(theta),
+    v = friction_epsilon (1 - sqrt(1 - tan(theta) / mu)) = 3.7 mm/s (warp.sim 1.7.2 gives the same on this scene:
+    a = 1.876 m/s^2 at dt = 1/960, creep 3.7 mm/s)."""
+    theta, dt, steps = np.arctan(0.3), 1.0 / 480.0, 240
+    v = _patch_on_slope(mu, theta, steps, dt)
+    if mu < 0.3:
+        a = (v[steps // 2] - v[steps // 8]) / (dt * (steps // 2 - steps // 8))
+        np.testing.assert_allclose(a, G * (np.sin(theta) - mu * np.cos(theta)), rtol=0.02)
+    else:
+        np.testing.assert_allclose(v[steps // 4:], 1e-2 * (1.0 - np.sqrt(1.0 - np.tan(theta) / mu)), rtol=0.05)
+
+
+def _point_triangle_distance(p, a, b, c):
+    """Exact distances from points p to triangles (a, b, c), all (N, 3) float64: the plane distance where the
+    projection falls inside, else the nearest of the three edges."""
+    def seg(p, u, v):
+        d = v - u
+        t = np.clip(((p - u) * d).sum(1) / (d * d).sum(1), 0.0, 1.0)
+        return np.linalg.norm(p - (u + d * t[:, None]), axis=1)
+    n = np.cross(b - a, c - a)
+    n /= np.linalg.norm(n, axis=1)[:, None]
+    h = ((p - a) * n).sum(1)
+    proj = p - n * h[:, None]
+    inside = np.ones(len(p), bool)
+    for u, v in ((a, b), (b, c), (c, a)):
+        inside &= (np.cross(v - u, proj - u) * n).sum(1) >= 0.0
+    edge = np.minimum(np.minimum(seg(p, a, b), seg(p, b, c)), seg(p, c, a))
+    return np.where(inside, np.abs(h), edge)
+
+
+def _closest_vertex_triangle(q, tri):
+    """The smallest distance from a vertex to a triangle it is not a corner of."""
+    v = np.repeat(np.arange(len(q)), len(tri))
+    t = np.tile(np.arange(len(tri)), len(q))
+    keep = ~(tri[t] == v[:, None]).any(axis=1)
+    v, t = v[keep], t[keep]
+    return _point_triangle_distance(q[v], q[tri[t, 0]], q[tri[t, 1]], q[tri[t, 2]]).min()
+
+
+def _edge_triangle_crossings(q, tri):
+    """How many (edge, triangle) pairs sharing no vertex have the edge passing through the triangle."""
+    edges = np.unique(np.sort(tri[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1), axis=0)
+    e = np.repeat(np.arange(len(edges)), len(tri))
+    t = np.tile(np.arange(len(tri)), len(edges))
+    keep = ~(edges[e][:, :, None] == tri[t][:, None, :]).any(axis=(1, 2))
+    e, t = e[keep], t[keep]
+    p0, d = q[edges[e, 0]], q[edges[e, 1]] - q[edges[e, 0]]
+    a, e1, e2 = q[tri[t, 0]], q[tri[t, 1]] - q[tri[t, 0]], q[tri[t, 2]] - q[tri[t, 0]]
+    h = np.cross(d, e2)
+    det = (e1 * h).sum(1)
+    ok = np.abs(det) > 1e-14
+    inv = 1.0 / np.where(ok, det, 1.0)
+    s = p0 - a
+    u = inv * (s * h).sum(1)
+    qv = np.cross(s, e1)
+    v = inv * (d * qv).sum(1)
+    w = inv * (e2 * qv).sum(1)
+    return int((ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (w >= 0) & (w <= 1)).sum())
+
+
+@pytest.mark.parametrize("self_contact", [True, False])
+def test_cloth_folded_onto_itself_does_not_interpenetrate(self_contact):
+    """A 0.4 m x 0.1 m strip on the ground whose left half is swung up about its middle (10 rad/s) so it folds back
+    onto itself and crumples: with self-contact no edge passes through a triangle and no vertex comes closer than
+    half the contact radius (1 cm) to a triangle in any sampled frame; without it the layers pass through each other
+    (the check can fail)."""
+    r = 0.01
+    b = sim.ModelBuilder()
+    rot = wp.quat_from_axis_angle(wp.vec3(1.0, 0.0, 0.0), -0.5 * np.pi)
+    b.add_cloth_grid(pos=wp.vec3(0.0, 0.006, 0.0), rot=rot, vel=wp.vec3(0.0, 0.0, 0.0), dim_x=8, dim_y=2,
+                     cell_x=0.05, cell_y=0.05, mass=0.005, tri_ke=1e3, tri_ka=1e3, tri_kd=1e-5, edge_ke=1e-4,
+                     edge_kd=0.0, particle_radius=0.005)
+    b.color(balance_colors=False)
+    m = b.finalize("cpu")
+    # the margin bounds each step's motion (0.42 x 3 cm per 1/240 s step: 3 m/s), so it exceeds the swing's speed
+    m.soft_contact_radius, m.soft_contact_margin, m.soft_contact_ke, m.soft_contact_mu = r, 0.03, 1e3, 0.2
+    integ = sim.VBDIntegrator(m, iterations=10, handle_self_contact=self_contact)
+    s0, s1 = m.state(), m.state()
+    q = s0.particle_q.numpy()
+    qd = np.zeros_like(q)
+    left = q[:, 0] < 0.2 - 1e-6
+    qd[left, 1] = 10.0 * (0.2 - q[left, 0])
+    s0.particle_qd.assign(qd)
+    tri = m.tri_indices.numpy()
+    crossings, closest = 0, np.inf
+    for k in range(180):
+        integ.simulate(m, s0, s1, 1.0 / 240.0)
+        s0, s1 = s1, s0
+        if k % 10 == 9:
+            q = s0.particle_q.numpy().astype(np.float64)
+            crossings = max(crossings, _edge_triangle_crossings(q, tri))
+            closest = min(closest, _closest_vertex_triangle(q, tri))
+    q = s0.particle_q.numpy()
+    if self_contact:
+        assert crossings == 0 and closest > 0.5 * r
+        assert q[left, 1].max() > 0.015  # the left half lies folded on the cloth, not flat on the ground
+        assert np.isfinite(q).all()
+    else:
+        assert crossings > 0 and closest < 0.1 * r
