@@ -282,6 +282,42 @@ def test_fft_lengths(n):
 
 
 @wp.kernel
+def fft_row_groups(a6: wp.array2d(dtype=wp.vec2f), a27: wp.array2d(dtype=wp.vec2f), a64: wp.array2d(dtype=wp.vec2f),
+                   a512: wp.array2d(dtype=wp.vec2f), a40: wp.array2d(dtype=wp.vec2d)):
+    t6 = wp.tile_load(a6, shape=(11, 6))
+    wp.tile_fft(t6)
+    wp.tile_store(a6, t6)
+    t27 = wp.tile_load(a27, shape=(11, 27))
+    wp.tile_fft(t27)
+    wp.tile_store(a27, t27)
+    t64 = wp.tile_load(a64, shape=(11, 64))
+    wp.tile_ifft(t64)
+    wp.tile_store(a64, t64)
+    t512 = wp.tile_load(a512, shape=(11, 512))
+    wp.tile_fft(t512)
+    wp.tile_store(a512, t512)
+    t40 = wp.tile_load(a40, shape=(11, 40))
+    wp.tile_ifft(t40)
+    wp.tile_store(a40, t40)
+
+
+def test_fft_row_groups_and_pass_orders():
+    # 11 rows: a group of 8 rows transformed together and 3 rows one at a time (lengths <= 256), or all 11 one at a
+    # time (512); the passes' three loop orders (stride 1, the runtime-stride loop of radix 3 after radix 2 (6) and
+    # of 3^3 (27), the vectorised-across-rows loop) in float32 and float64
+    rng = np.random.default_rng(11)
+    vals = {n: rng.standard_normal((11, n)) + 1j * rng.standard_normal((11, n)) for n in (6, 27, 64, 512, 40)}
+    arrs = [complex_array(vals[n].astype(np.complex64)) for n in (6, 27, 64, 512)]
+    arrs.append(complex_array(vals[40]))
+    wp.launch_tiled(fft_row_groups, dim=1, inputs=arrs, block_dim=16)
+    for n, a in zip((6, 27, 512), (arrs[0], arrs[1], arrs[3])):
+        assert rel_err(as_complex(a), np.fft.fft(vals[n].astype(np.complex64).astype(np.complex128), axis=1)) < 1e-5
+    want64 = 64 * np.fft.ifft(vals[64].astype(np.complex64).astype(np.complex128), axis=1)
+    assert rel_err(as_complex(arrs[2]), want64) < 1e-5
+    assert rel_err(as_complex(arrs[4]), 40 * np.fft.ifft(vals[40], axis=1)) < 1e-12
+
+
+@wp.kernel
 def aliasing(a: wp.array2d(dtype=float), out: wp.array2d(dtype=float), n: int):
     acc = wp.tile_load(a, shape=(4, 4))
     eye = wp.tile_load(a, shape=(4, 4), offset=(4, 0))

@@ -233,64 +233,118 @@ struct bfly<5, INV, T> {
     }
 };
 
-// One Stockham pass: x[q + s (p + k m)] -> y[q + s (R p + j)] = (DFT_R of the a_k)_j * w_n^(j p).
+// One Stockham pass: x[q + s (p + k m)] -> y[q + s (R p + j)] = (DFT_R of the a_k)_j * w_n^(j p), in one of three
+// loop orders (the loop the compiler vectorises is the inner one):
+// - s == 1 (the first pass of one sequence, transform_rows' usual case): along p, loads unit-stride, stores interleaved
+//   by R with a constant stride. About twice as fast as the runtime-stride loop below, and cheaper to compile.
+// - s >= 4: along q, every load and store unit-stride.
+// - 1 < s < 4: along p with a runtime stride (elementwise stores). Radix 8 and 4 never get there from transform_rows
+//   (their passes come first, so s = B 8^k with B = 1 or 8) and take the q loop instead (correct for any s, run
+//   scalar when s is below the vector width): that loop would cost each of their libraries about 0.2 s of g++ for
+//   a case weft does not run. Odd radices after a radix-2 pass (n = 6, 10, ...) keep it.
+template <int R, bool INV, typename T>
+WEFT_FN void pass_unit(int m, const T* __restrict__ xr, const T* __restrict__ xi, T* __restrict__ yr,
+                       T* __restrict__ yi, const T* __restrict__ wr, const T* __restrict__ wi) {
+#if defined(__GNUC__) && !defined(__clang__) && !WEFT_CUDA
+#pragma GCC ivdep
+#endif
+    for (int p = 0; p < m; ++p) {
+        T ar[R], ai[R];
+        for (int k = 0; k < R; ++k) {
+            ar[k] = xr[p + k * m];
+            ai[k] = xi[p + k * m];
+        }
+        bfly<R, INV, T>::run(ar, ai);
+        T* __restrict__ yrp = yr + R * p;
+        T* __restrict__ yip = yi + R * p;
+        yrp[0] = ar[0];
+        yip[0] = ai[0];
+        for (int j = 1; j < R; ++j) {
+            const T c = wr[(j - 1) * m + p];
+            const T d = INV ? -wi[(j - 1) * m + p] : wi[(j - 1) * m + p];
+            yrp[j] = ar[j] * c - ai[j] * d;
+            yip[j] = ar[j] * d + ai[j] * c;
+        }
+    }
+}
+
+template <int R, bool INV, typename T>
+WEFT_FN void pass_rows(int m, int s, const T* __restrict__ xr, const T* __restrict__ xi, T* __restrict__ yr,
+                       T* __restrict__ yi, const T* __restrict__ wr, const T* __restrict__ wi) {
+    const int ms = m * s;
+    for (int p = 0; p < m; ++p) {
+        T cr[R], ci[R];
+        for (int j = 1; j < R; ++j) {
+            cr[j] = wr[(j - 1) * m + p];
+            ci[j] = INV ? -wi[(j - 1) * m + p] : wi[(j - 1) * m + p];
+        }
+        const T* __restrict__ xrp = xr + s * p;
+        const T* __restrict__ xip = xi + s * p;
+        T* __restrict__ yrp = yr + s * R * p;
+        T* __restrict__ yip = yi + s * R * p;
+#if defined(__GNUC__) && !defined(__clang__) && !WEFT_CUDA
+#pragma GCC ivdep
+#endif
+        for (int q = 0; q < s; ++q) {
+            T ar[R], ai[R];
+            for (int k = 0; k < R; ++k) {
+                ar[k] = xrp[q + k * ms];
+                ai[k] = xip[q + k * ms];
+            }
+            bfly<R, INV, T>::run(ar, ai);
+            yrp[q] = ar[0];
+            yip[q] = ai[0];
+            for (int j = 1; j < R; ++j) {
+                yrp[q + j * s] = ar[j] * cr[j] - ai[j] * ci[j];
+                yip[q + j * s] = ar[j] * ci[j] + ai[j] * cr[j];
+            }
+        }
+    }
+}
+
+template <int R, bool INV, typename T>
+WEFT_FN void pass_strided(int m, int s, const T* __restrict__ xr, const T* __restrict__ xi, T* __restrict__ yr,
+                          T* __restrict__ yi, const T* __restrict__ wr, const T* __restrict__ wi) {
+    const int ms = m * s;
+    for (int q = 0; q < s; ++q) {
+#if defined(__GNUC__) && !defined(__clang__) && !WEFT_CUDA
+#pragma GCC ivdep
+#endif
+        for (int p = 0; p < m; ++p) {
+            T ar[R], ai[R];
+            for (int k = 0; k < R; ++k) {
+                ar[k] = xr[q + s * p + k * ms];
+                ai[k] = xi[q + s * p + k * ms];
+            }
+            bfly<R, INV, T>::run(ar, ai);
+            T* __restrict__ yrp = yr + q + s * R * p;
+            T* __restrict__ yip = yi + q + s * R * p;
+            yrp[0] = ar[0];
+            yip[0] = ai[0];
+            for (int j = 1; j < R; ++j) {
+                const T c = wr[(j - 1) * m + p];
+                const T d = INV ? -wi[(j - 1) * m + p] : wi[(j - 1) * m + p];
+                yrp[j * s] = ar[j] * c - ai[j] * d;
+                yip[j * s] = ar[j] * d + ai[j] * c;
+            }
+        }
+    }
+}
+
 template <int R, bool INV, typename T>
 WEFT_FN void pass(int m, int s, const T* __restrict__ xr, const T* __restrict__ xi, T* __restrict__ yr,
                   T* __restrict__ yi, const T* __restrict__ wr, const T* __restrict__ wi) {
-    const int ms = m * s;
-    if (s >= 4) {
-        for (int p = 0; p < m; ++p) {
-            T cr[R], ci[R];
-            for (int j = 1; j < R; ++j) {
-                cr[j] = wr[(j - 1) * m + p];
-                ci[j] = INV ? -wi[(j - 1) * m + p] : wi[(j - 1) * m + p];
-            }
-            const T* __restrict__ xrp = xr + s * p;
-            const T* __restrict__ xip = xi + s * p;
-            T* __restrict__ yrp = yr + s * R * p;
-            T* __restrict__ yip = yi + s * R * p;
-#if defined(__GNUC__) && !defined(__clang__) && !WEFT_CUDA
-#pragma GCC ivdep
-#endif
-            for (int q = 0; q < s; ++q) {
-                T ar[R], ai[R];
-                for (int k = 0; k < R; ++k) {
-                    ar[k] = xrp[q + k * ms];
-                    ai[k] = xip[q + k * ms];
-                }
-                bfly<R, INV, T>::run(ar, ai);
-                yrp[q] = ar[0];
-                yip[q] = ai[0];
-                for (int j = 1; j < R; ++j) {
-                    yrp[q + j * s] = ar[j] * cr[j] - ai[j] * ci[j];
-                    yip[q + j * s] = ar[j] * ci[j] + ai[j] * cr[j];
-                }
-            }
-        }
+    if (s == 1) {
+        pass_unit<R, INV, T>(m, xr, xi, yr, yi, wr, wi);
+        return;
+    }
+    if constexpr (R == 8 || R == 4) {
+        pass_rows<R, INV, T>(m, s, xr, xi, yr, yi, wr, wi);
     } else {
-        for (int q = 0; q < s; ++q) {
-#if defined(__GNUC__) && !defined(__clang__) && !WEFT_CUDA
-#pragma GCC ivdep
-#endif
-            for (int p = 0; p < m; ++p) {
-                T ar[R], ai[R];
-                for (int k = 0; k < R; ++k) {
-                    ar[k] = xr[q + s * p + k * ms];
-                    ai[k] = xi[q + s * p + k * ms];
-                }
-                bfly<R, INV, T>::run(ar, ai);
-                T* __restrict__ yrp = yr + q + s * R * p;
-                T* __restrict__ yip = yi + q + s * R * p;
-                yrp[0] = ar[0];
-                yip[0] = ai[0];
-                for (int j = 1; j < R; ++j) {
-                    const T c = wr[(j - 1) * m + p];
-                    const T d = INV ? -wi[(j - 1) * m + p] : wi[(j - 1) * m + p];
-                    yrp[j * s] = ar[j] * c - ai[j] * d;
-                    yip[j * s] = ar[j] * d + ai[j] * c;
-                }
-            }
-        }
+        if (s >= 4)
+            pass_rows<R, INV, T>(m, s, xr, xi, yr, yi, wr, wi);
+        else
+            pass_strided<R, INV, T>(m, s, xr, xi, yr, yi, wr, wi);
     }
 }
 
@@ -565,11 +619,15 @@ WEFT_FN void transform_rows(vec_t<2, T>* data, int rows) {
     vec_t<2, T> scratch[device_scratch(N, 1)];
     for (int r = 0; r < rows; ++r) device_rows<INV, T, N>(data + r * N, scratch, 1, 0, 1, false);
 #else
-    // process G rows at a time, element-major inside the group so the passes vectorise across rows
-    constexpr int G = N * 8 <= 8192 ? 8 : (N * 4 <= 8192 ? 4 : (N * 2 <= 8192 ? 2 : 1));
+    // Lengths up to 256: G = 8 rows at a time, element-major inside the group so the passes vectorise across the rows
+    // (s >= 8 from the first pass). Longer rows, and the rows left over after the groups, one at a time (s = 1: the
+    // first pass vectorises along the row, later passes across its sub-sequences): measured per element at one
+    // thread, N = 512: 0.87 ns one row at a time against 1.19 in groups of 8 and 1.5-1.9 in groups of 2-5; N = 128:
+    // 0.54 in groups of 8 against 0.93.
+    constexpr int G = N <= 256 ? 8 : 1;
     T xr[N * G], xi[N * G], yr[N * G], yi[N * G];
-    for (int r0 = 0; r0 < rows; r0 += G) {
-        const int g = rows - r0 < G ? rows - r0 : G;
+    for (int r0 = 0; r0 < rows;) {
+        const int g = rows - r0 >= G ? G : 1;
         const vec_t<2, T>* src = data + r0 * N;
         // element-major copies with the group size known at compile time: each element's G values are written
         // (read) as one vector; the row-major walk was 4x slower and cost more than the FFT passes themselves
@@ -580,11 +638,10 @@ WEFT_FN void transform_rows(vec_t<2, T>* data, int rows) {
                     xi[k * G + b] = src[b * N + k].c[1];
                 }
         } else {
-            for (int b = 0; b < g; ++b)
-                for (int k = 0; k < N; ++k) {
-                    xr[k * g + b] = src[b * N + k].c[0];
-                    xi[k * g + b] = src[b * N + k].c[1];
-                }
+            for (int k = 0; k < N; ++k) {
+                xr[k] = src[k].c[0];
+                xi[k] = src[k].c[1];
+            }
         }
         const T* rr = xr;
         const T* ri = xi;
@@ -604,12 +661,12 @@ WEFT_FN void transform_rows(vec_t<2, T>* data, int rows) {
                     dst[b * N + k].c[1] = ri[k * G + b];
                 }
         } else {
-            for (int b = 0; b < g; ++b)
-                for (int k = 0; k < N; ++k) {
-                    dst[b * N + k].c[0] = rr[k * g + b];
-                    dst[b * N + k].c[1] = ri[k * g + b];
-                }
+            for (int k = 0; k < N; ++k) {
+                dst[k].c[0] = rr[k];
+                dst[k].c[1] = ri[k];
+            }
         }
+        r0 += g;
     }
 #endif
 }
