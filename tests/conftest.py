@@ -1,9 +1,9 @@
 """Shared test setup.
 
 Kernels are defined at module level in the test files so each compiles once per session. By default the
-suite uses a per-session kernel cache under pytest's tmp base (hermetic), one for all xdist workers of the run;
-set WEFT_TEST_REUSE_CACHE=1 to reuse the normal cache directory (~/.cache/weft or $WEFT_CACHE_DIR) across sessions
-for faster reruns.
+suite uses a per-session kernel cache and runtime library directory under pytest's tmp base (hermetic), one for all
+xdist workers of the run; set WEFT_TEST_REUSE_CACHE=1 to reuse the normal directories (~/.cache/weft and
+~/.cache/weft-runtime, or $WEFT_CACHE_DIR and $WEFT_RUNTIME_DIR) across sessions for faster reruns.
 """
 
 from __future__ import annotations
@@ -34,8 +34,16 @@ def weft_cache_dir(tmp_path_factory):
     os.chmod(path, 0o700)
     wp.config.kernel_cache_dir = str(path)
     os.environ["WEFT_CACHE_DIR"] = str(path)  # for subprocesses started by tests
+    # the runtime libraries (toolchain/runtime.py) too: hermetic, shared by the run's workers
+    old_runtime = wp.config.runtime_cache_dir
+    runtime = base / "weft-runtime"
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(runtime, 0o700)
+    wp.config.runtime_cache_dir = str(runtime)
+    os.environ["WEFT_RUNTIME_DIR"] = str(runtime)
     yield path
     wp.config.kernel_cache_dir = old
+    wp.config.runtime_cache_dir = old_runtime
 
 
 @pytest.fixture(scope="session", autouse=True)

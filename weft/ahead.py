@@ -206,8 +206,8 @@ def _runtime_members(specs, options) -> list:
                     libs += [lib for lib in runtime.fft_libraries(t.dtype.scalar.ctype, t.shape[-1])
                              if lib not in libs and lib.name not in runtime._loaded]
     # cost: a radix-8 library compiles about as long as a 20k-character kernel module (0.36-0.4 s of g++ CPU)
-    return [batch.Member(f"weft_runtime_{lib.name}", lib.source, cpu_key(lib.source, options), cost=20_000)
-            for lib in libs]
+    return [batch.Member(f"weft_runtime_{lib.name}", lib.source, runtime.key(lib, options), cost=20_000,
+                         kind=cache.RUNTIME) for lib in libs]
 
 
 class _Alone:

@@ -30,6 +30,10 @@ enable_backward: bool = True
 enable_cpu_blocks: bool = True
 #: Where compiled kernels are cached. Must not be writable by other users.
 kernel_cache_dir: str | None = os.environ.get("WEFT_CACHE_DIR") or os.environ.get("WARP_CACHE_PATH")
+#: Where weft's runtime libraries (native code every program of a kind needs, e.g. the tile FFT passes; see
+#: docs/compile.md) are kept once per machine, compiler, flag set and native source, shared by every kernel cache.
+#: Default: ``weft-runtime`` beside the default kernel cache. Must not be writable by other users.
+runtime_cache_dir: str | None = os.environ.get("WEFT_RUNTIME_DIR")
 class DeterministicMode(enum.IntEnum):
     """Warp's deterministic modes; any mode other than NOT_GUARANTEED makes weft run CPU launches in order."""
 
@@ -118,12 +122,22 @@ class ScopedLogLevel:
         return False
 
 
+def _user_cache() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"))
+
+
 def cache_dir() -> Path:
     """The effective kernel cache directory."""
     if kernel_cache_dir:
         return Path(kernel_cache_dir).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "weft"
+    return _user_cache() / "weft"
+
+
+def runtime_dir() -> Path:
+    """The effective runtime library directory (``runtime_cache_dir``)."""
+    if runtime_cache_dir:
+        return Path(runtime_cache_dir).expanduser()
+    return _user_cache() / "weft-runtime"
 
 
 #: Called (no arguments) after ``deterministic``, ``num_threads``, ``load_aware_threads`` or ``load_check_interval``

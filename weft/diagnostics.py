@@ -129,15 +129,20 @@ def _openmp_item(cc: str, flags: list[str], omp_macro: str) -> Item:
 
 
 def _cache_items() -> list[Item]:
-    path = config.cache_dir()
-    if not path.exists():
-        return [Item("kernel cache", f"{path} (not created yet)")]
-    try:
-        cache.check_safe(path)
-    except (CacheError, OSError) as exc:
-        return [Item("kernel cache", str(exc), Status.PROBLEM)]
-    size, files = _size(path)
-    return [Item("kernel cache", f"{path} ({size / 2**20:.1f} MiB in {files} files; wp.clear_kernel_cache() empties it)")]
+    items = []
+    for what, path, note in (("kernel cache", config.cache_dir(), "wp.clear_kernel_cache() empties it"),
+                             ("runtime libraries", config.runtime_dir(), "kept when the kernel cache is emptied")):
+        if not path.exists():
+            items.append(Item(what, f"{path} (not created yet)"))
+            continue
+        try:
+            cache.check_safe(path)
+        except (CacheError, OSError) as exc:
+            items.append(Item(what, str(exc), Status.PROBLEM))
+            continue
+        size, files = _size(path)
+        items.append(Item(what, f"{path} ({size / 2**20:.1f} MiB in {files} files; {note})"))
+    return items
 
 
 def _cuda_items() -> list[Item]:
@@ -205,8 +210,20 @@ def print_diagnostics() -> None:
     print(report())
 
 
-def main() -> int:
-    """``python -m weft``: the report; exit status 1 when CPU kernels cannot be built here."""
+def main(argv: list[str] | None = None) -> int:
+    """``python -m weft``: the report; exit status 1 when CPU kernels cannot be built here. ``--build-runtime``
+    builds weft's runtime libraries into the runtime directory first (toolchain/runtime.py), e.g. in an image build."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if args and args != ["--build-runtime"]:
+        print("usage: python -m weft [--build-runtime]")
+        return 2
+    if args:
+        from .toolchain import runtime
+
+        names = runtime.build_all()
+        print(f"weft: {len(names)} runtime libraries ready in {config.runtime_dir()}")
     items = collect()
     print(report(items))
     return 1 if any(i.status is Status.PROBLEM for i in items) else 0

@@ -89,7 +89,7 @@ def _run_quick_start(py: Path, venv: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     cache.mkdir(mode=0o700, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "WEFT_", "VIRTUAL_ENV"))}
-    env.update(WEFT_CACHE_DIR=str(cache), PYTHONNOUSERSITE="1")
+    env.update(WEFT_CACHE_DIR=str(cache), WEFT_RUNTIME_DIR=str(tmp_path / "runtime"), PYTHONNOUSERSITE="1")
     (work / "quick_start.py").write_text(QUICK_START)
     out = _run([py, "quick_start.py"], cwd=work, env=env).stdout
     where = Path(out.split("weft from", 1)[1].strip())

@@ -75,14 +75,19 @@ def test_cache_size_and_unsafe_cache(tmp_path, monkeypatch):
     os.chmod(cache, 0o700)
     (cache / "cpu" / "blob").write_bytes(b"\0" * (3 * 2**20))
     monkeypatch.setattr(wp.config, "kernel_cache_dir", str(cache))
-    (item,) = diagnostics._cache_items()
+    monkeypatch.setattr(wp.config, "runtime_cache_dir", str(tmp_path / "rt"))
+    item, runtime = diagnostics._cache_items()
     assert item.status is diagnostics.Status.OK and "3.0 MiB in 1 files" in item.value
+    assert runtime.name == "runtime libraries" and "not created yet" in runtime.value
     os.chmod(cache, 0o777)
-    (item,) = diagnostics._cache_items()
+    item, _ = diagnostics._cache_items()
     assert item.status is diagnostics.Status.PROBLEM and "writable by other users" in item.value
     monkeypatch.setattr(wp.config, "kernel_cache_dir", str(tmp_path / "not-yet"))
-    (item,) = diagnostics._cache_items()
+    item, _ = diagnostics._cache_items()
     assert "not created yet" in item.value
+    (tmp_path / "rt").mkdir(mode=0o700)
+    _, runtime = diagnostics._cache_items()
+    assert runtime.status is diagnostics.Status.OK and "kept when the kernel cache is emptied" in runtime.value
 
 
 @pytest.mark.parametrize("verbose", [False, True])

@@ -80,10 +80,11 @@ def available() -> bool:
 class Member:
     name: str  # the kernel's name, for messages
     source: str
-    key: str  # its kernel-cache key (toolchain/build.cpu_key)
+    key: str  # its cache key (toolchain/build.cpu_key; runtime.key for a runtime library)
     #: an estimate of its compile time, in characters of a generated kernel module compiling as long (default: its
     #: source's length; a runtime library's short source instantiates much more code)
     cost: int = 0
+    kind: str = "cpu"  # its cache entry's kind (cache.RUNTIME: a runtime library, in the runtime directory)
 
     @property
     def weight(self) -> int:
@@ -254,7 +255,7 @@ def plan(members: list[Member], options: CpuOptions, parts: int) -> list[Batch]:
     claimed: list[tuple[Member, cache.Claim]] = []
     try:
         for m in todo:
-            claim = cache.try_claim("cpu", m.key, "so")
+            claim = cache.try_claim(m.kind, m.key, "so")
             if claim is not None:
                 claimed.append((m, claim))
     except cache.CacheError:

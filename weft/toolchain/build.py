@@ -68,12 +68,12 @@ def _loaded_module(path, mode: int = ctypes.DEFAULT_MODE) -> ctypes.CDLL:
     return lib
 
 
-def _load_cached(key: str, path, mode: int = ctypes.DEFAULT_MODE) -> ctypes.CDLL | None:
+def _load_cached(key: str, path, mode: int = ctypes.DEFAULT_MODE, kind: str = "cpu") -> ctypes.CDLL | None:
     """A cache hit loaded; a binary the dynamic loader rejects (garbage that matches its digest) is evicted: None."""
     try:
         return _loaded_module(path, mode)
     except CacheError:
-        cache.evict("cpu", key)
+        cache.evict(kind, key)
         return None
 
 
@@ -132,16 +132,18 @@ def wait_inflight(key: str) -> None:
         ev.wait()
 
 
-def build_cpu(source: str, options: CpuOptions, name: str, mode: int = ctypes.DEFAULT_MODE) -> ctypes.CDLL:
-    """Compile (or fetch from the cache) and load a CPU module (``mode``: dlopen flags, e.g. RTLD_GLOBAL)."""
-    key = cpu_key(source, options)
+def build_cpu(source: str, options: CpuOptions, name: str, mode: int = ctypes.DEFAULT_MODE, kind: str = "cpu",
+              key: str | None = None) -> ctypes.CDLL:
+    """Compile (or fetch from the cache) and load a CPU module (``mode``: dlopen flags, e.g. RTLD_GLOBAL; ``kind``
+    and ``key``: the cache entry, by default a kernel module's)."""
+    key = key or cpu_key(source, options)
     with _lock:
         lib = _loaded.get(key)
     if lib is not None:
         return lib
     wait_inflight(key)
-    path = cache.lookup("cpu", key, "so")
-    lib = _load_cached(key, path, mode) if path is not None else None
+    path = cache.lookup(kind, key, "so")
+    lib = _load_cached(key, path, mode, kind) if path is not None else None
     if lib is None:
         t0 = time.perf_counter()
         built = []  # stays empty when another process built it while this one waited for the build lock
@@ -150,7 +152,7 @@ def build_cpu(source: str, options: CpuOptions, name: str, mode: int = ctypes.DE
             built.append(True)
             return _compile(source, options, tmp, name, key)
 
-        path = cache.publish("cpu", key, "so", compile_into, keep={"cpp": source})
+        path = cache.publish(kind, key, "so", compile_into, keep={"cpp": source})
         if config.debug_messages():
             done = "compiled" if built else "waited for another process to compile"
             print(f"weft: {done} {name} in {time.perf_counter() - t0:.3f} s -> {path}")

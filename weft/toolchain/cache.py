@@ -7,6 +7,10 @@ Processes building the same key at once (xdist workers, MPI ranks, two scripts) 
 (``.<key>.lock`` beside the entry): the first builds, the others wait and then load its binary instead of compiling
 the same source again. Where no lock can be had (no ``fcntl``, a file system without locks, a holder stuck past
 ``LOCK_WAIT_S``) each builds and publishes a complete binary and one ``.ref`` wins.
+
+Entries of kind RUNTIME (weft's runtime libraries) use the same layout and rules under another root, the runtime
+library directory (``wp.config.runtime_cache_dir``), so every kernel cache of the machine shares them and emptying a
+kernel cache keeps them.
 """
 
 from __future__ import annotations
@@ -89,18 +93,43 @@ def make_key(*parts: str) -> str:
 
 _checked_roots: set[str] = set()
 
+#: The kind of the runtime libraries' entries (toolchain/runtime.py): kept under ``config.runtime_dir()``, outside
+#: the kernel cache, and shared by every kernel cache of the machine.
+RUNTIME = "runtime"
 
-def root() -> Path:
-    path = config.cache_dir()
+
+def _checked(path: Path, what: str) -> Path:
     key = str(path)
     if key not in _checked_roots:
         try:
             path.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as exc:
-            raise CacheError(f"cannot create the kernel cache directory {path}: {exc}") from None
+            raise CacheError(f"cannot create the {what} directory {path}: {exc}") from None
         check_safe(path)
         _checked_roots.add(key)
     return path
+
+
+def root() -> Path:
+    return _checked(config.cache_dir(), "kernel cache")
+
+
+def runtime_root() -> Path:
+    """The runtime library directory (``wp.config.runtime_cache_dir``), created and checked like the cache's root."""
+    return _checked(config.runtime_dir(), "runtime library")
+
+
+def kind_root(kind: str) -> Path:
+    """The root holding entries of ``kind``: the runtime directory for RUNTIME, else the kernel cache."""
+    return runtime_root() if kind == RUNTIME else root()
+
+
+def _base_of(d: Path) -> Path:
+    """The root (runtime directory or kernel cache) that ``d`` lies in (the inner one when they nest)."""
+    rt, kc = config.runtime_dir(), config.cache_dir()
+    if d.is_relative_to(rt) and (not d.is_relative_to(kc) or len(rt.parts) >= len(kc.parts)):
+        return runtime_root()
+    return root()
 
 
 def check_safe(path: Path) -> None:
@@ -141,7 +170,7 @@ def check_tree(d: Path) -> None:
     key = str(d)
     if key in _trusted_dirs:
         return
-    base = root()
+    base = _base_of(d)
     cur = base
     for part in d.relative_to(base).parts:
         cur = cur / part
@@ -153,7 +182,7 @@ def check_tree(d: Path) -> None:
             return  # nothing there yet: the caller creates it (mode 0700) and checks again
         why = _untrusted(cur, st) or ("" if stat.S_ISDIR(st.st_mode) else "is not a directory")
         if why:
-            raise CacheError(f"the kernel cache directory {cur} {why}; weft will not load native code from it. "
+            raise CacheError(f"the cache directory {cur} {why}; weft will not load native code from it. "
                              f"Remove it (weft recreates it) or run `chmod go-w {cur}`.")
         _trusted_dirs.add(str(cur))
 
@@ -173,7 +202,7 @@ def trusted_file(path: Path) -> bool:
 
 
 def _entry_dir(kind: str, key: str) -> Path:
-    return root() / kind / key[:2]
+    return kind_root(kind) / kind / key[:2]
 
 
 def lookup(kind: str, key: str, ext: str) -> Path | None:
@@ -263,9 +292,15 @@ def publish(kind: str, key: str, ext: str, build: Callable[[Path], Path], keep: 
     try:
         return _publish(kind, key, ext, build, keep)
     except OSError as exc:
-        where = f" ({exc.filename})" if exc.filename else ""
-        raise CacheError(f"cannot write the kernel cache {root()}: {exc.strerror or exc}{where}; free space, fix "
-                         "its permissions or choose another directory with wp.config.kernel_cache_dir") from None
+        raise _write_error(kind, exc) from None
+
+
+def _write_error(kind: str, exc: OSError) -> CacheError:
+    where = f" ({exc.filename})" if exc.filename else ""
+    what, option = (("runtime library directory", "runtime_cache_dir") if kind == RUNTIME else
+                    ("kernel cache", "kernel_cache_dir"))
+    return CacheError(f"cannot write the {what} {kind_root(kind)}: {exc.strerror or exc}{where}; free space, fix "
+                      f"its permissions or choose another directory with wp.config.{option}")
 
 
 def _publish(kind: str, key: str, ext: str, build: Callable[[Path], Path], keep: dict[str, str] | None) -> Path:
@@ -358,10 +393,7 @@ class Claim:
         try:
             return _install(_entry_dir(self.kind, self.key), self.key, self.ext, binary, keep)
         except OSError as exc:
-            where = f" ({exc.filename})" if exc.filename else ""
-            raise CacheError(f"cannot write the kernel cache {root()}: {exc.strerror or exc}{where}; free space, "
-                             "fix its permissions or choose another directory with wp.config.kernel_cache_dir"
-                             ) from None
+            raise _write_error(self.kind, exc) from None
 
     def release(self) -> None:
         if self._fd >= 0:

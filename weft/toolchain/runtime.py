@@ -1,7 +1,10 @@
 """weft's runtime libraries: native code shared by kernel modules instead of compiled into each of them.
 
-A runtime library is compiled once per kernel cache, compiler, flag set and CPU like any module (same cache, same
-trust checks) and loaded with global symbol visibility, so kernel modules that declare its entry point resolve it
+A runtime library is compiled once per machine: its entry lives in the runtime library directory
+(``wp.config.runtime_cache_dir``, by default ``~/.cache/weft-runtime``), outside the kernel cache and shared by every
+kernel cache, under a key of its source, the native headers, the compiler (path and version), the flags and the CPU
+(not weft's version: a release that leaves the native code alone reuses it). Same layout, locks, atomic publication
+and trust checks as the kernel cache (cache.RUNTIME). It is loaded with global symbol visibility, so kernel modules that declare its entry point resolve it
 when they are loaded. Today: the passes of tile FFTs (see fft.h), one library per scalar type and radix (2, 3, 4, 5,
 8 and the generic odd radix), which were most of the compile time of every kernel using ``tile_fft`` /
 ``tile_ifft``. A kernel module refers only to the passes of its transform lengths, so a program builds only those
@@ -78,6 +81,17 @@ _lock = threading.Lock()
 _loaded: dict[str, ctypes.CDLL] = {}
 
 
+def key(lib: RuntimeLibrary, opts=None) -> str:
+    """The library's cache key (kind cache.RUNTIME) for build options ``opts`` (default: ``options()``)."""
+    from . import cache
+    from .compiler import find_compiler, host_target
+
+    opts = opts or options()
+    cc = find_compiler()
+    return cache.make_key("runtime", lib.source, cache.headers_digest(), cc.path, cc.version,
+                          opts.key_flags(cc.is_clang), host_target())
+
+
 def options():
     """The build options of every runtime library (those of a release kernel module)."""
     from .options import CpuOptions
@@ -93,11 +107,37 @@ def ensure(lib: RuntimeLibrary) -> ctypes.CDLL:
     with _lock:
         loaded = _loaded.get(lib.name)
         if loaded is None:
+            from . import cache
             from .build import build_cpu
 
-            loaded = build_cpu(lib.source, options(), f"weft_runtime_{lib.name}", mode=ctypes.RTLD_GLOBAL)
+            loaded = build_cpu(lib.source, options(), f"weft_runtime_{lib.name}", mode=ctypes.RTLD_GLOBAL,
+                               kind=cache.RUNTIME, key=key(lib))
             _loaded[lib.name] = loaded
     return loaded
+
+
+def build_all() -> list[str]:
+    """Build every runtime library missing from the runtime directory now (batched and split over the cores where
+    the toolchain batches, else one by one) and return the names of all of them: what an install step or an image
+    build can run ahead so that no program pays for them (``python -m weft --build-runtime``)."""
+    import os
+
+    from . import batch, cache
+
+    opts = options()
+    members = [batch.Member(f"weft_runtime_{lib.name}", lib.source, key(lib, opts), cost=20_000, kind=cache.RUNTIME)
+               for lib in LIBRARIES]
+    batches = batch.plan(members, opts, os.cpu_count() or 1)
+    threads = [threading.Thread(target=b.run, name="weft-runtime-build", daemon=True) for b in batches[1:]]
+    for t in threads:
+        t.start()
+    if batches:
+        batches[0].run()
+    for t in threads:
+        t.join()
+    for lib in LIBRARIES:  # whatever no batch built (none batched, a failed batch, one left alone), and a load check
+        ensure(lib)
+    return [lib.name for lib in LIBRARIES]
 
 
 def for_missing_symbol(message: str) -> RuntimeLibrary | None:
