@@ -242,3 +242,18 @@ def test_periodic_stencil(shape, n):
     i, j = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
     ref = u[i, (j - 1) % n] + 2.0 * u[i, (j + 2) % n] - u[(i + 1) % n, j] + 0.5 * u[i, j % n]
     np.testing.assert_allclose(out.numpy(), ref, rtol=1e-6, atol=1e-6)
+
+
+@wp.kernel
+def tile_with_wrap(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    # a tile kernel runs in blocks, not the per-point grid loop: no guard plan, even with a periodic index
+    i = wp.tid()
+    t = wp.tile_load(x, shape=(8,))
+    y[i] = t[(i + 1) % 8] + float(i < 4)
+
+
+def test_tile_kernels_are_not_split():
+    x = np.arange(8, dtype=np.float32)
+    y = wp.zeros(8, dtype=float)
+    wp.launch(tile_with_wrap, dim=8, inputs=[wp.array(x), y], block_dim=8)
+    np.testing.assert_allclose(y.numpy(), np.roll(x, -1) + (np.arange(8) < 4))

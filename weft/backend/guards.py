@@ -118,7 +118,10 @@ def _assumed_values(block: list[Stmt]) -> dict[int, bool]:
 
 
 def plan_guards(fn: Function) -> GuardPlan | None:
-    """The guard-splitting plan of a kernel, or None when it has no comparison of a thread index to split on."""
+    """The guard-splitting plan of a kernel, or None when it has no comparison of a thread index to split on (or
+    runs in blocks: a tile kernel's body is not the per-point grid loop this plan splits)."""
+    if fn.tile_dim:
+        return None
     stmts = list(walk(fn.body))
     tids = [s for s in stmts if isinstance(s, Let) and s.call.op.role is Role.TID]
     if len(tids) != 1 or any(d.type != T.INT32 for d in tids[0].dsts):

@@ -65,11 +65,22 @@ WEFT_FN bool row_offset(const array_t<T>& a, const int64* off, int r, int64& byt
 template <typename T>
 WEFT_FN T zero_of() { return T(); }
 
+// The scalar a row of T is made of: a vector's components are its scalar laid out contiguously.
+template <typename T> struct row_scalar { typedef T type; static constexpr int n = 1; };
+template <unsigned N, typename S> struct row_scalar<vec_t<N, S>> { typedef S type; static constexpr int n = int(N); };
+
+template <int M, typename S>
+WEFT_FN void add_scalars(S* __restrict__ dst, const S* __restrict__ src) {
+    for (int j = 0; j < M; ++j) dst[j] += src[j];
+}
 // dst[j] += src[j] over one tile row; a tile (on the stack) never overlaps an array or its gradient, and restrict
-// on parameters (not on locals, which g++ ignores) lets the row vectorise
+// on parameters (not on locals, which g++ ignores) lets the row vectorise. Rows of vectors add as rows of their
+// scalars (measured: g++ left a row of vec2f scalar, a third of a column-FFT backward)
 template <int N, typename T>
 WEFT_FN void row_add(T* __restrict__ dst, const T* __restrict__ src) {
-    for (int j = 0; j < N; ++j) dst[j] += src[j];
+    typedef typename row_scalar<T>::type S;
+    static_assert(sizeof(T) == sizeof(S) * row_scalar<T>::n, "row_add: a vector row is its scalars");
+    add_scalars<N * row_scalar<T>::n>(reinterpret_cast<S*>(dst), reinterpret_cast<const S*>(src));
 }
 }  // namespace tiles
 
