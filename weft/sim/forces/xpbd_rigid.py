@@ -12,9 +12,12 @@ with the generalised inverse masses ``w = 1/m + (r x n) . I^-1 (r x n)`` (positi
 direction made the adjoint blow up there). Body deltas hold ``(L, P) / dt`` (warp.sim's convention: the particle-shape contacts write the same).
 
 Joints: fixed (position and orientation locked), revolute (position locked, the hinge axes aligned; limits and a
-target-position drive with compliance ``1 / target_ke`` and damping ``target_kd`` about the axis), prismatic (orientation and the two
-directions normal to the axis locked; limits and drive along it), ball (position locked); free and distance joints
-constrain nothing. Rigid contacts: non-penetration along the contact normal and static (positional) Coulomb friction
+target-position drive with compliance ``1 / target_ke`` and damping ``target_kd``, or a target-velocity drive, about
+the axis), prismatic (orientation and the two directions normal to the axis locked; limits and drive along it), ball
+(position locked); universal, compound and D6 joints: the angles of eval_fk's successive rotations, each limited and
+driven along its gradient (the dual basis of the rotation axes), a universal's third angle locked, a D6 joint's
+linear axes limited and driven and the directions normal to them locked; free and distance joints constrain
+nothing. Rigid contacts: non-penetration along the contact normal and static (positional) Coulomb friction
 on the tangential displacement of the contact points over the step, capped at ``mu`` times the normal impulse; with
 ``rigid_contact_con_weighting`` each body's contact corrections are averaged over its contacts. Restitution (with
 ``enable_restitution``): after the sweeps, the normal velocity of each touching contact is set to ``-e`` times its
@@ -23,14 +26,18 @@ value at the start of the step (``e`` the mean of the two shapes' restitution).
 
 import weft as wp
 
-from ..articulation import _hinge_angle
+from ..articulation import _frame_offset, _hinge_angle, _xyz_angles
 from ..model import (
     JOINT_BALL,
+    JOINT_COMPOUND,
+    JOINT_D6,
     JOINT_FIXED,
     JOINT_MODE_FORCE,
     JOINT_MODE_TARGET_POSITION,
+    JOINT_MODE_TARGET_VELOCITY,
     JOINT_PRISMATIC,
     JOINT_REVOLUTE,
+    JOINT_UNIVERSAL,
     ModelShapeGeometry,
     ModelShapeMaterials,
 )
@@ -106,18 +113,66 @@ def axis_correction(x: float, rate: float, w: float, lower: float, upper: float,
                     target_ke: float, target_kd: float, dt: float):
     """Impulse (times dt) along a joint axis with coordinate ``x``, rate ``rate`` and generalised inverse mass
     ``w``: a hard limit outside [lower, upper], else a target-position drive with compliance ``1 / target_ke`` and
-    XPBD damping ``target_kd`` (Macklin et al. 2016: gamma = compliance kd / dt)."""
+    XPBD damping ``target_kd`` (Macklin et al. 2016: gamma = compliance kd / dt), or a target-velocity drive that
+    moves the rate towards ``target`` (the position error ``(rate - target) dt``, compliance ``1 / target_ke``; as
+    warp.sim 1.7)."""
     if w <= 0.0:
         return 0.0
     if x < lower:
         return (lower - x) / w
     if x > upper:
         return (upper - x) / w
-    if mode == JOINT_MODE_TARGET_POSITION and target_ke > 0.0:
+    if target_ke > 0.0:
         alpha = 1.0 / (target_ke * dt * dt)
         gamma = target_kd / (target_ke * dt)
-        return -(x - target + gamma * rate * dt) / ((1.0 + gamma) * w + alpha)
+        if mode == JOINT_MODE_TARGET_POSITION:
+            return -(x - target + gamma * rate * dt) / ((1.0 + gamma) * w + alpha)
+        if mode == JOINT_MODE_TARGET_VELOCITY:
+            return -(rate - target) * dt / ((1.0 + gamma) * w + alpha)
     return 0.0
+
+
+@wp.func
+def angles_and_gradients(a0: wp.vec3, a1: wp.vec3, a2: wp.vec3, q_p: wp.quat, q_c: wp.quat):
+    """Angles of three successive rotations (about a0, then a1 as carried by the first, then a2 as carried by both;
+    eval_fk's convention) between the anchor frames ``q_p`` and ``q_c``, and the world-frame gradient of each angle
+    with respect to a rotation of the child: the dual basis ``g_k`` of the rotation axes (d angle_k = g_k . omega)."""
+    off = _frame_offset(a0, a1, a2)
+    ang = _xyz_angles(wp.quat_inverse(off) * wp.quat_inverse(q_p) * q_c * off)
+    e0 = wp.quat_rotate(off, wp.vec3(1.0, 0.0, 0.0))
+    e1 = wp.quat_rotate(off, wp.vec3(0.0, 1.0, 0.0))
+    e2 = wp.quat_rotate(off, wp.vec3(0.0, 0.0, 1.0))
+    r0 = wp.quat_from_axis_angle(e0, ang[0])
+    b1 = wp.quat_rotate(r0, e1)
+    b2 = wp.quat_rotate(wp.quat_from_axis_angle(b1, ang[1]) * r0, e2)
+    inv_det = 1.0 / wp.dot(e0, wp.cross(b1, b2))
+    return (ang, wp.quat_rotate(q_p, wp.cross(b1, b2) * inv_det), wp.quat_rotate(q_p, wp.cross(b2, e0) * inv_det),
+            wp.quat_rotate(q_p, wp.cross(e0, b1) * inv_det))
+
+
+@wp.func
+def axis_angular_impulse(angle: float, g: wp.vec3, w_rel: wp.vec3, inv_I_c: wp.mat33, q_bc: wp.quat,
+                         inv_I_p: wp.mat33, q_bp: wp.quat, k: int, joint_axis_mode: wp.array(dtype=int),
+                         joint_act: wp.array(dtype=float), joint_target_ke: wp.array(dtype=float),
+                         joint_target_kd: wp.array(dtype=float), joint_limit_lower: wp.array(dtype=float),
+                         joint_limit_upper: wp.array(dtype=float), dt: float):
+    """Angular impulse on the child for the limits and drive of joint axis ``k``, whose angle has gradient ``g``."""
+    w = angular_weight(inv_I_c, q_bc, g) + angular_weight(inv_I_p, q_bp, g)
+    return g * axis_correction(angle, wp.dot(w_rel, g), w, joint_limit_lower[k], joint_limit_upper[k],
+                               joint_axis_mode[k], joint_act[k], joint_target_ke[k], joint_target_kd[k], dt)
+
+
+@wp.func
+def axis_linear_impulse(x_err: wp.vec3, a: wp.vec3, v_rel: wp.vec3, inv_m_c: float, inv_I_c: wp.mat33,
+                        q_bc: wp.quat, r_c: wp.vec3, inv_m_p: float, inv_I_p: wp.mat33, q_bp: wp.quat, r_p: wp.vec3,
+                        k: int, joint_axis_mode: wp.array(dtype=int), joint_act: wp.array(dtype=float),
+                        joint_target_ke: wp.array(dtype=float), joint_target_kd: wp.array(dtype=float),
+                        joint_limit_lower: wp.array(dtype=float), joint_limit_upper: wp.array(dtype=float),
+                        dt: float):
+    """Positional impulse on the child for the limits and drive of linear joint axis ``k`` (world direction ``a``)."""
+    w = positional_weight(inv_m_c, inv_I_c, q_bc, r_c, a) + positional_weight(inv_m_p, inv_I_p, q_bp, r_p, a)
+    return a * axis_correction(wp.dot(x_err, a), wp.dot(v_rel, a), w, joint_limit_lower[k], joint_limit_upper[k],
+                               joint_axis_mode[k], joint_act[k], joint_target_ke[k], joint_target_kd[k], dt)
 
 
 @wp.kernel
@@ -128,6 +183,7 @@ def solve_rigid_joints(body_q: wp.array(dtype=wp.transform), body_qd: wp.array(d
                        joint_parent: wp.array(dtype=int), joint_child: wp.array(dtype=int),
                        joint_X_p: wp.array(dtype=wp.transform), joint_X_c: wp.array(dtype=wp.transform),
                        joint_axis: wp.array(dtype=wp.vec3), joint_axis_start: wp.array(dtype=int),
+                       joint_axis_dim: wp.array(dtype=int, ndim=2),
                        joint_axis_mode: wp.array(dtype=int), joint_act: wp.array(dtype=float),
                        joint_target_ke: wp.array(dtype=float), joint_target_kd: wp.array(dtype=float),
                        joint_limit_lower: wp.array(dtype=float),
@@ -138,7 +194,8 @@ def solve_rigid_joints(body_q: wp.array(dtype=wp.transform), body_qd: wp.array(d
     jtype = joint_type[tid]
     if joint_enabled[tid] == 0:
         return
-    if jtype != JOINT_FIXED and jtype != JOINT_REVOLUTE and jtype != JOINT_PRISMATIC and jtype != JOINT_BALL:
+    if jtype != JOINT_FIXED and jtype != JOINT_REVOLUTE and jtype != JOINT_PRISMATIC and jtype != JOINT_BALL and (
+            jtype != JOINT_UNIVERSAL and jtype != JOINT_COMPOUND and jtype != JOINT_D6):
         return
     c = joint_child[tid]
     p = joint_parent[tid]
@@ -172,32 +229,82 @@ def solve_rigid_joints(body_q: wp.array(dtype=wp.transform), body_qd: wp.array(d
     ang_alpha = joint_angular_compliance[tid] * inv_dt2
     s = joint_axis_start[tid]
 
+    # linear and angular axis counts (D6: as declared; prismatic 1 + 0, revolute 0 + 1, universal 0 + 2,
+    # compound 0 + 3; fixed 0 + 0 locks all; ball locks only the position)
+    n_lin = 0
+    n_ang = 0
+    if jtype == JOINT_D6:
+        n_lin = joint_axis_dim[tid, 0]
+        n_ang = joint_axis_dim[tid, 1]
+    elif jtype == JOINT_PRISMATIC:
+        n_lin = 1
+    elif jtype == JOINT_REVOLUTE:
+        n_ang = 1
+    elif jtype == JOINT_UNIVERSAL:
+        n_ang = 2
+    elif jtype == JOINT_COMPOUND or jtype == JOINT_BALL:
+        n_ang = 3
+    v_rel = v_c - v_p
+    w_rel = w_c - w_p
+
     P = wp.vec3()  # positional impulse on the child at its anchor (the parent gets -P at its anchor)
     L = wp.vec3()  # angular impulse on the child (the parent gets -L)
-    if jtype == JOINT_PRISMATIC:
-        a = wp.quat_rotate(q_p, joint_axis[s])
-        x = wp.dot(x_err, a)
-        P = positional_impulse(x_err - a * x, 0.0, inv_m_c, inv_I_c, q_bc, r_c, inv_m_p, inv_I_p, q_bp, r_p,
-                               lin_alpha)
-        w = positional_weight(inv_m_c, inv_I_c, q_bc, r_c, a) + positional_weight(inv_m_p, inv_I_p, q_bp, r_p, a)
-        P = P + a * axis_correction(x, wp.dot(v_c - v_p, a), w, joint_limit_lower[s], joint_limit_upper[s],
-                                    joint_axis_mode[s], joint_act[s], joint_target_ke[s], joint_target_kd[s], dt)
-    else:
+    if n_lin == 0:
         P = point_lock_impulse(x_err, inv_m_c, inv_I_c, q_bc, r_c, inv_m_p, inv_I_p, q_bp, r_p, lin_alpha)
-    if jtype == JOINT_FIXED or jtype == JOINT_PRISMATIC:
+    else:
+        # lock the directions normal to the free axes (an orthonormal basis of their span), then each axis's limits
+        # and drive
+        a0 = wp.quat_rotate(q_p, joint_axis[s])
+        perp = x_err - a0 * wp.dot(x_err, a0)
+        if n_lin == 2:
+            u1 = wp.quat_rotate(q_p, joint_axis[s + 1])
+            u1 = wp.normalize(u1 - a0 * wp.dot(u1, a0))
+            perp = perp - u1 * wp.dot(perp, u1)
+        if n_lin < 3:
+            P = positional_impulse(perp, 0.0, inv_m_c, inv_I_c, q_bc, r_c, inv_m_p, inv_I_p, q_bp, r_p, lin_alpha)
+        for k in range(3):
+            if k < n_lin:
+                P = P + axis_linear_impulse(x_err, wp.quat_rotate(q_p, joint_axis[s + k]), v_rel, inv_m_c, inv_I_c,
+                                            q_bc, r_c, inv_m_p, inv_I_p, q_bp, r_p, s + k, joint_axis_mode, joint_act,
+                                            joint_target_ke, joint_target_kd, joint_limit_lower, joint_limit_upper,
+                                            dt)
+    ia = s + n_lin  # the first angular axis
+    if n_ang == 0:
         L = rotation_lock_impulse(wp.quat_rotate(q_p, rotation_vector(wp.quat_inverse(q_p) * q_c)), inv_I_c, q_bc,
                                   inv_I_p, q_bp, ang_alpha)
-    elif jtype == JOINT_REVOLUTE:
-        a = wp.quat_rotate(q_p, joint_axis[s])
-        a_c = wp.quat_rotate(q_c, joint_axis[s])
+    elif n_ang == 1:
+        a = wp.quat_rotate(q_p, joint_axis[ia])
+        a_c = wp.quat_rotate(q_c, joint_axis[ia])
         # the child's axis back onto the parent's: undo the rotation a -> a_c (its sine vector a x a_c; smooth where
         # the axes are aligned), without turning about the hinge
         L = rotation_lock_impulse(wp.cross(a, a_c), inv_I_c, q_bc, inv_I_p, q_bp, ang_alpha)
         L = L - a * wp.dot(L, a)
-        angle = _hinge_angle(joint_axis[s], wp.quat_inverse(q_p) * q_c)
+        angle = _hinge_angle(joint_axis[ia], wp.quat_inverse(q_p) * q_c)
         w = angular_weight(inv_I_c, q_bc, a) + angular_weight(inv_I_p, q_bp, a)
-        L = L + a * axis_correction(angle, wp.dot(w_c - w_p, a), w, joint_limit_lower[s], joint_limit_upper[s],
-                                    joint_axis_mode[s], joint_act[s], joint_target_ke[s], joint_target_kd[s], dt)
+        L = L + a * axis_correction(angle, wp.dot(w_rel, a), w, joint_limit_lower[ia], joint_limit_upper[ia],
+                                    joint_axis_mode[ia], joint_act[ia], joint_target_ke[ia], joint_target_kd[ia], dt)
+    elif jtype != JOINT_BALL:
+        # two or three rotation axes: each angle's limits and drive along its gradient; with two, the angle about
+        # the third axis (their cross product, carried by both) is locked at zero
+        b0 = joint_axis[ia]
+        b1 = joint_axis[ia + 1]
+        b2 = wp.cross(b0, b1)
+        if n_ang == 3:
+            b2 = joint_axis[ia + 2]
+        ang, g0, g1, g2 = angles_and_gradients(b0, b1, b2, q_p, q_c)
+        L = axis_angular_impulse(ang[0], g0, w_rel, inv_I_c, q_bc, inv_I_p, q_bp, ia, joint_axis_mode, joint_act,
+                                 joint_target_ke, joint_target_kd, joint_limit_lower, joint_limit_upper, dt)
+        L = L + axis_angular_impulse(ang[1], g1, w_rel, inv_I_c, q_bc, inv_I_p, q_bp, ia + 1, joint_axis_mode,
+                                     joint_act, joint_target_ke, joint_target_kd, joint_limit_lower,
+                                     joint_limit_upper, dt)
+        if n_ang == 3:
+            L = L + axis_angular_impulse(ang[2], g2, w_rel, inv_I_c, q_bc, inv_I_p, q_bp, ia + 2, joint_axis_mode,
+                                         joint_act, joint_target_ke, joint_target_kd, joint_limit_lower,
+                                         joint_limit_upper, dt)
+        else:
+            w2 = angular_weight(inv_I_c, q_bc, g2) + angular_weight(inv_I_p, q_bp, g2)
+            if w2 > 0.0:
+                L = L + g2 * (-ang[2] / (w2 + ang_alpha))
     P = P * linear_relaxation
     L = L * angular_relaxation
     inv_dt = 1.0 / dt
@@ -382,33 +489,65 @@ def apply_joint_actions(body_q: wp.array(dtype=wp.transform), body_com: wp.array
                         joint_parent: wp.array(dtype=int), joint_child: wp.array(dtype=int),
                         joint_X_p: wp.array(dtype=wp.transform), joint_X_c: wp.array(dtype=wp.transform),
                         joint_axis: wp.array(dtype=wp.vec3), joint_axis_start: wp.array(dtype=int),
-                        joint_axis_mode: wp.array(dtype=int), joint_act: wp.array(dtype=float),
-                        body_f: wp.array(dtype=wp.spatial_vector)):
-    """Force-mode drives of revolute and prismatic joints: ``joint_act`` as a torque about (force along) the joint
-    axis on the child and its reaction on the parent, added to the wrenches (about the centres of mass) that the
-    prediction integrates."""
+                        joint_axis_dim: wp.array(dtype=int, ndim=2), joint_axis_mode: wp.array(dtype=int),
+                        joint_act: wp.array(dtype=float), body_f: wp.array(dtype=wp.spatial_vector)):
+    """Force-mode drives: ``joint_act`` of a linear axis as a force along it at the child's anchor, of an angular
+    axis as a torque whose power is ``joint_act`` times the axis angle's rate (the axis itself for a hinge; the dual
+    basis of the rotation axes for universal, compound and D6 joints), on the child, with the reaction on the
+    parent; added to the wrenches (about the centres of mass) that the prediction integrates."""
     tid = wp.tid()
     jtype = joint_type[tid]
-    if joint_enabled[tid] == 0 or (jtype != JOINT_REVOLUTE and jtype != JOINT_PRISMATIC):
+    if joint_enabled[tid] == 0:
         return
+    n_lin = 0
+    n_ang = 0
+    if jtype == JOINT_D6:
+        n_lin = joint_axis_dim[tid, 0]
+        n_ang = joint_axis_dim[tid, 1]
+    elif jtype == JOINT_PRISMATIC:
+        n_lin = 1
+    elif jtype == JOINT_REVOLUTE:
+        n_ang = 1
+    elif jtype == JOINT_UNIVERSAL:
+        n_ang = 2
+    elif jtype == JOINT_COMPOUND:
+        n_ang = 3
     s = joint_axis_start[tid]
-    if joint_axis_mode[s] != JOINT_MODE_FORCE:
-        return
     c = joint_child[tid]
     p = joint_parent[tid]
     X_wp = joint_X_p[tid]
     if p >= 0:
         X_wp = body_q[p] * X_wp
-    a = wp.quat_rotate(wp.transform_get_rotation(X_wp), joint_axis[s]) * joint_act[s]
-    if jtype == JOINT_REVOLUTE:
-        wp.atomic_add(body_f, c, wp.spatial_vector(a, wp.vec3()))
-        if p >= 0:
-            wp.atomic_sub(body_f, p, wp.spatial_vector(a, wp.vec3()))
-    else:
-        # the force acts at the child's anchor; the parent's reaction at the same world point
-        x = wp.transform_get_translation(body_q[c] * joint_X_c[tid])
-        r_c = x - wp.transform_point(body_q[c], body_com[c])
-        wp.atomic_add(body_f, c, wp.spatial_vector(wp.cross(r_c, a), a))
-        if p >= 0:
-            r_p = x - wp.transform_point(body_q[p], body_com[p])
-            wp.atomic_sub(body_f, p, wp.spatial_vector(wp.cross(r_p, a), a))
+    q_p = wp.transform_get_rotation(X_wp)
+    force = wp.vec3()
+    torque = wp.vec3()
+    for k in range(3):
+        if k < n_lin and joint_axis_mode[s + k] == JOINT_MODE_FORCE:
+            force = force + wp.quat_rotate(q_p, joint_axis[s + k]) * joint_act[s + k]
+    ia = s + n_lin
+    if n_ang == 1:
+        if joint_axis_mode[ia] == JOINT_MODE_FORCE:
+            torque = wp.quat_rotate(q_p, joint_axis[ia]) * joint_act[ia]
+    elif n_ang >= 2:
+        b0 = joint_axis[ia]
+        b1 = joint_axis[ia + 1]
+        b2 = wp.cross(b0, b1)
+        if n_ang == 3:
+            b2 = joint_axis[ia + 2]
+        q_c = wp.transform_get_rotation(body_q[c] * joint_X_c[tid])
+        _ang, g0, g1, g2 = angles_and_gradients(b0, b1, b2, q_p, q_c)
+        if joint_axis_mode[ia] == JOINT_MODE_FORCE:
+            torque = torque + g0 * joint_act[ia]
+        if joint_axis_mode[ia + 1] == JOINT_MODE_FORCE:
+            torque = torque + g1 * joint_act[ia + 1]
+        if n_ang == 3 and joint_axis_mode[ia + 2] == JOINT_MODE_FORCE:
+            torque = torque + g2 * joint_act[ia + 2]
+    if wp.length_sq(force) + wp.length_sq(torque) == 0.0:
+        return
+    # the force acts at the child's anchor; the parent's reaction at the same world point
+    x = wp.transform_get_translation(body_q[c] * joint_X_c[tid])
+    r_c = x - wp.transform_point(body_q[c], body_com[c])
+    wp.atomic_add(body_f, c, wp.spatial_vector(wp.cross(r_c, force) + torque, force))
+    if p >= 0:
+        r_p = x - wp.transform_point(body_q[p], body_com[p])
+        wp.atomic_sub(body_f, p, wp.spatial_vector(wp.cross(r_p, force) + torque, force))

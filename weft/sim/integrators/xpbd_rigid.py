@@ -7,20 +7,17 @@ import weft as wp
 
 from ..forces import xpbd_rigid as kr
 from ..model import (
-    JOINT_BALL,
-    JOINT_DISTANCE,
-    JOINT_FIXED,
-    JOINT_FREE,
+    JOINT_COMPOUND,
+    JOINT_D6,
     JOINT_MODE_FORCE,
     JOINT_PRISMATIC,
     JOINT_REVOLUTE,
-    SimError,
+    JOINT_UNIVERSAL,
 )
 from ..rigid_collide import has_rigid_contacts
 
-SUPPORTED_JOINTS = {int(t): name for t, name in ((JOINT_PRISMATIC, "prismatic"), (JOINT_REVOLUTE, "revolute"),
-                                                  (JOINT_BALL, "ball"), (JOINT_FIXED, "fixed"), (JOINT_FREE, "free"),
-                                                  (JOINT_DISTANCE, "distance"))}
+# joint types with axes (their force-mode axes apply forces or torques)
+_AXIS_JOINTS = [int(t) for t in (JOINT_PRISMATIC, JOINT_REVOLUTE, JOINT_UNIVERSAL, JOINT_COMPOUND, JOINT_D6)]
 # a touching contact (for restitution) is at most this far apart after the sweeps (m)
 RESTITUTION_MARGIN = 1.0e-4
 
@@ -42,17 +39,17 @@ def rigid_kernels(model) -> list:
 
 
 def _has_force_drives(model) -> bool:
-    """Whether a revolute or prismatic joint is force-driven (checked once per model)."""
+    """Whether an axis of a joint with axes is force-driven (checked once per model)."""
     hit = model.__dict__.get("_xpbd_force_drives")
     if hit is None:
         types = model.joint_type.numpy()
         modes = model.joint_axis_mode.numpy()
         starts = model.joint_axis_start.numpy()
-        one_axis = np.isin(types, [int(JOINT_REVOLUTE), int(JOINT_PRISMATIC)])
-        hit = bool(len(modes) and np.any(one_axis & (modes[np.minimum(starts[:len(types)], len(modes) - 1)]
-                                                     == int(JOINT_MODE_FORCE))))
-        model.__dict__["_xpbd_force_drives"] = hit
-    return hit
+        dims = model.joint_axis_dim.numpy().reshape(-1, 2).sum(axis=1)
+        hit = any(t in _AXIS_JOINTS and np.any(modes[starts[j]:starts[j] + dims[j]] == int(JOINT_MODE_FORCE))
+                  for j, t in enumerate(types.tolist()))
+        model.__dict__["_xpbd_force_drives"] = bool(hit)
+    return model.__dict__["_xpbd_force_drives"]
 
 
 def joint_action_forces(model, state_in, control, grad: bool):
@@ -64,23 +61,8 @@ def joint_action_forces(model, state_in, control, grad: bool):
     wp.launch(kr.apply_joint_actions, dim=model.joint_count,
               inputs=[state_in.body_q, model.body_com, model.joint_type, model.joint_enabled, model.joint_parent,
                       model.joint_child, model.joint_X_p, model.joint_X_c, model.joint_axis, model.joint_axis_start,
-                      model.joint_axis_mode, control.joint_act], outputs=[f], device=model.device)
+                      model.joint_axis_dim, model.joint_axis_mode, control.joint_act], outputs=[f], device=model.device)
     return f
-
-
-def check_joints(model) -> None:
-    """Raise for joint types the XPBD rigid solver does not constrain (once per model)."""
-    if model.__dict__.get("_xpbd_joints_checked") or not model.joint_count:
-        return
-    types = set(np.unique(model.joint_type.numpy()).tolist())
-    bad = sorted(types - set(SUPPORTED_JOINTS))
-    if bad:
-        from ..model import JOINT_COMPOUND, JOINT_D6, JOINT_UNIVERSAL
-
-        names = {int(JOINT_COMPOUND): "compound", int(JOINT_UNIVERSAL): "universal", int(JOINT_D6): "D6"}
-        raise SimError("XPBDIntegrator: joint type(s) " + ", ".join(names.get(t, str(t)) for t in bad)
-                       + " are not supported (supported: " + ", ".join(sorted(SUPPORTED_JOINTS.values())) + ")")
-    model.__dict__["_xpbd_joints_checked"] = True
 
 
 def _apply(integ, model, body, deltas, counts, use_counts, positions, dt, grad):
@@ -117,11 +99,11 @@ def solve_body_constraints(integ, model, state_in, body, control, dt: float) -> 
     grad = bool(state_in.requires_grad)
     dev = model.device
     if model.joint_count:
-        check_joints(model)
         wp.launch(kr.solve_rigid_joints, dim=model.joint_count,
                   inputs=[body.q, body.qd, model.body_com, model.body_inv_mass, model.body_inv_inertia, model.joint_type,
                           model.joint_enabled, model.joint_parent, model.joint_child, model.joint_X_p,
-                          model.joint_X_c, model.joint_axis, model.joint_axis_start, model.joint_axis_mode,
+                          model.joint_X_c, model.joint_axis, model.joint_axis_start, model.joint_axis_dim,
+                          model.joint_axis_mode,
                           control.joint_act, model.joint_target_ke, model.joint_target_kd, model.joint_limit_lower, model.joint_limit_upper,
                           model.joint_linear_compliance, model.joint_angular_compliance,
                           integ.joint_linear_relaxation, integ.joint_angular_relaxation, dt],
