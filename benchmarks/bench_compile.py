@@ -3,9 +3,14 @@
 Each measurement is a fresh process running a whole program (interpreter start to exit, through
 ``_compile_driver.py``), with its own kernel cache:
 
-- ``cold``: empty kernel cache (weft: the cold kernels of a wave compile as one unit, docs/compile.md);
-- ``cold, unbatched``: the same with one compiler run per kernel (weft's ``WEFT_BATCH_COMPILE=0``; weft then builds
-  its precompiled header too);
+- ``cold``: empty kernel cache (weft: the cold kernels of a wave compile as one unit, docs/compile.md), weft's
+  runtime libraries (the tile FFT passes; ``~/.cache/weft-runtime``, outside the kernel cache) built, as Warp's
+  native runtime is;
+- ``cold from nothing``: weft only: empty kernel cache and empty runtime library directory (the first tile-FFT
+  program on a machine: its run builds the libraries it needs with its kernels). Warp has no such case (its runtime
+  ships compiled in its wheel);
+- ``cold, unbatched``: as ``cold`` with one compiler run per kernel (weft's ``WEFT_BATCH_COMPILE=0``; weft then
+  builds its precompiled header too);
 - ``cold + PCH``: weft's cache emptied except for the precompiled header (Warp: no such cache);
 - ``warm``: the same script again;
 - ``edit one kernel``: one kernel's source changed (a new constant every repeat), everything else cached;
@@ -149,7 +154,10 @@ def warm_bytecode(python: str, framework: str) -> None:
 
 
 def run(framework: str, python: str, mode: str, script: Path, args, cache: Path, **extra_env) -> Result:
-    env = _child_env(WEFT_CACHE_DIR=str(cache), WARP_CACHE_PATH=str(cache), **extra_env)
+    runtime = cache.parent / "runtime"  # weft's runtime library directory: kept when a row empties the cache
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    env = _child_env(WEFT_CACHE_DIR=str(cache), WARP_CACHE_PATH=str(cache), WEFT_RUNTIME_DIR=str(runtime),
+                     **extra_env)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run([python, str(DRIVER), framework, mode, str(script), *args], capture_output=True, text=True,
@@ -179,8 +187,8 @@ def measure(prog: Program, framework: str, python: str, root: Path, repeat: int)
     base = root / f"{prog.name}-{framework}"
     cache = base / "cache"
     src = _write(prog, base / "a")
-    rows: dict[str, list[Result]] = {k: [] for k in ("cold", "cold, unbatched", "cold + PCH", "warm",
-                                                     "edit one kernel", "copied script", "notebook")}
+    rows: dict[str, list[Result]] = {k: [] for k in ("cold", "cold from nothing", "cold, unbatched", "cold + PCH",
+                                                     "warm", "edit one kernel", "copied script", "notebook")}
 
     def fresh_cache(keep_pch: bool) -> None:
         pch = base / "pch-saved"
@@ -193,6 +201,10 @@ def measure(prog: Program, framework: str, python: str, root: Path, repeat: int)
             shutil.copytree(pch, cache / "pch")
 
     for edits in range(1, repeat + 1):
+        if framework == "weft":  # empty runtime library directory too (it then builds what the program needs)
+            shutil.rmtree(base / "runtime", ignore_errors=True)
+            fresh_cache(False)
+            rows["cold from nothing"].append(run(framework, python, "script", src, prog.args, cache))
         if framework == "weft":  # the same with one compiler run per kernel (docs/compile.md, batches)
             fresh_cache(False)
             rows["cold, unbatched"].append(run(framework, python, "script", src, prog.args, cache,

@@ -2,7 +2,8 @@
 
 A program's first launches otherwise compile one kernel after another, each waiting for the last and each paying
 the compiler's fixed costs. When a kernel compiles cold (its binary is not in the cache), every other non-generic
-kernel defined at the top level of the same Python module that has not been compiled yet is lowered as its own first launch would
+kernel of the same Python module that has not been compiled yet (defined at its top level, or made inside one of its
+functions before this compile, e.g. by a cached factory of tile kernels) is lowered as its own first launch would
 lower it (same specialisation, same cache entry), and the cold ones compile together with it:
 
 - with GCC on Linux as batches (weft/toolchain/batch.py): one translation unit per batch, one batch per core, the
@@ -45,6 +46,21 @@ _workers: list[threading.Thread] = []
 _stopping = threading.Event()
 
 
+#: Kernels made inside functions (e.g. a cached factory of tile kernels for a grid size), by Python module, in the
+#: order made: not attributes of their module, so a wave finds them here (weak references: a dropped kernel goes)
+_local_kernels: dict[str, list[weakref.ref]] = {}
+
+
+def note_local_kernel(kernel) -> None:
+    name = getattr(kernel.func, "__module__", None)
+    if not name:
+        return
+    with _lock:
+        refs = [r for r in _local_kernels.get(name, ()) if r() is not None]
+        refs.append(weakref.ref(kernel))
+        _local_kernels[name] = refs
+
+
 _tile_block_dim = 0  # block_dim of the latest first launch of a kernel (a guess for tile kernels compiled ahead)
 
 
@@ -68,8 +84,10 @@ def module_cold(kernel, spec, key: str) -> None:
             return
     from .kernel import Kernel
 
+    with _lock:
+        local = [k for k in (r() for r in _local_kernels.get(name, ())) if k is not None]
     siblings = []
-    for value in list(vars(module).values()):
+    for value in [*vars(module).values(), *local]:
         if isinstance(value, Kernel) and value is not kernel and value not in siblings and not value._specs \
                 and value not in _failed:
             siblings.append(value)

@@ -173,6 +173,8 @@ class Kernel:
         #: its stores consume); the Tape's overwrite check counts every argument as read by it and the generated
         #: adjoint is never compiled (weft.sim's eval_fk uses it)
         self.custom_adjoint = None
+        if "<locals>" in func.__qualname__:  # not an attribute of its module: compile-ahead waves find it here
+            ahead.note_local_kernel(self)
 
     @property
     def module(self):

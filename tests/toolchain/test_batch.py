@@ -215,9 +215,10 @@ def test_tile_fft_kernel_batches_with_its_runtime_libraries(tmp_path, batches, m
 
     for lib in runtime.fft_libraries("double", 20):  # length 20: radix 4 and 5 passes, double precision
         monkeypatch.delitem(runtime._loaded, lib.name, raising=False)
-    cache_dir = tmp_path / "cache"  # a cache without the libraries
+    cache_dir = tmp_path / "cache"  # a cache and a runtime library directory without the libraries
     cache_dir.mkdir(mode=0o700)
     monkeypatch.setattr(wp.config, "kernel_cache_dir", str(cache_dir))
+    monkeypatch.setattr(wp.config, "runtime_cache_dir", str(tmp_path / "runtime"))
     mod = _load(tmp_path, "weft_batch_module_fft", 1.5, text=FFT_MODULE)
     x = np.random.default_rng(1).standard_normal((3, 20, 2))
     xa = wp.array(x, dtype=wp.vec2d)
@@ -226,8 +227,48 @@ def test_tile_fft_kernel_batches_with_its_runtime_libraries(tmp_path, batches, m
     (b,) = batches
     assert sorted(m.name for m in b.members) == ["rows_fft", "weft_runtime_fft_f64_r4", "weft_runtime_fft_f64_r5"]
     assert len(b.published) == 3
+    assert len(list((tmp_path / "runtime" / "runtime").rglob("*.so"))) == 2  # the libraries: in the runtime directory
+    assert len(list((cache_dir / "cpu").rglob("*.so"))) == 1
     ref = np.fft.fft(x[..., 0] + 1j * x[..., 1], axis=1) * 1.5
     np.testing.assert_allclose(y.numpy()[..., 0] + 1j * y.numpy()[..., 1], ref, rtol=1e-12, atol=1e-12)
+
+
+LOCAL_MODULE = """
+import functools
+import weft as wp
+
+@functools.cache
+def make(n):
+    @wp.kernel
+    def fill(a: wp.array(dtype=float)):
+        i = wp.tid()
+        a[i] = float(n) + {value}
+
+    @wp.kernel
+    def double(a: wp.array(dtype=float)):
+        i = wp.tid()
+        a[i] = a[i] * 2.0 + float(n)
+
+    return fill, double
+
+@wp.kernel
+def top(a: wp.array(dtype=float)):
+    i = wp.tid()
+    a[i] = a[i] - {value}
+"""
+
+
+def test_kernels_made_inside_functions_join_the_wave(tmp_path, batches):
+    mod = _load(tmp_path, "weft_batch_module_local", 2.625, text=LOCAL_MODULE)
+    fill, double = mod.make(3)
+    a = wp.zeros(4, dtype=float)
+    wp.launch(mod.top, dim=4, inputs=[a])
+    (b,) = batches
+    assert sorted(m.name for m in b.members) == ["double", "fill", "top"]
+    wp.launch(fill, dim=4, inputs=[a])
+    wp.launch(double, dim=4, inputs=[a])
+    np.testing.assert_allclose(a.numpy(), (3 + 2.625) * 2 + 3)
+    assert len(batches) == 1  # nothing else compiled
 
 
 GRAD_MODULE = """
