@@ -209,27 +209,28 @@ def wrap(idx: int, n: int) -> int:
 
 
 @wp.kernel
-def periodic_stencil(n: int, u: wp.array2d(dtype=float), out: wp.array2d(dtype=float)):
+def periodic_stencil(n: int, u: wp.array2d(dtype=float), flat: wp.array(dtype=float), out: wp.array2d(dtype=float)):
     i, j = wp.tid()
     left = wrap(j - 1, n)
     right = wrap(j + 2, n)
     up = wrap(i + 1, n)
-    out[i, j] = u[i, left] + 2.0 * u[i, right] - u[up, j] + 0.5 * u[i, wrap(j, n)]
+    out[i, j] = u[i, left] + 2.0 * u[i, right] - u[up, j] + 0.5 * u[i, wrap(j, n)] + flat[wrap(i * n + j, n)]
 
 
 def test_periodic_index_identity():
-    # (j + c) % n is j + c on 0 <= j + c < n: the plan lists the inner-index wraps as identities and decides the
-    # fix-up comparisons; the outer-index wrap stays as written
-    args = [4, wp.zeros((2, 2)), wp.zeros((2, 2))]
+    # (j + c) % n is j + c on 0 <= j + c < n: the plan lists the inner-index neighbour wraps as identities and
+    # decides their fix-up comparisons; the outer-index wrap and wraps of j itself (no neighbour: a period or a
+    # flat index, true on part of the row only) stay as written
+    args = [4, wp.zeros((2, 2)), wp.zeros(4), wp.zeros((2, 2))]
     fn = periodic_stencil._lower(periodic_stencil.infer_types(args), False, None).fn
     plan = plan_guards(fn)
-    assert plan is not None and len(plan.identities) == 3 and len(plan.implied) == 3
+    assert plan is not None and len(plan.identities) == 2 and len(plan.implied) == 2
     assert not plan.inner and not plan.outer
-    assert sorted(r.offset for r in plan.ranges) == [-2, -2, 0, 0, 1, 1]
+    assert sorted(r.offset for r in plan.ranges) == [-2, -2, 1, 1]
     assert all(not a.value for a in plan.implied)
     src = Renderer(fn, RenderOptions()).render_module()
     known = src[src.index("void fwd_known"):src.index("void fwd_clip")]
-    assert known.count("weft::mod(") == 1  # only the outer index's wrap is left (hoisted out of the row loop)
+    assert known.count("weft::mod(") == 3  # the outer index's wrap (hoisted out of the row loop), j's and the flat one
 
 
 @pytest.mark.parametrize("shape,n", [((5, 9), 9), ((3, 1), 1), ((2, 2), 2), ((4, 70), 70), ((4, 70), 33), ((3, 12), 5)])
@@ -237,10 +238,12 @@ def test_periodic_stencil(shape, n):
     # n below the grid width reads columns j % n (u is wide enough); n == 1 and 2 wrap everything
     rows, cols = shape
     u = np.random.default_rng(7).random((max(rows, n) + 1, max(cols, n) + 1)).astype(np.float32)
+    flat = np.random.default_rng(8).random(n).astype(np.float32)
     out = wp.zeros(shape, dtype=float)
-    wp.launch(periodic_stencil, dim=shape, inputs=[n, wp.array(u), out])
+    wp.launch(periodic_stencil, dim=shape, inputs=[n, wp.array(u), wp.array(flat), out])
     i, j = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
-    ref = u[i, (j - 1) % n] + 2.0 * u[i, (j + 2) % n] - u[(i + 1) % n, j] + 0.5 * u[i, j % n]
+    ref = (u[i, (j - 1) % n] + 2.0 * u[i, (j + 2) % n] - u[(i + 1) % n, j] + 0.5 * u[i, j % n]
+           + flat[(i * n + j) % n])
     np.testing.assert_allclose(out.numpy(), ref, rtol=1e-6, atol=1e-6)
 
 

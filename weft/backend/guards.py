@@ -198,8 +198,10 @@ def plan_guards(fn: Function) -> GuardPlan | None:
         inner.append(InnerAtom(s.dsts[0], value, side, bound, 1 if op in ("gt", "le") else 0))
         if isinstance(bound, Var):
             needed.add(bound.id)
-    identities, ranges, implied = _wrap_identities(fn.body, inner_tid, is_invariant,
-                                                   {a.dst.id: a.value for a in (*inner, *outer)})
+    identities, ranges, implied = ((), (), ())
+    if len(tid.dsts) >= 2:  # see _wrap_identities: a row of a multi-dimensional launch
+        identities, ranges, implied = _wrap_identities(fn.body, inner_tid, is_invariant,
+                                                       {a.dst.id: a.value for a in (*inner, *outer)})
     for r in ranges:
         if isinstance(r.bound, Var):
             needed.add(r.bound.id)
@@ -246,7 +248,11 @@ def _wrap_identities(body: list[Stmt], inner_tid: Var, is_invariant, known: dict
     """The ``(j + c) % n`` identities of a body (see the module docstring), their bounds and the comparisons those
     bounds decide. Walks the body in order, tracking which values are ``j + c`` (offset c) and which lie in [0, n)
     under the identities found so far, through SSA copies and mutable locals (a branch whose condition is decided
-    runs only its taken side; a local assigned in an undecided branch is unknown after it)."""
+    runs only its taken side; a local assigned in an undecided branch is unknown after it).
+
+    Only wraps of a neighbour (c != 0) of the innermost index of a multi-dimensional ``wp.tid()``: there the interval
+    is the row less c points at one end (the stencil case). ``j % w`` of a flat index (``x = tid % width``) or a
+    short period (``j % 4``) holds on a small part of the row only, and the rest would run the out-of-line body."""
     offset: dict[int, int] = {inner_tid.id: 0}
     within: dict[int, Var | Const] = {}
     local_offset: dict[int, int] = {}
@@ -290,7 +296,7 @@ def _wrap_identities(body: list[Stmt], inner_tid: Var, is_invariant, known: dict
                         offset[d.id] = o + (-k.value if name == "sub" else k.value)
                 elif name in _WRAP and len(args) == 2:
                     o = facts(args[0])[0]
-                    if o is not None and is_invariant(args[1]) and isinstance(args[0], Var):
+                    if o and is_invariant(args[1]) and isinstance(args[0], Var):
                         identities.append(Identity(d, args[0]))
                         ranges.append(InnerRange(Side.LOWER, Const(0, T.INT32), -o))
                         ranges.append(InnerRange(Side.UPPER, args[1], -o))
