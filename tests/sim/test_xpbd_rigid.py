@@ -171,6 +171,39 @@ def test_box_rests_and_slides_to_a_stop_with_coulomb_friction():
     assert min(x[1] for x in xs) > 0.1 - 2e-3
 
 
+def _ball(w0, v0, mu=0.4, torsional=0.0, rolling=0.0, r=0.1):
+    b, body = _on_ground("sphere", y=r, radius=r, mu=mu)
+    b.set_ground_plane(mu=mu)
+    b.body_qd[body] = (*w0, *v0)
+    b.rigid_contact_torsional_friction = torsional
+    b.rigid_contact_rolling_friction = rolling
+    return b.finalize("cpu")
+
+
+def test_sphere_rolling_sliding_and_rolling_and_torsional_friction():
+    """A sphere (r = 0.1) on the ground: rolling without slipping it keeps rolling (friction sees the slip of the
+    material contact point, not of its centre); sliding, friction brings it to rolling at 5/7 of its speed; rolling
+    friction (coefficient mu * 0.05) decelerates it at mu 0.05 g / (1.4 r), and torsional friction (mu * 0.5) stops
+    a spin about the vertical at mu 0.5 g / (0.4 r) (closed forms)."""
+    r, mu, dt = 0.1, 0.4, 1e-3
+    integ = sim.XPBDIntegrator(iterations=4)
+    rec = (lambda s: s.body_qd.numpy()[0].copy())
+    _, vs = _run(_ball((0.0, 0.0, -20.0), (2.0, 0.0, 0.0), mu), 200, dt, integ, rec)
+    vs = np.array(vs)
+    np.testing.assert_allclose(vs[:, 3], 2.0, rtol=1e-3)
+    np.testing.assert_allclose(vs[:, 2], -20.0, rtol=1e-3)
+    _, vs = _run(_ball((0.0, 0.0, 0.0), (2.0, 0.0, 0.0), mu), 300, dt, integ, rec)  # rolls after 0.15 s
+    assert vs[-1][3] == pytest.approx(5.0 / 7.0 * 2.0, rel=1e-2)
+    assert -vs[-1][2] * r == pytest.approx(vs[-1][3], rel=1e-2)
+    _, vs = _run(_ball((0.0, 0.0, -20.0), (2.0, 0.0, 0.0), mu, rolling=0.05), 300, dt, integ, rec)
+    a = (vs[50][3] - vs[250][3]) / (200 * dt)
+    assert a == pytest.approx(mu * 0.05 * G / (1.4 * r), rel=2e-2)
+    _, vs = _run(_ball((0.0, 10.0, 0.0), (0.0, 0.0, 0.0), mu, torsional=0.5), 40, dt, integ, rec)
+    alpha = (vs[5][1] - vs[10][1]) / (5 * dt)
+    assert alpha == pytest.approx(mu * 0.5 * G / (0.4 * r * r), rel=3e-2)
+    assert abs(vs[-1][1]) < 1e-6  # stopped, not reversed
+
+
 @pytest.mark.parametrize("e", [0.0, 0.5, 0.8])
 def test_sphere_bounces_with_restitution(e):
     r, h = 0.1, 0.5

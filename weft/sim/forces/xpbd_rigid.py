@@ -18,7 +18,9 @@ the axis), prismatic (orientation and the two directions normal to the axis lock
 driven along its gradient (the dual basis of the rotation axes), a universal's third angle locked, a D6 joint's
 linear axes limited and driven and the directions normal to them locked; free and distance joints constrain
 nothing. Rigid contacts: non-penetration along the contact normal and static (positional) Coulomb friction
-on the tangential displacement of the contact points over the step, capped at ``mu`` times the normal impulse; with
+on the tangential displacement of the contact points over the step, capped at ``mu`` times the normal impulse, and
+torsional / rolling friction (``model.rigid_contact_torsional_friction`` / ``rolling_friction``, as warp.sim) against
+the relative angular velocity about / across the normal, capped at ``mu`` times the coefficient times it; with
 ``rigid_contact_con_weighting`` each body's contact corrections are averaged over its contacts. Restitution (with
 ``enable_restitution``): after the sweeps, the normal velocity of each touching contact is set to ``-e`` times its
 value at the start of the step (``e`` the mean of the two shapes' restitution).
@@ -328,6 +330,18 @@ def contact_frame(body: int, point: wp.vec3, offset: wp.vec3, body_q: wp.array(d
 
 
 @wp.func
+def material_displacement(body: int, point: wp.vec3, offset: wp.vec3, body_q: wp.array(dtype=wp.transform),
+                          body_q_prev: wp.array(dtype=wp.transform)):
+    """Displacement over the step of the body's material point at ``point`` (body frame) plus the world ``offset``
+    as placed at the start of the step (zero for static shapes)."""
+    if body < 0:
+        return wp.vec3()
+    X0 = body_q_prev[body]
+    local = point + wp.quat_rotate_inv(wp.transform_get_rotation(X0), offset)
+    return wp.transform_point(body_q[body], local) - wp.transform_point(X0, local)
+
+
+@wp.func
 def body_weight(body: int, body_q: wp.array(dtype=wp.transform), body_inv_mass: wp.array(dtype=float),
                 body_inv_inertia: wp.array(dtype=wp.mat33), r: wp.vec3, n: wp.vec3):
     if body < 0:
@@ -336,16 +350,25 @@ def body_weight(body: int, body_q: wp.array(dtype=wp.transform), body_inv_mass: 
                              r, n)
 
 
+@wp.func
+def body_angular_weight(body: int, body_q: wp.array(dtype=wp.transform), body_inv_inertia: wp.array(dtype=wp.mat33),
+                        n: wp.vec3):
+    if body < 0:
+        return 0.0
+    return angular_weight(body_inv_inertia[body], wp.transform_get_rotation(body_q[body]), n)
+
+
 @wp.kernel
-def solve_rigid_contacts(body_q: wp.array(dtype=wp.transform), body_q_prev: wp.array(dtype=wp.transform),
+def solve_rigid_contacts(body_q: wp.array(dtype=wp.transform), body_qd: wp.array(dtype=wp.spatial_vector),
+                         body_q_prev: wp.array(dtype=wp.transform),
                          body_com: wp.array(dtype=wp.vec3), body_inv_mass: wp.array(dtype=float),
                          body_inv_inertia: wp.array(dtype=wp.mat33), shape_body: wp.array(dtype=int),
                          materials: ModelShapeMaterials, geo: ModelShapeGeometry,
                          contact_count: wp.array(dtype=int), contact_point0: wp.array(dtype=wp.vec3),
                          contact_point1: wp.array(dtype=wp.vec3), contact_normal: wp.array(dtype=wp.vec3),
                          contact_shape0: wp.array(dtype=int), contact_shape1: wp.array(dtype=int),
-                         relaxation: float, dt: float, deltas: wp.array(dtype=wp.spatial_vector),
-                         counts: wp.array(dtype=float)):
+                         torsional_friction: float, rolling_friction: float, relaxation: float, dt: float,
+                         deltas: wp.array(dtype=wp.spatial_vector), counts: wp.array(dtype=float)):
     tid = wp.tid()
     if tid >= wp.min(contact_count[0], contact_shape0.shape[0]):
         return
@@ -369,24 +392,51 @@ def solve_rigid_contacts(body_q: wp.array(dtype=wp.transform), body_q_prev: wp.a
         return
     lam = -d / w  # > 0: pushes a along n, b against it
     P = n * lam
-    # static friction: undo the tangential slip of the contact points over the step, within the friction cone
-    xp_a, _rp_a = contact_frame(body_a, contact_point0[tid], off_a, body_q_prev, body_com)
-    xp_b, _rp_b = contact_frame(body_b, contact_point1[tid], off_b, body_q_prev, body_com)
-    slip = (x_a - xp_a) - (x_b - xp_b)
+    # static friction: undo the tangential slip of the contact points over the step, within the friction cone; the
+    # slip is that of the material points of the bodies at the contact (the surface offsets carried by the bodies'
+    # rotations from the start of the step), so a rolling sphere or capsule does not slip
+    slip = material_displacement(body_a, contact_point0[tid], off_a, body_q, body_q_prev) - material_displacement(
+        body_b, contact_point1[tid], off_b, body_q, body_q_prev)
     slip = slip - n * wp.dot(n, slip)
     sl = wp.length(slip)
+    mu = 0.5 * (materials.mu[a] + materials.mu[b])
     if sl > 1.0e-9:
         t = slip / sl
         wt = body_weight(body_a, body_q, body_inv_mass, body_inv_inertia, r_a, t) + body_weight(
             body_b, body_q, body_inv_mass, body_inv_inertia, r_b, t)
-        mu = 0.5 * (materials.mu[a] + materials.mu[b])
         P = P - t * wp.min(sl / wt, mu * lam)
-    P = P * (relaxation / dt)
+    # torsional and rolling friction (warp.sim's): angular impulses against the relative spin about the normal and
+    # the relative rolling, each stopping it within the step, capped at mu times the coefficient times the normal
+    # impulse
+    Lt = wp.vec3()
+    w_ab = wp.vec3()
     if body_a >= 0:
-        wp.atomic_add(deltas, body_a, wp.spatial_vector(wp.cross(r_a, P), P))
+        w_ab = wp.spatial_top(body_qd[body_a])
+    if body_b >= 0:
+        w_ab = w_ab - wp.spatial_top(body_qd[body_b])
+    spin = wp.dot(w_ab, n)
+    cap = mu * torsional_friction * lam
+    if cap > 0.0 and spin != 0.0:
+        wn = body_angular_weight(body_a, body_q, body_inv_inertia, n) + body_angular_weight(body_b, body_q,
+                                                                                            body_inv_inertia, n)
+        if wn > 0.0:
+            Lt = n * wp.clamp(-spin * dt / wn, -cap, cap)
+    roll = w_ab - n * spin
+    rl = wp.length(roll)
+    cap = mu * rolling_friction * lam
+    if cap > 0.0 and rl > 1.0e-9:
+        u = roll / rl
+        wr = body_angular_weight(body_a, body_q, body_inv_inertia, u) + body_angular_weight(body_b, body_q,
+                                                                                            body_inv_inertia, u)
+        if wr > 0.0:
+            Lt = Lt - u * wp.min(rl * dt / wr, cap)
+    P = P * (relaxation / dt)
+    Lt = Lt * (relaxation / dt)
+    if body_a >= 0:
+        wp.atomic_add(deltas, body_a, wp.spatial_vector(wp.cross(r_a, P) + Lt, P))
         wp.atomic_add(counts, body_a, 1.0)
     if body_b >= 0:
-        wp.atomic_sub(deltas, body_b, wp.spatial_vector(wp.cross(r_b, P), P))
+        wp.atomic_sub(deltas, body_b, wp.spatial_vector(wp.cross(r_b, P) + Lt, P))
         wp.atomic_add(counts, body_b, 1.0)
 
 

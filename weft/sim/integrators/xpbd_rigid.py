@@ -114,8 +114,9 @@ def solve_body_constraints(integ, model, state_in, body, control, dt: float) -> 
 
         deltas, counts = _work(integ, model, state_in, "rigid_contact_deltas", grad)
         wp.launch(kr.solve_rigid_contacts, dim=_contact_dim(model),
-                  inputs=[body.q, state_in.body_q, model.body_com, model.body_inv_mass, model.body_inv_inertia,
-                          *_contact_args(model), integ.rigid_contact_relaxation, dt],
+                  inputs=[body.q, body.qd, state_in.body_q, model.body_com, model.body_inv_mass,
+                          model.body_inv_inertia, *_contact_args(model), float(model.rigid_contact_torsional_friction),
+                          float(model.rigid_contact_rolling_friction), integ.rigid_contact_relaxation, dt],
                   outputs=[deltas, counts], device=dev)
         _apply(integ, model, body, deltas, counts, integ.rigid_contact_con_weighting, True, dt, grad)
 
