@@ -73,6 +73,10 @@ class KernelValueError(CompileError, ValueError):
     range), so ``except ValueError`` in Warp programs catches it."""
 
 
+class UnionAnnotationError(CompileError, RuntimeError):
+    """A kernel or func parameter annotated with a Union (``a: X | Y``): a RuntimeError, as Warp raises."""
+
+
 class LaunchError(Error):
     """A launch was given arguments that do not match the kernel signature."""
 

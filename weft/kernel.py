@@ -148,6 +148,9 @@ class Kernel:
     _wp_is_kernel_ = True
 
     def __init__(self, func, key: str | None = None, options: dict | None = None, module=None):
+        from .frontend.func import reject_union_annotations
+
+        reject_union_annotations(func, "kernel")
         self.func = func
         # Warp's form: the qualified name with '.' -> '__' and other non-identifier characters dropped
         self.key = key or re.sub("[^0-9a-zA-Z_]+", "", func.__qualname__.replace(".", "__"))

@@ -5,8 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from .ir import types as T
+from .runtime.annotations import _ArrayAnnotationBase
 from .runtime.array import array, array1d, array2d, array3d, array4d
+from .runtime.fabric import fabricarray, indexedfabricarray
+from .runtime.fixed import fixedarray
 from .runtime.indexed import indexedarray
+from .types import generics as _generics
 from .types.aliases import NAMED_TYPES as _NAMED
 from .types.composite import (
     MatrixBase,
@@ -165,8 +169,8 @@ def type_is_struct(t) -> bool:
 
 
 def type_is_array(t) -> bool:
-    """True for array types and annotations."""
-    return isinstance(_ir(t), T.ArrayType)
+    """True for the array classes (``wp.array``, ``wp.indexedarray``, ``wp.fabricarray``, ...), as in Warp."""
+    return any(t is f for f in _FAMILIES)
 
 
 def type_is_tile(t) -> bool:
@@ -229,9 +233,71 @@ def is_struct(v) -> bool:
 
 
 def is_array(v) -> bool:
-    """True for weft arrays (``wp.array``, ``wp.indexedarray``)."""
+    """True for arrays of every family (``wp.array``, ``wp.indexedarray``, ``wp.fabricarray``,
+    ``wp.indexedfabricarray``, ``wp.fixedarray``) and their annotations (``wp.array[float]``), as in Warp."""
+    return isinstance(v, _FAMILIES + (_ArrayAnnotationBase,))
 
-    return isinstance(v, (array, indexedarray)) and not getattr(v, "_annotation", False)
+
+#: Warp's array family ids (``array_type_id``)
+ARRAY_TYPE_REGULAR = 0
+ARRAY_TYPE_INDEXED = 1
+ARRAY_TYPE_FABRIC = 2
+ARRAY_TYPE_FABRIC_INDEXED = 3
+_FAMILIES = (array, indexedarray, fabricarray, indexedfabricarray, fixedarray)
+_FAMILY_IDS = {array: ARRAY_TYPE_REGULAR, fixedarray: ARRAY_TYPE_REGULAR, indexedarray: ARRAY_TYPE_INDEXED,
+               fabricarray: ARRAY_TYPE_FABRIC, indexedfabricarray: ARRAY_TYPE_FABRIC_INDEXED}
+_TYPE_PREFIX = {ARRAY_TYPE_REGULAR: "a", ARRAY_TYPE_INDEXED: "ia", ARRAY_TYPE_FABRIC: "fa",
+                ARRAY_TYPE_FABRIC_INDEXED: "ifa"}
+
+
+def concrete_array_type(t) -> type:
+    """The array family of an array or array annotation (``wp.fabricarray`` for ``wp.fabricarray[float]`` and for
+    instances of subclasses); ``type(t)`` for anything else."""
+    if isinstance(t, _ArrayAnnotationBase):
+        return t._concrete_cls
+    for family in (indexedarray, fabricarray, indexedfabricarray, fixedarray, array):
+        if isinstance(t, family):
+            return family
+    return type(t)
+
+
+def matches_array_class(t, cls) -> bool:
+    """True if ``t`` is an array of family ``cls`` or an annotation of one."""
+    if isinstance(t, _ArrayAnnotationBase):
+        return t._concrete_cls is cls
+    return isinstance(t, cls)
+
+
+def array_type_id(a) -> int:
+    """Warp's id of an array's family: ``ARRAY_TYPE_REGULAR`` / ``_INDEXED`` / ``_FABRIC`` / ``_FABRIC_INDEXED``."""
+    family = concrete_array_type(a)
+    if family not in _FAMILY_IDS:
+        raise ValueError(f"Invalid array type: {type(a).__name__}")
+    return _FAMILY_IDS[family]
+
+
+def get_type_code(t) -> str:
+    """A short string naming a type for overload keys (Warp's ``get_type_code``): equal for equal types, ``?`` for
+    generic parts (``Any`` dtypes or shapes)."""
+    import typing
+
+    if t is typing.Any:
+        return "?"
+    if is_array(t):
+        ndim = "?" if t.ndim is typing.Any else str(t.ndim)
+        dtype = getattr(t, "dtype", typing.Any)
+        return f"{_TYPE_PREFIX[array_type_id(t)]}{ndim}{'?' if dtype is typing.Any else get_type_code(dtype)}"
+    if isinstance(t, TileAnnotation):
+        shape = "?" if t.shape is typing.Any else "x".join(str(n) for n in t.shape)
+        return f"t{'s' if t.storage == 'shared' else 'r'}{shape}{get_type_code(t.dtype)}"
+    ir = _ir(t)
+    if ir is None:
+        raise TypeError(f"Unrecognized type '{t}'")
+    if isinstance(ir, T.StructType):
+        return ir.key
+    if isinstance(ir, T.GenericType):
+        return "?"
+    return str(ir)
 
 
 def is_tile(v) -> bool:

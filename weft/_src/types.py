@@ -3,6 +3,14 @@ import from the private path."""
 
 from __future__ import annotations
 
+from ..runtime.annotations import (  # noqa: F401
+    _ArrayAnnotation,
+    _ArrayAnnotationBase,
+    _FabricArrayAnnotation,
+    _IndexedArrayAnnotation,
+    _IndexedFabricArrayAnnotation,
+)
+from ..types.generics import Matrix, Quaternion, Transformation, Vector  # noqa: F401
 from ..types.reference import Reference  # noqa: F401
 from ..types.scalars import Float, Int, Scalar
 from ..types_compat import *

@@ -6,12 +6,25 @@ import inspect
 import typing
 from collections.abc import Callable
 
-from ..errors import CompileError
+from ..errors import CompileError, UnionAnnotationError
 from ..ir import types as T
 from ..types.mapping import to_ir, type_of_value
 from ..types.reference import Reference
 from .analysis import in_place_params
 from .source import FunctionSource, capture, evaluate_annotation
+
+
+def reject_union_annotations(fn: Callable, what: str) -> None:
+    """``a: X | Y`` / ``Union[X, Y]`` on a kernel or func parameter: an error now (a RuntimeError, as in Warp):
+    kernel code needs one type per parameter."""
+    import types
+    import typing
+
+    for name, ann in getattr(fn, "__annotations__", {}).items():
+        if typing.get_origin(ann) is typing.Union or isinstance(ann, types.UnionType):
+            where = "the return type" if name == "return" else f"parameter '{name}'"
+            raise UnionAnnotationError(f"{what} {fn.__name__}: {where} is annotated {ann!r}: Union type annotations "
+                                       f"are only supported at Python scope, not in kernels or funcs")
 
 
 class Func:
@@ -31,6 +44,7 @@ class Func:
         self.custom_lowering: Callable | None = None
         self._source: FunctionSource | None = None
         self._annotations: dict | None = None
+        reject_union_annotations(func, "func")
         try:
             self.signature = inspect.signature(func)
         except (TypeError, ValueError):

@@ -19,7 +19,6 @@ from ..types import composite as C
 from ..types.dtypes import element_size, np_layout, resolve_dtype, struct_np_dtype, to_host_value
 from ..types.layout import ARRAY_DESC
 from ..types.mapping import scalar_class
-from ..types.tiles import literal_value
 from . import device as D
 from .pool import active_pool, grads_off
 
@@ -68,7 +67,8 @@ class array:
             # annotation: wp.array(dtype=float, ndim=2)
             self._annotation = True
             self._ir = resolve_dtype(dtype) if dtype is not typing.Any else T.GenericType()
-            self.dtype = dtype
+            self.dtype = dtype if dtype is typing.Any or not isinstance(self._ir, T.ScalarType) \
+                else scalar_class(self._ir.name)
             self.ndim = int(ndim) if ndim is not None else 1
             self.shape = (0,) * self.ndim
             self.strides = (0,) * self.ndim
@@ -218,17 +218,11 @@ class array:
         return T.ArrayType(self._ir, self.ndim)
 
     def __class_getitem__(cls, params):
-        """``wp.array[dtype]`` and ``wp.array[dtype, ndim]`` (``ndim`` an int or ``Literal[n]``)."""
-        if not isinstance(params, tuple):
-            return array(dtype=params)
-        if len(params) != 2:
-            raise TypeError(f"wp.array[...] expects 1 or 2 type parameters (dtype, ndim), got {len(params)}")
-        dtype, ndim = params[0], literal_value(params[1])
-        if isinstance(ndim, bool) or not isinstance(ndim, int):
-            raise TypeError(f"wp.array[...]: ndim must be an integer, got {ndim!r}")
-        if not 1 <= ndim <= 4:
-            raise ValueError(f"wp.array[...]: ndim must be between 1 and 4, got {ndim}")
-        return array(dtype=dtype, ndim=ndim)
+        """``wp.array[dtype]`` and ``wp.array[dtype, ndim]`` (``ndim`` an int, ``Literal[n]`` or ``Any``): a
+        lightweight annotation (weft/runtime/annotations.py)."""
+        from .annotations import _ArrayAnnotation, parse_subscript
+
+        return parse_subscript(_ArrayAnnotation, "array", params)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -813,15 +807,20 @@ class _ArrayNd:
         kwargs["ndim"] = self.ndim
         return array(*args, **kwargs)
 
-    def __getitem__(self, dtype) -> array:
+    def __getitem__(self, dtype):
+        from .annotations import _ArrayAnnotation
+
         if isinstance(dtype, tuple):
             raise TypeError(f"wp.{self.__name__}[...] expects a single type parameter (dtype), got {len(dtype)}")
-        return array(dtype=dtype, ndim=self.ndim)
+        return _ArrayAnnotation(dtype, self.ndim)
 
     def __repr__(self) -> str:
         return f"wp.{self.__name__}"
 
 
+from .annotations import _ArrayAnnotation
+
+_ArrayAnnotation._concrete_cls = array
 array1d = _ArrayNd(1)
 array2d = _ArrayNd(2)
 array3d = _ArrayNd(3)

@@ -29,8 +29,8 @@ from ..types.composite import quaternion as _quaternion
 from ..types.composite import vector as _vector
 from ..types.layout import FABRIC_DESC, INDEXED_FABRIC_DESC
 from ..types.mapping import to_ir
-from ..types.tiles import literal_value
 from . import device as D
+from .annotations import _FabricArrayAnnotation, _IndexedFabricArrayAnnotation, parse_subscript
 from .array import array
 
 DType = typing.TypeVar("DType")
@@ -80,81 +80,6 @@ def fabric_dtype(type_info, attrib: str):
     return _vector(count, scalar)
 
 
-# ---------------------------------------------------------------------------------------------------- annotations
-class _FabricAnnotation:
-    """``wp.fabricarray[dtype]`` / ``wp.fabricarray[dtype, Literal[2]]``: a lightweight kernel annotation (not an
-    array: ``isinstance(wp.fabricarray[float], wp.fabricarray)`` is False, as in Warp)."""
-
-    __slots__ = ("dtype", "ndim")
-    _concrete_cls: type = None  # set below
-    _annotation = True
-    device = None
-
-    def __init__(self, dtype, ndim=1):
-        self.dtype = dtype if dtype is typing.Any else S.PY_ALIASES.get(dtype, dtype)
-        self.ndim = ndim
-
-    @property
-    def vars(self) -> dict:
-        return {"size": S.uint64}
-
-    def _annotation_ir(self) -> T.ArrayType:
-        ndim = self.ndim
-        if ndim is typing.Any:
-            raise TypeError(f"{self!r}: kernel parameters need a fixed number of dimensions (1, or 2 for arrays of "
-                            f"arrays)")
-        dtype = T.GenericType(T.GenericKind.ANY) if self.dtype is typing.Any else to_ir(self.dtype)
-        return T.ArrayType(dtype, ndim, self._kind)
-
-    def __repr__(self) -> str:
-        d = "Any" if self.dtype is typing.Any else f"wp.{getattr(self.dtype, '__name__', self.dtype)}"
-        name = self._concrete_cls.__name__
-        if self.ndim is typing.Any:
-            return f"wp.{name}[{d}, Any]"
-        return f"wp.{name}[{d}]" if self.ndim == 1 else f"wp.{name}[{d}, Literal[{self.ndim}]]"
-
-    def __eq__(self, other):
-        if isinstance(other, _FabricAnnotation):
-            return (self._concrete_cls is other._concrete_cls and self.dtype == other.dtype
-                    and self.ndim == other.ndim)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self._concrete_cls, self.dtype, self.ndim))
-
-    def __or__(self, other):
-        return typing.Union[self, other]  # noqa: UP007
-
-    def __ror__(self, other):
-        return typing.Union[other, self]  # noqa: UP007
-
-
-class _FabricArrayAnnotation(_FabricAnnotation):
-    __slots__ = ()
-    _kind = T.ArrayKind.FABRIC
-
-
-class _IndexedFabricArrayAnnotation(_FabricAnnotation):
-    __slots__ = ()
-    _kind = T.ArrayKind.FABRIC_INDEXED
-
-
-def _parse_subscript(cls, params):
-    annotation = _FabricArrayAnnotation if issubclass(cls, fabricarray) else _IndexedFabricArrayAnnotation
-    if not isinstance(params, tuple):
-        return annotation(params, 1)
-    if len(params) != 2:
-        raise TypeError(f"wp.{cls.__name__}[...] expects 1 or 2 type parameters (dtype, ndim), got {len(params)}")
-    dtype, ndim = params
-    if ndim is not typing.Any:
-        if typing.get_origin(ndim) is typing.Literal and len(typing.get_args(ndim)) != 1:
-            raise TypeError(f"Expected a single Literal value for ndim, got {ndim!r}")
-        ndim = literal_value(ndim)
-        if isinstance(ndim, bool) or not isinstance(ndim, int) or not 1 <= ndim <= 2:
-            raise ValueError(f"wp.{cls.__name__}[...]: ndim must be 1 or 2 (arrays of arrays), got {ndim!r}")
-    return annotation(dtype, ndim)
-
-
 # ---------------------------------------------------------------------------------------------------- shared base
 class _FabricBase:
     """Host operations shared by Fabric arrays and their indexed views (through per-bucket weft arrays)."""
@@ -165,7 +90,9 @@ class _FabricBase:
     _annotation = False
 
     def __class_getitem__(cls, params):
-        return _parse_subscript(cls, params)
+        if issubclass(cls, fabricarray):
+            return parse_subscript(_FabricArrayAnnotation, "fabricarray", params)
+        return parse_subscript(_IndexedFabricArrayAnnotation, "indexedfabricarray", params)
 
     def __len__(self) -> int:
         return self.size

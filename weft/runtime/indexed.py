@@ -8,7 +8,9 @@ import typing
 import numpy as np
 
 from ..ir import types as T
+from ..types import scalars as S
 from ..types.mapping import to_ir
+from .annotations import _IndexedArrayAnnotation, parse_subscript
 from .array import array
 
 
@@ -20,20 +22,18 @@ class indexedarray:
 
     def __class_getitem__(cls, key):
         """``wp.indexedarray[float]`` (one dimension) or ``wp.indexedarray[float, 2]`` / ``[float, Literal[2]]``:
-        an annotation."""
-        if isinstance(key, tuple):
-            dtype, ndim = key
-            if typing.get_origin(ndim) is typing.Literal:
-                (ndim,) = typing.get_args(ndim)
-            return cls(dtype=dtype, ndim=int(ndim))
-        return cls(dtype=key)
+        a lightweight annotation (weft/runtime/annotations.py)."""
+        return parse_subscript(_IndexedArrayAnnotation, "indexedarray", key)
 
     def __init__(self, data: array | None = None, indices=None, dtype=None, ndim=None):
         if data is None:
 
             self._annotation = True
-            self._ir = to_ir(dtype)
+            self.dtype = typing.Any if dtype is None else S.PY_ALIASES.get(dtype, dtype)
+            self._ir = to_ir(self.dtype)
             self.ndim = ndim or 1
+            self.device = None
+            self.shape = (0,) * self.ndim
             return
         self._annotation = False
         self.data = data
@@ -117,8 +117,10 @@ class _IndexedNd:
         kwargs.setdefault("ndim", self.ndim)
         return indexedarray(*args, **kwargs)
 
-    def __getitem__(self, dtype) -> indexedarray:
-        return indexedarray(dtype=dtype, ndim=self.ndim)
+    def __getitem__(self, dtype):
+        if isinstance(dtype, tuple):
+            raise TypeError(f"wp.{self.__name__}[...] expects a single type parameter (dtype), got {len(dtype)}")
+        return _IndexedArrayAnnotation(dtype, self.ndim)
 
     def __repr__(self) -> str:
         return f"wp.{self.__name__}"
@@ -132,3 +134,6 @@ indexedarray1d = _nd(1)
 indexedarray2d = _nd(2)
 indexedarray3d = _nd(3)
 indexedarray4d = _nd(4)
+
+
+_IndexedArrayAnnotation._concrete_cls = indexedarray

@@ -476,6 +476,10 @@ def matrix(shape: Any, dtype: Any = S.float32) -> type:
 
     if shape is _Any or _Any in tuple(shape) or dtype is _Any or dtype in (S.Scalar, S.Float, S.Int):
         return _generic_matrix(shape, dtype)
+    if len(tuple(shape)) != 2:
+        n = len(tuple(shape))
+        raise ValueError(f"Matrix shape must have exactly two dimensions, got {n} dimension{'s' if n != 1 else ''} in "
+                         f"shape {tuple(shape)}")
     scls = _scalar_cls(dtype)
     r, c = (int(shape[0]), int(shape[1]))
     key = ("mat", r, c, scls)

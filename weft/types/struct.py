@@ -187,6 +187,30 @@ def _array_stub(ftype: T.ArrayType):
     return cls(dtype=dtype, ndim=ftype.ndim)
 
 
+class StructVar:
+    """A field of a struct type (``S.vars[name]``, as Warp's): ``label``, ``ir`` (its IR type) and ``type`` (the
+    annotation: the value class, or an array annotation for array fields)."""
+
+    __slots__ = ("ir", "label")
+
+    def __init__(self, label: str, ir: T.Type) -> None:
+        self.label = label
+        self.ir = ir
+
+    @property
+    def type(self):
+        if isinstance(self.ir, T.ArrayType):
+            return _array_stub(self.ir)
+        if isinstance(self.ir, T.StructType):
+            return self.ir.pyclass
+        from .composite import class_for
+
+        return class_for(self.ir)
+
+    def __repr__(self) -> str:
+        return f"StructVar({self.label!r}, {self.ir})"
+
+
 def struct(cls):
     """Decorator: turn an annotated class into a weft struct type."""
     hints = typing.get_type_hints(cls) if not any(isinstance(v, str) for v in cls.__annotations__.values()) \
@@ -212,5 +236,5 @@ def struct(cls):
     object.__setattr__(ir, "pyclass", new_cls)
     new_cls.cls = cls
     new_cls.key = cls.__qualname__
-    new_cls.vars = {n: ft for n, ft in fields}
+    new_cls.vars = {n: StructVar(n, ft) for n, ft in fields}
     return new_cls
