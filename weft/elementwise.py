@@ -25,6 +25,7 @@ from .frontend.source import capture, closure_of
 from .ir import types as T
 from .kernel import Kernel
 from .runtime.array import array, empty
+from .runtime.fabric import fabricarray, indexedfabricarray
 from .runtime.indexed import indexedarray
 from .runtime.launch import launch
 from .types.composite import class_for
@@ -32,6 +33,19 @@ from .types.mapping import to_ir, type_of_value
 
 #: generated kernels: (function key, input descriptors, output kinds) -> (result IR types, kernel)
 map_cache: dict = {}
+
+#: the array families map takes (instances of subclasses count as their family)
+_FAMILIES = {"indexedarray": indexedarray, "fabricarray": fabricarray, "indexedfabricarray": indexedfabricarray,
+             "array": array}
+_ARRAYS = tuple(_FAMILIES.values())
+
+
+def _family(x) -> str:
+    """The family name of an array (``"array"`` for plain arrays and their subclasses)."""
+    for name, cls in _FAMILIES.items():
+        if isinstance(x, cls):
+            return name
+    raise TypeError(f"not an array: {type(x).__name__}")
 
 _serial = itertools.count()
 
@@ -45,22 +59,22 @@ def map(func, *inputs, out=None, return_kernel: bool = False, block_dim: int | N
                         f"arguments ({n_params})")
     descs, types = [], []
     for x in inputs:
-        if isinstance(x, (array, indexedarray)):
+        if isinstance(x, _ARRAYS):
             t = to_ir(x.dtype)
-            descs.append(("array", type(x) is indexedarray, t, x.ndim, tuple(d == 1 for d in x.shape)))
+            descs.append(("array", _family(x), t, x.ndim, tuple(d == 1 for d in x.shape)))
             if device is None:
                 device = x.device
         else:
             t = type_of_value(x)
             descs.append(("value", t))
         types.append(t)
-    shapes = [x.shape for x in inputs if isinstance(x, (array, indexedarray))]
+    shapes = [x.shape for x in inputs if isinstance(x, _ARRAYS)]
     if not shapes:
         raise ValueError("map requires at least one warp.array input")
     out_shape = _broadcast(shapes)
-    kinds = () if out is None else tuple(type(o) is indexedarray for o in (out if isinstance(out, (list, tuple))
-                                                                             else [out]))
-    out_kinds = kinds if any(kinds) else None  # regular arrays, given or allocated, share the kernel
+    kinds = () if out is None else tuple(_family(o) if isinstance(o, _ARRAYS) else "array"
+                                         for o in (out if isinstance(out, (list, tuple)) else [out]))
+    out_kinds = kinds if any(k != "array" for k in kinds) else None  # regular arrays, given or allocated, share it
     cache_key = (key, tuple(descs), out_kinds)
     cached = map_cache.get(cache_key)
     if cached is None:
@@ -183,11 +197,11 @@ def _result_types(callee, name: str, types) -> tuple[T.Type, ...]:
 def _make_kernel(callee, name: str, inputs, types, results, out_shape, out_kinds) -> Kernel:
     tids = [f"__tid_{i}" for i in range(len(out_shape))]
     params, loads, args = [], [], []
-    namespace: dict = {"__f": callee, "__array": array, "__indexedarray": indexedarray}
+    namespace: dict = {"__f": callee, **{f"__{k}": v for k, v in _FAMILIES.items()}}
     for i, (x, t) in enumerate(zip(inputs, types)):
         namespace[f"__t{i}"] = t
-        if isinstance(x, (array, indexedarray)):
-            kind = "__indexedarray" if type(x) is indexedarray else "__array"
+        if isinstance(x, _ARRAYS):
+            kind = f"__{_family(x)}"
             params.append(f"a{i}_array: {kind}(dtype=__t{i}, ndim={x.ndim})")
             idx = [("0" if d == 1 else tids[len(tids) - x.ndim + k]) for k, d in enumerate(x.shape)]
             loads.append(f"    a{i} = a{i}_array[{', '.join(idx)}]")
@@ -196,7 +210,7 @@ def _make_kernel(callee, name: str, inputs, types, results, out_shape, out_kinds
         args.append(f"a{i}")
     for k, r in enumerate(results):
         namespace[f"__r{k}"] = r
-        kind = "__indexedarray" if out_kinds is not None and k < len(out_kinds) and out_kinds[k] else "__array"
+        kind = f"__{out_kinds[k]}" if out_kinds is not None and k < len(out_kinds) else "__array"
         params.append(f"__out_{k}: {kind}(dtype=__r{k}, ndim={len(out_shape)})")
     at = ", ".join(tids)
     body = [f"    {at} = __tid()", *loads]
@@ -213,10 +227,10 @@ def _make_kernel(callee, name: str, inputs, types, results, out_shape, out_kinds
 def _outputs(out, results, out_shape, inputs, device) -> list:
     names = ", ".join(_type_name(r) for r in results)
     if out is None:
-        rg = any(getattr(x, "requires_grad", False) for x in inputs if isinstance(x, (array, indexedarray)))
+        rg = any(getattr(x, "requires_grad", False) for x in inputs if isinstance(x, _ARRAYS))
         return [empty(out_shape, dtype=class_for(r) if not isinstance(r, T.StructType) else r.pyclass,
                       device=device, requires_grad=rg and T.is_differentiable_type(r)) for r in results]
-    if len(results) == 1 and isinstance(out, (array, indexedarray)):
+    if len(results) == 1 and isinstance(out, _ARRAYS):
         outs = [out]
     elif len(results) > 1 and isinstance(out, (list, tuple)):
         if len(out) != len(results):
@@ -279,4 +293,4 @@ def install_array_operators(*classes) -> None:
         cls.__array_priority__ = 1000.0
 
 
-install_array_operators(array, indexedarray)
+install_array_operators(array, indexedarray, fabricarray, indexedfabricarray)

@@ -77,8 +77,9 @@ class UnionAnnotationError(CompileError, RuntimeError):
     """A kernel or func parameter annotated with a Union (``a: X | Y``): a RuntimeError, as Warp raises."""
 
 
-class LaunchError(Error):
-    """A launch was given arguments that do not match the kernel signature."""
+class LaunchError(Error, RuntimeError):
+    """A launch was given arguments that do not match the kernel signature (also a ``RuntimeError``, as Warp raises
+    for launch arguments)."""
 
 
 class StructFieldError(Error, TypeError):

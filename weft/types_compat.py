@@ -293,6 +293,26 @@ def get_type_code(t) -> str:
     ir = _ir(t)
     if ir is None:
         raise TypeError(f"Unrecognized type '{t}'")
+    return _ir_code(ir)
+
+
+_SCALAR_CODES = {"bool": "b", "int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8", "uint8": "u1", "uint16": "u2",
+                 "uint32": "u4", "uint64": "u8", "float16": "f2", "bfloat16": "bf2", "float32": "f4", "float64": "f8"}
+
+
+def _ir_code(ir) -> str:
+    """Warp's type codes: ``f4``, ``v3f4``, ``m33f8``, ``qf4``, ``tf4``; structs by their key."""
+    if isinstance(ir, T.ScalarType):
+        return _SCALAR_CODES[ir.name]
+    if isinstance(ir, T.VectorType):
+        s = _SCALAR_CODES[ir.scalar.name]
+        if ir.flavor is T.VecFlavor.QUAT:
+            return f"q{s}"
+        if ir.flavor is T.VecFlavor.TRANSFORM:
+            return f"t{s}"
+        return f"v{ir.length}{s}"
+    if isinstance(ir, T.MatrixType):
+        return f"m{ir.rows}{ir.cols}{_SCALAR_CODES[ir.scalar.name]}"
     if isinstance(ir, T.StructType):
         return ir.key
     if isinstance(ir, T.GenericType):

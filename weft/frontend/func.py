@@ -20,7 +20,14 @@ def reject_union_annotations(fn: Callable, what: str) -> None:
     import types
     import typing
 
+    from ..errors import KernelTypeError
+    from ..runtime.annotations import check_not_array_value
+
     for name, ann in getattr(fn, "__annotations__", {}).items():
+        try:
+            check_not_array_value(ann, f"{what} {fn.__name__} parameter '{name}'")
+        except TypeError as exc:
+            raise KernelTypeError(str(exc)) from None
         if typing.get_origin(ann) is typing.Union or isinstance(ann, types.UnionType):
             where = "the return type" if name == "return" else f"parameter '{name}'"
             raise UnionAnnotationError(f"{what} {fn.__name__}: {where} is annotated {ann!r}: Union type annotations "

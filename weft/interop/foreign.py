@@ -29,7 +29,7 @@ def as_weft_array(obj, t: T.ArrayType | None = None):
         TypeError: ``obj`` is not an array, or its element type does not match.
     """
 
-    if isinstance(obj, array):
+    if issubclass(type(obj), array):  # the real class (an object may claim __class__ = array)
         return obj
     dtype = t.dtype if t is not None and not t.is_generic else None
     if _is_torch_tensor(obj):

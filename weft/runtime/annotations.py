@@ -145,6 +145,20 @@ def parse_subscript(annotation_cls: type, name: str, params) -> _ArrayAnnotation
     return annotation_cls(dtype, ndim)
 
 
+def reject_subclass_subscript(cls: type, family: type) -> None:
+    """``MyArray[float]`` for a user subclass of an array family: an error (kernels see only the families)."""
+    if cls is not family:
+        raise TypeError(f"Subscript syntax not supported on {cls.__name__} (a subclass of wp.{family.__name__}); "
+                        f"annotate with wp.{family.__name__}[...] and pass {cls.__name__} instances")
+
+
+def check_not_array_value(ann, where: str) -> None:
+    """An array with data (``a: my_array``) used as a type annotation: a TypeError naming ``where``."""
+    if getattr(ann, "_annotation", True) is False and callable(getattr(ann, "_value_ir", None)):
+        raise TypeError(f"{where}: the annotation is an array instance ({type(ann).__name__} with data), not a type "
+                        f"annotation; use e.g. wp.array[float]")
+
+
 def _canonical_dtype(dtype):
     """``float`` / ``int`` / ``bool`` / NumPy scalar types -> weft scalars; anything else as given."""
     try:

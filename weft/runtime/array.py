@@ -220,8 +220,9 @@ class array:
     def __class_getitem__(cls, params):
         """``wp.array[dtype]`` and ``wp.array[dtype, ndim]`` (``ndim`` an int, ``Literal[n]`` or ``Any``): a
         lightweight annotation (weft/runtime/annotations.py)."""
-        from .annotations import _ArrayAnnotation, parse_subscript
+        from .annotations import _ArrayAnnotation, parse_subscript, reject_subclass_subscript
 
+        reject_subclass_subscript(cls, array)
         return parse_subscript(_ArrayAnnotation, "array", params)
 
     # ------------------------------------------------------------------ properties

@@ -13,9 +13,10 @@ def copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int = 0, s
     Recorded on an active Tape: its adjoint adds ``dest.grad`` into ``src.grad``. Fabric arrays (``wp.fabricarray``,
     ``wp.indexedfabricarray``) copy to and from arrays of the same size and dtype (no gradient, as in Warp)."""
     from .fabric import _FabricBase
+    from .indexed import indexedarray
 
-    if isinstance(dest, _FabricBase) or isinstance(src, _FabricBase):
-        _fabric_copy(dest, src, dest_offset, src_offset, count)
+    if isinstance(dest, (_FabricBase, indexedarray)) or isinstance(src, (_FabricBase, indexedarray)):
+        _gather_copy(dest, src, dest_offset, src_offset, count)
         return
     _raw_copy(dest, src, dest_offset, src_offset, count, stream)
     from .tape import record_copy
@@ -47,25 +48,33 @@ def _raw_copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int =
     dest._mark_written()
 
 
-def _fabric_copy(dest, src, dest_offset: int, src_offset: int, count: int) -> None:
-    """Element copies with a Fabric array on either side, through the host (whole arrays, as Warp copies them)."""
+def _gather_copy(dest, src, dest_offset: int, src_offset: int, count: int) -> None:
+    """Element copies with an indexed or Fabric array on either side, through the host (whole arrays, as Warp copies
+    them; not recorded on a Tape)."""
     from .array import array
     from .fabric import _FabricBase
+    from .indexed import indexedarray
 
+    kinds = (array, indexedarray, _FabricBase)
     for side, a in (("dest", dest), ("src", src)):
-        if not isinstance(a, (array, _FabricBase)) or a._annotation:
-            raise Error(f"wp.copy: {side} must be a weft array or Fabric array with data, got {type(a).__name__}")
+        if not isinstance(a, kinds) or a._annotation:
+            raise Error(f"wp.copy: {side} must be an array (regular, indexed or Fabric) with data, got "
+                        f"{type(a).__name__}")
     if dest_offset or src_offset or (count and count != src.size):
-        raise Error("wp.copy: offsets and partial counts are not supported with Fabric arrays (copy whole arrays)")
+        raise Error("wp.copy: offsets and partial counts are not supported with indexed or Fabric arrays (copy "
+                    "whole arrays)")
     if dest._ir != src._ir:
         raise Error(f"wp.copy: dtype mismatch (dest {dest._ir}, src {src._ir})")
     if dest.size != src.size:
         raise Error(f"wp.copy: size mismatch (dest {dest.size} elements, src {src.size})")
     if src.size == 0:
         return
-    values = src.numpy() if isinstance(src, _FabricBase) else src.numpy().reshape((src.size, *src.numpy().shape[src.ndim:]))
+    host = src.numpy()
+    values = host.reshape((src.size, *host.shape[src.ndim:]))
     if isinstance(dest, _FabricBase):
         dest._check_data("wp.copy")
         dest._scatter(lambda n: values)
+    elif isinstance(dest, indexedarray):
+        dest._set(values.reshape(dest.shape + values.shape[1:]))
     else:
         dest.assign(array(values.reshape(dest.shape + values.shape[1:]), dtype=dest.dtype, device="cpu"))

@@ -30,7 +30,12 @@ from ..types.composite import vector as _vector
 from ..types.layout import FABRIC_DESC, INDEXED_FABRIC_DESC
 from ..types.mapping import to_ir
 from . import device as D
-from .annotations import _FabricArrayAnnotation, _IndexedFabricArrayAnnotation, parse_subscript
+from .annotations import (
+    _FabricArrayAnnotation,
+    _IndexedFabricArrayAnnotation,
+    parse_subscript,
+    reject_subclass_subscript,
+)
 from .array import array
 
 DType = typing.TypeVar("DType")
@@ -90,6 +95,7 @@ class _FabricBase:
     _annotation = False
 
     def __class_getitem__(cls, params):
+        reject_subclass_subscript(cls, fabricarray if issubclass(cls, fabricarray) else indexedfabricarray)
         if issubclass(cls, fabricarray):
             return parse_subscript(_FabricArrayAnnotation, "fabricarray", params)
         return parse_subscript(_IndexedFabricArrayAnnotation, "indexedfabricarray", params)

@@ -10,7 +10,7 @@ import numpy as np
 from ..ir import types as T
 from ..types import scalars as S
 from ..types.mapping import to_ir
-from .annotations import _IndexedArrayAnnotation, parse_subscript
+from .annotations import _IndexedArrayAnnotation, parse_subscript, reject_subclass_subscript
 from .array import array
 
 
@@ -20,9 +20,12 @@ class indexedarray:
     ``indices`` holds one int32 array (or None for "all") per dimension of ``data``.
     """
 
+    requires_grad = False  # an indexed view carries no gradient of its own
+
     def __class_getitem__(cls, key):
         """``wp.indexedarray[float]`` (one dimension) or ``wp.indexedarray[float, 2]`` / ``[float, Literal[2]]``:
         a lightweight annotation (weft/runtime/annotations.py)."""
+        reject_subclass_subscript(cls, indexedarray)
         return parse_subscript(_IndexedArrayAnnotation, "indexedarray", key)
 
     def __init__(self, data: array | None = None, indices=None, dtype=None, ndim=None):
@@ -91,13 +94,31 @@ class indexedarray:
     def fill_(self, value) -> indexedarray:
         """Set every selected element of the underlying array to ``value`` (through the host: in place on the CPU,
         a round trip for device memory)."""
+        return self._set(np.asarray(value))
+
+    def _set(self, values: np.ndarray) -> indexedarray:
+        """Write ``values`` (broadcast to the selection) into the selected elements of the underlying array."""
         host = self.data.device.impl.host_memory and self.data.is_contiguous
         src = self.data.numpy() if host else self.data.numpy().copy()
-        src[self._selection(src)] = np.asarray(value)
+        src[self._selection(src)] = values
         if not host:
             self.data.assign(src)
         self._mark_written()
         return self
+
+    def assign(self, src) -> indexedarray:
+        """Copy ``src`` (an array of any family, or anything ``wp.array(...)`` takes) into the selected elements."""
+        from .copy import copy
+
+        copy(self, src if hasattr(src, "numpy") else array(src, dtype=self.dtype, device="cpu"))
+        return self
+
+    def contiguous(self) -> array:
+        """A contiguous copy of the selected elements (a weft array on the same device)."""
+        return array(self.numpy(), dtype=self.dtype, device=self.device)
+
+    def list(self) -> list:
+        return self.contiguous().list()
 
     def zero_(self) -> indexedarray:
         return self.fill_(0)

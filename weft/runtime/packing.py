@@ -97,16 +97,28 @@ def _array_packer(t: T.ArrayType, where, device_of: Callable) -> Callable:
     def _slow(v):
         if v is None:
             return bytes(layout(t).size)  # a null array: accesses fail (bounds-checked in debug mode)
-        if not isinstance(v, array):
+        if getattr(v, "_annotation", False) is True or isinstance(v, _other_families()):
+            raise LaunchError(f"{where()} expects an array of type array(ndim={ndim}, dtype={dtype}), but passed "
+                              f"value has type {type(v).__name__}")
+        if not issubclass(type(v), array):  # the real class: an object claiming __class__ = array is foreign
             v = wrap_foreign(v, t, where)
         if v._annotation:
             raise LaunchError(f"{where()}: got an array annotation, not an array with data")
         if v._ir != dtype:
             raise LaunchError(f"{where()}: expected an array of dtype {dtype}, got dtype {v._ir}")
         if v.ndim != ndim:
-            raise LaunchError(f"{where()}: expected a {ndim}-D array, got a {v.ndim}-D array of shape {v.shape}")
+            raise LaunchError(f"{where()}: expected an array with {ndim} dimension(s), got {v.ndim} dimension(s) "
+                              f"(shape {v.shape})")
         return _desc(v)
     return pack
+
+
+def _other_families() -> tuple:
+    """Array families a plain-array parameter does not take."""
+    from .fabric import _FabricBase
+    from .indexed import indexedarray
+
+    return (indexedarray, _FabricBase)
 
 
 def _indexed_packer(t: T.ArrayType, where) -> Callable:
@@ -117,11 +129,13 @@ def _indexed_packer(t: T.ArrayType, where) -> Callable:
         if isinstance(v, array) and not v._annotation:
             v = indexedarray(v)  # a plain array is an indexed array with no index arrays
         if not isinstance(v, indexedarray) or v._annotation:
-            raise LaunchError(f"{where()}: expected a wp.indexedarray of {t.dtype}, got {type(v).__name__}")
+            raise LaunchError(f"{where()} expects an array of type indexedarray(ndim={t.ndim}, dtype={t.dtype}), but "
+                              f"passed value has type {type(v).__name__}")
         if v._ir != t.dtype:
             raise LaunchError(f"{where()}: expected an indexed array of dtype {t.dtype}, got dtype {v._ir}")
         if v.ndim != t.ndim:
-            raise LaunchError(f"{where()}: expected a {t.ndim}-D indexed array, got a {v.ndim}-D one")
+            raise LaunchError(f"{where()}: expected an indexed array with {t.ndim} dimension(s), got {v.ndim} "
+                              f"dimension(s)")
         return v.desc
     return pack
 
@@ -135,12 +149,12 @@ def _fabric_packer(t: T.ArrayType, where) -> Callable:
 
     def pack(v):
         if not isinstance(v, cls) or v._annotation:
-            got = "an annotation" if isinstance(v, cls) else type(v).__name__
-            raise LaunchError(f"{where()}: expected {what} of {t.dtype}, got {got}")
+            raise LaunchError(f"{where()} expects an array of type {cls.__name__}(ndim={t.ndim}, dtype={t.dtype}) "
+                              f"({what}), but passed value has type {type(v).__name__}")
         if v._ir != t.dtype:
             raise LaunchError(f"{where()}: expected {what} of dtype {t.dtype}, got dtype {v._ir}")
         if v.ndim != t.ndim:
-            raise LaunchError(f"{where()}: expected {what} with ndim {t.ndim}, got ndim {v.ndim}")
+            raise LaunchError(f"{where()}: expected {what} with {t.ndim} dimension(s), got {v.ndim} dimension(s)")
         return v.desc
     return pack
 
@@ -152,7 +166,8 @@ def wrap_foreign(v, t: T.ArrayType, where):
     try:
         return as_weft_array(v, t)
     except (TypeError, ValueError) as exc:
-        raise LaunchError(f"{where()}: expected a weft array of {t.dtype}, got {type(v).__name__} ({exc})") from None
+        raise LaunchError(f"{where()} expects an array of type array(ndim={t.ndim}, dtype={t.dtype}), but passed "
+                          f"value has type {type(v).__name__} ({exc})") from None
 
 
 def make_packer(t: T.Type, where: Callable[[], str], device_of: Callable | None = None) -> Callable:

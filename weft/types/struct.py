@@ -213,6 +213,8 @@ class StructVar:
 
 def struct(cls):
     """Decorator: turn an annotated class into a weft struct type."""
+    from ..runtime.annotations import check_not_array_value
+
     hints = typing.get_type_hints(cls) if not any(isinstance(v, str) for v in cls.__annotations__.values()) \
         else {k: eval(v, vars(sys.modules[cls.__module__])) if isinstance(v, str) else v
               for k, v in cls.__annotations__.items()}
@@ -220,6 +222,7 @@ def struct(cls):
     for name, ann in cls.__annotations__.items():
         ann = hints.get(name, ann)
         try:
+            check_not_array_value(ann, f"field '{name}'")
             ft = to_ir(ann)
         except TypeError as exc:
             raise TypeError(f"struct {cls.__name__} field '{name}': {exc}") from None
