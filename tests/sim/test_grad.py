@@ -105,9 +105,10 @@ def _assigned_rollout(shift: float = 0.0):
 
 def test_materials_assigned_on_the_tape(taped):
     """warp.sim's softbody_properties pattern: a kernel on the tape writes k_mu and k_lambda from parameters. The
-    parameters get the materials' gradients; tet_materials.grad keeps only the damping column: the assignment's
-    adjoint consumes the gradient of the values it overwrote, which is the true gradient of the array's contents
-    before the launch (zero: they do not reach the loss). Warp 1.7.2 leaves the overwritten values' gradient there."""
+    parameters get the materials' gradients; tet_materials.grad keeps only the damping column: the kernel stores
+    into the array twice per thread, so its store adjoints consume the gradient they read (docs/autodiff.md), which
+    leaves the gradient of the array's contents before the launch (zero: they do not reach the loss). Warp 1.7.2
+    leaves the overwritten values' gradient there."""
     m, params, tape, loss = _assigned_rollout()
     tape.backward(loss)
     g = params.grad.numpy()
