@@ -193,3 +193,21 @@ def test_build_runtime_ahead(tmp_path):
     assert set(built) == {lib.symbol for lib in rt.LIBRARIES} and all(len(p) == 1 for p in built.values())
     assert "compiled" not in outs[1] and outs[1].count("loaded weft_runtime_fft") == len(rt.LIBRARIES)
     assert not (cache / "cpu").exists() or not list((cache / "cpu").rglob("*.so"))
+
+
+def test_geometry_library_lives_in_the_runtime_directory():
+    """The geometry library (weft/native/geometry/library.cpp) is a runtime library too: one entry in the runtime
+    directory, none in the kernel cache (a new kernel cache does not compile it again)."""
+    import weft as wp
+    from weft.geometry import native
+    from weft.toolchain import cache
+    from weft.toolchain import runtime as rt
+    from weft.toolchain.options import CpuOptions
+
+    native.lib()
+    source = (cache.native_dir() / "geometry" / "library.cpp").read_text()
+    key = rt.source_key(source, CpuOptions())
+    path = cache.lookup(cache.RUNTIME, key, "so")
+    assert path is not None and path.is_relative_to(wp.config.runtime_dir())
+    assert not path.is_relative_to(wp.config.cache_dir())
+    assert cache.lookup("cpu", key, "so") is None

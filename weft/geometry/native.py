@@ -1,4 +1,6 @@
-"""The geometry library (``weft/native/geometry/library.cpp``): compiled once per cache, loaded on first use.
+"""The geometry library (``weft/native/geometry/library.cpp``): compiled once per machine into the runtime library
+directory (``wp.config.runtime_cache_dir``, shared by every kernel cache, like the FFT runtime libraries; see
+toolchain/runtime.py), loaded on first use.
 
 Kernel modules that use geometry ops export ``weft_geometry_attach``; a toolchain load hook hands them the
 library's object registry, through which they resolve Mesh / Bvh / HashGrid ids.
@@ -10,7 +12,8 @@ import ctypes
 import threading
 
 from ..toolchain import build as _build
-from ..toolchain.cache import native_dir
+from ..toolchain import runtime as _runtime
+from ..toolchain.cache import RUNTIME, native_dir
 from ..toolchain.options import CpuOptions
 
 _lib: ctypes.CDLL | None = None
@@ -44,14 +47,16 @@ _SIGNATURES = {
 
 
 def lib() -> ctypes.CDLL:
-    """The loaded geometry library (compiled on first call, then served from the kernel cache)."""
+    """The loaded geometry library (compiled on first call, then served from the runtime library directory)."""
     global _lib
     if _lib is not None:
         return _lib
     with _lock:
         if _lib is None:
             source = (native_dir() / "geometry" / "library.cpp").read_text()
-            loaded = _build.build_cpu(source, CpuOptions(), "weft_geometry")
+            options = CpuOptions()
+            loaded = _build.build_cpu(source, options, "weft_geometry", kind=RUNTIME,
+                                      key=_runtime.source_key(source, options))
             for name, (restype, argtypes) in _SIGNATURES.items():
                 fn = getattr(loaded, name, None)
                 if fn is None:

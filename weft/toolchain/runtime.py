@@ -83,13 +83,19 @@ _loaded: dict[str, ctypes.CDLL] = {}
 
 def key(lib: RuntimeLibrary, opts=None) -> str:
     """The library's cache key (kind cache.RUNTIME) for build options ``opts`` (default: ``options()``)."""
+    return source_key(lib.source, opts or options())
+
+
+def source_key(source: str, opts) -> str:
+    """The runtime-directory key of a native library built from ``source`` with ``opts``: the source, the native
+    headers, the compiler (path and version), the flags and the CPU; not weft's version (also used for the geometry
+    library, weft/geometry/native.py)."""
     from . import cache
     from .compiler import find_compiler, host_target
 
-    opts = opts or options()
     cc = find_compiler()
-    return cache.make_key("runtime", lib.source, cache.headers_digest(), cc.path, cc.version,
-                          opts.key_flags(cc.is_clang), host_target())
+    return cache.make_key("runtime", source, cache.headers_digest(), cc.path, cc.version, opts.key_flags(cc.is_clang),
+                          host_target())
 
 
 def options():
