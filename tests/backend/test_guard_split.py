@@ -260,3 +260,74 @@ def test_tile_kernels_are_not_split():
     y = wp.zeros(8, dtype=float)
     wp.launch(tile_with_wrap, dim=8, inputs=[wp.array(x), y], block_dim=8)
     np.testing.assert_allclose(y.numpy(), np.roll(x, -1) + (np.arange(8) < 4))
+
+
+@wp.func
+def lookup(f: wp.array2d(dtype=float), x: int, y: int, w: int, h: int):
+    # the boundary handling of Warp's grid-fluid example (lookup_float)
+    x = wp.clamp(x, 0, w - 1)
+    y = wp.clamp(y, 0, h - 1)
+    return f[x, y]
+
+
+@wp.kernel
+def clamped_stencil(w: int, h: int, p: wp.array2d(dtype=float), out: wp.array2d(dtype=float)):
+    i, j = wp.tid()
+    s = lookup(p, i - 1, j, w, h) + lookup(p, i + 1, j, w, h) + lookup(p, i, j - 1, w, h) + lookup(p, i, j + 1, w, h)
+    out[i, j] = s + 0.5 * p[i, wp.min(j + 2, h - 1)] - 0.25 * p[i, wp.max(j - 3, 0)]
+
+
+def test_clamped_index_identity():
+    args = [4, 4, wp.zeros((2, 2)), wp.zeros((2, 2))]
+    fn = clamped_stencil._lower(clamped_stencil.infer_types(args), False, None).fn
+    plan = plan_guards(fn)
+    # the inner index's clamps: clamp(j, ...) (one after CSE), clamp(j - 1), clamp(j + 1), min(j + 2), max(j - 3)
+    assert plan is not None and len(plan.identities) == 5
+    src = Renderer(fn, RenderOptions()).render_module()
+    body = src[src.index("void fwd_body"):src.index("void fwd_known")]
+    known = src[src.index("void fwd_known"):src.index("void fwd_clip")]
+    # the outer index's clamps are left (hoisted out of the row loop)
+    assert known.count("weft::clamp(") == body.count("weft::clamp(") - 3 and "weft::min(" not in known
+
+
+@pytest.mark.parametrize("shape,bounds", [((6, 40), (6, 40)), ((3, 3), (3, 3)), ((2, 1), (2, 1)), ((5, 17), (5, 9)),
+                                          ((4, 12), (4, 30))])
+def test_clamped_stencil(shape, bounds):
+    # bounds below the grid clamp inside it; above it, u is wide enough for the unclamped reads
+    w, h = bounds
+    rows, cols = shape
+    p = np.random.default_rng(9).random((max(rows, w) + 1, max(cols, h) + 3)).astype(np.float32)
+    out = wp.zeros(shape, dtype=float)
+    wp.launch(clamped_stencil, dim=shape, inputs=[w, h, wp.array(p), out])
+    i, j = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+
+    def lk(x, y):
+        return p[np.clip(x, 0, w - 1), np.clip(y, 0, h - 1)]
+
+    ref = (lk(i - 1, j) + lk(i + 1, j) + lk(i, j - 1) + lk(i, j + 1) + 0.5 * p[i, np.minimum(j + 2, h - 1)]
+           - 0.25 * p[i, np.maximum(j - 3, 0)])
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-6, atol=1e-6)
+
+
+@wp.kernel
+def branch_locals(n: int, c: int, u: wp.array2d(dtype=float), out: wp.array2d(dtype=float)):
+    # a local rebound in one branch: the other branch (and the code after the If) must not take that value's wrap
+    i, j = wp.tid()
+    x = j + 1
+    v = 0.0
+    if u[i, j] > 0.5:  # data-dependent: not decided by the plan
+        x = j - 3
+        v = u[i, wrap(x, n)]
+    else:
+        v = u[i, x % n]
+    out[i, j] = v + u[i, wrap(x, n)]
+
+
+def test_locals_rebound_in_branches():
+    n = 12
+    u = np.random.default_rng(10).random((4, n)).astype(np.float32)
+    out = wp.zeros((4, n), dtype=float)
+    wp.launch(branch_locals, dim=(4, n), inputs=[n, 2, wp.array(u), out])
+    i, j = np.meshgrid(np.arange(4), np.arange(n), indexing="ij")
+    x = np.where(u > 0.5, j - 3, j + 1)
+    np.testing.assert_allclose(out.numpy(), 2.0 * u[i, x % n], rtol=1e-6)

@@ -14,11 +14,13 @@ Row-invariant values are kernel parameters that are never reassigned, constants,
 int32 arithmetic on them (``add``, ``sub``, ``mul``, ``copy``, ``min``, ``max``); the clip function recomputes them
 with the same statements as the body, so they have the same values.
 
-Periodic indices split the same way. ``(j + c) % n`` (c a constant, n row-invariant; the ``cyclic_index`` helper of
+Periodic and clamped indices split the same way. ``(j + c) % n`` (c a constant, n row-invariant; the ``cyclic_index`` helper of
 Warp's stencil examples) equals ``j + c`` wherever 0 <= j + c < n: the plan lists it as an identity with those two
 bounds, the specialised body renders the copy instead of the division (which keeps a loop scalar: no SIMD integer
 division), and comparisons that the bounds decide (``ret < 0``, ``ret >= n``: the wrap fix-up of a C-style ``%``)
-become constants too, so the fix-up branch folds and the loads at ``j + c`` are contiguous.
+become constants too, so the fix-up branch folds and the loads at ``j + c`` are contiguous. Clamped indices
+(``clamp(j + c, 0, m - 1)``, ``min(j + 1, m - 1)``, ``max(j - 1, 0)``: the boundary handling of Warp's grid-fluid
+example) are ``j + c`` between their bounds, also for c = 0.
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ _NEGATE = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "eq": "ne", "ne": "eq
 _OFFSET = frozenset({"add", "sub"})
 #: the remainder op: ``(j + c) % n`` is ``j + c`` on 0 <= j + c < n
 _WRAP = frozenset({"mod"})
+#: clamping ops: ``clamp(j + c, lo, hi)``, ``min(j + c, hi)``, ``max(j + c, lo)`` are ``j + c`` inside the bounds
+_CLAMP = frozenset({"clamp"})
+_MIN = frozenset({"min"})
+_MAX = frozenset({"max"})
 
 
 class Side(enum.Enum):
@@ -302,6 +308,18 @@ def _wrap_identities(body: list[Stmt], inner_tid: Var, is_invariant, known: dict
                         ranges.append(InnerRange(Side.UPPER, args[1], -o))
                         offset[d.id] = o
                         within[d.id] = args[1]
+                elif name in _CLAMP | _MIN | _MAX and isinstance(args[0], Var) and facts(args[0])[0] is not None:
+                    # clamp(x, lo, hi) == x on lo <= x <= hi; min(x, hi) on x <= hi; max(x, lo) on x >= lo
+                    o = facts(args[0])[0]
+                    lo = args[1] if name in _CLAMP | _MAX else None
+                    hi = args[2] if name in _CLAMP else args[1] if name in _MIN else None
+                    if len(args) == (3 if name in _CLAMP else 2) and all(b is None or is_invariant(b) for b in (lo, hi)):
+                        identities.append(Identity(d, args[0]))
+                        if lo is not None:
+                            ranges.append(InnerRange(Side.LOWER, lo, -o))
+                        if hi is not None:
+                            ranges.append(InnerRange(Side.UPPER, hi, 1 - o))
+                        offset[d.id] = o
                 elif name in _CMP and d.id not in decided:
                     a, b = args
                     op = name
@@ -323,8 +341,13 @@ def _wrap_identities(body: list[Stmt], inner_tid: Var, is_invariant, known: dict
                 if isinstance(s.cond, Var) and s.cond.id in decided:
                     visit(s.then if decided[s.cond.id] else s.orelse)
                     continue
-                visit(s.then)
-                visit(s.orelse)
+                before = dict(local_offset), dict(local_within)
+                for branch in (s.then, s.orelse):  # each branch starts from the locals' values before the If
+                    local_offset.clear(), local_within.clear()
+                    local_offset.update(before[0]), local_within.update(before[1])
+                    visit(branch)
+                local_offset.clear(), local_within.clear()
+                local_offset.update(before[0]), local_within.update(before[1])
                 for vid in assigned(s.then) | assigned(s.orelse):
                     local_offset.pop(vid, None)
                     local_within.pop(vid, None)
