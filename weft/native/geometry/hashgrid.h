@@ -128,7 +128,7 @@ WEFT_FN bool hash_grid_query_next(hash_grid_query_t& q, int32& index) {
     const geo::HashGridData* g = q.grid;
     if (g == nullptr) return false;
     while (true) {
-        if (q.cur >= q.end && !geo::hash_grid_advance(q)) return false;
+        if (__builtin_expect(q.cur >= q.end, 0) && !geo::hash_grid_advance(q)) return false;
         const int32 pos = q.cur++;
         if (q.grouped && g->sorted_groups != nullptr && g->sorted_groups[pos] != q.group) continue;
         index = g->sorted_ids[pos];
