@@ -365,6 +365,14 @@ struct SubtreeTask {
 // Subtrees of about this many internal nodes are the unit of work of the parallel build passes.
 static int32 subtree_cut(int32 m) { return std::max<int32>(2048, m / 256); }
 
+// Internal nodes below each child of a node of `size` internal nodes (itself included) in a depth-first tree: the
+// first child's subtree ends where the second child starts.
+static inline void child_sizes(const BvhNode& nd, int32 size, int32* out) {
+    const int32 l = nd.child[0], r = nd.child[1];
+    out[0] = l < 0 ? 0 : (r >= 0 ? r - l : size - 1);
+    out[1] = r < 0 ? 0 : size - 1 - out[0];
+}
+
 static void bvh_split(const BvhData* b, int32 cut, std::vector<SubtreeTask>& tasks, std::vector<int32>& top) {
     const int32 m = b->num_prims - 1;
     if (m < 1) return;
@@ -379,25 +387,11 @@ static void bvh_split(const BvhData* b, int32 cut, std::vector<SubtreeTask>& tas
         }
         top.push_back(t.root);
         const BvhNode& nd = b->nodes[t.root];
-        // the first child's subtree ends where the second child starts (depth-first order)
-        const int32 l = nd.child[0], r = nd.child[1];
-        const int32 lsize = l < 0 ? 0 : (r >= 0 ? r - l : t.count - 1);
-        if (r >= 0) stack.push_back({r, t.count - 1 - lsize});
-        if (l >= 0) stack.push_back({l, lsize});
+        int32 sizes[2];
+        child_sizes(nd, t.count, sizes);
+        if (nd.child[1] >= 0) stack.push_back({nd.child[1], sizes[1]});
+        if (nd.child[0] >= 0) stack.push_back({nd.child[0], sizes[0]});
     }
-}
-
-// Internal nodes in the subtree of internal node x of a depth-first tree: its last one is reached by always taking
-// the last internal child.
-static int32 subtree_size(const BvhData* b, int32 x) {
-    int32 last = x;
-    while (true) {
-        const BvhNode& nd = b->nodes[last];
-        const int32 next = nd.child[1] >= 0 ? nd.child[1] : nd.child[0];
-        if (next < 0) break;
-        last = next;
-    }
-    return last - x + 1;
 }
 
 // Node i's two child boxes: a leaf's primitive box, or the union of an internal child's own two boxes.
@@ -527,11 +521,13 @@ static void wide_quantize(const float (*clo)[3], const float (*chi)[3], int n, W
     }
 }
 
-// Make wide node `out` from binary internal node x: its children (binary node indices for internal ones) in ch.
-static int wide_make(const BvhData* b, int32 x, WideNode& out, int32* ch) {
+// Make wide node `out` from binary internal node x (with xsize internal nodes in its subtree): its children (binary
+// node indices for internal ones) in ch, their subtree sizes in sz.
+static int wide_make(const BvhData* b, int32 x, int32 xsize, WideNode& out, int32* ch, int32* sz) {
     float area[WIDE], clo[WIDE][3], chi[WIDE][3];
     int n = 0;
     const BvhNode& nd = b->nodes[x];
+    child_sizes(nd, xsize, sz);
     // the loads of the nodes expanded below are the pass's cost (a dependent miss each): start them early
     for (int c = 0; c < 2; ++c)
         if (nd.child[c] >= 0) __builtin_prefetch(b->nodes + nd.child[c]);
@@ -549,14 +545,18 @@ static int wide_make(const BvhData* b, int32 x, WideNode& out, int32* ch) {
         const BvhNode& sub = b->nodes[ch[best]];
         for (int c = 0; c < 2; ++c)
             if (sub.child[c] >= 0) __builtin_prefetch(b->nodes + sub.child[c]);
+        int32 ssz[2];
+        child_sizes(sub, sz[best], ssz);
         for (int i = n; i > best + 1; --i) {  // make room after best: its children replace it in order
             ch[i] = ch[i - 1];
+            sz[i] = sz[i - 1];
             area[i] = area[i - 1];
             std::copy(clo[i - 1], clo[i - 1] + 3, clo[i]);
             std::copy(chi[i - 1], chi[i - 1] + 3, chi[i]);
         }
         for (int c = 0; c < 2; ++c) {
             ch[best + c] = sub.child[c];
+            sz[best + c] = ssz[c];
             std::copy(sub.lo[c], sub.lo[c] + 3, clo[best + c]);
             std::copy(sub.hi[c], sub.hi[c] + 3, chi[best + c]);
             area[best + c] = half_area(sub.lo[c], sub.hi[c]);
@@ -571,11 +571,12 @@ static int wide_make(const BvhData* b, int32 x, WideNode& out, int32* ch) {
 
 struct WideItem {
     int32 x;     // binary internal node
+    int32 size;  // internal nodes in its subtree
     int32 slot;  // where the parent wide node refers to it: w * WIDE + i (-1 for the root)
 };
 
-// Wide nodes of the subtree at binary node x, numbered depth-first from `base`; `stop(x)` true: leave binary node x
-// to the caller (pushed on `rest` instead). Returns the number of wide nodes made.
+// Wide nodes of the subtree at binary node x, numbered depth-first from `base`; `stop(size)` true: leave an internal
+// child of that subtree size to the caller (pushed on `rest` instead). Returns the number of wide nodes made.
 template <typename Stop>
 static int32 wide_subtree(BvhData* b, WideItem root, int32 base, Stop stop, std::vector<WideItem>* rest) {
     WideItem stack[1024];  // at most 7 pending siblings per level of a tree at most 95 levels deep
@@ -585,13 +586,13 @@ static int32 wide_subtree(BvhData* b, WideItem root, int32 base, Stop stop, std:
         const WideItem it = stack[--sp];
         const int32 w = next++;
         if (it.slot >= 0) b->wide[it.slot / WIDE].child[it.slot % WIDE] = w;
-        int32 ch[WIDE];
-        const int n = wide_make(b, it.x, b->wide[w], ch);
+        int32 ch[WIDE], sz[WIDE];
+        const int n = wide_make(b, it.x, it.size, b->wide[w], ch, sz);
         // internal children become wide nodes: push in reverse so the first is numbered next
         for (int i = n - 1; i >= 0; --i) {
             if (ch[i] < 0) continue;
-            const WideItem c{ch[i], w * WIDE + i};
-            if (stop(ch[i])) rest->push_back(c);
+            const WideItem c{ch[i], sz[i], w * WIDE + i};
+            if (stop(sz[i])) rest->push_back(c);
             else stack[sp++] = c;
         }
     }
@@ -610,14 +611,14 @@ static int bvh_build_wide(BvhData* b) {
     std::vector<int32> base;
     int32 made = 0;
     if (m <= cut) {
-        roots.push_back({0, -1});
+        roots.push_back({0, m, -1});
     } else {
-        made = wide_subtree(b, {0, -1}, 0, [b, cut](int32 x) { return subtree_size(b, x) <= cut; }, &roots);
+        made = wide_subtree(b, {0, m, -1}, 0, [cut](int32 size) { return size <= cut; }, &roots);
     }
     base.resize(roots.size());
-    for (size_t k = 0; k < roots.size(); ++k) {
+    for (size_t k = 0; k < roots.size(); ++k) {  // each wide node absorbs at least one binary node
         base[k] = made;
-        made += subtree_size(b, roots[k].x);
+        made += roots[k].size;
     }
     const int32 count = int32(roots.size());
 #pragma omp parallel for schedule(dynamic, 1) if (m > PARALLEL_MIN)
