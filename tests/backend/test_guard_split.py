@@ -331,3 +331,29 @@ def test_locals_rebound_in_branches():
     i, j = np.meshgrid(np.arange(4), np.arange(n), indexing="ij")
     x = np.where(u > 0.5, j - 3, j + 1)
     np.testing.assert_allclose(out.numpy(), 2.0 * u[i, x % n], rtol=1e-6)
+
+
+@wp.kernel
+def point_source(n: int, s: int, u: wp.array2d(dtype=float), out: wp.array2d(dtype=float)):
+    # a guarded stencil with a point source inside the guard (Warp's FDTD example): the split must not assume the
+    # source row's `i == s`, which holds on one row only
+    i, j = wp.tid()
+    if i > 0 and j > 0 and i < n - 1 and j < n - 1:
+        v = u[i, j - 1] + u[i, j + 1]
+        if i == s and j == s:
+            v += 100.0
+        out[i, j] = v
+
+
+def test_point_source_does_not_pin_the_split():
+    args = [8, 3, wp.zeros((2, 2)), wp.zeros((2, 2))]
+    plan = plan_guards(point_source._lower(point_source.infer_types(args), False, None).fn)
+    assert plan is not None and len(plan.outer) == 2 and len(plan.inner) == 2  # i > 0, i < n - 1; j > 0, j < n - 1
+    n = 9
+    u = np.random.default_rng(11).random((n, n)).astype(np.float32)
+    out = wp.zeros((n, n), dtype=float)
+    wp.launch(point_source, dim=(n, n), inputs=[n, 4, wp.array(u), out])
+    ref = np.zeros_like(u)
+    ref[1:-1, 1:-1] = u[1:-1, :-2] + u[1:-1, 2:]
+    ref[4, 4] += 100.0
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-6)

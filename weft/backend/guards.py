@@ -190,6 +190,8 @@ def plan_guards(fn: Function) -> GuardPlan | None:
         elif b is inner_tid and is_invariant(a):
             op, bound = _FLIP[op], a
         elif is_invariant(a) and is_invariant(b):
+            if (op if value else _NEGATE[op]) == "eq":
+                continue  # holds on one row (a point source's ``if i == s and ...``): the others would all run the rim
             outer.append(OuterAtom(s.dsts[0], value))
             needed.add(s.dsts[0].id)
             continue
