@@ -703,6 +703,11 @@ class Lowerer:
                                node=node)
             if isinstance(t, T.ArrayType) and attr == "shape":
                 return ArrayShape(self.op("array_shape", [base], attrs=(k,), node=node) for k in range(t.ndim))
+            if isinstance(t, T.ArrayType) and attr == "size" \
+                    and t.kind in (T.ArrayKind.FABRIC, T.ArrayKind.FABRIC_INDEXED):
+                # a Fabric array's element count (Warp's uint64 `size` member)
+                n = self.op("array_shape", [base], attrs=(0,), node=node)
+                return self.op("cast", [n], attrs=(T.UINT64,), node=node)
             if isinstance(t, T.ArrayType) and attr == "ndim":
                 return Weak(t.ndim)
             if isinstance(t, T.ArrayType) and attr == "dtype":

@@ -23,7 +23,7 @@ struct fabricarray_t {
     int64 nbuckets;
     int32 shape[4];  // shape[0]: the number of elements
     int32 ndim;
-    int32 pad_;
+    int32 flags;  // bit 0: a backward replay's private copy (replayed stores and atomics write it)
 };
 
 // A Fabric array seen through one index array (element i is fa[indices[i]]).
@@ -126,6 +126,14 @@ WEFT_FN bool check(const indexedfabricarray_t<T>& a, const char* what, const cha
 }
 
 // Fabric arrays carry no gradient (as in Warp): their adjoints and backward replays do nothing
+#if !WEFT_CUDA
+namespace detail {
+template <typename T>
+inline ByteRange grad_bytes(const fabricarray_t<T>&) { return {nullptr, nullptr}; }
+template <typename T>
+inline ByteRange grad_bytes(const indexedfabricarray_t<T>&) { return {nullptr, nullptr}; }
+}  // namespace detail
+#endif
 template <bool C = false, typename T, typename... I>
 WEFT_FN void adj_load(const fabricarray_t<T>&, const T&, I...) {}
 template <bool C = false, typename T, typename... I>
@@ -150,27 +158,40 @@ template <typename T, typename... I>
 WEFT_FN void adj_atomic_minmax(const fabricarray_t<T>&, const T&, T&, I...) {}
 template <typename T, typename... I>
 WEFT_FN void adj_atomic_minmax(const indexedfabricarray_t<T>&, const T&, T&, I...) {}
+// backward replays write only into a private copy the Tape made (flag bit 0), as for plain arrays
 template <bool C = false, typename T, typename... I>
-WEFT_FN void replay_store(const fabricarray_t<T>&, const T&, I...) {}
+WEFT_FN void replay_store(const fabricarray_t<T>& a, const T& value, I... idx) {
+    if (a.flags & 1) store(a, value, idx...);
+}
 template <bool C = false, typename T, typename... I>
-WEFT_FN void replay_store(const indexedfabricarray_t<T>&, const T&, I...) {}
-#define WEFT_FABRIC_NO_REPLAY(NAME)                                                           \
-    template <typename T, typename... I>                                                      \
-    WEFT_FN T replay_##NAME(const fabricarray_t<T>&, const T&, I...) { return T(); }          \
-    template <typename T, typename... I>                                                      \
-    WEFT_FN T replay_##NAME(const indexedfabricarray_t<T>&, const T&, I...) { return T(); }
-WEFT_FABRIC_NO_REPLAY(atomic_add)
-WEFT_FABRIC_NO_REPLAY(atomic_sub)
-WEFT_FABRIC_NO_REPLAY(atomic_min)
-WEFT_FABRIC_NO_REPLAY(atomic_max)
-WEFT_FABRIC_NO_REPLAY(atomic_exch)
-WEFT_FABRIC_NO_REPLAY(atomic_and)
-WEFT_FABRIC_NO_REPLAY(atomic_or)
-WEFT_FABRIC_NO_REPLAY(atomic_xor)
-#undef WEFT_FABRIC_NO_REPLAY
+WEFT_FN void replay_store(const indexedfabricarray_t<T>& a, const T& value, I... idx) {
+    if (a.fa.flags & 1) store(a, value, idx...);
+}
+#define WEFT_FABRIC_REPLAY(NAME)                                                                      \
+    template <typename T, typename... I>                                                                 \
+    WEFT_FN T replay_##NAME(const fabricarray_t<T>& a, const T& v, I... idx) {                           \
+        return (a.flags & 1) ? NAME(a, v, idx...) : T();                                                 \
+    }                                                                                                    \
+    template <typename T, typename... I>                                                                 \
+    WEFT_FN T replay_##NAME(const indexedfabricarray_t<T>& a, const T& v, I... idx) {                    \
+        return (a.fa.flags & 1) ? NAME(a, v, idx...) : T();                                              \
+    }
+WEFT_FABRIC_REPLAY(atomic_add)
+WEFT_FABRIC_REPLAY(atomic_sub)
+WEFT_FABRIC_REPLAY(atomic_min)
+WEFT_FABRIC_REPLAY(atomic_max)
+WEFT_FABRIC_REPLAY(atomic_exch)
+WEFT_FABRIC_REPLAY(atomic_and)
+WEFT_FABRIC_REPLAY(atomic_or)
+WEFT_FABRIC_REPLAY(atomic_xor)
+#undef WEFT_FABRIC_REPLAY
 template <typename T, typename... I>
-WEFT_FN T replay_atomic_cas(const fabricarray_t<T>&, const T&, const T&, I...) { return T(); }
+WEFT_FN T replay_atomic_cas(const fabricarray_t<T>& a, const T& c, const T& v, I... idx) {
+    return (a.flags & 1) ? atomic_cas(a, c, v, idx...) : T();
+}
 template <typename T, typename... I>
-WEFT_FN T replay_atomic_cas(const indexedfabricarray_t<T>&, const T&, const T&, I...) { return T(); }
+WEFT_FN T replay_atomic_cas(const indexedfabricarray_t<T>& a, const T& c, const T& v, I... idx) {
+    return (a.fa.flags & 1) ? atomic_cas(a, c, v, idx...) : T();
+}
 
 }  // namespace weft

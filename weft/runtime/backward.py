@@ -53,6 +53,14 @@ def run_record_adjoint(rec) -> None:
     overrides = {}
     scratch = []  # keeps the replay buffers alive until the backward launch has run
     for i, a in enumerate(rec.args):
+        if hasattr(a, "_desc_flags") and i in rec.snapshots:  # a Fabric array the kernel updates in place
+            from .copy import _raw_copy
+
+            buf = rec.snapshots[i]._new_like_layout()
+            _raw_copy(buf, rec.snapshots[i])
+            scratch.append(buf)
+            overrides[i] = buf._desc_flags(abi.ARRAY_FLAG_REPLAY_WRITES)
+            continue
         if not hasattr(a, "desc_with"):
             continue
         flags = abi.ARRAY_FLAG_CONSUME_GRAD if i in rec.consume else 0

@@ -26,6 +26,12 @@ def copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int = 0, s
 
 def _raw_copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int = 0, stream=None) -> None:
     from .array import array
+    from .fabric import _FabricBase
+    from .indexed import indexedarray
+
+    if isinstance(dest, (_FabricBase, indexedarray)) or isinstance(src, (_FabricBase, indexedarray)):
+        _gather_copy(dest, src, dest_offset, src_offset, count)
+        return
 
     if not isinstance(dest, array) or not isinstance(src, array):
         raise Error("wp.copy(dest, src) needs two weft arrays")

@@ -36,7 +36,7 @@ from .annotations import (
     parse_subscript,
     reject_subclass_subscript,
 )
-from .array import array
+from .array import _Shared, array
 
 DType = typing.TypeVar("DType")
 NDim = typing.TypeVar("NDim")
@@ -102,6 +102,14 @@ class _FabricBase:
 
     def __len__(self) -> int:
         return self.size
+
+    @property
+    def _version(self) -> int:
+        """Write counter (shared by a Fabric array and its indexed views): the Tape's overwrite check reads it."""
+        return self._shared.version
+
+    def _mark_written(self) -> None:
+        self._shared.version += 1
 
     def __str__(self) -> str:
         if self._annotation:
@@ -208,6 +216,7 @@ class fabricarray(_FabricBase):
     _kind = T.ArrayKind.FABRIC
 
     def __init__(self, data=None, attrib=None, dtype=typing.Any, ndim=None):
+        self._shared = _Shared()
         self._table = None
         self.buckets = ()
         self.access = None
@@ -272,12 +281,29 @@ class fabricarray(_FabricBase):
             start += n
         if start > 2**31 - 1:
             raise FabricError(f"fabricarray: {start} elements: kernels index at most 2**31 - 1")
+        self._set_buckets(rows)
+
+    def _set_buckets(self, rows: list) -> None:
         self.buckets = tuple(rows)
-        self.size = start
-        self.shape = (start,)
+        self.size = rows[-1][1] if rows else 0
+        self.shape = (self.size,)
         if rows:
             table = np.array(rows, dtype=np.uint64).view(np.int64)
             self._table = array(table, dtype=S.int64, device=self.device)
+
+    def _new_like_layout(self) -> fabricarray | None:
+        """A Fabric array over fresh storage with this one's dtype, size and device (the Tape's private copy of an
+        array a recorded kernel updates in place, for the backward replay). None for arrays of arrays (not
+        copied: their elements have lengths of their own)."""
+        if self._annotation or self.ndim != 1:
+            return None
+        store = array(np.zeros((max(self.size, 1), *self._element_shape()), dtype=_np_base(self._ir)),
+                      dtype=self.dtype, device=self.device)
+        out = fabricarray.__new__(fabricarray)
+        out._shared, out._table, out.access, out.device = _Shared(), None, self.access, self.device
+        out.dtype, out.ndim, out._iface = self.dtype, 1, {"_ref": store}
+        out._set_buckets([(0, self.size, store.ptr, 0)] if self.size else [])
+        return out
 
     def __del__(self):
         # the bucket table is weft's (device memory on CUDA); the elements belong to the interface's owner
@@ -285,10 +311,14 @@ class fabricarray(_FabricBase):
 
     @property
     def desc(self) -> bytes:
+        return self._desc_flags(0)
+
+    def _desc_flags(self, flags: int) -> bytes:
+        """The kernel descriptor (``flags``: weft/abi.py ARRAY_FLAG_*; the Tape's replay copies set bit 0)."""
         if self._annotation:
             raise FabricError("a wp.fabricarray annotation has no data to pass to a kernel")
         table = self._table.ptr if self._table is not None else 0
-        return FABRIC_DESC.pack(table, len(self.buckets), self.size, 0, 0, 0, self.ndim, 0)
+        return FABRIC_DESC.pack(table, len(self.buckets), self.size, 0, 0, 0, self.ndim, flags)
 
     def __getitem__(self, key):
         if isinstance(key, array):
@@ -351,6 +381,7 @@ class fabricarray(_FabricBase):
                 else:
                     host[sel_rows] = part
                 view.assign(array(host, dtype=self.dtype, device="cpu"))
+        self._mark_written()
 
     def _empty(self, n: int) -> np.ndarray:
         return np.zeros((n, *self._element_shape()), dtype=_np_base(self._ir))
@@ -375,6 +406,7 @@ class indexedfabricarray(_FabricBase):
     def __init__(self, fa=None, indices=None, dtype=None, ndim=None):
         if fa is None:
             self._annotation = True
+            self._shared = _Shared()
             self.fa = None
             self.indices = None
             self.device = None
@@ -395,6 +427,7 @@ class indexedfabricarray(_FabricBase):
             raise FabricError(f"indexedfabricarray: the index array is on {indices.device}, the Fabric array on "
                               f"{fa.device}")
         self.fa = fa
+        self._shared = fa._shared  # writes through the view are writes of the Fabric array
         self.indices = indices
         self.dtype = fa.dtype
         self.ndim = fa.ndim
@@ -404,14 +437,23 @@ class indexedfabricarray(_FabricBase):
 
     @property
     def desc(self) -> bytes:
+        return self._desc_flags(0)
+
+    def _desc_flags(self, flags: int) -> bytes:
         if self._annotation:
             raise FabricError("a wp.indexedfabricarray annotation has no data to pass to a kernel")
-        return self.fa.desc + INDEXED_FABRIC_DESC.pack(self.indices.ptr, self.size, 0, 0, 0, self.ndim, 0)
+        return self.fa._desc_flags(flags) + INDEXED_FABRIC_DESC.pack(self.indices.ptr, self.size, 0, 0, 0, self.ndim,
+                                                                     0)
 
     def __repr__(self) -> str:
         if self._annotation:
             return f"wp.indexedfabricarray(dtype={self.dtype!r}, ndim={self.ndim})"
         return f"indexedfabricarray(size={self.size}, dtype={self._ir}, ndim={self.ndim}, device={self.device})"
+
+    def _new_like_layout(self) -> indexedfabricarray | None:
+        """The same view of a private copy of the Fabric array (see ``fabricarray._new_like_layout``)."""
+        fa = self.fa._new_like_layout()
+        return None if fa is None else indexedfabricarray(fa, self.indices)
 
     def _rows(self) -> np.ndarray:
         rows = self.indices.numpy().astype(np.int64)

@@ -106,6 +106,8 @@ class Tape:
             a = args[i]
             if hasattr(a, "_new_like_layout"):
                 copy_ = a._new_like_layout()
+                if copy_ is None:
+                    continue  # nothing to copy into (a Fabric array of arrays)
                 from .copy import _raw_copy
 
                 _raw_copy(copy_, a)

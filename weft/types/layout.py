@@ -15,7 +15,7 @@ from ..ir import types as T
 ARRAY_DESC = struct.Struct("<QQ4iii4q")  # array_t<T>: data, grad, shape[4], ndim, flags, strides[4]
 ARRAY_SIZE = ARRAY_DESC.size  # 72
 INDEXED_DESC_SIZE = ARRAY_SIZE + 4 * 8 + 4 * 4  # arr, indices[4], shape[4]
-FABRIC_DESC = struct.Struct("<Qq4iii")  # fabricarray_t<T>: buckets, nbuckets, shape[4], ndim, pad
+FABRIC_DESC = struct.Struct("<Qq4iii")  # fabricarray_t<T>: buckets, nbuckets, shape[4], ndim, flags
 FABRIC_DESC_SIZE = FABRIC_DESC.size  # 40
 INDEXED_FABRIC_DESC = struct.Struct("<Q4iii")  # indexedfabricarray_t<T> after its fabricarray_t: indices, shape[4], ndim, pad
 INDEXED_FABRIC_DESC_SIZE = FABRIC_DESC_SIZE + INDEXED_FABRIC_DESC.size  # 72
