@@ -277,6 +277,27 @@ template <bool C = false, typename T, typename... I>
 WEFT_FN T load(const indexedarray_t<T>& a, I... idx) { return address(a, idx...); }
 template <bool C = false, typename T, typename... I>
 WEFT_FN void store(const indexedarray_t<T>& a, const T& value, I... idx) { address(a, idx...) = value; }
+// a[i] of an indexed array: the remaining dimensions, still indexed (the leading indices are remapped here)
+template <typename T, typename... I>
+WEFT_FN indexedarray_t<T> view(const indexedarray_t<T>& a, I... idx) {
+    constexpr int k = sizeof...(I);
+    int64 ids[4] = {int64(idx)...};
+    int64 off = 0;
+    for (int d = 0; d < k; ++d) off += (a.indices[d] ? int64(a.indices[d][ids[d]]) : ids[d]) * a.arr.strides[d];
+    indexedarray_t<T> out;
+    out.arr.data = detail::at(a.arr.data, off);
+    out.arr.grad = a.arr.grad ? detail::at(a.arr.grad, off) : nullptr;
+    out.arr.ndim = a.arr.ndim - k;
+    out.arr.flags = a.arr.flags;
+    for (int d = 0; d < 4; ++d) {
+        const bool in = d + k < 4;
+        out.arr.shape[d] = in ? a.arr.shape[d + k] : 0;
+        out.arr.strides[d] = in ? a.arr.strides[d + k] : 0;
+        out.indices[d] = in ? a.indices[d + k] : nullptr;
+        out.shape[d] = in ? a.shape[d + k] : 0;
+    }
+    return out;
+}
 template <typename T, typename... I>
 WEFT_FN bool check(const indexedarray_t<T>& a, const char* what, const char* kernel, const char* name, I... idx) {
     if (detail::in_bounds(a.shape, int64(idx)...)) return true;

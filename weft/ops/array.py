@@ -32,8 +32,8 @@ def _view(args, attrs):
         a = args[0]
         if a.kind is T.ArrayKind.FIXED:  # a plain array viewing the local array's storage (writes go through)
             return T.ArrayType(a.dtype, a.ndim - (len(args) - 1))
-        if a.kind is T.ArrayKind.INDEXED:
-            return None
+        if a.kind is T.ArrayKind.INDEXED:  # a[i] of an indexed array: an indexed array of the remaining dimensions
+            return T.ArrayType(a.dtype, a.ndim - (len(args) - 1), T.ArrayKind.INDEXED)
         return T.ArrayType(a.dtype, a.ndim - (len(args) - 1))
     return None
 

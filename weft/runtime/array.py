@@ -456,12 +456,15 @@ class array:
     def __getitem__(self, key):
         if not isinstance(key, tuple):
             key = (key,)
-        if any(isinstance(k, array) for k in key) and len(key) <= self.ndim \
-                and all(isinstance(k, array) or k == slice(None) for k in key):
-            # index arrays (and full slices) select through an indexed array, as in Warp: a[idx], a[idx, :]
+        if any(isinstance(k, array) for k in key) and len(key) <= self.ndim:
+            # index arrays select through an indexed array, as in Warp: a[idx], a[idx, :], a[0:3, idx]; slices and
+            # integers of the other dimensions make the view it indexes first
             from .indexed import indexedarray
 
-            return indexedarray(self, [k if isinstance(k, array) else None for k in key])
+            whole = tuple(slice(None) if isinstance(k, array) else k for k in key)
+            base = self if all(k == slice(None) for k in whole) else self[whole]
+            kept = [k for k in key if not isinstance(k, (int, np.integer))]
+            return indexedarray(base, [k if isinstance(k, array) else None for k in kept])
         if any(k is Ellipsis for k in key):
             raise IndexError("Ellipsis indexing is not supported")
         if len(key) > self.ndim:

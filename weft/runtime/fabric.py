@@ -197,6 +197,10 @@ class _FabricBase:
 
 def _fill_value(t: T.Type, value):
     """A fill value as one element: scalars broadcast over vector / matrix components."""
+    if isinstance(t, T.StructType):
+        if isinstance(value, (int, float)) and value == 0:
+            return t.pyclass()  # zero-initialised struct, as Warp takes fill_(0) / zero_()
+        return value
     value = getattr(value, "_a", value)
     if isinstance(t, (T.VectorType, T.MatrixType)):
         v = np.asarray(value)

@@ -93,8 +93,15 @@ class indexedarray:
 
     def fill_(self, value) -> indexedarray:
         """Set every selected element of the underlying array to ``value`` (through the host: in place on the CPU,
-        a round trip for device memory)."""
-        return self._set(np.asarray(value))
+        a round trip for device memory). ``value``: a scalar (every component of vector / matrix elements), an
+        element as a list, nested list, NumPy array or value type, or a struct instance."""
+        from .fabric import _fill_value
+
+        try:
+            one = array([_fill_value(self._ir, value)], dtype=self.dtype, device="cpu").numpy()[0]
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"fill_: cannot convert {value!r} to {self._ir}: {exc}") from None
+        return self._set(one)
 
     def _set(self, values: np.ndarray) -> indexedarray:
         """Write ``values`` (broadcast to the selection) into the selected elements of the underlying array."""
