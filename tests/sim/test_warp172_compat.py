@@ -39,3 +39,24 @@ def test_warp172_deformable_tests_pass_under_weft():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=False,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (WARP172_TESTS.parent / "examples" / "sim" / "example_cloth_self_contact.py").exists(),
+                    reason="warp-lang 1.7.2 not installed")
+def test_warp172_cloth_self_contact_example_runs_without_interpenetration():
+    """warp.sim 1.7.2's example_cloth_self_contact.py under weft (tests/sim/warp172_cloth_self_contact.py): finite,
+    and no cloth edge passes through a cloth triangle in any checked frame (4 frames small, 300 full)."""
+    import json
+
+    from sizes import size
+
+    frames = size(small=4, full=300)
+    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "sim" / "warp172_cloth_self_contact.py"), "--frames",
+                           str(frames), "--check-every", str(max(1, frames // 30)), "--out", "none"],
+                          capture_output=True, text=True, timeout=3600, check=False,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["finite"] and result["frames"] == frames
+    assert result["worst_crossings"] == 0
