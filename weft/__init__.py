@@ -13,6 +13,7 @@ from .errors import (CacheError, CompileError, DeviceError, Error, FabricError, 
 
 WarpCodegenError = CompileError  # Warp's name for the error a kernel or func that cannot be compiled raises
 WarpCodegenTypeError = TypeError_  # Warp's name for a type error in kernel code
+from .errors import KernelValueError as WarpCodegenValueError  # Warp's name for a value error in kernel code
 from .types.scalars import (Float, Int, Scalar, bfloat16, bool_ as bool, float16, float32, float64, int8, int16, int32,
                             int64, uint8, uint16, uint32, uint64)
 from .types.composite import matrix, matrix_from_cols, matrix_from_rows, quaternion, transformation, vector

@@ -92,6 +92,23 @@ def _fem_module() -> types.ModuleType:
         return _FemUnavailable(f"warp.fem.{name}")
 
     mod.__getattr__ = __getattr__
+    # Plain data types that Warp's fem module exports and that other test modules nest in their own structs
+    # (test_struct's "struct from another module" cases): the same fields as fem's, no fem functionality.
+    import weft
+
+    mod.Coords = weft.vec3
+    mod.ElementIndex = int
+    mod.QuadraturePointIndex = int
+    mod.DofIndex = weft.vec2i
+    mod.NULL_ELEMENT_INDEX = weft.constant(-1)
+    mod.NULL_QP_INDEX = weft.constant(-1)
+    mod.NULL_DOF_INDEX = weft.constant(weft.vec2i(-1, -1))
+
+    fields = {"element_index": int, "element_coords": weft.vec3, "qp_index": int, "qp_weight": float,
+              "test_dof": weft.vec2i, "trial_dof": weft.vec2i}
+    defaults = {"qp_index": -1, "qp_weight": 0.0, "test_dof": weft.vec2i(-1, -1), "trial_dof": weft.vec2i(-1, -1)}
+    Sample = type("Sample", (), {"__annotations__": fields, "__module__": __name__, **defaults})
+    mod.Sample = weft.struct(Sample)
     return mod
 
 

@@ -53,7 +53,7 @@ def literal(value, t: T.Type) -> str:
             if t.bits == 32:
                 return f"{text}f" if text[-1].isdigit() else f"float({text})"
             if t.bits == 16:
-                return f"{t.ctype}({text}f)"
+                return f"{t.ctype}({text}f)" if text[-1].isdigit() else f"{t.ctype}(float({text}))"
             return f"double({text})" if not text[-1].isdigit() else text
         v = int(value)
         if t.bits < 32:

@@ -26,10 +26,11 @@ from .native import NativeFunc, is_address_of, lower_native_call
 
 def lower_call(lw, node: ast.Call):
     callee = _callee(lw, node.func)
-    starred = [a for a in node.args if isinstance(a, ast.Starred)] + [k for k in node.keywords if k.arg is None]
-    if starred:
-        raise lw.error("star-arguments are not supported in kernel calls", starred[0],
-                       hint="pass the arguments one by one")
+    if any(k.arg is None for k in node.keywords):
+        raise lw.error("**-arguments are not supported in kernel calls",
+                       next(k for k in node.keywords if k.arg is None), hint="pass the arguments by name")
+    if any(isinstance(a, ast.Starred) for a in node.args):
+        node = expand_starred(lw, node)
     form = language_form(callee)
     if form is not None:
         return LANGUAGE_RULES[form.form](lw, node, form)
@@ -349,6 +350,8 @@ def _bind_args(lw, f: Func, args, kwargs, node) -> dict:
 
 def _coerce_param(lw, pname, value, want: T.Type, node):
     if isinstance(value, tuple):
+        if isinstance(want, T.GenericType) and want.kind is T.GenericKind.ANY:
+            return value  # an Any parameter takes a tuple of values as it is (Warp's variadic funcs)
         raise _Mismatch(f"argument '{pname}' is a tuple")
     v = lw.as_operand_or_weak(value, node)
     if isinstance(v, Weak):
@@ -368,3 +371,102 @@ def _coerce_param(lw, pname, value, want: T.Type, node):
     if v.type != want:
         raise _Mismatch(f"argument '{pname}' expects {want}, got {v.type}")
     return v
+
+
+_STAR_COUNT = [0]
+
+
+def expand_starred(lw, node: ast.Call) -> ast.Call:
+    """``f(*v)``: a call whose starred arguments have a length known when compiling (a vector, quaternion or
+    transform: its components; a matrix: its rows; an array slice with constant bounds: its elements; a tuple), as
+    the same call with one argument per element. Each starred value is evaluated once."""
+    from ..errors import KernelValueError, TypeError_
+
+    args = []
+    for a in node.args:
+        if not isinstance(a, ast.Starred):
+            args.append(a)
+            continue
+        parts = _array_slice_parts(lw, a.value, KernelValueError)
+        if parts is None:
+            value = lw.visit(a.value)
+            t = getattr(value, "type", None)
+            if isinstance(value, tuple):
+                items = list(value)
+            elif isinstance(t, T.VectorType):
+                items = [value] * t.length
+            elif isinstance(t, T.MatrixType):
+                items = [value] * t.rows
+            else:
+                what = describe_value(value)
+                raise lw.error(f"Starred expressions are only supported for vectors, matrices, quaternions, "
+                               f"transforms, tuples and array slices with constant bounds, got {what}", a,
+                               kind=TypeError_)
+            base = _temp_name(lw, value if not isinstance(value, tuple) else None)
+            for i, item in enumerate(items):
+                if isinstance(value, tuple):
+                    name = _temp_name(lw, item)
+                    elem = ast.Name(id=name, ctx=ast.Load())
+                else:
+                    elem = ast.Subscript(value=ast.Name(id=base, ctx=ast.Load()), slice=ast.Constant(i),
+                                         ctx=ast.Load())
+                args.append(ast.copy_location(elem, a))
+        else:
+            base_value, indices = parts
+            base = _temp_name(lw, base_value)
+            for i in indices:
+                elem = ast.Subscript(value=ast.Name(id=base, ctx=ast.Load()), slice=ast.Constant(i), ctx=ast.Load())
+                args.append(ast.copy_location(elem, a))
+    out = ast.Call(func=node.func, args=args, keywords=node.keywords)
+    ast.copy_location(out, node)
+    for n in ast.walk(out):
+        if not hasattr(n, "lineno"):
+            ast.copy_location(n, node)
+    return out
+
+
+def describe_value(value) -> str:
+    t = getattr(value, "type", None)
+    if t is not None:
+        return str(t)
+    return type(getattr(value, "value", value)).__name__
+
+
+def _temp_name(lw, value) -> str:
+    """Bind an already lowered value to a fresh name of the current frame (no Python name can clash: '.' inside)."""
+    _STAR_COUNT[0] += 1
+    name = f"star.{_STAR_COUNT[0]}"
+    if value is not None:
+        lw.frame.env[name] = value
+    return name
+
+
+def _array_slice_parts(lw, expr, value_error):
+    """``arr[a:b:c]`` of an array (all bounds known when compiling): ``(the lowered arr, indices)``; else None."""
+    if not (isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Slice)):
+        return None
+    base = lw.visit(expr.value)
+    if not (isinstance(getattr(base, "type", None), T.ArrayType)):
+        return None
+    sl = expr.slice
+    if sl.upper is None:
+        raise lw.error("unpacking an array slice requires explicit upper bound (arrays have no length known when "
+                       "compiling)", expr, kind=value_error)
+    bounds = []
+    for part, default in ((sl.lower, 0), (sl.upper, None), (sl.step, 1)):
+        if part is None:
+            bounds.append(default)
+            continue
+        v = lw.visit(part)
+        v = getattr(v, "value", None) if isinstance(v, (Weak, Const)) else None
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise lw.error("Slice component must be a compile-time constant integer to unpack an array slice",
+                           part, kind=value_error)
+        bounds.append(v)
+    start, stop, step = bounds
+    if step <= 0:
+        raise lw.error("unpacking an array slice: the step cannot be negative or zero", sl.step, kind=value_error)
+    if start < 0 or stop < 0:
+        raise lw.error("unpacking an array slice: bounds cannot be negative for arrays (their length is not known "
+                       "when compiling)", expr, kind=value_error)
+    return base, list(range(start, stop, step))

@@ -1063,9 +1063,12 @@ class Lowerer:
                 env[k] = v.value
             elif isinstance(v, Var) and isinstance(v.type, T.ArrayType):
                 env[k] = _StaticArrayFacts(v.type)  # an array's dtype and ndim are known when compiling
-            elif isinstance(v, (Var, Const)) and isinstance(v.type, (T.VectorType, T.MatrixType, T.TileType)):
-                env[k] = _StaticLength(v.type)  # so is len() of a vector, matrix or tile (and a tile's shape)
-            elif not isinstance(v, (Var, Const, tuple)):
+            elif isinstance(v, (Var, Const)) and isinstance(v.type, (T.VectorType, T.MatrixType, T.TileType,
+                                                                      T.TupleType)):
+                env[k] = _StaticLength(v.type)  # so is len() of a vector, matrix, tuple or tile (and a tile's shape)
+            elif isinstance(v, tuple):
+                env[k] = _StaticLength(len(v))  # a tuple of values: its length
+            elif not isinstance(v, (Var, Const)):
                 env[k] = v
         expr = ast.Expression(body=node)
         ast.fix_missing_locations(expr)
@@ -1121,11 +1124,15 @@ class _StaticArrayFacts:
 
 
 class _StaticLength:
-    """A vector, matrix or tile value in a compile-time expression: only its length (``wp.static(len(v))``) and, of a
-    tile, its shape."""
+    """A vector, matrix, tuple or tile value in a compile-time expression: only its length (``wp.static(len(v))``)
+    and, of a tile, its shape."""
 
     def __init__(self, t):
-        if isinstance(t, T.TileType):
+        if isinstance(t, int):
+            self.n = t
+        elif isinstance(t, T.TupleType):
+            self.n = len(t.elems)
+        elif isinstance(t, T.TileType):
             self.shape = tuple(t.shape)
             self.n = t.shape[0]
         else:
@@ -1154,9 +1161,19 @@ def _c_semantics(pyop, a, b):
             return r if a >= 0 else -r
         if pyop is operator.truediv:
             return _c_semantics(operator.floordiv, a, b)
-    if pyop is operator.mod and isinstance(a, float) or (pyop is operator.mod and isinstance(b, float)):
-        return math.fmod(a, b)
+    if isinstance(a, float) or isinstance(b, float):
+        if b == 0 and pyop in (operator.truediv, operator.floordiv, operator.mod):
+            return _ieee_by_zero(pyop, float(a), float(b))  # IEEE results, as the generated code computes them
+        if pyop is operator.mod:
+            return math.fmod(a, b)
     return pyop(a, b)
+
+
+def _ieee_by_zero(pyop, a: float, b: float) -> float:
+    """``a / 0.0``, ``a // 0.0`` and ``a % 0.0`` of floats: +-inf or NaN (IEEE 754), not a Python exception."""
+    if pyop is operator.mod or a == 0 or math.isnan(a):
+        return math.nan
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
 
 
 def _common_int(ops):

@@ -37,8 +37,9 @@ WEFT_FN F cas_loop(F* p, F v, Op op) {
 }
 struct Add { template <typename F> WEFT_FN F operator()(F a, F b) const { return a + b; } };
 struct Sub { template <typename F> WEFT_FN F operator()(F a, F b) const { return a - b; } };
-struct Min { template <typename F> WEFT_FN F operator()(F a, F b) const { return b < a ? b : a; } };
-struct Max { template <typename F> WEFT_FN F operator()(F a, F b) const { return b > a ? b : a; } };
+// fmin / fmax (as weft::min / max): a NaN in the array is replaced, a NaN value leaves a number in place
+struct Min { template <typename F> WEFT_FN F operator()(F a, F b) const { return detail::takes_min_(a, b) ? b : a; } };
+struct Max { template <typename F> WEFT_FN F operator()(F a, F b) const { return detail::takes_max_(a, b) ? b : a; } };
 
 WEFT_FN float fetch_add(float* p, float v) { return cas_loop<float, uint32>(p, v, Add()); }
 WEFT_FN double fetch_add(double* p, double v) { return cas_loop<double, uint64>(p, v, Add()); }
@@ -97,7 +98,7 @@ template <typename T> WEFT_DEVICE T fetch_max(T* p, T v) { return atomicMax(p, v
 WEFT_DEVICE float fetch_min(float* p, float v) {
     int* ip = reinterpret_cast<int*>(p);
     int old = *ip;
-    while (v < __int_as_float(old)) {
+    while (detail::takes_min_(__int_as_float(old), v)) {
         int prev = atomicCAS(ip, old, __float_as_int(v));
         if (prev == old) break;
         old = prev;
@@ -107,7 +108,7 @@ WEFT_DEVICE float fetch_min(float* p, float v) {
 WEFT_DEVICE float fetch_max(float* p, float v) {
     int* ip = reinterpret_cast<int*>(p);
     int old = *ip;
-    while (v > __int_as_float(old)) {
+    while (detail::takes_max_(__int_as_float(old), v)) {
         int prev = atomicCAS(ip, old, __float_as_int(v));
         if (prev == old) break;
         old = prev;
@@ -117,7 +118,7 @@ WEFT_DEVICE float fetch_max(float* p, float v) {
 WEFT_DEVICE double fetch_min(double* p, double v) {
     unsigned long long* ip = reinterpret_cast<unsigned long long*>(p);
     unsigned long long old = *ip;
-    while (v < __longlong_as_double(old)) {
+    while (detail::takes_min_(__longlong_as_double(old), v)) {
         unsigned long long prev = atomicCAS(ip, old, (unsigned long long)__double_as_longlong(v));
         if (prev == old) break;
         old = prev;
@@ -127,7 +128,7 @@ WEFT_DEVICE double fetch_min(double* p, double v) {
 WEFT_DEVICE double fetch_max(double* p, double v) {
     unsigned long long* ip = reinterpret_cast<unsigned long long*>(p);
     unsigned long long old = *ip;
-    while (v > __longlong_as_double(old)) {
+    while (detail::takes_max_(__longlong_as_double(old), v)) {
         unsigned long long prev = atomicCAS(ip, old, (unsigned long long)__double_as_longlong(v));
         if (prev == old) break;
         old = prev;
@@ -200,10 +201,10 @@ WEFT_SUBWORD_ATOMICS(int16)
 WEFT_SUBWORD_ATOMICS(uint16)
 #undef WEFT_SUBWORD_ATOMICS
 WEFT_DEVICE half fetch_min(half* p, half v) {
-    return sub_word_rmw(p, [=](half c) { return float(v) < float(c) ? v : c; });
+    return sub_word_rmw(p, [=](half c) { return detail::takes_min_(float(c), float(v)) ? v : c; });
 }
 WEFT_DEVICE half fetch_max(half* p, half v) {
-    return sub_word_rmw(p, [=](half c) { return float(v) > float(c) ? v : c; });
+    return sub_word_rmw(p, [=](half c) { return detail::takes_max_(float(c), float(v)) ? v : c; });
 }
 WEFT_DEVICE half exchange(half* p, half v) { return sub_word_rmw(p, [=](half) { return v; }); }
 WEFT_DEVICE half compare_exchange(half* p, half cmp, half v) {
@@ -216,10 +217,10 @@ WEFT_DEVICE bfloat16 fetch_sub(bfloat16* p, bfloat16 v) {
     return sub_word_rmw(p, [=](bfloat16 c) { return bfloat16(float(c) - float(v)); });
 }
 WEFT_DEVICE bfloat16 fetch_min(bfloat16* p, bfloat16 v) {
-    return sub_word_rmw(p, [=](bfloat16 c) { return float(v) < float(c) ? v : c; });
+    return sub_word_rmw(p, [=](bfloat16 c) { return detail::takes_min_(float(c), float(v)) ? v : c; });
 }
 WEFT_DEVICE bfloat16 fetch_max(bfloat16* p, bfloat16 v) {
-    return sub_word_rmw(p, [=](bfloat16 c) { return float(v) > float(c) ? v : c; });
+    return sub_word_rmw(p, [=](bfloat16 c) { return detail::takes_max_(float(c), float(v)) ? v : c; });
 }
 WEFT_DEVICE bfloat16 exchange(bfloat16* p, bfloat16 v) { return sub_word_rmw(p, [=](bfloat16) { return v; }); }
 template <typename T> WEFT_DEVICE T exchange(T* p, T v) { return atomicExch(p, v); }
@@ -745,13 +746,13 @@ namespace detail {
 // whose atomic min / max are component-wise (the result need not equal any one thread's value)
 template <typename T>
 WEFT_FN void adj_pick(const T& result, const T& value, T& adj_value, const T& adj_result) {
-    if (values_equal(result, value)) adj_value += adj_result;
+    if (values_equal(result, value) || (nan_(result) && nan_(value))) adj_value += adj_result;  // NaN won as NaN
 }
 template <unsigned N, typename T>
 WEFT_FN void adj_pick(const vec_t<N, T>& result, const vec_t<N, T>& value, vec_t<N, T>& adj_value,
                       const vec_t<N, T>& adj_result) {
     for (unsigned k = 0; k < N; ++k)
-        if (result.c[k] == value.c[k]) adj_value.c[k] += adj_result.c[k];
+        if (result.c[k] == value.c[k] || (nan_(result.c[k]) && nan_(value.c[k]))) adj_value.c[k] += adj_result.c[k];
 }
 template <unsigned R, unsigned C, typename T>
 WEFT_FN void adj_pick(const mat_t<R, C, T>& result, const mat_t<R, C, T>& value, mat_t<R, C, T>& adj_value,

@@ -822,4 +822,21 @@ WEFT_FN void adj_polar_decomposition(const mat_t<3, 3, T>& A, const mat_t<3, 3, 
     adj_A += U * X * transpose(V);
 }
 
+// classification of every element (see vec.h)
+template <unsigned R, unsigned C, typename T>
+WEFT_FN bool isnan(const mat_t<R, C, T>& a) {
+    for (unsigned i = 0; i < R; ++i) if (isnan(a.row[i])) return true;
+    return false;
+}
+template <unsigned R, unsigned C, typename T>
+WEFT_FN bool isinf(const mat_t<R, C, T>& a) {
+    for (unsigned i = 0; i < R; ++i) if (isinf(a.row[i])) return true;
+    return false;
+}
+template <unsigned R, unsigned C, typename T>
+WEFT_FN bool isfinite(const mat_t<R, C, T>& a) {
+    for (unsigned i = 0; i < R; ++i) if (!isfinite(a.row[i])) return false;
+    return true;
+}
+
 }  // namespace weft

@@ -446,4 +446,12 @@ WEFT_FN void adj_quat_slerp(const quat_t<T>& a, const quat_t<T>& b, T t, quat_t<
     adj_quat_inverse(a, adj_a, adj_inv);
 }
 
+// classification of every component (see vec.h)
+template <typename T>
+WEFT_FN bool isnan(const quat_t<T>& q) { return isnan(q.x) || isnan(q.y) || isnan(q.z) || isnan(q.w); }
+template <typename T>
+WEFT_FN bool isinf(const quat_t<T>& q) { return isinf(q.x) || isinf(q.y) || isinf(q.z) || isinf(q.w); }
+template <typename T>
+WEFT_FN bool isfinite(const quat_t<T>& q) { return isfinite(q.x) && isfinite(q.y) && isfinite(q.z) && isfinite(q.w); }
+
 }  // namespace weft

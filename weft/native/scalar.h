@@ -88,6 +88,18 @@ WEFT_FN uint32 inf_bits(float) { return 0x7f800000u; }
 WEFT_FN uint32 inf_bits(half) { return 0x7f800000u; }
 WEFT_FN uint32 inf_bits(bfloat16) { return 0x7f800000u; }
 WEFT_FN uint64 inf_bits(double) { return 0x7ff0000000000000ull; }
+// NaN test for min / max / clamp / atomics: integers are never NaN
+template <typename T>
+WEFT_FN bool nan_(T) { return false; }
+WEFT_FN bool nan_(float x) { return abs_bits(x) > inf_bits(x); }
+WEFT_FN bool nan_(half x) { return abs_bits(x) > inf_bits(x); }
+WEFT_FN bool nan_(bfloat16 x) { return abs_bits(x) > inf_bits(x); }
+WEFT_FN bool nan_(double x) { return abs_bits(x) > inf_bits(x); }
+// fmin / fmax choice (C99, NaN as missing): take b when it is smaller (larger) or a is NaN
+template <typename T>
+WEFT_FN bool takes_min_(T a, T b) { return b < a || nan_(a); }
+template <typename T>
+WEFT_FN bool takes_max_(T a, T b) { return a < b || nan_(a); }
 
 }  // namespace detail
 
@@ -256,29 +268,32 @@ WEFT_FN WEFT_A(T) sign(T x) { return x < T(0) ? T(-1) : T(1); }
 template <typename T>
 WEFT_FN WEFT_AV(T) adj_sign(T, T&, const T&) {}
 
+// min / max / clamp of floats follow C's fmin / fmax (as Warp): a NaN operand counts as missing, so the other one
+// is the result (NaN only when both are); the adjoint goes to the operand the result came from
 template <typename T>
-WEFT_FN WEFT_A(T) min(T a, T b) { return b < a ? b : a; }
+WEFT_FN WEFT_A(T) min(T a, T b) { return detail::takes_min_(a, b) ? b : a; }
 template <typename T>
 WEFT_FN WEFT_AV(T) adj_min(T a, T b, T& adj_a, T& adj_b, const T& adj_ret) {
-    if (b < a) adj_b += adj_ret;
+    if (detail::takes_min_(a, b)) adj_b += adj_ret;
     else adj_a += adj_ret;
 }
 
 template <typename T>
-WEFT_FN WEFT_A(T) max(T a, T b) { return a < b ? b : a; }
+WEFT_FN WEFT_A(T) max(T a, T b) { return detail::takes_max_(a, b) ? b : a; }
 template <typename T>
 WEFT_FN WEFT_AV(T) adj_max(T a, T b, T& adj_a, T& adj_b, const T& adj_ret) {
-    if (a < b) adj_b += adj_ret;
+    if (detail::takes_max_(a, b)) adj_b += adj_ret;
     else adj_a += adj_ret;
 }
 
-// clamp(x, lo, hi)
+// clamp(x, lo, hi) = min(max(x, lo), hi) (hi wins when lo > hi, as NumPy's clip)
 template <typename T>
-WEFT_FN WEFT_A(T) clamp(T x, T lo, T hi) { return x < lo ? lo : (hi < x ? hi : x); }
+WEFT_FN WEFT_A(T) clamp(T x, T lo, T hi) { return min(max(x, lo), hi); }
 template <typename T>
 WEFT_FN WEFT_AV(T) adj_clamp(T x, T lo, T hi, T& adj_x, T& adj_lo, T& adj_hi, const T& adj_ret) {
-    if (x < lo) adj_lo += adj_ret;
-    else if (hi < x) adj_hi += adj_ret;
+    T m = max(x, lo);
+    if (detail::takes_min_(m, hi)) adj_hi += adj_ret;
+    else if (detail::takes_max_(x, lo)) adj_lo += adj_ret;
     else adj_x += adj_ret;
 }
 

@@ -168,4 +168,12 @@ WEFT_FN void adj_mul(const transform_t<T>& a, typename detail::id_<T>::type s, t
     adj_mul(s, a, adj_s, adj_a, adj_ret);
 }
 
+// classification of every component (see vec.h)
+template <typename T>
+WEFT_FN bool isnan(const transform_t<T>& t) { return isnan(t.p) || isnan(t.q); }
+template <typename T>
+WEFT_FN bool isinf(const transform_t<T>& t) { return isinf(t.p) || isinf(t.q); }
+template <typename T>
+WEFT_FN bool isfinite(const transform_t<T>& t) { return isfinite(t.p) && isfinite(t.q); }
+
 }  // namespace weft

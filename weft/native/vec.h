@@ -333,14 +333,14 @@ WEFT_FN_SMALL void adj_normalize(const vec_t<N, T>& a, vec_t<N, T>& adj_a, const
 template <unsigned N, typename T>
 WEFT_FN_SMALL vec_t<N, T> min(const vec_t<N, T>& a, const vec_t<N, T>& b) {
     vec_t<N, T> r;
-    for (unsigned i = 0; i < N; ++i) r.c[i] = b.c[i] < a.c[i] ? b.c[i] : a.c[i];
+    for (unsigned i = 0; i < N; ++i) r.c[i] = detail::takes_min_(a.c[i], b.c[i]) ? b.c[i] : a.c[i];
     return r;
 }
 template <unsigned N, typename T>
 WEFT_FN_SMALL void adj_min(const vec_t<N, T>& a, const vec_t<N, T>& b, vec_t<N, T>& adj_a, vec_t<N, T>& adj_b,
                      const vec_t<N, T>& adj_ret) {
     for (unsigned i = 0; i < N; ++i) {
-        if (b.c[i] < a.c[i]) adj_b.c[i] += adj_ret.c[i];
+        if (detail::takes_min_(a.c[i], b.c[i])) adj_b.c[i] += adj_ret.c[i];
         else adj_a.c[i] += adj_ret.c[i];
     }
 }
@@ -348,45 +348,45 @@ WEFT_FN_SMALL void adj_min(const vec_t<N, T>& a, const vec_t<N, T>& b, vec_t<N, 
 template <unsigned N, typename T>
 WEFT_FN_SMALL vec_t<N, T> max(const vec_t<N, T>& a, const vec_t<N, T>& b) {
     vec_t<N, T> r;
-    for (unsigned i = 0; i < N; ++i) r.c[i] = a.c[i] < b.c[i] ? b.c[i] : a.c[i];
+    for (unsigned i = 0; i < N; ++i) r.c[i] = detail::takes_max_(a.c[i], b.c[i]) ? b.c[i] : a.c[i];
     return r;
 }
 template <unsigned N, typename T>
 WEFT_FN_SMALL void adj_max(const vec_t<N, T>& a, const vec_t<N, T>& b, vec_t<N, T>& adj_a, vec_t<N, T>& adj_b,
                      const vec_t<N, T>& adj_ret) {
     for (unsigned i = 0; i < N; ++i) {
-        if (a.c[i] < b.c[i]) adj_b.c[i] += adj_ret.c[i];
+        if (detail::takes_max_(a.c[i], b.c[i])) adj_b.c[i] += adj_ret.c[i];
         else adj_a.c[i] += adj_ret.c[i];
     }
 }
 
-// smallest element
+// smallest element (an fmin fold: NaN components count as missing)
 template <unsigned N, typename T>
 WEFT_FN_SMALL T min(const vec_t<N, T>& a) {
     T r = a.c[0];
-    for (unsigned i = 1; i < N; ++i) r = a.c[i] < r ? a.c[i] : r;
+    for (unsigned i = 1; i < N; ++i) r = detail::takes_min_(r, a.c[i]) ? a.c[i] : r;
     return r;
 }
 template <unsigned N, typename T>
 WEFT_FN_SMALL void adj_min(const vec_t<N, T>& a, vec_t<N, T>& adj_a, const T& adj_ret) {
     unsigned k = 0;
     for (unsigned i = 1; i < N; ++i)
-        if (a.c[i] < a.c[k]) k = i;
+        if (detail::takes_min_(a.c[k], a.c[i])) k = i;
     adj_a.c[k] += adj_ret;
 }
 
-// largest element
+// largest element (an fmax fold)
 template <unsigned N, typename T>
 WEFT_FN_SMALL T max(const vec_t<N, T>& a) {
     T r = a.c[0];
-    for (unsigned i = 1; i < N; ++i) r = r < a.c[i] ? a.c[i] : r;
+    for (unsigned i = 1; i < N; ++i) r = detail::takes_max_(r, a.c[i]) ? a.c[i] : r;
     return r;
 }
 template <unsigned N, typename T>
 WEFT_FN_SMALL void adj_max(const vec_t<N, T>& a, vec_t<N, T>& adj_a, const T& adj_ret) {
     unsigned k = 0;
     for (unsigned i = 1; i < N; ++i)
-        if (a.c[k] < a.c[i]) k = i;
+        if (detail::takes_max_(a.c[k], a.c[i])) k = i;
     adj_a.c[k] += adj_ret;
 }
 
@@ -466,6 +466,23 @@ template <unsigned N, typename T>
 WEFT_FN_SMALL void adj_sub_inplace(vec_t<N, T>&, int i, typename detail::id_<T>::type, vec_t<N, T>& adj_a, int&,
                              T& adj_value) {
     adj_value -= adj_a.c[i];
+}
+
+// classification of every component: isnan / isinf true if any component is, isfinite if all are
+template <unsigned N, typename T>
+WEFT_FN bool isnan(const vec_t<N, T>& a) {
+    for (unsigned i = 0; i < N; ++i) if (isnan(a.c[i])) return true;
+    return false;
+}
+template <unsigned N, typename T>
+WEFT_FN bool isinf(const vec_t<N, T>& a) {
+    for (unsigned i = 0; i < N; ++i) if (isinf(a.c[i])) return true;
+    return false;
+}
+template <unsigned N, typename T>
+WEFT_FN bool isfinite(const vec_t<N, T>& a) {
+    for (unsigned i = 0; i < N; ++i) if (!isfinite(a.c[i])) return false;
+    return true;
 }
 
 }  // namespace weft

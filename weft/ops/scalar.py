@@ -79,10 +79,12 @@ register(Op("frac", R.float_unary, native="frac", domain=D, host=lambda x: x - n
 register(Op("abs", R.scalar_unary, native="abs", domain=D, host=np.abs, doc="Absolute value."))
 register(Op("sign", R.scalar_unary, native="sign", adjoint=Adjoint.NONE, domain=D,
             host=lambda x: np.where(x < 0, -1, 1).astype(np.asarray(x).dtype), doc="-1 if x < 0 else 1."))
-register(Op("min", R.scalar_binary, native="min", domain=D, host=np.minimum, doc="Smaller of two scalars."))
-register(Op("max", R.scalar_binary, native="max", domain=D, host=np.maximum, doc="Larger of two scalars."))
-register(Op("clamp", R.scalar_ternary, native="clamp", domain=D, host=lambda x, a, b: np.minimum(np.maximum(x, a), b),
-            doc="clamp(x, lo, hi)."))
+register(Op("min", R.scalar_binary, native="min", domain=D, host=np.fmin,
+            doc="Smaller of two scalars (C's fmin for floats: a NaN operand counts as missing)."))
+register(Op("max", R.scalar_binary, native="max", domain=D, host=np.fmax,
+            doc="Larger of two scalars (C's fmax for floats: a NaN operand counts as missing)."))
+register(Op("clamp", R.scalar_ternary, native="clamp", domain=D, host=lambda x, a, b: np.fmin(np.fmax(x, a), b),
+            doc="clamp(x, lo, hi) = min(max(x, lo), hi), with min / max's NaN rule."))
 register(Op("pow", R.float_binary, native="pow", domain=D, host=np.power, doc="x ** y for floats."))
 register(Op("atan2", R.float_binary, native="atan2", domain=D, host=np.arctan2, doc="atan2(y, x)."))
 register(Op("lerp", R.float_ternary, native="lerp", domain=D, host=lambda a, b, t: a * (1 - t) + b * t,

@@ -55,6 +55,8 @@ def layout(t: T.Type) -> Layout:
 
 
 def _struct_layout(fields: tuple[T.Type, ...]) -> Layout:
+    if not fields:
+        return Layout(1, 1, "x")  # an empty C++ struct still occupies one byte
     offset = 0
     align = 1
     fmt = []
@@ -74,7 +76,4 @@ def _struct_layout(fields: tuple[T.Type, ...]) -> Layout:
 
 
 def args_layout(types: tuple[T.Type, ...]) -> Layout:
-    lay = _struct_layout(types)
-    if lay.size == 0:
-        return Layout(1, 1, "x")  # the C++ struct gets one padding byte
-    return lay
+    return _struct_layout(types)  # no parameters: the C++ struct gets one padding byte
