@@ -6,6 +6,8 @@ host a handle runs the op's NumPy implementation where one is registered.
 
 from __future__ import annotations
 
+import builtins as _py
+
 import numpy as np
 
 from .errors import Error
@@ -98,6 +100,15 @@ tile_cholesky_inplace = _in_place_of("tile_cholesky_inplace", "tile_cholesky", 0
 tile_cholesky_solve_inplace = _in_place_of("tile_cholesky_solve_inplace", "tile_cholesky_solve", 1)
 tile_lower_solve_inplace = _in_place_of("tile_lower_solve_inplace", "tile_lower_solve", 1)
 tile_upper_solve_inplace = _in_place_of("tile_upper_solve_inplace", "tile_upper_solve", 1)
+
+
+def print(value) -> None:  # Warp's name (shadows the builtin in this module only)
+    """``wp.print(value)``: print one value and a newline (inside kernels as Python's ``print`` there; on the host
+    Python's ``print``)."""
+    _py.print(value)
+
+
+declare(print, "print", Form.PRINT)
 
 
 def static(expr):

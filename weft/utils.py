@@ -194,6 +194,13 @@ def runlength_encode(values, run_values, run_lengths, run_count=None, value_coun
         raise RuntimeError(f"value_count must be non-negative, got {value_count}")
     if run_values.size < value_count or run_lengths.size < value_count:
         raise RuntimeError(f"Output array storage sizes must be at least equal to value_count ({value_count})")
+    if not _same_type(values.dtype, run_values.dtype):
+        raise RuntimeError(f"values and run_values data types do not match ({_name(values.dtype)} vs "
+                           f"{_name(run_values.dtype)})")
+    if run_lengths.dtype is not int32:
+        raise RuntimeError("run_lengths array must be of type int32")
+    if run_count is not None and run_count.dtype is not int32:
+        raise RuntimeError("run_count array must be of type int32")
     x = _flat(values)[:value_count]
     if value_count == 0:
         n = 0

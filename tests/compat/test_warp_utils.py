@@ -195,3 +195,13 @@ def test_device_queries():
     assert wp.is_device_available("cpu") and wp.is_device_available(wp.get_device("cpu"))
     assert not wp.is_device_available("cuda:97")
     assert wp.is_conditional_graph_supported() is False
+
+
+def test_runlength_encode_operand_checks():
+    values = wp.zeros(4, dtype=int)
+    with pytest.raises(RuntimeError, match="data types do not match"):
+        wp.utils.runlength_encode(values, wp.empty(4, dtype=float), wp.empty(4, dtype=int))
+    with pytest.raises(RuntimeError, match="run_lengths array must be of type int32"):
+        wp.utils.runlength_encode(values, wp.empty(4, dtype=int), wp.empty(4, dtype=float))
+    with pytest.raises(RuntimeError, match="run_count array must be of type int32"):
+        wp.utils.runlength_encode(values, wp.empty(4, dtype=int), wp.empty(4, dtype=int), wp.empty(1, dtype=float))
