@@ -142,6 +142,25 @@ class AdjointSpec:
         return self.prog.snapshot_params
 
 
+@dataclass(frozen=True, slots=True)
+class KernelArg:
+    """One parameter of a kernel as ``kernel.adj.args`` lists it: its name, weft type, and whether the kernel reads
+    or writes it (array parameters, through views; from the lowered IR)."""
+
+    label: str
+    type: T.Type
+    is_read: bool
+    is_write: bool
+
+
+@dataclass(frozen=True, slots=True)
+class KernelParams:
+    """``kernel.adj`` (Warp's per-kernel code-generation object): weft exposes only its ``args`` (see KernelArg); the
+    generated code itself (Warp's ``blocks``, ``variables``, ``tree``) has no weft counterpart."""
+
+    args: tuple[KernelArg, ...]
+
+
 class Kernel:
     """A kernel: a Python function compiled for each distinct set of argument types it is launched with."""
 
@@ -225,6 +244,21 @@ class Kernel:
     @property
     def arg_names(self) -> list[str]:
         return list(self._param_names)
+
+    @property
+    def adj(self) -> KernelParams:
+        """The kernel's parameters with their array access (``kernel.adj.args[i].is_write``, as Warp's), from the
+        most recent specialization, or from lowering the annotated types of a kernel not launched yet."""
+        spec = next(reversed(self._specs.values()), None)
+        if spec is None:
+            self.annotations()
+            if self._fixed_types is None:
+                raise AttributeError(f"kernel {self.__name__} is generic: launch it (or wp.overload it) first")
+            spec = self._lower(self._fixed_types, config.mode == "debug")
+        fn = spec.fn
+        written, read = _array_access(fn)
+        return KernelParams(tuple(KernelArg(name, p.type, i in read, i in written)
+                                  for i, (name, p) in enumerate(zip(self._param_names, fn.params))))
 
     def infer_types(self, args) -> tuple[T.Type, ...]:
         anns = self.annotations()

@@ -77,11 +77,55 @@ OUT_OF_SCOPE = {
 # Single tests of in-scope modules that exercise Warp's private internals, keyed "module::test method", with the
 # reason. They are not run (a test that dereferences Warp's native handles as C structs crashes any other
 # implementation's process) and are left out of the Warp-relative rate; the per-module table counts them as skipped.
+_HASH = ("checks Warp's module content hash (Module.hash_module / get_module_hash); weft keys its kernel cache by the "
+         "generated source and recompiles when a constant or function changes (test_reload, test_codegen_instancing "
+         "check that behaviour)")
+_CODEGEN = ("inspects Warp's generated C++ source or its code generator (Module.resolve_options, ModuleBuilder, "
+            "ModuleBuildOptions, codegen.Adjoint, Kernel.adj's source/blocks/references); weft's generated code and "
+            "compiler are its own")
+_TRANSFORMERS = "Warp's private Kernel(code_transformers=) hook that rewrites the kernel's AST before its code generator"
 OUT_OF_SCOPE_TESTS = {
     "geometry/test_bvh::test_sah_depth_fits_query_stack": "reads bvh.id as a pointer to Warp's C++ BVH struct "
                                                           "through ctypes (weft ids are handles: the read segfaults)",
     "test_array_subclass::test_fem_cache": "uses warp.fem (Warp's finite-element toolkit, not part of weft; the "
                                            "runner's warp.fem stand-in only lets the module import)",
+    # Warp's module hashing
+    **{f"test_static::{t}": _HASH for t in ("test_static_builtin_function_hash", "test_static_constant_hash",
+                                             "test_static_function_hash")},
+    **{f"test_compile_consts::{t}": _HASH for t in ("test_hash_redefine_constant_only", "test_hash_redefine_kernel",
+                                                     "test_hash_shadowed_var")},
+    **{f"test_func_parameter_targets::test_function_{t}_affects_module_hash": _HASH
+       for t in ("argument_target", "builtin_argument_target", "dynamic_overload_target", "grad_target",
+                 "overload_target")},
+    "test_struct::test_struct_array_hash": _HASH,
+    "test_unique_module::test_global_deterministic_captured_at_module_creation": _HASH,
+    "tile/test_tile_matmul::test_tile_matmul_tf32_compilation": _HASH,
+    # Warp's code generator and generated source
+    **{f"test_codegen::{t}": _CODEGEN for t in (
+        "test_external_constant_params_entry_point", "test_kernel_name_preserves_warp_kernel_abi",
+        "test_max_unroll_uses_range_trip_count", "test_module_enable_backward_controls_function_adjoint_codegen",
+        "test_namespaced_tid_call_sets_kernel_dim", "test_empty_constant_loop_does_not_hide_outer_mutation",
+        "test_backend_specific_include_dirs_affect_module_hash", "test_extra_cpu_preamble_follows_warp_headers",
+        "test_extra_cuda_preamble_affects_module_hash", "test_extra_cuda_preamble_follows_warp_headers",
+        "test_module_build_options_with_kernel_module_options", "test_direct_tid_reference_scan_avoids_fallback_scans",
+        "test_line_directive_escapes_filename", "test_line_directive_preserves_normalized_path",
+        "test_replace_static_expressions_defers_loop_var_reference",
+        "test_replace_static_expressions_substitutes_calls_in_view", "test_assign_static_function_to_local",
+        "test_rebind_observed_through_shared_source", "test_recompiled_equal_code_object_reextracts",
+        "test_shared_source_across_redeclarations", "test_adjoint_recovers_from_truncated_fast_extract")},
+    **{f"test_static::{t}": _CODEGEN for t in (
+        "test_static_deferred_outer_resolvable_inner", "test_static_failure_divergence_on_shared_tree",
+        "test_static_function_in_while_after_unrolled_loop", "test_static_loop_bound_emits_no_dead_constant",
+        "test_static_unary_minus_literal_fold")},
+    **{f"test_static::{t}": _TRANSFORMERS for t in (
+        "test_static_transformer_callee_attribute_kept", "test_static_transformer_reused_call_deferred_and_eager",
+        "test_static_transformer_reused_call_eager")},
+    "test_codegen_continue::test_unrolling_policy": _CODEGEN,
+    "test_conditional::test_branch_local_merge_codegen": _CODEGEN,
+    "test_compile_consts::test_negative_constant_codegen": _CODEGEN,
+    **{f"test_func_inline::{t}": _CODEGEN for t in ("test_inline_attr_applied_to_adjoint",
+                                                     "test_native_snippet_codegen_unaffected")},
+    "tile/test_tile_matmul::test_tile_matmul_tf32_fallback": _CODEGEN,
 }
 _OUT_OF_SCOPE_PREFIX = "out of scope: "
 

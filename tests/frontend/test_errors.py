@@ -95,8 +95,7 @@ def k_fstring(a: wp.array(dtype=float)):
 @wp.kernel
 def k_star_args(a: wp.array(dtype=float)):
     i = wp.tid()
-    t = (1.0, 2.0)
-    a[i] = wp.min(*t)  # ERR
+    a[i] = wp.min(*i)  # ERR
 
 
 G_COUNTER = 0
@@ -379,7 +378,7 @@ CASES = [
     (k_dict, "{0", "dict"),
     (k_set, "{1.0", "set"),
     (k_fstring, 'f"', "f-string"),
-    (k_star_args, "*t", "*"),
+    (k_star_args, "*i", "starred expressions are only supported"),
     (k_global, "global", "global"),
     (k_del, "del", "del"),
     (k_yield, "yield", "yield"),
