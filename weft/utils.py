@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .coloring import GraphColoringAlgorithm, graph_coloring_assign, graph_coloring_balance, graph_coloring_get_groups
 from .errors import Error
 from .frontend.func import make_func
 from .module import get_module
@@ -17,11 +18,15 @@ from .runtime.copy import copy
 from .types.scalars import float32, float64, int32, int64, uint32, uint64
 
 __all__ = [
+    "GraphColoringAlgorithm",
     "array_cast",
     "array_inner",
     "array_scan",
     "array_sum",
     "create_warp_function",
+    "graph_coloring_assign",
+    "graph_coloring_balance",
+    "graph_coloring_get_groups",
     "radix_sort_pairs",
     "runlength_encode",
     "segmented_sort_pairs",

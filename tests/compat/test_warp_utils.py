@@ -205,3 +205,45 @@ def test_runlength_encode_operand_checks():
         wp.utils.runlength_encode(values, wp.empty(4, dtype=int), wp.empty(4, dtype=float))
     with pytest.raises(RuntimeError, match="run_count array must be of type int32"):
         wp.utils.runlength_encode(values, wp.empty(4, dtype=int), wp.empty(4, dtype=int), wp.empty(1, dtype=float))
+
+
+def _valid(edges: np.ndarray, colors: np.ndarray) -> bool:
+    return bool(np.all(colors[edges[:, 0]] != colors[edges[:, 1]]))
+
+
+def test_graph_coloring_assign_balance_groups():
+    rng = np.random.default_rng(5)
+    n = 200
+    e = rng.integers(0, n, (600, 2)).astype(np.int32)
+    edges = wp.array(e, dtype=wp.int32)
+    colors = wp.empty(n, dtype=wp.int32)
+    for algo in (wp.utils.GraphColoringAlgorithm.MCS, wp.utils.GraphColoringAlgorithm.GREEDY):
+        k = wp.utils.graph_coloring_assign(edges, colors, algo)
+        c = colors.numpy().copy()
+        assert _valid(e[e[:, 0] != e[:, 1]], c) and c.max() + 1 == k
+        degree = np.bincount(np.concatenate([e[:, 0], e[:, 1]]), minlength=n)
+        assert k <= degree.max() + 1  # greedy bound
+    before = np.bincount(c, minlength=k)
+    ratio = wp.utils.graph_coloring_balance(edges, colors, k, 1.2)
+    after = np.bincount(colors.numpy(), minlength=k)
+    assert _valid(e[e[:, 0] != e[:, 1]], colors.numpy())
+    assert ratio == after.max() / after.min() <= before.max() / before.min()
+    groups = wp.utils.graph_coloring_get_groups(colors, k, return_wp_array=False)
+    np.testing.assert_array_equal(np.sort(np.concatenate(groups)), np.arange(n))
+    # a triangulated strip is chordal: maximum cardinality search colors it with its clique size (3)
+    strip = np.array([(i, i + 1) for i in range(9)] + [(i, i + 2) for i in range(8)], dtype=np.int32)
+    assert wp.utils.graph_coloring_assign(wp.array(strip, dtype=wp.int32), wp.empty(10, dtype=wp.int32)) == 3
+
+
+def test_graph_coloring_balance_moves_and_errors():
+    # one move per iteration into the smallest group: from node 5 (group 2), then node 2 (group 1)
+    edges = wp.array([(0, 1), (0, 2), (0, 3), (0, 4), (0, 6), (1, 6), (2, 5), (4, 6)], dtype=wp.int32)
+    colors = wp.array([0, 1, 1, 1, 1, 2, 2], dtype=wp.int32)
+    assert wp.utils.graph_coloring_balance(edges, colors, 3, 1.1, max_iterations=2) == 1.5
+    np.testing.assert_array_equal(colors.numpy(), [0, 1, 2, 1, 1, 0, 2])
+    with pytest.raises(RuntimeError, match=r"Node 1 has color 2, but valid colors are in the range \[0, 2\)"):
+        wp.utils.graph_coloring_balance(wp.array([[0, 1]], dtype=wp.int32), wp.array([0, 2], dtype=wp.int32), 2, 1.1)
+    with pytest.raises(RuntimeError, match=r"Graph edge 0 has endpoints \(0, 2\)"):
+        wp.utils.graph_coloring_assign(wp.array([[0, 2]], dtype=wp.int32), wp.empty(2, dtype=wp.int32))
+    with pytest.raises(ValueError):
+        wp.utils.graph_coloring_balance(edges, colors, 3, 1.1, max_iterations=-1)

@@ -66,3 +66,17 @@ def test_no_warning_after_backward_or_when_off(verify):
             wp.launch(square, 3, inputs=[x], outputs=[y])
             wp.launch(square, 3, inputs=[y], outputs=[x])
         assert not x._is_read
+
+
+@wp.kernel
+def _access_kinds(a: wp.array(dtype=float), b: wp.array(dtype=float), c: wp.array(dtype=float), s: float):
+    i = wp.tid()
+    v = b[i:][0]  # read through a view
+    wp.atomic_add(c, i, v * s)
+    a[i] = v
+
+
+def test_kernel_adj_args_report_array_access():
+    args = _access_kinds.adj.args
+    assert [x.label for x in args] == ["a", "b", "c", "s"]
+    assert [(x.is_read, x.is_write) for x in args] == [(False, True), (True, False), (False, True), (False, False)]
