@@ -29,8 +29,8 @@ from .runtime.indexed import indexedarray, indexedarray1d, indexedarray2d, index
 from .runtime.fabric import (FabricArray, IndexedFabricArray, fabricarray, fabricarrayarray, indexedfabricarray,
                              indexedfabricarrayarray)
 from .runtime.copy import copy
-from .runtime.device import (Device, ScopedDevice, get_cuda_device_count, get_cuda_devices, get_device, get_devices,
-                             get_preferred_device, is_conditional_graph_supported, is_cuda_available,
+from .runtime.device import (Device, ScopedDevice, get_cuda_device_count, get_cuda_devices, get_cuda_supported_archs,
+                             get_device, get_devices, get_preferred_device, is_conditional_graph_supported, is_cuda_available,
                              is_device_available, set_device)
 from .runtime.launch import Launch, launch
 from .runtime.tiles import launch_tiled

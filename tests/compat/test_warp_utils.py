@@ -247,3 +247,12 @@ def test_graph_coloring_balance_moves_and_errors():
         wp.utils.graph_coloring_assign(wp.array([[0, 2]], dtype=wp.int32), wp.empty(2, dtype=wp.int32))
     with pytest.raises(ValueError):
         wp.utils.graph_coloring_balance(edges, colors, 3, 1.1, max_iterations=-1)
+
+
+def test_device_queries():
+    cpu = wp.get_device("cpu")
+    assert cpu.sm_count == 0 and cpu.max_shared_memory_per_block == 0  # Warp's CPU values
+    for d in wp.get_cuda_devices():
+        assert d.sm_count > 0 and d.max_shared_memory_per_block >= 48 * 1024
+    archs = wp.get_cuda_supported_archs()
+    assert isinstance(archs, list) and all(isinstance(a, int) and 50 <= a <= 150 for a in archs)

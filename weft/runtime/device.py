@@ -63,6 +63,16 @@ class Device:
     def arch(self) -> int:
         return getattr(self.backend, "arch", 0)
 
+    @property
+    def sm_count(self) -> int:
+        """Streaming multiprocessors of a GPU (0 for the CPU, as Warp reports)."""
+        return int(getattr(self.backend, "sm_count", 0)) if self.is_cuda else 0
+
+    @property
+    def max_shared_memory_per_block(self) -> int:
+        """Shared memory in bytes a block of a kernel can use on a GPU (with opt-in; 0 for the CPU, as Warp)."""
+        return int(self.backend.max_shared_memory_per_block) if self.is_cuda else 0
+
 
 CPU = Device("cpu", _cpu_name := (os.uname().machine if hasattr(os, "uname") else "cpu"))
 _devices: dict[str, Device] = {"cpu": CPU}
@@ -98,6 +108,14 @@ def known_devices() -> list[Device]:
 def get_cuda_devices() -> list[Device]:
     """The CUDA devices found (empty without the NVIDIA driver, a GPU or the ``cuda`` extra)."""
     return [d for d in get_devices() if d.is_cuda]
+
+
+def get_cuda_supported_archs() -> list[int]:
+    """The GPU architectures (``86`` for sm_86 ...) NVRTC can compile for: empty without NVRTC (the ``cuda`` extra).
+    Needs no GPU."""
+    from ..toolchain import nvrtc
+
+    return [int(a) for a in nvrtc.supported_archs()] if nvrtc.is_available() else []
 
 
 def is_cuda_available() -> bool:
