@@ -88,6 +88,7 @@ class Lowerer:
         self.uses_tiles = False
         self.inline_stack: list[object] = []
         self.stmt_stack: list[ast.stmt] = []
+        self._pinned = 0  # augmented-assignment index values bound to hidden names (pin_target)
         self.deps = DepRecorder()  # static resolutions, for reusing this lowering in later processes
 
     # ------------------------------------------------------------------ entry
@@ -362,6 +363,7 @@ class Lowerer:
         target = node.target
         if isinstance(target, ast.Subscript) and self._is_adjoint_marker(target.value):
             return self._adjoint_accumulate(node)
+        target = self.pin_target(target)  # its index expressions run once, before the right-hand side (Python)
         if isinstance(target, ast.Subscript):
             base = self.visit(target.value)
             atomic = _ATOMIC_BINOPS.get(type(node.op))
@@ -379,6 +381,36 @@ class Lowerer:
         current = self.visit(_as_load(target))
         rhs = self.visit(node.value)
         self.store(target, self.binop(opname, current, rhs, node, tile_name=_TILE_BINOPS.get(type(node.op))))
+
+    def pin_target(self, target: ast.AST) -> ast.AST:
+        """A copy of an augmented-assignment target whose index expressions (and the subscripted or attributed
+        values they hang off) are evaluated now, once, and read back by name: ``a[f(i)].x += v`` loads and stores
+        through the same ``f(i)``, called once."""
+        if isinstance(target, ast.Attribute):
+            return ast.copy_location(ast.Attribute(value=self.pin_target(target.value), attr=target.attr,
+                                                   ctx=target.ctx), target)
+        if isinstance(target, ast.Subscript):
+            parts = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
+            if any(isinstance(p, ast.Slice) for p in parts):
+                return target
+            value = self.pin_target(target.value)
+            pinned = [self._pin(p) for p in parts]
+            sl = ast.copy_location(ast.Tuple(elts=pinned, ctx=ast.Load()), target.slice) \
+                if isinstance(target.slice, ast.Tuple) else pinned[0]
+            return ast.copy_location(ast.Subscript(value=value, slice=sl, ctx=target.ctx), target)
+        return target
+
+    def _pin(self, expr: ast.AST) -> ast.AST:
+        if isinstance(expr, (ast.Name, ast.Constant)) or self._is_static_expr(expr):
+            return expr
+        self._pinned += 1
+        name = f"pinned.{self._pinned}"  # no Python name contains '.'
+        self.frame.env[name] = self.visit(expr)
+        return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), expr)
+
+    def _is_static_expr(self, expr: ast.AST) -> bool:
+        """Constant expressions (``-1``, ``wp.static(...)``) stay as written (the frontend folds them)."""
+        return isinstance(expr, ast.UnaryOp) and isinstance(expr.operand, ast.Constant)
 
     def _is_adjoint_marker(self, node) -> bool:
         value = self.eval_static_or_none(node)
@@ -552,19 +584,45 @@ class Lowerer:
         name = node.target.id
         self.frame.loop_depth += 1
         saved_binding = self.frame.env.get(name)
+        # read after the loop: Python leaves the last iteration's value there (not the loop's end), so each
+        # iteration copies the index into an ordinary local that outlives the loop
+        last = self._index_after_loop(node, name, itype, saved_binding)
         try:
             with self.b.nested() as body:
                 was_mutable = name in self.frame.mutable
                 self.frame.mutable.discard(name)
                 self.frame.env[name] = var
+                if last is not None:
+                    self.b.assign(last, var)
                 self.lower_block(node.body)
                 if was_mutable:
                     self.frame.mutable.add(name)
         finally:
             self.frame.loop_depth -= 1
-        if saved_binding is not None:
+        if last is not None:
+            self.frame.env[name] = last
+        elif saved_binding is not None:
             self.frame.env[name] = saved_binding
         self.b.emit(For(var, ops[0], ops[1], ops[2], body, self.b.loc))
+
+    def _index_after_loop(self, node: ast.For, name: str, itype: T.Type, before) -> Var | None:
+        """A local for the loop index when the function reads ``name`` after the loop (initialised with its value
+        before the loop, if it had one of the index's type), else None."""
+        end = (node.end_lineno or node.lineno, node.end_col_offset or 0)
+        read_after = any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+                         and (n.lineno, n.col_offset) > end for n in ast.walk(self.frame.src.tree))
+        if not read_after:
+            return None
+        if isinstance(before, Var) and before.kind is VarKind.MUTABLE and before.type == itype:
+            return before
+        local = self.b.new_var(itype, name, VarKind.MUTABLE)
+        init = Const(0, itype)
+        if isinstance(before, Weak) and isinstance(before.value, int) and not isinstance(before.value, bool):
+            init = Const(int(before.value), itype)
+        elif isinstance(before, (Var, Const)) and before.type == itype:
+            init = before
+        self.b.assign(local, init)
+        return local
 
     def _reversed_range(self, it: ast.Call) -> ast.Call:
         """``reversed(range(a, b, s))`` as the ``range`` of the same values in reverse order:
@@ -605,6 +663,13 @@ class Lowerer:
             self.lower_block(node.body)
         if was_mutable:
             self.frame.mutable.add(name)
+            # the name is assigned elsewhere too: its last value becomes an ordinary local, so a later dynamic loop
+            # that updates it carries the value from iteration to iteration (not the constant folded each time)
+            last = self.frame.env.get(name)
+            if isinstance(last, (Weak, Const)) or (isinstance(last, Var) and last.kind is not VarKind.MUTABLE
+                                                   and not isinstance(last.type, (T.ArrayType, T.TileType))):
+                del self.frame.env[name]
+                self.bind(name, last, node.target)
 
     def visit_While(self, node: ast.While):
         if node.orelse:

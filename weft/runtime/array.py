@@ -654,7 +654,7 @@ def _norm_shape(shape, allow_neg=False, total=None) -> tuple[int, ...]:
     if not 1 <= len(shape) <= 4:
         raise ValueError(f"arrays have 1 to 4 dimensions, got shape {shape}")
     if any(s < 0 for s in shape):
-        raise ValueError(f"negative dimension in shape {shape}")
+        raise ValueError(f"Array shapes must be non-negative, got {shape}")
     return shape
 
 
