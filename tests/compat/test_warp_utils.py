@@ -249,7 +249,7 @@ def test_graph_coloring_balance_moves_and_errors():
         wp.utils.graph_coloring_balance(edges, colors, 3, 1.1, max_iterations=-1)
 
 
-def test_device_queries():
+def test_device_sm_count_shared_memory_archs():
     cpu = wp.get_device("cpu")
     assert cpu.sm_count == 0 and cpu.max_shared_memory_per_block == 0  # Warp's CPU values
     for d in wp.get_cuda_devices():

@@ -29,10 +29,10 @@ def _order(dst: wp.array(dtype=wp.mat22), items: wp.array(dtype=_Item), state: w
            out: wp.array(dtype=int)):
     dst[_bump(state)][1] += wp.vec2(_read(state), 1.0)  # index 0 first, then the rhs reads state == 1
     items[_bump(state)].value += 5.0  # index 1, evaluated once
-    s = int(0)
+    s = wp.int32(0)
     for i in range(2):  # unrolled: leaves i == 1
         s = s + i
-    n = int(0)
+    n = wp.int32(0)
     while n < 3:
         i += 1
         n = n + 1
