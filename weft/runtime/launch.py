@@ -8,7 +8,7 @@ from time import monotonic as _monotonic
 import numpy as np
 
 from .. import abi, config
-from ..errors import Error, LaunchError, RuntimeError_
+from ..errors import Error, LaunchArgumentError, LaunchError, RuntimeError_
 from ..ir import types as T
 from ..ir.access import struct_arrays_written
 from . import device as D
@@ -103,6 +103,9 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
     dims = normalize_dim(dim)
     types = kernel.infer_types(args)
     read_only = adopt_foreign(kernel, types, args)
+    if adjoint and record_cmd:
+        return Launch(kernel, dev, True, dim=dims, args=args, adj_args=list(adj_inputs) + list(adj_outputs),
+                      spec=kernel.specialize(types, block_dim), block_dim=block_dim)
     if adjoint:
         from .backward import launch_adjoint
 
@@ -120,7 +123,7 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
         check_grid(kernel, spec.tid_arity, dims)
     packed = spec.pack(args)
     if record_cmd:
-        return Launch(kernel, spec, dims, args, dev, packed)
+        return Launch(kernel, dev, spec=spec, dim=dims, args=args, packed=packed, block_dim=block_dim)
     tape = active_tape.get() if record_tape else None
     snapshots = tape._before_launch(spec, args) if tape is not None and spec.snapshot else {}
     graph = active_capture()
@@ -335,25 +338,41 @@ def _check_devices(kernel, spec, args, dev) -> None:
 
 
 class Launch:
-    """A prepared launch: arguments packed once, relaunched cheaply with ``launch()``."""
+    """A launch prepared once and relaunched cheaply with ``launch()``: what ``wp.launch(..., record_cmd=True)``
+    returns, or Warp's ``wp.Launch(kernel, device, adjoint=False)`` built empty and filled with ``set_dim`` and
+    ``set_param_by_name`` / ``set_param_at_index`` (parameters not set are zero; arrays must be set before
+    ``launch()``; ``adjoint=True`` runs the backward kernel, whose adjoint arrays are set with ``adjoint=True``)."""
 
-    def __init__(self, kernel, spec, dims, args, device, packed: bytes):
+    def __init__(self, kernel, device=None, adjoint: bool = False, *, dim=None, args=None, adj_args=None,
+                 spec=None, packed: bytes | None = None, block_dim: int = 256):
         self.kernel = kernel
+        self.device = D.get_device(device)
+        self.adjoint = bool(adjoint)
+        self.block_dim = block_dim
+        if spec is None:
+            kernel.annotations()
+            if kernel._fixed_types is None:
+                raise LaunchError(f"wp.Launch(kernel '{kernel.__name__}'): the kernel is generic; record a launch "
+                                  "with wp.launch(..., record_cmd=True) instead")
+            spec = kernel.specialize(kernel._fixed_types, block_dim)
         self.spec = spec
-        self.dim = dims
-        self.args = list(args)
-        self.device = device
+        self.args = list(args) if args is not None else [_zero_argument(t) for t in spec.types]
+        self.adj_args = list(adj_args) if adj_args is not None else [None] * len(self.args)
+        self.dim = None
         self._packed = packed
-        self._dims = _DIMS[len(dims)].pack(*dims)
-        self._ndim = len(dims)
-        self._prepare()
+        self._fast_fwd = None
+        self._written = ()
+        if dim is not None:
+            self.set_dim(dim)
+        if packed is not None:
+            self._prepare()
 
     def _prepare(self) -> None:
         """What launch() needs, resolved once: the raw entry point and the version counters of written arrays."""
         spec = self.spec
         fwd = spec.fwd_fast
         self._fast_fwd = fwd if fwd is not None and self.device.impl.fast_launch and not spec.debug \
-            and not spec.checks_errors else None
+            and not spec.checks_errors and not self.adjoint else None
         try:
             self._written = tuple(self.args[i]._shared for i in spec.written)
         except AttributeError:  # a foreign array argument: take the general path
@@ -367,16 +386,31 @@ class Launch:
         self._dims = _DIMS[len(self.dim)].pack(*self.dim)
         self._ndim = len(self.dim)
 
-    def set_param_at_index(self, index: int, value) -> None:
+    def set_param_at_index(self, index: int, value, adjoint: bool = False) -> None:
+        if adjoint:
+            self.adj_args[index] = value
+            return
+        t = self.spec.types[index]
+        if isinstance(t, (T.VectorType, T.MatrixType)) and isinstance(value, (int, float, np.number)):
+            raise LaunchArgumentError(f"kernel '{self.kernel.__name__}' argument '{self.kernel._param_names[index]}' "
+                                      f"expects {t} but got a single value")
         args = list(self.args)
         args[index] = value
         self.set_params(args)
 
-    def set_param_by_name(self, name: str, value) -> None:
-        self.set_param_at_index(self.kernel._param_names.index(name), value)
+    def set_param_by_name(self, name: str, value, adjoint: bool = False) -> None:
+        try:
+            index = self.kernel._param_names.index(name)
+        except ValueError:
+            raise LaunchError(f"kernel '{self.kernel.__name__}' has no parameter '{name}'") from None
+        self.set_param_at_index(index, value, adjoint)
 
     def set_params(self, values) -> None:
         args = list(values)
+        self.args = args
+        self._packed = None
+        if any(a is None for a in args):
+            return  # arrays still unset: packed at launch()
         read_only = adopt_foreign(self.kernel, self.spec.types, args)
         if read_only:
             _check_read_only(self.kernel, self.spec, read_only)
@@ -385,6 +419,19 @@ class Launch:
         self._prepare()
 
     def launch(self, stream=None) -> None:
+        if self.dim is None:
+            raise LaunchError(f"kernel '{self.kernel.__name__}': set the launch dimensions (set_dim) first")
+        missing = [n for n, a in zip(self.kernel._param_names, self.args) if a is None]
+        if missing:
+            raise LaunchError(f"kernel '{self.kernel.__name__}': parameter '{missing[0]}' (an array) was not set")
+        if self.adjoint:
+            from .backward import launch_adjoint
+
+            launch_adjoint(self.kernel, self.dim, self.args, self.adj_args, self.device, len(self.args),
+                           block_dim=self.block_dim, stream=stream)
+            return
+        if self._packed is None:
+            self.set_params(self.args)
         fwd = self._fast_fwd
         if fwd is not None and not config.verify_fp:
             until, nthreads = _threads.state
@@ -398,3 +445,19 @@ class Launch:
                 shared.version += 1
             return
         _run(self.spec, self._packed, self.dim, self.device, self.args, stream=stream)
+
+
+def _zero_argument(t: T.Type):
+    """The value of a parameter a ``wp.Launch`` has not been given: zero (None for arrays, which must be set)."""
+    if isinstance(t, T.ArrayType):
+        return None
+    if isinstance(t, T.StructType):
+        return t.pyclass() if t.pyclass is not None else None
+    from ..types.composite import class_for
+
+    cls = class_for(t)
+    if isinstance(t, T.ScalarType):
+        return cls(0)
+    if isinstance(t, T.VectorType):
+        return cls(*([0] * t.length))  # zero quaternions and transforms too (their constructors default to identity)
+    return cls()
