@@ -239,7 +239,7 @@ def _reduce(name, a, b, out, count, axis):
             raise RuntimeError(f"out array should have shape {shape}")
     if axis is not None:
         if not -a.ndim <= axis < a.ndim:
-            raise IndexError(f"{name}: axis {axis} is out of range for an array of {a.ndim} dimensions")
+            raise IndexError(f"{name}() axis {axis} is out of bounds for an array with {a.ndim} dimensions")
         axis = axis % a.ndim
     data = a.numpy()
     comp_axes = tuple(range(a.ndim, data.ndim))
@@ -262,12 +262,12 @@ def _reduce(name, a, b, out, count, axis):
         x = x * y
         if comp_axes:
             x = x.sum(axis=comp_axes)
-    result = x.sum(axis=axis)
+    result = x.sum(axis=axis, keepdims=True)  # the reduced axis stays, with length 1 (as Warp)
     if out is None:
 
         out_dtype = a.dtype if b is None else _scalar_dtype(a)
         return array(np.ascontiguousarray(result), dtype=out_dtype, device=a.device)
-    _store(out, np.asarray(result).reshape((-1,) + np.shape(result)[a.ndim - 1:]))
+    _store(out, np.asarray(result).reshape((-1,) + np.shape(result)[a.ndim:]))
     return out
 
 

@@ -53,8 +53,8 @@ def test_array_sum_inner_axis():
     a, b = wp.array(x, dtype=wp.float64), wp.array(y, dtype=wp.float64)
     assert np.isclose(wp.utils.array_sum(a), x.sum())
     assert np.isclose(wp.utils.array_inner(a, b), (x * y).sum())
-    np.testing.assert_allclose(wp.utils.array_sum(a, axis=1).numpy(), x.sum(axis=1))
-    np.testing.assert_allclose(wp.utils.array_inner(a, b, axis=0).numpy(), (x * y).sum(axis=0))
+    np.testing.assert_allclose(wp.utils.array_sum(a, axis=1).numpy(), x.sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(wp.utils.array_inner(a, b, axis=0).numpy(), (x * y).sum(axis=0, keepdims=True))
     v = rng.standard_normal((6, 3)).astype(np.float32)
     s = wp.utils.array_sum(wp.array(v, dtype=wp.vec3))
     np.testing.assert_allclose(np.array(s), v.sum(axis=0), rtol=1e-5)
@@ -256,3 +256,15 @@ def test_device_sm_count_shared_memory_archs():
         assert d.sm_count > 0 and d.max_shared_memory_per_block >= 48 * 1024
     archs = wp.get_cuda_supported_archs()
     assert isinstance(archs, list) and all(isinstance(a, int) and 50 <= a <= 150 for a in archs)
+
+
+def test_optimizers_need_parameters_and_reductions_keep_the_axis():
+    from weft.optim import SGD, Adam
+
+    for opt in (Adam(), SGD()):
+        with pytest.raises(RuntimeError, match="parameters must be set before calling step"):
+            opt.step([])
+    x = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+    assert wp.utils.array_sum(wp.array(x), axis=-1).shape == (2, 3, 1)
+    with pytest.raises(IndexError, match=r"axis 3 is out of bounds"):
+        wp.utils.array_sum(wp.array(x), axis=3)

@@ -72,6 +72,7 @@ class Adam:
     def set_params(self, params) -> None:
         """Set the arrays to optimise and allocate zeroed moment buffers and step counter."""
         self.params = list(params) if params is not None else []
+        self._unset = params is None  # step() before set_params is Warp's RuntimeError
         self._flat = [scalar_view(p, f"Adam parameter {k}") for k, p in enumerate(self.params)]
         self.m = [wp.zeros(f.shape, dtype=compute_type(f.dtype), device=f.device) for f in self._flat]
         self.v = [wp.zeros(f.shape, dtype=compute_type(f.dtype), device=f.device) for f in self._flat]
@@ -86,6 +87,8 @@ class Adam:
 
     def step(self, grad) -> None:
         """Apply one Adam update: ``grad[k]`` is the gradient of ``params[k]`` (any shape of the same size)."""
+        if self._unset:
+            raise RuntimeError("Adam parameters must be set before calling step(), got None")
         if len(grad) != len(self.params):
             raise ValueError(f"Adam.step: got {len(grad)} gradients for {len(self.params)} parameters")
         for k, (g, flat) in enumerate(zip(grad, self._flat)):

@@ -85,6 +85,7 @@ class SGD:
     def set_params(self, params) -> None:
         """Set the arrays to optimise and allocate zeroed momentum buffers and step counter."""
         self.params = list(params) if params is not None else []
+        self._unset = params is None  # step() before set_params is Warp's RuntimeError
         self._flat = [scalar_view(p, f"SGD parameter {k}") for k, p in enumerate(self.params)]
         self.b = [wp.zeros(f.shape, dtype=compute_type(f.dtype), device=f.device) for f in self._flat]
         device = self.params[0].device if self.params else None
@@ -98,6 +99,8 @@ class SGD:
 
     def step(self, grad) -> None:
         """Apply one SGD update: ``grad[k]`` is the gradient of ``params[k]`` (any shape of the same size)."""
+        if self._unset:
+            raise RuntimeError("SGD parameters must be set before calling step(), got None")
         if len(grad) != len(self.params):
             raise ValueError(f"SGD.step: got {len(grad)} gradients for {len(self.params)} parameters")
         for k, (g, flat) in enumerate(zip(grad, self._flat)):
