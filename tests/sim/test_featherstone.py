@@ -122,6 +122,28 @@ def test_arm7_mass_matrix_and_bias_match_pinocchio_crba_rnea(floating):
         np.testing.assert_allclose(nle_w, nle, atol=1e-5 * np.abs(nle).max())
 
 
+def test_dynamics_kernel_variants_agree():
+    """The 16-joint / 32-dof variant of eval_articulation_dynamics (picked for the arm) and the 64 / 64 one give the
+    same mass matrix and generalised forces."""
+    from weft.sim.integrators.featherstone import _dynamics_kernel, dynamics_kernel
+
+    b = sim.ModelBuilder()
+    sim.parse_urdf(str(ARM), b, floating=True)
+    m = b.finalize("cpu")
+    assert dynamics_kernel(m) is _dynamics_kernel(16, 32)
+    s = m.state()
+    rng = np.random.default_rng(5)
+    s.joint_q.assign(np.concatenate([[0.1, 0.2, 0.3, 0.0, 0.0, 0.0, 1.0], rng.uniform(-1, 1, 7)]).astype(np.float32))
+    s.joint_qd.assign(rng.uniform(-1, 1, m.joint_dof_count).astype(np.float32))
+    sim.eval_fk(m, s.joint_q, s.joint_qd, None, s)
+    integ = sim.FeatherstoneIntegrator(m)
+    small = [a.numpy().copy() for a in integ.eval_mass_matrix(m, s)]
+    m.__dict__["_featherstone_dynamics_kernel"] = _dynamics_kernel(64, 64)
+    large = [a.numpy().copy() for a in integ.eval_mass_matrix(m, s)]
+    for x, y in zip(small, large):
+        np.testing.assert_array_equal(x, y)
+
+
 def _pendulum(length, angle, r=0.05, second=None):
     b = sim.ModelBuilder()
     parent, anchor = -1, wp.transform((0.0, 2.0, 0.0), wp.quat_identity())
