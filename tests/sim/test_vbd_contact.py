@@ -358,3 +358,31 @@ def test_cloth_folded_onto_itself_does_not_interpenetrate(self_contact):
         assert np.isfinite(q).all()
     else:
         assert crossings > 0 and closest < 0.1 * r
+
+
+def test_full_collision_buffers_keep_the_first_pairs_and_the_bound():
+    """With one slot per vertex, triangle corner and edge (the buffers overflow: a sheet on a sheet has several pairs
+    per primitive), the solve uses the pairs that fit and the step bound still counts every pair: a sheet dropped
+    onto a fixed sheet stays above it and finite."""
+    b = sim.ModelBuilder()
+    rot = wp.quat_from_axis_angle(wp.vec3(1.0, 0.0, 0.0), -0.5 * np.pi)
+    kw = {"vel": wp.vec3(0.0, 0.0, 0.0), "cell_x": 0.1, "cell_y": 0.1, "mass": 0.01, "tri_ke": 1e3, "tri_ka": 1e3,
+          "tri_kd": 1e-3, "edge_ke": 0.1, "rot": rot}
+    b.add_cloth_grid(pos=wp.vec3(0.0, 0.5, 0.0), dim_x=4, dim_y=4, **kw)
+    lower = len(b.particle_q)
+    for i in range(lower):
+        b.particle_flags[i] = 0
+    b.add_cloth_grid(pos=wp.vec3(0.05, 0.53, -0.05), dim_x=3, dim_y=3, **kw)
+    b.color(balance_colors=False)
+    m = b.finalize("cpu")
+    m.ground = False
+    m.soft_contact_radius, m.soft_contact_margin, m.soft_contact_ke = 0.02, 0.04, 1e4
+    integ = sim.VBDIntegrator(m, iterations=5, handle_self_contact=True, vertex_collision_buffer_pre_alloc=1,
+                              triangle_collision_buffer_pre_alloc=1, edge_collision_buffer_pre_alloc=1)
+    s0, s1 = m.state(), m.state()
+    for _ in range(60):
+        integ.simulate(m, s0, s1, 1.0 / 240.0)
+        s0, s1 = s1, s0
+    assert (integ._vt_count.numpy()[lower:] <= 1).all() and (integ._corner_count.numpy() > 1).any()
+    y = s0.particle_q.numpy()[lower:, 1]
+    assert np.isfinite(y).all() and y.min() > 0.5 and y.max() < 0.53
