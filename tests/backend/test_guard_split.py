@@ -357,3 +357,30 @@ def test_point_source_does_not_pin_the_split():
     ref[1:-1, 1:-1] = u[1:-1, :-2] + u[1:-1, 2:]
     ref[4, 4] += 100.0
     np.testing.assert_allclose(out.numpy(), ref, rtol=1e-6)
+
+
+@wp.kernel
+def mirrored_select(n: int, z: wp.array2d(dtype=float), s: wp.array2d(dtype=float)):
+    # the spectrum split of examples/fluids/spectral.py: selects (two-way branches) on the thread indices
+    r, k = wp.tid()
+    half = n / 2
+    top = r < half
+    p = wp.where(top, r, r - half)
+    b = z[p, wp.where(k == 0, 0, n - k)]
+    s[r, k] = wp.where(top, z[p, k] + b, z[p, k] - b)
+
+
+def test_two_way_branches_assume_only_equalities():
+    # k == 0 is assumed false (all but one point of the row); r < half is not assumed either way (both sides work)
+    args = [8, wp.zeros((2, 2)), wp.zeros((2, 2))]
+    plan = plan_guards(mirrored_select._lower(mirrored_select.infer_types(args), False, None).fn)
+    assert plan is not None and not plan.outer and len(plan.inner) == 1
+    assert plan.inner[0].side.value == "except" and plan.inner[0].value is False
+    n = 16
+    z = np.random.default_rng(12).random((n // 2, n + 1)).astype(np.float32)
+    out = wp.zeros((n, n // 2 + 1), dtype=float)
+    wp.launch(mirrored_select, dim=(n, n // 2 + 1), inputs=[n, wp.array(z), out])
+    r, k = np.meshgrid(np.arange(n), np.arange(n // 2 + 1), indexing="ij")
+    p = np.where(r < n // 2, r, r - n // 2)
+    b = z[p, np.where(k == 0, 0, n - k)]
+    np.testing.assert_allclose(out.numpy(), np.where(r < n // 2, z[p, k] + b, z[p, k] - b), rtol=1e-6)

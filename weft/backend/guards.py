@@ -37,6 +37,7 @@ _PURE = frozenset({"add", "sub", "mul", "copy", "min", "max"})
 _CMP = frozenset({"lt", "le", "gt", "ge", "eq", "ne"})
 _FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}  # a OP b  <=>  b FLIP[OP] a
 _NEGATE = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "eq": "ne", "ne": "eq"}
+_EQUALITY = ("eq", "ne")
 #: int32 ops that offset a value by a constant (``j + 1``, ``1 + j``, ``j - 1``)
 _OFFSET = frozenset({"add", "sub"})
 #: the remainder op: ``(j + c) % n`` is ``j + c`` on 0 <= j + c < n
@@ -111,15 +112,17 @@ class GuardPlan:
         return {x.dst.id: x.src for x in self.identities}
 
 
-def _assumed_values(block: list[Stmt]) -> dict[int, bool]:
+def _assumed_values(block: list[Stmt]) -> dict[int, bool | None]:
     """The value each If condition is assumed to have: False for ``if c: ... return`` (an early exit), True
-    otherwise (the work is under the guard). Conditions copied through ``copy`` / mutable locals (the lowering of
-    ``and``) are traced back to their comparisons."""
-    assumed: dict[int, bool] = {}
+    otherwise (the work is under the guard), None for a two-way branch (``if c: ... else: ...``, ``wp.where``):
+    both sides are work, so only its (in)equality tests are assumed, to the side that holds on all but one point.
+    Conditions copied through ``copy`` / mutable locals (the lowering of ``and``) are traced back to their
+    comparisons."""
+    assumed: dict[int, bool | None] = {}
     for s in walk(block):
         if isinstance(s, If) and isinstance(s.cond, Var):
             exits = bool(s.then) and isinstance(s.then[-1], Return) and not s.orelse
-            assumed.setdefault(s.cond.id, not exits)
+            assumed.setdefault(s.cond.id, None if s.orelse else not exits)
     return assumed
 
 
@@ -174,7 +177,10 @@ def plan_guards(fn: Function) -> GuardPlan | None:
             seen.add(v)
             s = lets.get(v)
             if s is not None and s.call.name in _CMP:
-                cmp_values.setdefault(v, value)
+                if value is not None:
+                    cmp_values.setdefault(v, value)
+                elif s.call.name in _EQUALITY:  # a two-way branch: k == 0 is assumed false, k != 0 true
+                    cmp_values.setdefault(v, s.call.name == _EQUALITY[1])
             stack.extend(x.id for x in sources.get(v, []))
 
     inner: list[InnerAtom] = []
