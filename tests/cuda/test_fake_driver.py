@@ -172,3 +172,8 @@ def test_streams_events_and_graphs(fake):
     wp.capture_launch(capture.graph)
     wp.capture_launch(capture.graph)
     assert len(fake.launches) == count + 4 and all(r.get("replayed") for r in fake.launches[count:])
+
+
+def test_device_queries_through_the_driver(fake):
+    dev = wp.get_device("cuda:0")
+    assert dev.sm_count == 132 and dev.max_shared_memory_per_block == 232448

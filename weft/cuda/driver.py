@@ -74,13 +74,17 @@ class Context:
         minor = self._attr(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
         self.arch = 10 * major + minor
         self.sm_count = self._attr(attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-        self.max_shared_memory_per_block = self._attr(attr.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
         self.total_memory = int(check(drv.cuDeviceTotalMem(self.handle), "cuDeviceTotalMem"))
         self.mempool_supported = bool(self._attr(attr.CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED))
         self.uuid = None
         self._context = None
         self._pool = None
         self._lock = threading.Lock()
+
+    @property
+    def max_shared_memory_per_block(self) -> int:
+        """Shared memory in bytes one block can use with opt-in (queried when first asked)."""
+        return self._attr(api().CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
 
     def _attr(self, which) -> int:
         return int(check(api().cuDeviceGetAttribute(which, self.handle), "cuDeviceGetAttribute"))
