@@ -82,10 +82,6 @@ class LaunchError(Error, RuntimeError):
     for launch arguments)."""
 
 
-class LaunchArgumentError(LaunchError, RuntimeError):
-    """A launch argument Warp rejects with ``RuntimeError`` (a single number for a vector or matrix parameter)."""
-
-
 class StructFieldError(Error, TypeError):
     """A value assigned to a ``@wp.struct`` field does not fit the field's type (also a ``TypeError``)."""
 

@@ -428,6 +428,8 @@ def _scalar_of_args(lw, args, dtype, node) -> T.ScalarType:
     for a in args:
         if isinstance(a, (Var, Const)):
             return a.type.scalar if isinstance(a.type, (T.VectorType, T.MatrixType)) else a.type
+    if args and all(isinstance(a, Weak) and isinstance(a.value, bool) for a in args):
+        return T.BOOL  # wp.vector(True, False, ...): a boolean vector, as in Warp
     return T.FLOAT32
 
 

@@ -17,6 +17,11 @@ struct mat_t {
         for (unsigned i = 0; i < R; ++i)
             for (unsigned j = 0; j < C; ++j) row[i].c[j] = T(s);
     }
+    template <typename S, typename detail::enable_if_<detail::is_same_<S, bool>::value, int>::type = 0>
+    WEFT_FN_SMALL explicit mat_t(S s) {  // a boolean broadcast
+        for (unsigned i = 0; i < R; ++i)
+            for (unsigned j = 0; j < C; ++j) row[i].c[j] = T(s);
+    }
 
     // R*C scalars, row-major
     template <typename A0, typename A1, typename... As,

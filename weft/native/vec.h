@@ -22,6 +22,10 @@ struct vec_t {
     WEFT_FN_SMALL explicit vec_t(S s) {
         for (unsigned i = 0; i < N; ++i) c[i] = T(s);
     }
+    template <typename S, typename detail::enable_if_<detail::is_same_<S, bool>::value, int>::type = 0>
+    WEFT_FN_SMALL explicit vec_t(S s) {  // a boolean broadcast (vec3b(true))
+        for (unsigned i = 0; i < N; ++i) c[i] = T(s);
+    }
 
     // exactly N components
     template <typename A0, typename A1, typename... As,

@@ -8,7 +8,7 @@ from time import monotonic as _monotonic
 import numpy as np
 
 from .. import abi, config
-from ..errors import Error, LaunchArgumentError, LaunchError, RuntimeError_
+from ..errors import Error, LaunchError, RuntimeError_
 from ..ir import types as T
 from ..ir.access import struct_arrays_written
 from . import device as D
@@ -392,7 +392,7 @@ class Launch:
             return
         t = self.spec.types[index]
         if isinstance(t, (T.VectorType, T.MatrixType)) and isinstance(value, (int, float, np.number)):
-            raise LaunchArgumentError(f"kernel '{self.kernel.__name__}' argument '{self.kernel._param_names[index]}' "
+            raise LaunchError(f"kernel '{self.kernel.__name__}' argument '{self.kernel._param_names[index]}' "
                                       f"expects {t} but got a single value")
         args = list(self.args)
         args[index] = value

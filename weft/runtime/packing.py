@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..errors import LaunchArgumentError, LaunchError
+from ..errors import LaunchError
 from ..ir import types as T
 from ..types.composite import class_for
 from ..types.layout import args_layout, layout
@@ -64,7 +64,7 @@ def _composite_packer(t: T.Type, where) -> Callable:
             raise LaunchError(f"{where()}: expected {t}, got {type(v).__name__}") from None
         if flat.size != n:
             if np.ndim(v) == 0:  # a single number for a vector or matrix (Warp's RuntimeError)
-                raise LaunchArgumentError(f"{where()} expects {t} but got a single value")
+                raise LaunchError(f"{where()} expects {t} but got a single value")
             raise LaunchError(f"{where()}: expected {t} ({n} components), got {flat.size} components")
         return st.pack(*flat.tolist())
     return pack
@@ -74,7 +74,7 @@ def _struct_packer(t: T.StructType, where) -> Callable:
     def pack(v):
         ir = getattr(type(v), "_ir_", None)
         if v is None:
-            raise LaunchArgumentError(f"{where()} expects {t.name} but got None")
+            raise LaunchError(f"{where()} expects {t.name} but got None")
         if ir != t:
             raise LaunchError(f"{where()}: expected struct {t.name}, got {type(v).__name__}")
         return v._pack()

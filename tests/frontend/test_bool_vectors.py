@@ -1,0 +1,27 @@
+"""Boolean vectors and matrices in kernels: ``wp.vector(True, False, ...)`` / ``wp.matrix(..., shape=)`` of bool
+literals are boolean (as in Warp), and a boolean broadcasts to every component."""
+
+import numpy as np
+
+import weft as wp
+
+vec3b = wp.types.vector(3, dtype=bool)
+mat22b = wp.types.matrix((2, 2), dtype=bool)
+
+
+@wp.kernel
+def _bools(v: wp.array(dtype=vec3b), m: wp.array(dtype=mat22b), ok: wp.array(dtype=int)):
+    v[0] = wp.vector(True, False, True)
+    v[1] = vec3b(True)
+    m[0] = wp.matrix(False, True, True, False, shape=(2, 2))
+    m[1] = mat22b(True)
+    if wp.vector(True, False, True) == vec3b(True, False, True):
+        ok[0] = 1
+
+
+def test_bool_vectors_and_matrices():
+    v, m, ok = wp.zeros(2, dtype=vec3b), wp.zeros(2, dtype=mat22b), wp.zeros(1, dtype=int)
+    wp.launch(_bools, dim=1, inputs=[v, m, ok])
+    np.testing.assert_array_equal(v.numpy(), [[True, False, True], [True, True, True]])
+    np.testing.assert_array_equal(m.numpy(), [[[False, True], [True, False]], [[True, True], [True, True]]])
+    assert ok.numpy()[0] == 1
