@@ -1,5 +1,6 @@
-"""Boolean vectors and matrices in kernels: ``wp.vector(True, False, ...)`` / ``wp.matrix(..., shape=)`` of bool
-literals are boolean (as in Warp), and a boolean broadcasts to every component."""
+"""Booleans in kernels: ``wp.vector(True, False, ...)`` / ``wp.matrix(..., shape=)`` of bool
+literals are boolean (as in Warp), a boolean broadcasts to every component, and an array used as a condition is
+whether it has data (None passed: False)."""
 
 import numpy as np
 
@@ -25,3 +26,20 @@ def test_bool_vectors_and_matrices():
     np.testing.assert_array_equal(v.numpy(), [[True, False, True], [True, True, True]])
     np.testing.assert_array_equal(m.numpy(), [[[False, True], [True, False]], [[True, True], [True, True]]])
     assert ok.numpy()[0] == 1
+
+
+@wp.kernel
+def _array_truth(a: wp.array(dtype=float), b: wp.array(dtype=float), out: wp.array(dtype=int)):
+    tid = wp.tid()
+    if not a:
+        out[0] = 1
+    if b and b[tid] == 0.0:
+        out[1] = 1
+    if a and a[tid] == 0.0:  # short-circuits: a[tid] of the null array is never read
+        out[2] = 1
+
+
+def test_array_as_condition():
+    out = wp.zeros(3, dtype=int)
+    wp.launch(_array_truth, dim=1, inputs=[None, wp.zeros(2, dtype=float), out])
+    np.testing.assert_array_equal(out.numpy(), [1, 1, 0])

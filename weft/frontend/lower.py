@@ -540,6 +540,8 @@ class Lowerer:
             return v
         if isinstance(v.type, T.ScalarType):
             return self.op("to_bool", [v], node=node)
+        if isinstance(v.type, T.ArrayType) and v.type.kind is T.ArrayKind.ARRAY:
+            return self.op("array_valid", [v], node=node)  # `if a:` is whether the array has data (Warp)
         raise self.error(f"a {v.type} value cannot be used as a condition", node,
                          hint="compare it explicitly, e.g. wp.length(v) > 0.0")
 

@@ -20,6 +20,10 @@ struct array_t {
     }
 };
 
+// an array as a condition: whether it has data (a launch given None passes a null array)
+template <typename T>
+WEFT_FN bool array_valid(const array_t<T>& a) { return a.data != nullptr; }
+
 // An index into an array along each dimension, optionally remapped by index arrays (wp.indexedarray).
 template <typename T>
 struct indexedarray_t {

@@ -62,5 +62,8 @@ register(Op("array_slice", _slice, native="slice", kind=OpKind.SPECIAL, adjoint=
             doc="a[i:j:k, l]: a strided view of an array (NumPy's slice rules; same memory and gradient)."))
 register(Op("array_shape", lambda a, at: T.INT32 if len(a) == 1 and isinstance(a[0], T.ArrayType) else None,
             kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, public=False, domain=D, role=Role.SHAPE, doc="a.shape[k]"))
+register(Op("array_valid", lambda a, at: T.BOOL if len(a) == 1 and isinstance(a[0], T.ArrayType)
+            and a[0].kind is T.ArrayKind.ARRAY else None, native="array_valid", adjoint=Adjoint.NONE, public=False,
+            domain=D, doc="An array as a condition (`if a:`): whether it has data (None was passed: False), as Warp."))
 register(Op("fixed_zeros", lambda a, at: at[0] if not a else None, kind=OpKind.SPECIAL, syntax=Syntax(Form.FIXED_ZEROS), adjoint=Adjoint.NONE,
             public=False, domain=D, role=Role.FRESH, doc="wp.zeros(shape, dtype) inside a kernel: a zeroed local array."))
