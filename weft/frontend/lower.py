@@ -787,6 +787,8 @@ class Lowerer:
             self._record_attribute(node, value)
             return self.static_value(value, node, attr)
         except AttributeError:
+            if getattr(base, "__name__", None) == "weft" and attr in ("float", "int", "bool"):
+                return getattr(builtins, attr)  # wp.float(x) in kernel code is the float(x) cast, as in Warp
             raise self.error(f"{_describe_py(base)} has no attribute '{attr}'", node) from None
 
     def _record_attribute(self, node, value) -> None:
