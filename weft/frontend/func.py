@@ -23,13 +23,13 @@ def reject_union_annotations(fn: Callable, what: str) -> None:
     from ..errors import KernelTypeError
     from ..runtime.annotations import check_not_array_value
 
-    for name, ann in getattr(fn, "__annotations__", {}).items():
+    for param, ann in getattr(fn, "__annotations__", {}).items():
         try:
-            check_not_array_value(ann, f"{what} {fn.__name__} parameter '{name}'")
+            check_not_array_value(ann, f"{what} {fn.__name__} parameter '{param}'")
         except TypeError as exc:
             raise KernelTypeError(str(exc)) from None
         if typing.get_origin(ann) is typing.Union or isinstance(ann, types.UnionType):
-            where = "the return type" if name == "return" else f"parameter '{name}'"
+            where = "the return type" if param == "return" else f"parameter '{param}'"
             raise UnionAnnotationError(f"{what} {fn.__name__}: {where} is annotated {ann!r}: Union type annotations "
                                        f"are only supported at Python scope, not in kernels or funcs")
 
