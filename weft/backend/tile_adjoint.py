@@ -316,6 +316,8 @@ _RULES = (
     ("tile_extract", _rule("adj_tile_extract", lambda a, g, o: f"{a[0]}, {g[0]}, {o[0]}{_offsets(a, 1)}")),
     ("extract", _rule("adj_tile_extract", lambda a, g, o: f"{a[0]}, {g[0]}, {o[0]}{_offsets(a, 1)}")),
     ("tile_view", _rule("adj_tile_view", lambda a, g, o: f"{g[0]}, {o[0]}{_offsets(a, 1)}")),
+    ("tile_slice", _rule("adj_tile_slice", lambda a, g, o: f"{g[0]}, {o[0]}{_offsets(a, 1)}")),
+    ("tile_gather_rows", _rule("adj_tile_gather_rows", lambda a, g, o: f"{a[1]}, {g[0]}, {o[0]}")),
     ("tile_transpose", _rule("adj_tile_transpose", lambda a, g, o: f"{g[0]}, {o[0]}")),
     ("tile_broadcast", _rule("adj_tile_broadcast", lambda a, g, o: f"{g[0]}, {o[0]}")),
     ("tile_reshape", _rule("adj_tile_reshape", lambda a, g, o: f"{g[0]}, {o[0]}")),
@@ -346,6 +348,7 @@ _RULES = (
     ("tile_lower_solve", _rule("adj_tile_lower_solve", lambda a, g, o: f"{a[0]}, {a[1]}, {g[0]}, {g[1]}, {o[0]}")),
     ("tile_upper_solve", _rule("adj_tile_upper_solve", lambda a, g, o: f"{a[0]}, {a[1]}, {g[0]}, {g[1]}, {o[0]}")),
     ("tile_assign", _rule("adj_tile_assign", lambda a, g, o: f"{g[0]}, {g[1]}, {o[0]}{_offsets(a, 2)}")),
+    ("tile_slice_assign", _rule("adj_tile_slice_assign", lambda a, g, o: f"{g[0]}, {g[1]}, {o[0]}{_offsets(a, 2)}")),
     ("tile_diag_add", _rule("adj_tile_diag_add", lambda a, g, o: f"{g[0]}, {g[1]}, {o[0]}")),
     *((_n, _rule("adj_" + _n, lambda a, g, o: f"{a[0]}, {g[0]}, {o[0]}")) for _n in (
         "tile_scan_inclusive", "tile_scan_exclusive", "tile_scan_max_inclusive", "tile_scan_min_inclusive")),

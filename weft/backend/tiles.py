@@ -469,6 +469,8 @@ _FORWARD = (
     ("tile_extract", _extract),
     ("extract", _extract),
     ("tile_view", _call("tile_view")),
+    ("tile_slice", _call("tile_slice")),
+    ("tile_gather_rows", _call("tile_gather_rows")),
     ("tile_transpose", _call("tile_transpose")),
     ("tile_broadcast", _call("tile_broadcast")),
     ("tile_reshape", _call("tile_reshape")),
@@ -507,6 +509,7 @@ _FORWARD = (
     ("tile_scan_min_inclusive", _call("tile_scan_min_inclusive")),
     ("tile_sort", _sort),
     ("tile_assign", _call("tile_assign")),
+    ("tile_slice_assign", _call("tile_slice_assign")),
     ("tile_fft", _in_place("tile_fft")),
     ("tile_ifft", _in_place("tile_ifft")),
 )

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import config
-from ..errors import CompileError, KernelTypeError, SourceLoc, TypeError_
+from ..errors import CompileError, KernelTypeError, KernelValueError, SourceLoc, TypeError_
 from ..ir import types as T
 from ..ir.builder import Builder
 from ..ir.nodes import Break, Call, Const, Continue, For, Function, If, Return, Var, VarKind, While
@@ -25,6 +25,7 @@ from ..ops.tile import TileUpdate
 from ..types.composite import class_for
 from ..types.mapping import to_ir
 from ..typing.resolve import Weak, describe, resolve
+from . import tile_slices
 from .analysis import binding_analysis, loop_has_break_or_continue, may_return
 from .deps import DepRecorder
 from .source import FunctionSource
@@ -374,6 +375,10 @@ class Lowerer:
                 self.op(atomic, [base, *idx, value], node=node)
                 return
             mode = _TILE_UPDATES.get(type(node.op))
+            if isinstance(base, Var) and isinstance(base.type, T.TileType) and \
+                    tile_slices.is_tile_selection(base.type, target.slice):
+                raise self.error("Compound assignment to a tile view (t[a:b] += x) is not supported", target,
+                                 kind=KernelValueError, hint="write t[a:b] = t[a:b] + x")
             if isinstance(base, Var) and isinstance(base.type, T.TileType) and mode is not None:
                 # t[i, j] += x: every lane's update lands (as Warp's atomic tile updates)
                 self.store(target.value, self.tile_update(base, target, self.visit(node.value), mode))
@@ -454,6 +459,9 @@ class Lowerer:
                 self.op("store", [base, *idx, val], node=target)
                 return
             if isinstance(base, Var) and isinstance(base.type, T.TileType):
+                if tile_slices.is_tile_selection(base.type, target.slice):
+                    self.store(target.value, tile_slices.write(self, base, target, value))
+                    return
                 self.store(target.value, self.tile_update(base, target, value, TileUpdate.SET))
                 return
             if isinstance(base, (Var, Const)) and isinstance(base.type, (T.VectorType, T.MatrixType)) \
@@ -815,6 +823,8 @@ class Lowerer:
             # generic annotations such as wp.array[float] evaluated statically
             return self.eval_static(node)
         t = base.type
+        if isinstance(t, T.TileType):
+            return tile_slices.read(self, base, node.slice, node)
         if isinstance(t, (T.VectorType, T.MatrixType)) and _has_slice(node.slice):
             return self.component_slice(base, node.slice, node)
         if isinstance(t, T.ArrayType) and _has_slice(node.slice):

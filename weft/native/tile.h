@@ -619,6 +619,91 @@ WEFT_FN void adj_tile_view(tile_t<T, DI...>& adj_t, const tile_t<T, DO...>& adj_
     }
 }
 
+// t[a:b:c, i, ...]: per source dimension d three ints sl[3d..3d+2] = start, step, count; step 0 marks an integer
+// index (negative values count from the end; count 1). Flat index in the source (dims SI) of the slice's element k
+// (row-major over the counts), or -1 when an index falls outside the source.
+namespace tiles {
+template <typename SI>
+WEFT_FN int slice_source(int k, const int* sl) {
+    int src = 0, mult = 1;
+    for (int d = SI::n - 1; d >= 0; --d) {
+        int i = sl[3 * d];
+        if (sl[3 * d + 1] == 0) {
+            if (i < 0) i += SI::v[d];
+        } else {
+            i += sl[3 * d + 1] * (k % sl[3 * d + 2]);
+            k /= sl[3 * d + 2];
+        }
+        if (i < 0 || i >= SI::v[d]) return -1;
+        src += i * mult;
+        mult *= SI::v[d];
+    }
+    return src;
+}
+}  // namespace tiles
+template <typename T, int... DO, int... DI, typename... I>
+WEFT_FN void tile_slice(tile_t<T, DO...>& out, const tile_t<T, DI...>& t, I... sl) {
+    static_assert(sizeof...(I) == 3 * sizeof...(DI), "tile_slice: start, step, count per source dimension");
+    const int s[sizeof...(I)] = {int(sl)...};
+    for (int k = 0; k < tile_t<T, DO...>::size; ++k) {
+        const int src = tiles::slice_source<tiles::dims<DI...>>(k, s);
+        out.data[k] = src >= 0 ? t.data[src] : T();
+    }
+}
+template <typename T, int... DO, int... DI, typename... I>
+WEFT_FN void adj_tile_slice(tile_t<T, DI...>& adj_t, const tile_t<T, DO...>& adj_out, I... sl) {
+    const int s[sizeof...(I)] = {int(sl)...};
+    for (int k = 0; k < tile_t<T, DO...>::size; ++k) {  // distinct k select distinct elements
+        const int src = tiles::slice_source<tiles::dims<DI...>>(k, s);
+        if (src >= 0) adj_t.data[src] += adj_out.data[k];
+    }
+}
+// t[idx, ...]: rows (first-dimension entries) of t listed by a 1-D index tile; negative indices count from the end,
+// indices outside the tile read zeros.
+template <typename T, int R, int... DO, int... DI>
+WEFT_FN void tile_gather_rows(tile_t<T, DO...>& out, const tile_t<T, DI...>& t, const tile_t<int32_t, R>& idx) {
+    constexpr int rows = tiles::dims<DI...>::v[0], row = tile_t<T, DI...>::size / rows;
+    for (int r = 0; r < R; ++r) {
+        const int i = idx.data[r] < 0 ? idx.data[r] + rows : idx.data[r];
+        for (int c = 0; c < row; ++c) out.data[r * row + c] = (i >= 0 && i < rows) ? t.data[i * row + c] : T();
+    }
+}
+template <typename T, int R, int... DO, int... DI>
+WEFT_FN void adj_tile_gather_rows(const tile_t<int32_t, R>& idx, tile_t<T, DI...>& adj_t,
+                                  const tile_t<T, DO...>& adj_out) {
+    constexpr int rows = tiles::dims<DI...>::v[0], row = tile_t<T, DI...>::size / rows;
+    for (int r = 0; r < R; ++r) {  // repeated indices accumulate
+        const int i = idx.data[r] < 0 ? idx.data[r] + rows : idx.data[r];
+        if (i < 0 || i >= rows) continue;
+        for (int c = 0; c < row; ++c) adj_t.data[i * row + c] += adj_out.data[r * row + c];
+    }
+}
+// t[a:b:c, ...] = src: dst with the slice's elements replaced by src's (converted to dst's element type).
+template <typename T, typename S, int... DD, int... DS, typename... I>
+WEFT_FN void tile_slice_assign(tile_t<T, DD...>& out, const tile_t<T, DD...>& dst, const tile_t<S, DS...>& src,
+                               I... sl) {
+    static_assert(sizeof...(I) == 3 * sizeof...(DD), "tile_slice_assign: start, step, count per dimension");
+    const int s[sizeof...(I)] = {int(sl)...};
+    if (&out != &dst) out = dst;
+    for (int k = 0; k < tile_t<S, DS...>::size; ++k) {
+        const int j = tiles::slice_source<tiles::dims<DD...>>(k, s);
+        if (j >= 0) out.data[j] = T(src.data[k]);
+    }
+}
+// The slice's adjoint goes to src and is cleared (overwritten values); the rest flows to dst.
+template <typename T, typename S, int... DD, int... DS, typename... I>
+WEFT_FN void adj_tile_slice_assign(tile_t<T, DD...>& adj_dst, tile_t<S, DS...>& adj_src, tile_t<T, DD...>& adj_out,
+                                   I... sl) {
+    const int s[sizeof...(I)] = {int(sl)...};
+    for (int k = 0; k < tile_t<S, DS...>::size; ++k) {
+        const int j = tiles::slice_source<tiles::dims<DD...>>(k, s);
+        if (j < 0) continue;
+        adj_src.data[k] += S(adj_out.data[j]);
+        adj_out.data[j] = T();
+    }
+    adj_dst += adj_out;
+}
+
 // Transposes walk 8 x 8 blocks, writing along the output's rows: a plain row-by-row walk writes a whole column per
 // input row (with AVX-512, as scatters), and when the column stride is a multiple of 4 KiB every element of it maps
 // to the same L1 set. For a 512 x 16 tile of vec2f this is 16x faster.

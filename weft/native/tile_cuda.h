@@ -420,6 +420,71 @@ __device__ void adj_tile_view(tile_t<T, DI...>& adj_t, const tile_t<T, DO...>& a
     }
     sync();
 }
+template <typename T, int... DO, int... DI, typename... I>
+__device__ void tile_slice(tile_t<T, DO...>& out, const tile_t<T, DI...>& t, I... sl) {
+    const int s[sizeof...(I)] = {int(sl)...};
+    WEFT_CTA_FOR(k, (tile_t<T, DO...>::size)) {
+        const int src = tiles::slice_source<tiles::dims<DI...>>(k, s);
+        out.data[k] = src >= 0 ? t.data[src] : T();
+    }
+    sync();
+}
+template <typename T, int... DO, int... DI, typename... I>
+__device__ void adj_tile_slice(tile_t<T, DI...>& adj_t, const tile_t<T, DO...>& adj_out, I... sl) {
+    const int s[sizeof...(I)] = {int(sl)...};
+    WEFT_CTA_FOR(k, (tile_t<T, DO...>::size)) {  // distinct k select distinct elements
+        const int src = tiles::slice_source<tiles::dims<DI...>>(k, s);
+        if (src >= 0) adj_t.data[src] += adj_out.data[k];
+    }
+    sync();
+}
+template <typename T, int R, int... DO, int... DI>
+__device__ void tile_gather_rows(tile_t<T, DO...>& out, const tile_t<T, DI...>& t, const tile_t<int32_t, R>& idx) {
+    constexpr int rows = tiles::dims<DI...>::v[0], row = tile_t<T, DI...>::size / rows;
+    WEFT_CTA_FOR(k, R * row) {
+        const int r = k / row, c = k % row;
+        const int i = idx.data[r] < 0 ? idx.data[r] + rows : idx.data[r];
+        out.data[k] = (i >= 0 && i < rows) ? t.data[i * row + c] : T();
+    }
+    sync();
+}
+template <typename T, int R, int... DO, int... DI>
+__device__ void adj_tile_gather_rows(const tile_t<int32_t, R>& idx, tile_t<T, DI...>& adj_t,
+                                     const tile_t<T, DO...>& adj_out) {
+    constexpr int rows = tiles::dims<DI...>::v[0], row = tile_t<T, DI...>::size / rows;
+    WEFT_CTA_FOR(k, R * row) {  // repeated indices: several threads add into one element
+        const int r = k / row, c = k % row;
+        const int i = idx.data[r] < 0 ? idx.data[r] + rows : idx.data[r];
+        if (i >= 0 && i < rows) atom::fetch_add(&adj_t.data[i * row + c], adj_out.data[k]);
+    }
+    sync();
+}
+template <typename T, typename S, int... DD, int... DS, typename... I>
+__device__ void tile_slice_assign(tile_t<T, DD...>& out, const tile_t<T, DD...>& dst, const tile_t<S, DS...>& src,
+                                  I... sl) {
+    const int s[sizeof...(I)] = {int(sl)...};
+    if (&out != &dst) WEFT_CTA_FOR(k, (tile_t<T, DD...>::size)) out.data[k] = dst.data[k];
+    sync();
+    WEFT_CTA_FOR(k, (tile_t<S, DS...>::size)) {
+        const int j = tiles::slice_source<tiles::dims<DD...>>(k, s);
+        if (j >= 0) out.data[j] = T(src.data[k]);
+    }
+    sync();
+}
+template <typename T, typename S, int... DD, int... DS, typename... I>
+__device__ void adj_tile_slice_assign(tile_t<T, DD...>& adj_dst, tile_t<S, DS...>& adj_src,
+                                      tile_t<T, DD...>& adj_out, I... sl) {
+    const int s[sizeof...(I)] = {int(sl)...};
+    WEFT_CTA_FOR(k, (tile_t<S, DS...>::size)) {
+        const int j = tiles::slice_source<tiles::dims<DD...>>(k, s);
+        if (j < 0) continue;
+        adj_src.data[k] += S(adj_out.data[j]);
+        adj_out.data[j] = T();
+    }
+    sync();
+    WEFT_CTA_FOR(k, (tile_t<T, DD...>::size)) adj_dst.data[k] += adj_out.data[k];
+    sync();
+}
 
 template <typename T, int M, int N>
 __device__ void tile_transpose(tile_t<T, N, M>& out, const tile_t<T, M, N>& t) {

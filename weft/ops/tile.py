@@ -282,6 +282,38 @@ def _broadcast(args, attrs):
 
 _reg("tile_view", _view, "tile_view(t, offset, shape=None): a copy of the sub-tile at offset (integer offsets "
      "without shape drop the leading dimensions they index).", **_PRIMAL_FREE, collective=True, syntax=_form(Form.TILE_VIEW))
+def _slice(args, attrs):
+    (out,) = attrs
+    if args and is_tile(args[0]) and len(args) - 1 == 3 * len(args[0].shape) and _ints(args[1:]):
+        return out
+    return None
+
+
+def _slice_assign(args, attrs):
+    if len(args) >= 2 and is_tile(args[0]) and is_tile(args[1]) and len(args) - 2 == 3 * len(args[0].shape) and \
+            _ints(args[2:]) and (args[0].dtype == args[1].dtype or (
+                isinstance(args[0].dtype, T.ScalarType) and isinstance(args[1].dtype, T.ScalarType))):
+        return args[0]
+    return None
+
+
+_reg("tile_slice", _slice, "t[a:b:c, i, ...]: a copy of the selected elements (NumPy's basic indexing with "
+     "compile-time slice bounds; integer indices, also run-time ones, drop their dimension and count from the end "
+     "when negative).", **_PRIMAL_FREE, collective=True)
+_reg("tile_slice_assign", _slice_assign, "t[a:b:c, i, ...] = src: t (in place) with the selected elements replaced "
+     "by src's (a tile of the selection's shape); the selection's adjoint goes to src.", **_PRIMAL_FREE,
+     collective=True, in_place=InPlace.FIRST)
+def _gather_rows(args, attrs):
+    (out,) = attrs
+    if len(args) == 2 and is_tile(args[0]) and _indices(args[1], out.shape[0]) and \
+            out.shape[1:] == args[0].shape[1:] and out.dtype == args[0].dtype:
+        return out
+    return None
+
+
+_reg("tile_gather_rows", _gather_rows, "t[idx, :, ...]: the tile of t's rows (first-dimension entries) listed by the "
+     "1-D int32 tile idx (negative entries count from the end; duplicates allowed, their gradients add up).",
+     collective=True)
 _reg("tile_transpose", _transpose, "tile_transpose(t): the transpose of a 2-D tile.", **_PRIMAL_FREE, collective=True)
 def _reshape(args, attrs):
     (out,) = attrs

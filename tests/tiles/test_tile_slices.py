@@ -1,0 +1,148 @@
+"""NumPy-style tile subscripts: t[a:b:c, i] reads, t[a:b, :] = src writes and t[idx, :] row gathers, against NumPy
+indexing (float64 gradients against central differences), and the subscripts weft rejects at compile time."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import weft as wp
+
+from .test_grad import fd_check
+
+F64 = wp.float64
+M, N = 5, 6
+
+
+@wp.kernel
+def slices(x: wp.array2d(dtype=F64), idx: wp.array(dtype=int), r: int, a: wp.array2d(dtype=F64),
+           b: wp.array(dtype=F64), g: wp.array2d(dtype=F64), c: wp.array2d(dtype=F64), d: wp.array(dtype=F64)):
+    t = wp.tile_load(x, shape=(M, N))
+    wp.tile_store(a, t[::-2, 1:6:2] * t[1:4, ::2])  # strided, reversed; products make the gradient non-trivial
+    wp.tile_store(b, t[r] * t[-1, :])  # a run-time row (negative: from the end) and a constant negative index
+    i = wp.tile_load(idx, shape=4)
+    wp.tile_store(g, t[i, :] * t[i])  # row gather with repeated and negative indices
+    u = wp.tile_load(x, shape=(M, N))
+    u[0:4:3, 1:] = t[3:, :5] * t[3:, :5]  # slice assignment (the overwritten elements lose their gradient)
+    u[1:] = u[:-1]  # overlapping: NumPy's answer (the right-hand side is a copy)
+    wp.tile_store(c, u)
+    wp.tile_store(d, t[::-1][1:][::2][:, 2])  # chained subscripts
+
+
+def _reference(x, idx, r):
+    a = x[::-2, 1:6:2] * x[1:4, ::2]
+    b = x[r] * x[-1, :]
+    g = x[idx, :] * x[idx]
+    u = x.copy()
+    u[0:4:3, 1:] = x[3:, :5] ** 2
+    u[1:] = u[:-1].copy()
+    d = x[::-1][1:][::2][:, 2]
+    return a, b, g, u, d
+
+
+def _outputs():
+    return {"a": wp.zeros((3, 3), dtype=F64), "b": wp.zeros(N, dtype=F64), "g": wp.zeros((4, N), dtype=F64),
+            "c": wp.zeros((M, N), dtype=F64), "d": wp.zeros(2, dtype=F64)}
+
+
+@pytest.mark.parametrize("r", [1, -2])
+def test_slice_values_match_numpy(r):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((M, N))
+    idx = np.array([-1, 2, 2, 0], dtype=np.int32)
+    outs = _outputs()
+    wp.launch_tiled(slices, dim=1, inputs=[wp.array(x, dtype=F64), wp.array(idx), r, *outs.values()], block_dim=4)
+    for got, want in zip(outs.values(), _reference(x, idx, r)):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-14)
+
+
+def test_slice_gradients_match_central_differences():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((M, N))
+
+    @wp.kernel
+    def wrapped(x: wp.array2d(dtype=F64), a: wp.array2d(dtype=F64), b: wp.array(dtype=F64),
+                g: wp.array2d(dtype=F64), c: wp.array2d(dtype=F64), d: wp.array(dtype=F64)):
+        t = wp.tile_load(x, shape=(M, N))
+        wp.tile_store(a, t[::-2, 1:6:2] * t[1:4, ::2])
+        wp.tile_store(b, t[-2] * t[-1, :])
+        i = wp.tile_arange(4, dtype=int) * 2 - 3  # -3, -1, 1, 3
+        wp.tile_store(g, t[i, :] * t[i])
+        u = wp.tile_load(x, shape=(M, N))
+        u[0:4:3, 1:] = t[3:, :5] * t[3:, :5]
+        u[1:] = u[:-1]
+        wp.tile_store(c, u)
+        wp.tile_store(d, t[::-1][1:][::2][:, 2])
+
+    fd_check(wrapped, {"x": wp.array(x, dtype=F64)}, _outputs(), dim=1, block_dim=4)
+
+
+@wp.kernel(module="unique", enable_backward=False)
+def rejected_zero_length(r: int):
+    t = wp.tile_zeros(shape=(M, N), dtype=float)
+    _v = t[4:4, :]
+
+
+@wp.kernel(module="unique", enable_backward=False)
+def rejected_runtime_bound(r: int):
+    t = wp.tile_zeros(shape=(M, N), dtype=float)
+    _v = t[r:, :]
+
+
+@wp.kernel(module="unique", enable_backward=False)
+def rejected_oob(r: int):
+    t = wp.tile_zeros(shape=(M, N), dtype=float)
+    _v = t[9, :]
+
+
+@wp.kernel(module="unique", enable_backward=False)
+def rejected_float_index(r: int):
+    t = wp.tile_zeros(shape=(M, N), dtype=float)
+    _v = t[1.5, :]
+
+
+@wp.kernel(module="unique", enable_backward=False)
+def rejected_scalar_assign(r: int):
+    t = wp.tile_zeros(shape=(M, N), dtype=float)
+    t[0:4, :] = 1.0
+
+
+@wp.kernel(module="unique", enable_backward=False)
+def rejected_shape_mismatch(r: int):
+    t = wp.tile_zeros(shape=(M, N), dtype=float)
+    t[0:4, :] = wp.tile_ones(shape=(5, N), dtype=float)
+
+
+@wp.kernel(module="unique", enable_backward=False)
+def rejected_compound(r: int):
+    t = wp.tile_zeros(shape=(M, N), dtype=float)
+    t[0:4, :] += wp.tile_ones(shape=(4, N), dtype=float)
+
+
+@wp.kernel(module="unique", enable_backward=False)
+def rejected_gather_partial(r: int):
+    t = wp.tile_zeros(shape=(M, N), dtype=float)
+    _v = t[wp.tile_arange(3, dtype=int), 1:3]
+
+
+@wp.kernel(module="unique", enable_backward=False)
+def rejected_gather_float(r: int):
+    t = wp.tile_zeros(shape=(M, N), dtype=float)
+    _v = t[wp.tile_arange(3, dtype=float), :]
+
+
+@pytest.mark.parametrize("kernel, pattern", [
+    (rejected_zero_length, "zero-length"),
+    (rejected_runtime_bound, "compile-time"),
+    (rejected_oob, "out of bounds"),
+    (rejected_float_index, "integers or slices"),
+    (rejected_scalar_assign, "tile of matching shape"),
+    (rejected_shape_mismatch, "shape mismatch"),
+    (rejected_compound, "Compound assignment to a tile view"),
+    (rejected_gather_partial, "':' on all other axes"),
+    (rejected_gather_float, "integer index tile"),
+]
+)
+def test_rejected_subscripts(kernel, pattern):
+    with pytest.raises(wp.Error, match=pattern):
+        wp.launch_tiled(kernel, dim=1, inputs=[0], block_dim=4)
