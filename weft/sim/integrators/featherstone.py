@@ -390,18 +390,22 @@ def _dynamics_kernel(cap_j: int, cap_d: int):
     return eval_articulation_dynamics
 
 
+def dynamics_capacity(model) -> tuple[int, int]:
+    """The smallest of DYNAMICS_CAPACITIES that holds ``model``'s articulations (joints, degrees of freedom)."""
+    n_dofs = 0
+    if model.articulation_count:
+        starts = model.articulation_start.numpy()
+        dstart = model.joint_qd_start.numpy()
+        n_dofs = int(np.max(dstart[starts[1:]] - dstart[starts[:-1]]))
+    return next((c for c in DYNAMICS_CAPACITIES if c[0] >= model.articulation_max_joints and c[1] >= n_dofs),
+                DYNAMICS_CAPACITIES[-1])
+
+
 def dynamics_kernel(model):
-    """The ``eval_articulation_dynamics`` variant for ``model`` (the smallest capacities holding its articulations)."""
+    """The ``eval_articulation_dynamics`` variant for ``model`` (see dynamics_capacity)."""
     hit = model.__dict__.get("_featherstone_dynamics_kernel")
     if hit is None:
-        n_dofs = 0
-        if model.articulation_count:
-            starts = model.articulation_start.numpy()
-            dstart = model.joint_qd_start.numpy()
-            n_dofs = int(np.max(dstart[starts[1:]] - dstart[starts[:-1]]))
-        cap = next((c for c in DYNAMICS_CAPACITIES if c[0] >= model.articulation_max_joints and c[1] >= n_dofs),
-                   DYNAMICS_CAPACITIES[-1])
-        hit = model.__dict__["_featherstone_dynamics_kernel"] = _dynamics_kernel(*cap)
+        hit = model.__dict__["_featherstone_dynamics_kernel"] = _dynamics_kernel(*dynamics_capacity(model))
     return hit
 
 
