@@ -13,6 +13,8 @@ import weft as wp
 from weft import sim
 from weft.sim.forces.vbd_contact import edge_edge_force_hessian, vertex_triangle_force_hessian
 
+from .cloth_checks import closest_vertex_triangle, cloth_edges, edge_triangle_crossings
+
 G = 9.80665
 
 
@@ -175,8 +177,7 @@ def _ribbons(gap, fixed_lower, ke=1e4):
 
 
 def _mesh_edges(m):
-    tri = m.tri_indices.numpy()
-    return np.unique(np.sort(tri[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1), axis=0)
+    return cloth_edges(m.tri_indices.numpy())
 
 
 def _segment_distance(p1, q1, p2, q2):
@@ -275,54 +276,6 @@ def test_cloth_on_a_tilted_cloth_slides_or_sticks_by_tan_theta_vs_mu(mu):
         np.testing.assert_allclose(v[steps // 4:], 1e-2 * (1.0 - np.sqrt(1.0 - np.tan(theta) / mu)), rtol=0.05)
 
 
-def _point_triangle_distance(p, a, b, c):
-    """Exact distances from points p to triangles (a, b, c), all (N, 3) float64: the plane distance where the
-    projection falls inside, else the nearest of the three edges."""
-    def seg(p, u, v):
-        d = v - u
-        t = np.clip(((p - u) * d).sum(1) / (d * d).sum(1), 0.0, 1.0)
-        return np.linalg.norm(p - (u + d * t[:, None]), axis=1)
-    n = np.cross(b - a, c - a)
-    n /= np.linalg.norm(n, axis=1)[:, None]
-    h = ((p - a) * n).sum(1)
-    proj = p - n * h[:, None]
-    inside = np.ones(len(p), bool)
-    for u, v in ((a, b), (b, c), (c, a)):
-        inside &= (np.cross(v - u, proj - u) * n).sum(1) >= 0.0
-    edge = np.minimum(np.minimum(seg(p, a, b), seg(p, b, c)), seg(p, c, a))
-    return np.where(inside, np.abs(h), edge)
-
-
-def _closest_vertex_triangle(q, tri):
-    """The smallest distance from a vertex to a triangle it is not a corner of."""
-    v = np.repeat(np.arange(len(q)), len(tri))
-    t = np.tile(np.arange(len(tri)), len(q))
-    keep = ~(tri[t] == v[:, None]).any(axis=1)
-    v, t = v[keep], t[keep]
-    return _point_triangle_distance(q[v], q[tri[t, 0]], q[tri[t, 1]], q[tri[t, 2]]).min()
-
-
-def _edge_triangle_crossings(q, tri):
-    """How many (edge, triangle) pairs sharing no vertex have the edge passing through the triangle."""
-    edges = np.unique(np.sort(tri[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1), axis=0)
-    e = np.repeat(np.arange(len(edges)), len(tri))
-    t = np.tile(np.arange(len(tri)), len(edges))
-    keep = ~(edges[e][:, :, None] == tri[t][:, None, :]).any(axis=(1, 2))
-    e, t = e[keep], t[keep]
-    p0, d = q[edges[e, 0]], q[edges[e, 1]] - q[edges[e, 0]]
-    a, e1, e2 = q[tri[t, 0]], q[tri[t, 1]] - q[tri[t, 0]], q[tri[t, 2]] - q[tri[t, 0]]
-    h = np.cross(d, e2)
-    det = (e1 * h).sum(1)
-    ok = np.abs(det) > 1e-14
-    inv = 1.0 / np.where(ok, det, 1.0)
-    s = p0 - a
-    u = inv * (s * h).sum(1)
-    qv = np.cross(s, e1)
-    v = inv * (d * qv).sum(1)
-    w = inv * (e2 * qv).sum(1)
-    return int((ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (w >= 0) & (w <= 1)).sum())
-
-
 @pytest.mark.parametrize("self_contact", [True, False])
 def test_cloth_folded_onto_itself_does_not_interpenetrate(self_contact):
     """A 0.4 m x 0.1 m strip on the ground whose left half is swung up about its middle (10 rad/s) so it folds back
@@ -353,8 +306,8 @@ def test_cloth_folded_onto_itself_does_not_interpenetrate(self_contact):
         s0, s1 = s1, s0
         if k % 10 == 9:
             q = s0.particle_q.numpy().astype(np.float64)
-            crossings = max(crossings, _edge_triangle_crossings(q, tri))
-            closest = min(closest, _closest_vertex_triangle(q, tri))
+            crossings = max(crossings, edge_triangle_crossings(q, tri))
+            closest = min(closest, closest_vertex_triangle(q, tri, r))
     q = s0.particle_q.numpy()
     if self_contact:
         assert crossings == 0 and closest > 0.5 * r

@@ -27,72 +27,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from cloth_checks import closest_vertex_triangle, edge_triangle_crossings
 
 WARP172 = Path("/opt/warp172/lib/python3.11/site-packages/warp")
 EXAMPLE = WARP172 / "examples" / "sim" / "example_cloth_self_contact.py"
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def edge_triangle_crossings(q: np.ndarray, tri: np.ndarray) -> int:
-    """How many (edge, triangle) pairs sharing no vertex have the edge passing through the triangle (float64; the
-    candidate pairs come from a k-d tree over edge midpoints and triangle centroids)."""
-    from scipy.spatial import cKDTree
-
-    q = q.astype(np.float64)
-    edges = np.unique(np.sort(tri[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1), axis=0)
-    mid = q[edges].mean(axis=1)
-    cen = q[tri].mean(axis=1)
-    reach = (np.linalg.norm(q[edges[:, 1]] - q[edges[:, 0]], axis=1).max() / 2
-             + np.linalg.norm(q[tri] - cen[:, None], axis=2).max())
-    pairs = cKDTree(mid).query_ball_tree(cKDTree(cen), reach)
-    e = np.repeat(np.arange(len(edges)), [len(p) for p in pairs])
-    t = np.fromiter((j for p in pairs for j in p), dtype=np.int64, count=len(e))
-    keep = ~(edges[e][:, :, None] == tri[t][:, None, :]).any(axis=(1, 2))
-    e, t = e[keep], t[keep]
-    p0, d = q[edges[e, 0]], q[edges[e, 1]] - q[edges[e, 0]]
-    a, e1, e2 = q[tri[t, 0]], q[tri[t, 1]] - q[tri[t, 0]], q[tri[t, 2]] - q[tri[t, 0]]
-    h = np.cross(d, e2)
-    det = (e1 * h).sum(1)
-    ok = np.abs(det) > 1e-14
-    inv = 1.0 / np.where(ok, det, 1.0)
-    s = p0 - a
-    u = inv * (s * h).sum(1)
-    qv = np.cross(s, e1)
-    v = inv * (d * qv).sum(1)
-    w = inv * (e2 * qv).sum(1)
-    return int((ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (w >= 0) & (w <= 1)).sum())
-
-
-def closest_vertex_triangle(q: np.ndarray, tri: np.ndarray, radius: float) -> float:
-    """The smallest distance from a vertex to a triangle it is not a corner of, among pairs closer than ``radius``
-    to the triangle's bounding sphere (float64; the plane distance where the projection falls inside, else the
-    nearest edge)."""
-    from scipy.spatial import cKDTree
-
-    q = q.astype(np.float64)
-    cen = q[tri].mean(axis=1)
-    reach = np.linalg.norm(q[tri] - cen[:, None], axis=2).max() + radius
-    pairs = cKDTree(q).query_ball_tree(cKDTree(cen), reach)
-    v = np.repeat(np.arange(len(q)), [len(p) for p in pairs])
-    t = np.fromiter((j for p in pairs for j in p), dtype=np.int64, count=len(v))
-    keep = ~(tri[t] == v[:, None]).any(axis=1)
-    v, t = v[keep], t[keep]
-    p, a, b, c = q[v], q[tri[t, 0]], q[tri[t, 1]], q[tri[t, 2]]
-
-    def seg(u, w):
-        dd = w - u
-        s = np.clip(((p - u) * dd).sum(1) / (dd * dd).sum(1), 0.0, 1.0)
-        return np.linalg.norm(p - (u + dd * s[:, None]), axis=1)
-
-    n = np.cross(b - a, c - a)
-    n /= np.linalg.norm(n, axis=1)[:, None]
-    hgt = ((p - a) * n).sum(1)
-    proj = p - n * hgt[:, None]
-    inside = np.ones(len(p), bool)
-    for u, w in ((a, b), (b, c), (c, a)):
-        inside &= (np.cross(w - u, proj - u) * n).sum(1) >= 0.0
-    dist = np.where(inside, np.abs(hgt), np.minimum(np.minimum(seg(a, b), seg(b, c)), seg(c, a)))
-    return float(dist.min()) if len(dist) else float("inf")
 
 
 def load_example(alias_weft: bool):
