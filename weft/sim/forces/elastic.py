@@ -268,9 +268,9 @@ def _segments(model, control, kinds) -> list:
 
 def eval_elastic_forces(model, state, control, particle_f, kinds=("spring", "tri", "edge", "tet")) -> None:
     """Add the forces of the given element kinds to ``particle_f``: one kernel per kind writes corner forces into
-    one scratch array, one gather sums them per particle. On a tape, springs, triangles (without lift and drag) and
-    tetrahedra are differentiated by the hand-written adjoints of ``elastic_adjoint`` (one recorded callback per
-    call); bending edges (and triangles with lift or drag) by the generic adjoints of their kernels."""
+    one scratch array, one gather sums them per particle. On a tape, springs, triangles (without lift and drag),
+    bending edges and tetrahedra are differentiated by the hand-written adjoints of ``elastic_adjoint`` (one recorded
+    callback per call); triangles with lift or drag by the generic adjoints of their kernels."""
     # the segments of the last (control, kinds) seen, kept on the model (rebuilding them costs a few us per step)
     ident = (kinds, id(getattr(control, "tri_activations", None)), id(getattr(control, "tet_activations", None)),
              *(id(getattr(model, name)) for name in _MODEL_INPUTS))
@@ -338,7 +338,10 @@ def _has_hand_adjoint(model, sg) -> bool:
 
 
 _HAND_ADJOINTS = {"spring": elastic_adjoint.adj_springs, "tri": elastic_adjoint.adj_triangles,
-                  "tet": elastic_adjoint.adj_tetrahedra}
+                  "edge": elastic_adjoint.adj_bending, "tet": elastic_adjoint.adj_tetrahedra}
+
+#: the kinds whose hand-written adjoints store their corner gradients corner-major (base + corner * count + element)
+_CORNER_MAJOR = ("tri", "edge", "tet")
 
 
 def _no_grad(model, a):
@@ -371,9 +374,8 @@ def _record_adjoint(model, tape, state, segs, hand, glist, elem_f, particle_f, t
     # tape (tape_params); the gather of the corner gradients reads their slots in that order
     rows = {sg.key: (sg, base) + tape_params.tape_sums(model, tape, sg, grad_or_sink)
             for sg, base in hand if sg.key in tape_params.LAYOUTS}
-    slots = (tape_params.corner_major_slots(model, glist, [(base, sg.count, tape_params.LAYOUTS[k].corners)
-                                                           for k, (sg, base, _, _) in rows.items()])
-             if rows else glist.slots)
+    moved = [(base, sg.count, sg.corners) for sg, base in hand if sg.key in _CORNER_MAJOR]
+    slots = tape_params.corner_major_slots(model, glist, moved) if moved else glist.slots
 
     def backward():
         if (x._version, v._version) != versions:

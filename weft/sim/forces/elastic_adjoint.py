@@ -1,4 +1,5 @@
-"""Hand-written adjoints of the spring, membrane-triangle and Neo-Hookean tetrahedron force kernels of ``elastic``.
+"""Hand-written adjoints of the spring, membrane-triangle, bending-edge and Neo-Hookean tetrahedron force kernels
+of ``elastic``.
 
 The generic adjoint of an element kernel replays its forward and then reverses every operation, storing an adjoint
 for each temporary: for the tetrahedron that is about five times the forward's cost. These kernels compute the same
@@ -68,6 +69,126 @@ def adj_springs(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), adj_f: w
     rest_grad[tid] = rest_grad[tid] - adj_m * ke
     ke_grad[tid] = ke_grad[tid] + adj_m * c
     kd_grad[tid] = kd_grad[tid] + adj_m * dcdt
+
+
+@wp.kernel(enable_backward=False)
+def adj_bending(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), adj_f: wp.array(dtype=wp.vec3),
+                indices: wp.array2d(dtype=int), rest: wp.array(dtype=float),
+                bending_properties: wp.array2d(dtype=float), base: int, rest_grad: wp.array(dtype=float),
+                props_grad: wp.array2d(dtype=float), adj_x: wp.array(dtype=wp.vec3), adj_v: wp.array(dtype=wp.vec3)):
+    """The adjoint of ``elastic.eval_bending`` (the dihedral-angle force on the four corners of an interior edge),
+    corner gradients stored corner-major (slot ``base + corner * count + edge``). As in the forward, an edge with a
+    removed corner or a degenerate face has no force and so no gradient; the sign of the angle and the acos at a flat
+    or folded edge (|cos| >= 1) are differentiated as their generic adjoints do (zero)."""
+    tid = wp.tid()
+    ne = indices.shape[0]
+    z = wp.vec3()
+    adj_x[base + tid] = z
+    adj_x[base + ne + tid] = z
+    adj_x[base + 2 * ne + tid] = z
+    adj_x[base + 3 * ne + tid] = z
+    adj_v[base + tid] = z
+    adj_v[base + ne + tid] = z
+    adj_v[base + 2 * ne + tid] = z
+    adj_v[base + 3 * ne + tid] = z
+    i = indices[tid, 0]
+    j = indices[tid, 1]
+    k = indices[tid, 2]
+    l = indices[tid, 3]
+    if i == -1 or j == -1 or k == -1 or l == -1:
+        return
+    ke = bending_properties[tid, 0]
+    kd = bending_properties[tid, 1]
+    x1 = x[i]
+    x2 = x[j]
+    x3 = x[k]
+    x4 = x[l]
+    p = x3 - x1
+    q = x4 - x1
+    r = x4 - x2
+    t = x3 - x2
+    n1 = wp.cross(p, q)
+    n2 = wp.cross(r, t)
+    l1 = wp.length(n1)
+    l2 = wp.length(n2)
+    if l1 < 1.0e-6 or l2 < 1.0e-6:
+        return
+    rcp1 = 1.0 / l1
+    rcp2 = 1.0 / l2
+    cos_theta = wp.dot(n1, n2) * rcp1 * rcp2  # rounded as the forward rounds it (the acos is steep near flat)
+    h1 = n1 * rcp1
+    h2 = n2 * rcp2
+    m1 = h1 * rcp1
+    m2 = h2 * rcp2
+    e = x4 - x3
+    el = wp.length(e)
+    eh = e / el
+    s = wp.sign(wp.dot(wp.cross(m2, m1), eh))
+    angle = wp.acos(cos_theta) * s
+    a3 = wp.dot(x1 - x4, eh)
+    b3 = wp.dot(x2 - x4, eh)
+    a4 = wp.dot(p, eh)
+    b4 = wp.dot(t, eh)
+    d1 = m1 * el
+    d2 = m2 * el
+    d3 = m1 * a3 + m2 * b3
+    d4 = m1 * a4 + m2 * b4
+    v1 = v[i]
+    v2 = v[j]
+    v3 = v[k]
+    v4 = v[l]
+    dv = wp.dot(d1, v1) + wp.dot(d2, v2) + wp.dot(d3, v3) + wp.dot(d4, v4)
+    fe = ke * (angle - rest[tid])
+    ft = -el * (fe + kd * dv)
+    # forward outputs: f_c = d_c ft
+    g1 = adj_f[i]
+    g2 = adj_f[j]
+    g3 = adj_f[k]
+    g4 = adj_f[l]
+    adj_ft = wp.dot(g1, d1) + wp.dot(g2, d2) + wp.dot(g3, d3) + wp.dot(g4, d4)
+    adj_fe = -el * adj_ft  # also the gradient of kd dv
+    adj_el = -(fe + kd * dv) * adj_ft
+    qd = kd * adj_fe
+    adj_v[base + tid] = d1 * qd
+    adj_v[base + ne + tid] = d2 * qd
+    adj_v[base + 2 * ne + tid] = d3 * qd
+    adj_v[base + 3 * ne + tid] = d4 * qd
+    props_grad[tid, 0] = props_grad[tid, 0] + (angle - rest[tid]) * adj_fe
+    props_grad[tid, 1] = props_grad[tid, 1] + dv * adj_fe
+    rest_grad[tid] = rest_grad[tid] - ke * adj_fe
+    u1 = g1 * ft + v1 * qd
+    u2 = g2 * ft + v2 * qd
+    u3 = g3 * ft + v3 * qd
+    u4 = g4 * ft + v4 * qd
+    adj_m1 = u1 * el + u3 * a3 + u4 * a4
+    adj_m2 = u2 * el + u3 * b3 + u4 * b4
+    adj_el = adj_el + wp.dot(u1, m1) + wp.dot(u2, m2)
+    adj_a3 = wp.dot(u3, m1)
+    adj_b3 = wp.dot(u3, m2)
+    adj_a4 = wp.dot(u4, m1)
+    adj_b4 = wp.dot(u4, m2)
+    adj_eh = (x1 - x4) * adj_a3 + (x2 - x4) * adj_b3 + p * adj_a4 + t * adj_b4
+    adj_e = (adj_eh - eh * wp.dot(eh, adj_eh)) / el + eh * adj_el
+    # angle = s acos(cos_theta), cos_theta = h1.h2; m = n / |n|^2
+    adj_cos = 0.0
+    den = 1.0 - cos_theta * cos_theta
+    if den > 0.0:
+        adj_cos = -s * ke * adj_fe / wp.sqrt(den)
+    adj_n1 = (adj_m1 - h1 * (2.0 * wp.dot(h1, adj_m1))) / (l1 * l1) + (h2 - h1 * cos_theta) * (adj_cos / l1)
+    adj_n2 = (adj_m2 - h2 * (2.0 * wp.dot(h2, adj_m2))) / (l2 * l2) + (h1 - h2 * cos_theta) * (adj_cos / l2)
+    # n1 = p x q, n2 = r x t
+    adj_p = wp.cross(q, adj_n1)
+    adj_q = wp.cross(adj_n1, p)
+    adj_r = wp.cross(t, adj_n2)
+    adj_t = wp.cross(adj_n2, r)
+    adj_x1 = eh * (adj_a3 - adj_a4) - adj_p - adj_q
+    adj_x2 = eh * (adj_b3 - adj_b4) - adj_r - adj_t
+    adj_x3 = eh * (adj_a4 + adj_b4) + adj_p + adj_t - adj_e
+    adj_x4 = -eh * (adj_a3 + adj_b3) + adj_q + adj_r + adj_e
+    adj_x[base + tid] = adj_x1
+    adj_x[base + ne + tid] = adj_x2
+    adj_x[base + 2 * ne + tid] = adj_x3
+    adj_x[base + 3 * ne + tid] = adj_x4
 
 
 @wp.kernel(enable_backward=False)

@@ -68,8 +68,10 @@ def euler_kernels(model) -> list:
                   (model.tri_count, elastic_adjoint.tri_columns), (model.tri_count, elastic_adjoint.tri_param_grads),
                   (model.tet_count, elastic_adjoint.adj_tetrahedra), (model.tet_count, elastic_adjoint.tet_columns),
                   (model.tet_count, elastic_adjoint.tet_param_grads),
-                  (model.spring_count + model.tri_count + model.tet_count, elastic_adjoint.gather_adjoints),
-                  (model.edge_count, gather.scatter_gradients), (model.particle_count, particle_adjoint.adj_particle_step)]
+                  (model.edge_count, elastic_adjoint.adj_bending),
+                  (model.spring_count + model.tri_count + model.edge_count + model.tet_count,
+                   elastic_adjoint.gather_adjoints),
+                  (model.particle_count, particle_adjoint.adj_particle_step)]
     return [k for present, k in pairs if present]
 
 
@@ -81,7 +83,8 @@ def hand_differentiated(model) -> set:
     from ..forces import contacts, elastic, gather
     from . import base
 
-    return {elastic.eval_springs, elastic.eval_triangles, elastic.eval_triangles_aero, elastic.eval_tetrahedra,
+    return {elastic.eval_springs, elastic.eval_triangles, elastic.eval_triangles_aero, elastic.eval_bending,
+            elastic.eval_tetrahedra,
             gather.gather_forces, contacts.eval_particle_ground_contacts, base.integrate_particles}
 
 
