@@ -268,3 +268,16 @@ def test_optimizers_need_parameters_and_reductions_keep_the_axis():
     assert wp.utils.array_sum(wp.array(x), axis=-1).shape == (2, 3, 1)
     with pytest.raises(IndexError, match=r"axis 3 is out of bounds"):
         wp.utils.array_sum(wp.array(x), axis=3)
+
+
+def test_host_vector_components_as_attributes():
+    v = wp.vec3(1.0, 2.0, 3.0)
+    v.y = 5.0
+    assert (v.x, v.y, v.z) == (1.0, 5.0, 3.0)
+    for name in ("w", "xy", "foo"):
+        with pytest.raises(AttributeError, match=rf"'vec3f' object has no attribute '{name}'$"):
+            getattr(v, name)
+    with pytest.raises(AttributeError, match="no attribute 'xy'$"):
+        v.xy = 1.0
+    v.tag = "other attributes are ordinary ones"
+    assert v.tag.startswith("other") and list(v) == [1.0, 5.0, 3.0]

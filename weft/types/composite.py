@@ -111,18 +111,17 @@ class VectorBase:
             if isinstance(i, slice) else _wrapped(v, self._np_)
 
     def __getattr__(self, name: str):
-        if len(name) <= 4 and all(ch in _SWIZZLE for ch in name):
-            idx = [_SWIZZLE[ch] for ch in name]
-            if max(idx) >= self._length_:
-                raise AttributeError(name)
-            if len(idx) == 1:
-                return self._a[idx[0]]
-            return vector(len(idx), self._wp_scalar_type_)(*self._a[idx])
-        raise AttributeError(name)
+        idx = _SWIZZLE.get(name)  # one component (x, y, z, w), as Warp; v.xy is an error there too
+        if idx is not None and idx < self._length_:
+            return self._a[idx]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name: str, value) -> None:
-        if name in _SWIZZLE:
-            self._a[_SWIZZLE[name]] = _wrapped(value, self._np_)
+        idx = _SWIZZLE.get(name)
+        if idx is not None and idx < self._length_:
+            self._a[idx] = _wrapped(value, self._np_)
+        elif 0 < len(name) <= 4 and all(ch in _SWIZZLE for ch in name):  # v.xy = ..., v2.z = ...: Warp's error
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
         else:
             object.__setattr__(self, name, value)
 
