@@ -86,6 +86,10 @@ class StructFieldError(Error, TypeError):
     """A value assigned to a ``@wp.struct`` field does not fit the field's type (also a ``TypeError``)."""
 
 
+class StructDefinitionError(Error, RuntimeError):
+    """A ``@wp.struct`` class that cannot be a struct (one deriving from another class): a RuntimeError, as Warp."""
+
+
 class StructFieldValueError(Error, ValueError):
     """A struct cannot be copied as asked (``s.to(device)`` of a struct holding a Fabric array on another device)."""
 

@@ -281,3 +281,14 @@ def test_host_vector_components_as_attributes():
         v.xy = 1.0
     v.tag = "other attributes are ordinary ones"
     assert v.tag.startswith("other") and list(v) == [1.0, 5.0, 3.0]
+
+
+def test_struct_cannot_derive():
+    @wp.struct
+    class Parent:
+        x: int
+
+    with pytest.raises(RuntimeError, match="Warp structs must be defined as base classes$"):
+        @wp.struct
+        class Child(Parent):
+            y: int

@@ -9,7 +9,7 @@ import typing
 
 import numpy as np
 
-from ..errors import StructFieldError, StructFieldValueError
+from ..errors import StructDefinitionError, StructFieldError, StructFieldValueError
 from ..ir import types as T
 from .dtypes import struct_np_dtype
 from .mapping import to_ir
@@ -214,6 +214,10 @@ class StructVar:
 def struct(cls):
     """Decorator: turn an annotated class into a weft struct type."""
     from ..runtime.annotations import check_not_array_value
+
+    if cls.__bases__ != (object,):
+        raise StructDefinitionError(f"struct {cls.__name__} derives from {cls.__bases__[0].__name__}: "
+                                    "Warp structs must be defined as base classes")
 
     hints = typing.get_type_hints(cls) if not any(isinstance(v, str) for v in cls.__annotations__.values()) \
         else {k: eval(v, vars(sys.modules[cls.__module__])) if isinstance(v, str) else v
