@@ -177,6 +177,26 @@ def axis_linear_impulse(x_err: wp.vec3, a: wp.vec3, v_rel: wp.vec3, inv_m_c: flo
                                joint_axis_mode[k], joint_act[k], joint_target_ke[k], joint_target_kd[k], dt)
 
 
+@wp.func
+def joint_axis_counts(jtype: int, d6_lin: int, d6_ang: int):
+    """A joint's linear and angular axis counts (D6: as declared; prismatic 1 + 0, revolute 0 + 1, universal 0 + 2,
+    compound 0 + 3; fixed, ball and free: none)."""
+    n_lin = 0
+    n_ang = 0
+    if jtype == JOINT_D6:
+        n_lin = d6_lin
+        n_ang = d6_ang
+    elif jtype == JOINT_PRISMATIC:
+        n_lin = 1
+    elif jtype == JOINT_REVOLUTE:
+        n_ang = 1
+    elif jtype == JOINT_UNIVERSAL:
+        n_ang = 2
+    elif jtype == JOINT_COMPOUND:
+        n_ang = 3
+    return n_lin, n_ang
+
+
 @wp.kernel
 def solve_rigid_joints(body_q: wp.array(dtype=wp.transform), body_qd: wp.array(dtype=wp.spatial_vector),
                        body_com: wp.array(dtype=wp.vec3),
@@ -233,18 +253,8 @@ def solve_rigid_joints(body_q: wp.array(dtype=wp.transform), body_qd: wp.array(d
 
     # linear and angular axis counts (D6: as declared; prismatic 1 + 0, revolute 0 + 1, universal 0 + 2,
     # compound 0 + 3; fixed 0 + 0 locks all; ball locks only the position)
-    n_lin = 0
-    n_ang = 0
-    if jtype == JOINT_D6:
-        n_lin = joint_axis_dim[tid, 0]
-        n_ang = joint_axis_dim[tid, 1]
-    elif jtype == JOINT_PRISMATIC:
-        n_lin = 1
-    elif jtype == JOINT_REVOLUTE:
-        n_ang = 1
-    elif jtype == JOINT_UNIVERSAL:
-        n_ang = 2
-    elif jtype == JOINT_COMPOUND or jtype == JOINT_BALL:
+    n_lin, n_ang = joint_axis_counts(jtype, joint_axis_dim[tid, 0], joint_axis_dim[tid, 1])
+    if jtype == JOINT_BALL:
         n_ang = 3
     v_rel = v_c - v_p
     w_rel = w_c - w_p
@@ -549,19 +559,7 @@ def apply_joint_actions(body_q: wp.array(dtype=wp.transform), body_com: wp.array
     jtype = joint_type[tid]
     if joint_enabled[tid] == 0:
         return
-    n_lin = 0
-    n_ang = 0
-    if jtype == JOINT_D6:
-        n_lin = joint_axis_dim[tid, 0]
-        n_ang = joint_axis_dim[tid, 1]
-    elif jtype == JOINT_PRISMATIC:
-        n_lin = 1
-    elif jtype == JOINT_REVOLUTE:
-        n_ang = 1
-    elif jtype == JOINT_UNIVERSAL:
-        n_ang = 2
-    elif jtype == JOINT_COMPOUND:
-        n_ang = 3
+    n_lin, n_ang = joint_axis_counts(jtype, joint_axis_dim[tid, 0], joint_axis_dim[tid, 1])
     s = joint_axis_start[tid]
     c = joint_child[tid]
     p = joint_parent[tid]
