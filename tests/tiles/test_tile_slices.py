@@ -133,7 +133,7 @@ def rejected_gather_float(r: int):
 
 @pytest.mark.parametrize("kernel, pattern", [
     (rejected_zero_length, "zero-length"),
-    (rejected_runtime_bound, "compile-time"),
+    (rejected_runtime_bound, "compile-time constant"),
     (rejected_oob, "out of bounds"),
     (rejected_float_index, "integers or slices"),
     (rejected_scalar_assign, "tile of matching shape"),
@@ -146,3 +146,67 @@ def rejected_gather_float(r: int):
 def test_rejected_subscripts(kernel, pattern):
     with pytest.raises(wp.Error, match=pattern):
         wp.launch_tiled(kernel, dim=1, inputs=[0], block_dim=4)
+
+
+@wp.kernel
+def view_slices(x: wp.array(dtype=F64), a: wp.array(dtype=F64), b: wp.array(dtype=F64)):
+    t = wp.tile_load(x, shape=8)
+    wp.tile_store(a, wp.tile_view(t, offset=(slice(0, -1, 1),)))
+    wp.tile_store(b, wp.tile_view(t, offset=(slice(-3, 8, 1),)) + t[:-2147483648:-3])  # huge literal bounds clamp
+
+
+def test_tile_view_with_slice_offsets():
+    x = np.arange(8.0)
+    a, b = wp.zeros(7, dtype=F64), wp.zeros(3, dtype=F64)
+    wp.launch_tiled(view_slices, dim=1, inputs=[wp.array(x, dtype=F64), a, b], block_dim=4)
+    np.testing.assert_array_equal(a.numpy(), x[0:-1])
+    np.testing.assert_array_equal(b.numpy(), x[-3:] + x[:-2147483648:-3])
+
+
+@wp.kernel(module="unique", enable_backward=False)
+def rejected_view_shape_and_slice(r: int):
+    t = wp.tile_zeros(shape=(M, N), dtype=float)
+    _v = wp.tile_view(t, offset=(slice(0, 2, 1),), shape=(2, N))
+
+
+@wp.kernel(module="unique", enable_backward=False)
+def rejected_view_offset_oob(r: int):
+    t = wp.tile_zeros(shape=(M, N), dtype=float)
+    _v = wp.tile_view(t, offset=(M,))
+
+
+@wp.kernel(module="unique", enable_backward=False)
+def rejected_view_float_offset(r: int):
+    t = wp.tile_zeros(shape=(M, N), dtype=float)
+    _v = wp.tile_view(t, offset=(1.5,))
+
+
+@pytest.mark.parametrize("kernel, pattern", [
+    (rejected_view_shape_and_slice, "'shape' together with a slice"),
+    (rejected_view_offset_oob, "out of bounds"),
+    (rejected_view_float_offset, "integers or slices"),
+])
+def test_rejected_tile_views(kernel, pattern):
+    with pytest.raises(wp.Error, match=pattern):
+        wp.launch_tiled(kernel, dim=1, inputs=[0], block_dim=4)
+
+
+@wp.func
+def _affine(x: F64, v: wp.vec2d) -> F64:
+    return x * v[0] + v[1] * x * x
+
+
+@wp.kernel
+def map_broadcast(x: wp.array(dtype=F64), v: wp.array(dtype=wp.vec2d), out: wp.array(dtype=F64)):
+    t = wp.tile_load(x, shape=8)
+    wp.tile_store(out, wp.tile_map(_affine, t, v[0]))  # a non-tile second argument is broadcast
+
+
+def test_tile_map_broadcasts_a_value():
+    x, v = np.linspace(-1.0, 2.0, 8), np.array([[0.5, -1.5]])
+    out = wp.zeros(8, dtype=F64)
+    wp.launch_tiled(map_broadcast, dim=1, inputs=[wp.array(x, dtype=F64), wp.array(v, dtype=wp.vec2d), out],
+                    block_dim=4)
+    np.testing.assert_allclose(out.numpy(), x * v[0, 0] + v[0, 1] * x * x, rtol=1e-14)
+    fd_check(map_broadcast, {"x": wp.array(x, dtype=F64), "v": wp.array(v, dtype=wp.vec2d)},
+             {"out": wp.zeros(8, dtype=F64)}, dim=1, block_dim=4)

@@ -18,6 +18,26 @@ from ..ir.nodes import Const, Var
 from ..typing.resolve import Weak
 
 
+def view_offsets_as_subscript(lw, offset: ast.AST) -> ast.AST | None:
+    """``wp.tile_view(t, offset=(slice(a, b, c), i))``: the subscript ``a:b:c, i`` it stands for, or None when the
+    offset holds no ``slice(...)``."""
+    parts = offset.elts if isinstance(offset, ast.Tuple) else [offset]
+
+    def as_slice(p):
+        if isinstance(p, ast.Call) and lw.eval_static_or_none(p.func) is slice and not p.keywords:
+            bounds = list(p.args) + [None] * (3 - len(p.args))
+            if len(p.args) == 1:
+                bounds = [None, p.args[0], None]
+            return ast.copy_location(ast.Slice(*bounds[:3]), p)
+        return None
+
+    slices = [as_slice(p) for p in parts]
+    if all(s is None for s in slices):
+        return None
+    elts = [s if s is not None else p for s, p in zip(slices, parts)]
+    return ast.copy_location(ast.Tuple(elts=elts, ctx=ast.Load()), offset)
+
+
 def is_tile_selection(tile_type: T.TileType, slice_node: ast.AST) -> bool:
     """Whether ``t[slice_node]`` selects a sub-tile (a slice, a tile index, or fewer indices than dimensions) rather
     than one element."""
@@ -28,13 +48,18 @@ def is_tile_selection(tile_type: T.TileType, slice_node: ast.AST) -> bool:
 def _static_bound(lw, node):
     if node is None:
         return None
-    value = lw.visit(node)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        value = -node.operand.value  # a literal bound is a Python int of any size (NumPy clamps it)
+    elif isinstance(node, ast.Constant):
+        value = node.value
+    else:
+        value = lw.visit(node)
     if isinstance(value, Weak):
         value = value.value
     if isinstance(value, Const):
         value = value.value
     if not isinstance(value, int) or isinstance(value, bool):
-        raise lw.error("tile slice bounds must be compile-time integer constants (they fix the result's shape)", node,
+        raise lw.error("tile slice bounds must be compile-time constant integers (they fix the result's shape)", node,
                        kind=KernelValueError, hint="use wp.tile_view(t, offset) for a run-time offset")
     return value
 

@@ -19,6 +19,7 @@ from ..ops import registry
 from ..ops.forms import Form, LanguageForm, Syntax, language_form
 from ..types.mapping import to_ir
 from ..typing.resolve import Weak
+from . import tile_slices
 from .calls import _builtin, inline
 from .forms import LANGUAGE_RULES, OP_RULES
 from .func import Func
@@ -413,10 +414,28 @@ def _tile_view(lw, node, name: str, syntax: Syntax):
     a = _bind(lw, node, "tile_view", ["t", "offset", "shape"], 2)
     t = _tile_value(lw, a["t"], "tile_view", "t")
     src = t.type.shape
+    sliced = tile_slices.view_offsets_as_subscript(lw, a["offset"])
+    if sliced is not None:  # offset=(slice(a, b, c), i, ...): NumPy-style, as t[a:b:c, i]
+        if "shape" in a:
+            raise lw.error("wp.tile_view() cannot take 'shape' together with a slice in offset", a["shape"],
+                           kind=KernelValueError)
+        return tile_slices.read(lw, t, sliced, node)
     value = lw.visit(a["offset"])
     parts = list(value) if isinstance(value, tuple) else [value]
     if len(parts) > len(src):
         raise lw.error(f"tile_view offset has {len(parts)} entries for a {len(src)}-D tile", a["offset"])
+    for k, p in enumerate(parts):
+        v = p.value if isinstance(p, (Weak, Const)) else p
+        if isinstance(v, (Var, Const)):
+            if not (isinstance(v.type, T.ScalarType) and v.type.is_int):
+                raise lw.error(f"tile_view offsets must be integers or slices, got {v.type}", a["offset"],
+                               kind=KernelValueError)
+        elif not isinstance(v, int) or isinstance(v, bool):
+            raise lw.error(f"tile_view offsets must be integers or slices, got {v!r}", a["offset"],
+                           kind=KernelValueError)
+        elif "shape" not in a and not 0 <= v < src[k]:
+            raise lw.error(f"tile_view offset {v} is out of bounds for dimension {k} of a tile of shape {src}",
+                           a["offset"], kind=KernelValueError)
     if "shape" in a:
         shape = static_shape(lw, a["shape"])
         if len(shape) > len(src):
@@ -522,8 +541,12 @@ def _tile_map(lw, node, name: str, syntax: Syntax):
     _mark(lw)
     if node.keywords or len(node.args) < 2:
         raise lw.error("wp.tile_map(f, a, ...) takes a function and one or more tiles", node)
-    tiles = [_tile_value(lw, a, "tile_map", f"argument {i + 1}") for i, a in enumerate(node.args[1:])]
+    tiles = [_tile_value(lw, node.args[1], "tile_map", "argument 1")]
     shape = tiles[0].type.shape
+    for a in node.args[2:]:  # a non-tile value (scalar, vector, matrix, struct) is broadcast to every element
+        v = lw.operand(lw.visit(a), a)
+        tiles.append(v if isinstance(v.type, T.TileType) else
+                     lw.op("tile_full", [v], attrs=(T.TileType(v.type, shape),), node=a))
     for t, a in zip(tiles[1:], node.args[2:]):
         if t.type.shape != shape:
             raise lw.error(f"tile_map arguments have different shapes: {shape} and {t.type.shape}", a)
