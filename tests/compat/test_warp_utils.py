@@ -292,3 +292,11 @@ def test_struct_cannot_derive():
         @wp.struct
         class Child(Parent):
             y: int
+
+
+def test_host_vector_remainder_and_integer_wraparound():
+    i16 = wp.types.vector(3, wp.int16)
+    np.testing.assert_array_equal(np.array(i16(-7, 7, 5) % i16(3, 3, 3)), np.fmod([-7, 7, 5], 3))
+    np.testing.assert_allclose(np.array(wp.vec3d(1.5, -2.5, 3.0) % 1.0), np.fmod([1.5, -2.5, 3.0], 1.0))
+    u8 = wp.types.vector(3, wp.uint8)
+    assert list(u8(1, -2, 3)) == [1, 254, 3]  # C's wraparound, as Warp

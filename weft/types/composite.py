@@ -82,8 +82,11 @@ class VectorBase:
                     raise ValueError(f"{type(self).__name__} needs {n} components, got {arr.size}")
                 self._a = arr.copy()
         elif len(args) == n:
-            self._a = np.array([float(x) if self._np_ in (np.float16, np.float32, np.float64) else x for x in args],
-                               dtype=self._np_)
+            if np.issubdtype(self._np_, np.integer) and all(isinstance(x, (int, np.integer)) for x in args):
+                self._a = np.array([int(x) for x in args]).astype(self._np_)  # integers wrap around, as in C/Warp
+            else:
+                self._a = np.array([float(x) if self._np_ in (np.float16, np.float32, np.float64) else x
+                                    for x in args], dtype=self._np_)
         else:
             raise ValueError(f"{type(self).__name__} needs {n} components, got {len(args)}")
 
@@ -175,6 +178,11 @@ class VectorBase:
         o = self._other(o)
         return NotImplemented if o is NotImplemented else self._wrap(self._np_(o) - self._a if np.ndim(o) == 0
                                                                      else o - self._a)
+
+    def __mod__(self, o):  # C's remainder (the sign of the dividend), as kernels compute it
+        o = self._other(o)
+        return NotImplemented if o is NotImplemented else self._wrap(np.fmod(self._a, self._np_(o) if np.ndim(o) == 0
+                                                                              else o))
 
     def __neg__(self):
         return self._wrap(-self._a)
