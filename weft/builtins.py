@@ -85,6 +85,34 @@ tile_astype = declare(_special("tile_astype", "``tile_astype(t, dtype)``: the ti
                                "type (differentiable between floating-point types)."), "tile_astype", Form.TILE_ASTYPE)
 tile_dot = declare(_special("tile_dot", "``tile_dot(a, b)``: the sum of the element-wise products (``dot`` for "
                             "vectors, ``ddot`` for matrices) as a one-element tile."), "tile_dot", Form.TILE_DOT)
+class TileStackAnnotation:
+    """What ``wp.tile_stack(capacity, dtype)`` returns outside a kernel (Warp writes it as a parameter annotation);
+    weft's tile stacks live in straight-line kernel code only, so a @wp.func taking one does not compile."""
+
+    def __init__(self, capacity, dtype):
+        self.capacity, self.dtype = capacity, dtype
+
+    def __repr__(self) -> str:
+        return f"tile_stack(capacity={self.capacity!r}, dtype={getattr(self.dtype, '__name__', self.dtype)})"
+
+
+def tile_stack(capacity, dtype):
+    """``tile_stack(capacity, dtype)``: an empty block-wide stack of at most capacity elements (in kernels;
+    weft/frontend/tile_stack.py)."""
+    return TileStackAnnotation(capacity, dtype)
+
+
+tile_stack._wp_kernel_builtin_ = "tile_stack"
+declare(tile_stack, "tile_stack", Form.TILE_STACK, "create")
+tile_stack_push = declare(_special("tile_stack_push", "``tile_stack_push(s, value, has_value)``: push one value per "
+                                   "contributing lane; returns its slot or -1."), "tile_stack_push", Form.TILE_STACK,
+                          "push")
+tile_stack_pop = declare(_special("tile_stack_pop", "``value, slot = tile_stack_pop(s)``: pop up to one value per lane "
+                                  "(slot -1 when none is left)."), "tile_stack_pop", Form.TILE_STACK, "pop")
+tile_stack_clear = declare(_special("tile_stack_clear", "``tile_stack_clear(s)``: empty the stack."),
+                           "tile_stack_clear", Form.TILE_STACK, "clear")
+tile_stack_count = declare(_special("tile_stack_count", "``tile_stack_count(s)``: the number of elements."),
+                           "tile_stack_count", Form.TILE_STACK, "count")
 tile_axpy = declare(_special("tile_axpy", "``tile_axpy(alpha, src, dest)``: ``dest += alpha * src`` in place."),
                     "tile_axpy", Form.TILE_AXPY, updates=(2,))
 

@@ -19,7 +19,7 @@ from ..ops import registry
 from ..ops.forms import Form, LanguageForm, Syntax, language_form
 from ..types.mapping import to_ir
 from ..typing.resolve import Weak
-from . import tile_slices
+from . import tile_slices, tile_stack
 from .calls import _builtin, inline
 from .forms import LANGUAGE_RULES, OP_RULES
 from .func import Func
@@ -858,6 +858,7 @@ LANGUAGE_RULES.update({
     Form.TILE_DOT: _tile_dot,
     Form.TILE_AXPY: _tile_axpy,
     Form.TILE_IN_PLACE_OF: _tile_in_place_of,
+    Form.TILE_STACK: lambda lw, node, form: getattr(tile_stack, form.arg)(lw, node, form),
 })
 OP_RULES.update({
     Form.TILE_LOAD: _tile_load,

@@ -1,0 +1,169 @@
+"""``wp.tile_stack`` and its push / pop / clear / count, written with existing tile ops (no native code of their own).
+
+A stack is two tiles held by the variable's name: ``data`` (capacity + 1 elements: the last one takes the writes of
+lanes that store nothing) and ``count`` (one int32). A push ranks the contributing lanes with an exclusive scan of
+their flags, so lane ``k``'s value goes to slot ``count + rank`` while there is room (slots in lane order); a pop
+hands lane ``k`` (ranked over the running lanes) slot ``count - 1 - rank``, so later pushes come out first. Every
+lane of the block must reach each call (Warp's rule). The calls rebind the stack variable, so they are accepted in
+straight-line kernel code only (not inside a loop or branch, not through a @wp.func parameter).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from ..errors import KernelTypeError, KernelValueError
+from ..ir import types as T
+from ..ir.nodes import Const, If, Var, VarKind
+from ..ops.tile import TileUpdate
+from ..types.mapping import to_ir
+from ..typing.resolve import Weak
+
+
+@dataclass(frozen=True)
+class TileStack:
+    """The value of a stack variable in kernel code."""
+
+    data: Var
+    count: Var
+    capacity: int
+
+    @property
+    def dtype(self) -> T.Type:
+        return self.data.type.dtype
+
+
+def _i32(v: int) -> Const:
+    return Const(v, T.INT32)
+
+
+def _select(lw, cond, a, b, node):
+    result = lw.b.new_var(a.type, "stack_sel", VarKind.MUTABLE)
+    with lw.b.nested() as then:
+        lw.b.assign(result, a)
+    with lw.b.nested() as orelse:
+        lw.b.assign(result, b)
+    lw.b.emit(If(cond, then, orelse, lw.b.loc))
+    return lw.op("copy", [result], node=node)
+
+
+def _keyword_or_arg(node: ast.Call, k: int, name: str):
+    if k < len(node.args):
+        return node.args[k]
+    return next((kw.value for kw in node.keywords if kw.arg == name), None)
+
+
+def create(lw, node: ast.Call, form) -> TileStack:
+    """``wp.tile_stack(capacity, dtype)``."""
+    lw.uses_tiles = True
+    cap_node, dtype_node = _keyword_or_arg(node, 0, "capacity"), _keyword_or_arg(node, 1, "dtype")
+    if cap_node is None or dtype_node is None:
+        raise lw.error("wp.tile_stack() takes capacity and dtype", node)
+    cap = lw.eval_static(cap_node)
+    if isinstance(cap, Weak):
+        cap = cap.value
+    if not isinstance(cap, int) or isinstance(cap, bool):
+        raise lw.error(f"wp.tile_stack() capacity must be a positive integer (a compile-time int constant), got "
+                       f"{cap!r}", cap_node, kind=KernelTypeError)
+    if cap <= 0:
+        raise lw.error(f"wp.tile_stack() capacity must be a positive integer, got {cap}", cap_node,
+                       kind=KernelValueError)
+    dtype = to_ir(lw.eval_static(dtype_node))
+    if not isinstance(dtype, (T.ScalarType, T.VectorType, T.MatrixType)):
+        raise lw.error(f"wp.tile_stack() holds scalars, vectors or matrices, not {dtype}", dtype_node,
+                       kind=KernelTypeError)
+    data = lw.op("tile_zeros", [], attrs=(T.TileType(dtype, (cap + 1,)),), node=node)
+    count = lw.op("tile_zeros", [], attrs=(T.TileType(T.INT32, (1,)),), node=node)
+    return TileStack(data, count, cap)
+
+
+def _stack(lw, node: ast.Call, fname: str) -> tuple[str, TileStack]:
+    target = _keyword_or_arg(node, 0, "s")
+    if not isinstance(target, ast.Name):
+        raise lw.error(f"wp.{fname}() takes a tile stack variable as its first argument", node)
+    s = lw.frame.env.get(target.id)
+    if not isinstance(s, TileStack):
+        raise lw.error(f"wp.{fname}() expects a tile stack from wp.tile_stack(), got '{target.id}'", target,
+                       kind=KernelTypeError)
+    return target.id, s
+
+
+def _rebind(lw, name: str, s: TileStack, node, fname: str) -> None:
+    if len(lw.b.blocks) != 1:
+        raise lw.error(f"wp.{fname}() inside a loop or branch is not supported by weft's tile stacks", node,
+                       hint="call it in the kernel's straight-line code (every lane must reach it anyway)")
+    lw.frame.env[name] = s
+
+
+def _lane_rank(lw, flag, node):
+    """Each lane's rank among the lanes whose flag (an int32 0 / 1) is set, and the tile of all flags."""
+    flags = lw.op("tile", [flag], attrs=(T.TileType(T.INT32, (lw.options.get("block_dim") or 256,)),), node=node)
+    ranks = lw.op("tile_scan_exclusive", [flags], node=node)
+    return lw.op("untile", [ranks], node=node), flags
+
+
+def _clamped_count(lw, s: TileStack, delta, node, floor: bool):
+    """count + sum(delta) clamped to [0, capacity]."""
+    total = lw.op("add", [s.count, lw.op("tile_sum", [delta], node=node)], node=node)
+    c = lw.op("tile_extract", [total, _i32(0)], node=node)
+    c = lw.op("max" if floor else "min", [c, _i32(0 if floor else s.capacity)], node=node)
+    return lw.op("tile_full", [c], attrs=(T.TileType(T.INT32, (1,)),), node=node)
+
+
+def push(lw, node: ast.Call, form):
+    """``wp.tile_stack_push(s, value, has_value)``: the slot the lane's value went to, or -1."""
+    name, s = _stack(lw, node, "tile_stack_push")
+    v_node, h_node = _keyword_or_arg(node, 1, "value"), _keyword_or_arg(node, 2, "has_value")
+    if v_node is None or h_node is None:
+        raise lw.error("wp.tile_stack_push() takes s, value and has_value", node)
+    mismatch = lw.error(f"wp.tile_stack_push(): the value's type does not match the stack's {s.dtype}", v_node,
+                        kind=KernelTypeError)
+    raw = lw.visit(v_node)
+    if isinstance(raw, Weak) and isinstance(raw.value, float) and not isinstance(s.dtype, T.ScalarType) or \
+            isinstance(raw, Weak) and isinstance(raw.value, float) and s.dtype.is_int:
+        raise mismatch
+    value = lw.operand(raw, v_node, want=s.dtype)
+    if value.type != s.dtype:
+        raise mismatch
+    has = lw.condition(lw.visit(h_node), h_node)
+    flag = _select(lw, has, _i32(1), _i32(0), node)
+    rank, flags = _lane_rank(lw, flag, node)
+    slot = lw.op("add", [lw.op("tile_extract", [s.count, _i32(0)], node=node), rank], node=node)
+    room = lw.op("lt", [slot, _i32(s.capacity)], node=node)
+    ok = _select(lw, has, room, Const(False, T.BOOL), node)
+    where = _select(lw, ok, slot, _i32(s.capacity), node)  # lanes without a slot write the spare element
+    data = lw.op("tile_update", [s.data, where, value], attrs=(TileUpdate.SET,), node=node)
+    count = _clamped_count(lw, s, flags, node, floor=False)
+    _rebind(lw, name, TileStack(data, count, s.capacity), node, "tile_stack_push")
+    return _select(lw, ok, slot, _i32(-1), node)
+
+
+def pop(lw, node: ast.Call, form):
+    """``value, slot = wp.tile_stack_pop(s)``: slot -1 (and a zero value) when no element is left for the lane."""
+    name, s = _stack(lw, node, "tile_stack_pop")
+    rank, ones = _lane_rank(lw, _i32(1), node)
+    top = lw.op("sub", [lw.op("tile_extract", [s.count, _i32(0)], node=node), _i32(1)], node=node)
+    slot = lw.op("sub", [top, rank], node=node)
+    ok = lw.op("ge", [slot, _i32(0)], node=node)
+    read = lw.op("tile_extract", [s.data, _select(lw, ok, slot, _i32(s.capacity), node)], node=node)
+    zero = lw.op("construct", [], attrs=(s.dtype,), node=node) if not isinstance(s.dtype, T.ScalarType) else \
+        Const(0 if s.dtype.is_int else 0.0, s.dtype)
+    value = _select(lw, ok, read, zero, node)
+    negative = lw.op("neg", [ones], node=node)
+    count = _clamped_count(lw, s, negative, node, floor=True)
+    _rebind(lw, name, TileStack(s.data, count, s.capacity), node, "tile_stack_pop")
+    return value, _select(lw, ok, slot, _i32(-1), node)
+
+
+def clear(lw, node: ast.Call, form):
+    """``wp.tile_stack_clear(s)``."""
+    name, s = _stack(lw, node, "tile_stack_clear")
+    count = lw.op("tile_zeros", [], attrs=(T.TileType(T.INT32, (1,)),), node=node)
+    _rebind(lw, name, TileStack(s.data, count, s.capacity), node, "tile_stack_clear")
+
+
+def count(lw, node: ast.Call, form):
+    """``wp.tile_stack_count(s)``."""
+    _name, s = _stack(lw, node, "tile_stack_count")
+    return lw.op("tile_extract", [s.count, _i32(0)], node=node)
