@@ -126,3 +126,22 @@ def rejected_in_loop():
 def test_rejected_stack_uses(kernel, pattern):
     with pytest.raises(wp.Error, match=pattern):
         wp.launch_tiled(kernel, dim=1, inputs=[], block_dim=4)
+
+
+@wp.kernel
+def survivors_push(out_count: wp.array(dtype=int)):
+    tid = wp.tid()
+    lane = tid % 8
+    if lane == 0 or lane % 3 == 0:
+        return  # lanes that left take no part (lane 0 among them: the count is kept at block level)
+    s = wp.tile_stack(capacity=CAP, dtype=int)
+    wp.tile_stack_push(s, lane, True)
+    out_count[tid] = wp.tile_stack_count(s)
+
+
+def test_lanes_that_returned_do_not_push():
+    dim = 13  # a full block of 8 and a partial one of 5
+    out = wp.full(dim, -1, dtype=int)
+    wp.launch(survivors_push, dim=dim, inputs=[out], block_dim=8)
+    want = [-1 if lane % 8 == 0 or lane % 8 % 3 == 0 else min(5, 5 if lane < 8 else 3) for lane in range(dim)]
+    np.testing.assert_array_equal(out.numpy(), want)

@@ -105,10 +105,13 @@ def _lane_rank(lw, flag, node):
 
 def _clamped_count(lw, s: TileStack, delta, node, floor: bool):
     """count + sum(delta) clamped to [0, capacity]."""
+    from .tiles import map_body
+
     total = lw.op("add", [s.count, lw.op("tile_sum", [delta], node=node)], node=node)
-    c = lw.op("tile_extract", [total, _i32(0)], node=node)
-    c = lw.op("max" if floor else "min", [c, _i32(0 if floor else s.capacity)], node=node)
-    return lw.op("tile_full", [c], attrs=(T.TileType(T.INT32, (1,)),), node=node)
+    bound = _i32(0 if floor else s.capacity)
+    body = map_body(lw, [T.INT32], node, lambda lw_, p: lw_.op("max" if floor else "min", [p[0], bound], node=node),
+                    "tile_stack")
+    return lw.op("tile_map", [total], attrs=(body,), node=node)  # block-level: no lane's value is read
 
 
 def push(lw, node: ast.Call, form):
