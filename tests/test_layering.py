@@ -121,9 +121,10 @@ def test_known_exceptions_still_exist():
 
 
 #: modules that may still name a device kind (docs/architecture.md, "add a target"): device enumeration and Warp's
-#: is_mempool_supported, the CUDA array interface, the CUDA backend's own driver copies, torch's device names and
-#: CUDA streams, and torch tensors' own ``is_cpu`` / ``is_cuda``. Everything else asks ``device.impl`` for a fact.
-DEVICE_KIND_TESTS = {"weft.runtime.device": 3, "weft.runtime.array": 1, "weft.cuda.memory": 5,
+#: is_mempool_supported / sm_count / max_shared_memory_per_block, the CUDA array interface, the CUDA backend's own
+#: driver copies, torch's device names and CUDA streams, and torch tensors' own ``is_cpu`` / ``is_cuda``. Everything
+#: else asks ``device.impl`` for a fact.
+DEVICE_KIND_TESTS = {"weft.runtime.device": 5, "weft.runtime.array": 1, "weft.cuda.memory": 5,
                      "weft.interop.torch": 4, "weft.interop.torch_autograd": 1}
 
 

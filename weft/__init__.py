@@ -28,6 +28,7 @@ from .runtime.fixed import fixedarray
 from .runtime.indexed import indexedarray, indexedarray1d, indexedarray2d, indexedarray3d, indexedarray4d
 from .runtime.fabric import (FabricArray, IndexedFabricArray, fabricarray, fabricarrayarray, indexedfabricarray,
                              indexedfabricarrayarray)
+from .runtime import struct_host as _struct_host  # fills weft.types.struct's runtime hooks
 from .runtime.copy import copy
 from .runtime.device import (Device, ScopedDevice, get_cuda_device_count, get_cuda_devices, get_cuda_supported_archs,
                              get_device, get_devices, get_preferred_device, is_conditional_graph_supported, is_cuda_available,

@@ -39,7 +39,7 @@ def _type_name(dtype) -> str:
 
 def _check_graph(edges, node_colors) -> None:
     for name, arr in (("edges", edges), ("node_colors", node_colors)):
-        if not arr.device.is_cpu:
+        if not arr.device.impl.host_memory:
             raise RuntimeError(f"{name} array must be on the CPU")
         if arr.dtype is not int32:
             raise RuntimeError(f"{name} array must have dtype int32, got {_type_name(arr.dtype)}")
@@ -218,7 +218,7 @@ def graph_coloring_get_groups(node_colors, color_count: int, return_wp_array: bo
         raise RuntimeError("color_count must be non-negative")
     if color_count == 0:
         return ()
-    if not node_colors.device.is_cpu:
+    if not node_colors.device.impl.host_memory:
         raise RuntimeError("node_colors array must be on the CPU")
     if node_colors.dtype is not int32:
         raise RuntimeError(f"node_colors array must have dtype int32, got {_type_name(node_colors.dtype)}")

@@ -22,7 +22,7 @@ from . import config
 from .cuda import driver
 from .errors import CacheError, ToolchainError
 from .runtime.device import get_cuda_devices
-from .toolchain import cache, nvrtc
+from .toolchain import cache, nvrtc, runtime
 from .toolchain.compiler import find_compiler
 from .toolchain.options import CpuOptions
 
@@ -220,8 +220,6 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m weft [--build-runtime]")
         return 2
     if args:
-        from .toolchain import runtime
-
         names = runtime.build_all()
         print(f"weft: {len(names)} runtime libraries ready in {config.runtime_dir()}")
     items = collect()

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from . import ahead, config, pipeline, speccache
 from .errors import CacheError, CompileError, LaunchError
-from .frontend.func import make_func
+from .frontend.func import make_func, reject_union_annotations
 from .frontend.source import FunctionSource, capture, evaluate_annotation
 from .ir import types as T
 from .ir.access import array_access as _array_access
@@ -167,8 +167,6 @@ class Kernel:
     _wp_is_kernel_ = True
 
     def __init__(self, func, key: str | None = None, options: dict | None = None, module=None):
-        from .frontend.func import reject_union_annotations
-
         reject_union_annotations(func, "kernel")
         self.func = func
         # Warp's form: the qualified name with '.' -> '__' and other non-identifier characters dropped

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from .. import config
-from ..errors import CompileError
+from ..errors import CompileError, KernelValueError, TypeError_
 from ..ir import types as T
 from ..ir.nodes import Const, Var, VarKind
 from ..ops import registry
@@ -380,8 +380,6 @@ def expand_starred(lw, node: ast.Call) -> ast.Call:
     """``f(*v)``: a call whose starred arguments have a length known when compiling (a vector, quaternion or
     transform: its components; a matrix: its rows; an array slice with constant bounds: its elements; a tuple), as
     the same call with one argument per element. Each starred value is evaluated once."""
-    from ..errors import KernelValueError, TypeError_
-
     args = []
     for a in node.args:
         if not isinstance(a, ast.Starred):

@@ -6,9 +6,9 @@ import inspect
 import typing
 from collections.abc import Callable
 
-from ..errors import CompileError, UnionAnnotationError
+from ..errors import CompileError, KernelTypeError, UnionAnnotationError
 from ..ir import types as T
-from ..types.mapping import to_ir, type_of_value
+from ..types.mapping import check_not_array_value, to_ir, type_of_value
 from ..types.reference import Reference
 from .analysis import in_place_params
 from .source import FunctionSource, capture, evaluate_annotation
@@ -18,10 +18,6 @@ def reject_union_annotations(fn: Callable, what: str) -> None:
     """``a: X | Y`` / ``Union[X, Y]`` on a kernel or func parameter: an error now (a RuntimeError, as in Warp):
     kernel code needs one type per parameter."""
     import types
-    import typing
-
-    from ..errors import KernelTypeError
-    from ..runtime.annotations import check_not_array_value
 
     for param, ann in getattr(fn, "__annotations__", {}).items():
         try:

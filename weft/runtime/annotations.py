@@ -14,6 +14,8 @@ import typing
 
 from ..ir import types as T
 from ..types import scalars as S
+from ..types.aliases import NAMED_TYPES
+from ..types.layout import layout
 from ..types.mapping import to_ir
 from ..types.tiles import literal_value
 
@@ -47,8 +49,6 @@ class _ArrayAnnotationBase:
 
     def __ctype__(self) -> bytes:
         """A null descriptor of this array type (what a kernel receives for ``None``)."""
-        from ..types.layout import layout
-
         return bytes(layout(T.ArrayType(T.FLOAT32, 1, self._kind)).size)
 
     def __repr__(self) -> str:
@@ -152,13 +152,6 @@ def reject_subclass_subscript(cls: type, family: type) -> None:
                         f"annotate with wp.{family.__name__}[...] and pass {cls.__name__} instances")
 
 
-def check_not_array_value(ann, where: str) -> None:
-    """An array with data (``a: my_array``) used as a type annotation: a TypeError naming ``where``."""
-    if getattr(ann, "_annotation", True) is False and callable(getattr(ann, "_value_ir", None)):
-        raise TypeError(f"{where}: the annotation is an array instance ({type(ann).__name__} with data), not a type "
-                        f"annotation; use e.g. wp.array[float]")
-
-
 def _canonical_dtype(dtype):
     """``float`` / ``int`` / ``bool`` / NumPy scalar types -> weft scalars; anything else as given."""
     try:
@@ -169,15 +162,13 @@ def _canonical_dtype(dtype):
 
 def _dtype_repr(dtype) -> str:
     """A dtype as it is spelled in a subscript: ``wp.vec3f`` where weft has that name, else a readable form."""
-    import weft
-
     if dtype is typing.Any:
         return "Any"
     ir = getattr(dtype, "_ir_", None)
     if isinstance(ir, T.StructType):
         return getattr(dtype, "key", dtype.__name__)
     name = getattr(dtype, "__name__", None)
-    if name and getattr(weft, name, None) is dtype:
+    if name and (NAMED_TYPES.get(name) is dtype or S.BY_NAME.get(name) is dtype):  # weft's public name for it
         return f"wp.{name}"
     if isinstance(ir, T.VectorType):
         s = ir.scalar.name

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from ..cuda import driver
 from ..errors import DeviceError
+from ..toolchain import nvrtc
 from .backends import CpuBackend, DeviceBackend
 
 
@@ -113,8 +114,6 @@ def get_cuda_devices() -> list[Device]:
 def get_cuda_supported_archs() -> list[int]:
     """The GPU architectures (``86`` for sm_86 ...) NVRTC can compile for: empty without NVRTC (the ``cuda`` extra).
     Needs no GPU."""
-    from ..toolchain import nvrtc
-
     return [int(a) for a in nvrtc.supported_archs()] if nvrtc.is_available() else []
 
 

@@ -155,7 +155,7 @@ class _FabricBase:
         """A contiguous weft array copy on the same device."""
         self._check_data("contiguous()")
         out = array(self._gather(), dtype=self.dtype, device="cpu")
-        return out if self.device.is_cpu else out.to(self.device)
+        return out if self.device.impl.host_memory else out.to(self.device)
 
     def to(self, device):
         """Itself on its own device, else a contiguous weft array copy on ``device``."""

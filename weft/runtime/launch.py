@@ -11,6 +11,7 @@ from .. import abi, config
 from ..errors import Error, LaunchError, RuntimeError_
 from ..ir import types as T
 from ..ir.access import struct_arrays_written
+from ..types.composite import class_for
 from . import device as D
 from . import threads as _threads
 from .backends import _DIMS, finish_entry
@@ -453,8 +454,6 @@ def _zero_argument(t: T.Type):
         return None
     if isinstance(t, T.StructType):
         return t.pyclass() if t.pyclass is not None else None
-    from ..types.composite import class_for
-
     cls = class_for(t)
     if isinstance(t, T.ScalarType):
         return cls(0)

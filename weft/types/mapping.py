@@ -68,3 +68,10 @@ def type_of_value(value) -> T.Type:
     if callable(value_ir):
         return value_ir()
     raise TypeError(f"a value of type {type(value).__name__} cannot be used in a kernel")
+
+
+def check_not_array_value(ann, where: str) -> None:
+    """An array with data (``a: my_array``) used as a type annotation: a TypeError naming ``where``."""
+    if getattr(ann, "_annotation", True) is False and callable(getattr(ann, "_value_ir", None)):
+        raise TypeError(f"{where}: the annotation is an array instance ({type(ann).__name__} with data), not a type "
+                        f"annotation; use e.g. wp.array[float]")

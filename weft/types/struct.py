@@ -9,11 +9,15 @@ import typing
 
 import numpy as np
 
-from ..errors import StructDefinitionError, StructFieldError, StructFieldValueError
+from ..errors import StructDefinitionError, StructFieldError
 from ..ir import types as T
 from .dtypes import struct_np_dtype
-from .mapping import to_ir
+from .mapping import check_not_array_value, to_ir
 from .scalars import check_host_scalar
+
+#: host operations on struct values that need the runtime (the layer above this one: arrays, devices); filled by
+#: weft/runtime/struct_host.py, which ``import weft`` loads before any struct can hold an array
+RUNTIME_HOOKS: dict[str, typing.Callable] = {}
 
 
 class StructInstance:
@@ -54,9 +58,7 @@ class StructInstance:
                 out.extend(v._flat())
             elif isinstance(ftype, T.ArrayType):
                 if v is not None and ftype.kind is T.ArrayKind.INDEXED and not hasattr(v, "indices"):
-                    from ..runtime.indexed import indexedarray
-
-                    v = indexedarray(v)  # a plain array in an indexed-array field: no index arrays
+                    v = RUNTIME_HOOKS["as_indexed"](v)  # a plain array in an indexed-array field: no index arrays
                 out.append(v.desc if v is not None else bytes(layout(ftype).size))
             elif isinstance(ftype, (T.VectorType, T.MatrixType)):
                 out.extend(np.asarray(v).reshape(-1).tolist())
@@ -88,29 +90,7 @@ class StructInstance:
     def to(self, device):
         """A copy with every array field on ``device`` (arrays already there are kept as they are). Fabric array
         fields cannot move (weft does not own their memory): they must already be on ``device``."""
-        from ..runtime.device import get_device
-
-        device = get_device(device)
-        out = type(self)()
-        for name, ftype in self._ir_.fields:
-            v = getattr(self, name)
-            if isinstance(ftype, T.StructType) and v is not None:
-                v = v.to(device)
-            elif isinstance(ftype, T.ArrayType) and v is not None and getattr(v, "device", None) is not None:
-                if ftype.kind in (T.ArrayKind.FABRIC, T.ArrayKind.FABRIC_INDEXED):
-                    if v.device != device:
-                        what = "indexed Fabric array" if ftype.kind is T.ArrayKind.FABRIC_INDEXED else "Fabric array"
-                        raise StructFieldValueError(f"Cannot move struct field '{name}' containing a Warp {what} "
-                                                    f"from device {v.device} to {device} (weft does not own its "
-                                                    f"memory)")
-                elif ftype.kind is T.ArrayKind.INDEXED and v.device != device:
-                    from ..runtime.indexed import indexedarray
-
-                    v = indexedarray(v.to(device) if hasattr(v, "to") else v.numpy())
-                else:
-                    v = v.to(device)
-            object.__setattr__(out, name, v)
-        return out
+        return RUNTIME_HOOKS["struct_to"](self, device)
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{n}={getattr(self, n)!r}" for n, _ in self._ir_.fields)
@@ -176,15 +156,7 @@ def _kind_fits(field: T.ArrayKind, value: T.ArrayKind) -> bool:
 
 def _array_stub(ftype: T.ArrayType):
     """An annotation (no data) of an array field's type."""
-    from ..runtime.array import array
-    from ..runtime.fabric import fabricarray, indexedfabricarray
-    from ..runtime.indexed import indexedarray
-    from .composite import class_for
-
-    dtype = ftype.dtype.pyclass if isinstance(ftype.dtype, T.StructType) else class_for(ftype.dtype)
-    cls = {T.ArrayKind.INDEXED: indexedarray, T.ArrayKind.FABRIC: fabricarray,
-           T.ArrayKind.FABRIC_INDEXED: indexedfabricarray}.get(ftype.kind, array)
-    return cls(dtype=dtype, ndim=ftype.ndim)
+    return RUNTIME_HOOKS["array_stub"](ftype)
 
 
 class StructVar:
@@ -213,8 +185,6 @@ class StructVar:
 
 def struct(cls):
     """Decorator: turn an annotated class into a weft struct type."""
-    from ..runtime.annotations import check_not_array_value
-
     if cls.__bases__ != (object,):
         raise StructDefinitionError(f"struct {cls.__name__} derives from {cls.__bases__[0].__name__}: "
                                     "Warp structs must be defined as base classes")
