@@ -48,35 +48,3 @@ def test_custom_gradient_and_replay():
     tape.backward(grads={y: wp.array(np.ones(4, np.float32))})
     np.testing.assert_allclose(x.grad.numpy(), np.minimum(2.0 * xs, 1.0) + 3.0, rtol=1e-6)
     assert calls.numpy()[0] == 4.0  # the forward counted once per thread; the replay did not
-
-
-@wp.func
-def _take_slot(counter: wp.array(dtype=int), thread_slots: wp.array(dtype=int), tid: int):
-    slot = wp.atomic_add(counter, 0, 1)
-    thread_slots[tid] = slot
-    return slot
-
-
-@wp.func_replay(_take_slot)
-def _replay_take_slot(counter: wp.array(dtype=int), thread_slots: wp.array(dtype=int), tid: int):
-    return thread_slots[tid]  # the slot the forward handed out (read after the launch, not from a snapshot)
-
-
-@wp.kernel
-def _slots_kernel(x: wp.array(dtype=float), counter: wp.array(dtype=int), thread_slots: wp.array(dtype=int),
-                  y: wp.array(dtype=float)):
-    tid = wp.tid()
-    s = _take_slot(counter, thread_slots, tid)
-    y[s] = x[s] * x[s]
-
-
-def test_custom_replay_reads_what_the_forward_saved():
-    n = 16
-    x = wp.array(np.arange(n, dtype=np.float32), requires_grad=True)
-    y = wp.zeros(n, dtype=float, requires_grad=True)
-    counter, slots = wp.zeros(1, dtype=int), wp.zeros(n, dtype=int)
-    tape = wp.Tape()
-    with tape:
-        wp.launch(_slots_kernel, dim=n, inputs=[x, counter, slots, y])
-    tape.backward(grads={y: wp.ones(n, dtype=float)})
-    np.testing.assert_allclose(x.grad.numpy(), 2.0 * x.numpy())

@@ -8,12 +8,11 @@ from .nodes import Function, Let, Var, walk
 from .roles import READS_ARRAY, WRITES_ARRAY, Role
 
 
-def array_access(fn: Function, custom_replays: bool = True) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Indices of array parameters written (store/atomic) and read (load) by the kernel, through views (with
-    ``custom_replays=False``, leaving out what ``@wp.func_replay`` functions read)."""
+def array_access(fn: Function) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Indices of array parameters written (store/atomic) and read (load) by the kernel, through views."""
     origin: dict[int, int] = {p.id: i for i, p in enumerate(fn.params) if isinstance(p.type, T.ArrayType)}
     written, read = set(), set()
-    for s in (walk(fn.body) if custom_replays else _walk_without_custom_replays(fn.body)):
+    for s in walk(fn.body):
         if not isinstance(s, Let) or not s.args:
             continue
         role = s.call.op.role
@@ -53,9 +52,7 @@ def written_after_read(fn: Function) -> tuple[int, ...]:
 def snapshot_params(fn: Function) -> tuple[int, ...]:
     """Array parameters the kernel both reads and writes, or whose atomic results it uses: the backward
     replay must see the values they had before the launch, so the Tape keeps a copy."""
-    # a @wp.func_replay function reads what the forward left (Warp's replay of a func with side effects, e.g. the
-    # index an atomic handed out, saved by the forward): its reads do not ask for the values before the launch
-    written, read_ = array_access(fn, custom_replays=False)
+    written, read_ = array_access(fn)
     used: set[int] = set()
     for s in walk(fn.body):
         # every operand position: call arguments, assignment sources (``slot = wp.atomic_add(...)`` goes through a
@@ -135,24 +132,3 @@ def struct_arrays_written(fn: Function) -> tuple[tuple[int, tuple[str, ...]], ..
         elif src[1] and role in WRITES_ARRAY:
             written.add(src)
     return tuple(sorted(written))
-
-
-def _walk_without_custom_replays(block):
-    """``walk`` that does not enter the replay blocks of custom calls."""
-    from .nodes import CustomCall, For, If, While
-
-    for stmt in block:
-        yield stmt
-        if isinstance(stmt, If):
-            yield from _walk_without_custom_replays(stmt.then)
-            yield from _walk_without_custom_replays(stmt.orelse)
-        elif isinstance(stmt, For):
-            yield from _walk_without_custom_replays(stmt.body)
-        elif isinstance(stmt, While):
-            yield from _walk_without_custom_replays(stmt.cond_body)
-            yield from _walk_without_custom_replays(stmt.body)
-        elif type(stmt).__name__ == "Repeat":
-            yield from _walk_without_custom_replays(stmt.body)
-        elif isinstance(stmt, CustomCall):
-            yield from _walk_without_custom_replays(stmt.primal)
-            yield from _walk_without_custom_replays(stmt.grad or [])
