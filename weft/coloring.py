@@ -96,18 +96,18 @@ def graph_coloring_assign(edges, node_colors, algorithm: GraphColoringAlgorithm 
         raise RuntimeError(f"Graph coloring failed: Unrecognized coloring algorithm number: {int(algorithm)}!") from None
     adj = _adjacency(_edge_list(edges, n, "Graph coloring"), n)
     colors = np.full(n, -1, dtype=np.int64)
-    for v in (_mcs_order(adj, n) if algorithm is GraphColoringAlgorithm.MCS else _degree_order(adj, n)):
+    for v in (mcs_order(adj, n) if algorithm is GraphColoringAlgorithm.MCS else degree_order(adj, n)):
         colors[v] = _smallest_free_color(adj[v], colors)
     node_colors.numpy()[:] = colors.astype(np.int32)
     return int(colors.max()) + 1
 
 
-def _degree_order(adj: list[np.ndarray], n: int) -> list[int]:
+def degree_order(adj: list[np.ndarray], n: int) -> list[int]:
     degree = np.array([a.size for a in adj], dtype=np.int64)
     return list(np.lexsort((np.arange(n), -degree)))  # largest degree first, ties by index
 
 
-def _mcs_order(adj: list[np.ndarray], n: int) -> list[int]:
+def mcs_order(adj: list[np.ndarray], n: int) -> list[int]:
     """Maximum cardinality search: repeatedly take the unvisited node with the most visited neighbors (ties: the
     lowest index), restarting in each connected component at its lowest-indexed node."""
     weight = np.zeros(n, dtype=np.int64)

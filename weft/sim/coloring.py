@@ -10,11 +10,12 @@ they may join until the largest/smallest size ratio reaches a target.
 
 from __future__ import annotations
 
-import heapq
 import warnings
 from enum import Enum
 
 import numpy as np
+
+from ..coloring import degree_order, mcs_order
 
 
 class ColoringAlgorithm(Enum):
@@ -35,26 +36,11 @@ def _adjacency(num_nodes: int, edges: np.ndarray) -> list:
 
 
 def _order(adj: list, algorithm: ColoringAlgorithm) -> list:
-    n = len(adj)
+    """The greedy colouring's vertex order: weft.coloring's (wp.utils.graph_coloring_assign) MCS or degree order."""
+    lists = [np.fromiter(sorted(a), dtype=np.int64, count=len(a)) for a in adj]
     if algorithm == ColoringAlgorithm.ORDERED_GREEDY:
-        return sorted(range(n), key=lambda v: (-len(adj[v]), v))
-    # MCS with a lazy max-heap of (-weight, vertex)
-    weight = [0] * n
-    done = [False] * n
-    heap = [(0, v) for v in range(n)]
-    heapq.heapify(heap)
-    order = []
-    while heap:
-        w, v = heapq.heappop(heap)
-        if done[v] or -w != weight[v]:
-            continue
-        done[v] = True
-        order.append(v)
-        for u in adj[v]:
-            if not done[u]:
-                weight[u] += 1
-                heapq.heappush(heap, (-weight[u], u))
-    return order
+        return [int(v) for v in degree_order(lists, len(adj))]
+    return mcs_order(lists, len(adj))
 
 
 def _balance(adj: list, colors: np.ndarray, num_colors: int, target: float) -> float:
