@@ -44,6 +44,9 @@ class DeterministicMode(enum.IntEnum):
 
 #: Run CPU launches on one thread in index order (bitwise reproducible atomics and prints).
 deterministic: bool = _env_bool("WEFT_DETERMINISTIC", False)
+#: Warp's per-thread record budget of its GPU deterministic mode (module option ``deterministic_max_records``).
+#: weft's deterministic mode runs CPU launches in order and needs no records; the value is validated and kept.
+deterministic_max_records: int = 0
 #: Number of CPU threads for launches (0: all cores, fewer while other processes keep the cores busy; see
 #: ``load_aware_threads``). A fixed number is used as given.
 num_threads: int = int(os.environ.get("WEFT_NUM_THREADS", "0") or 0)

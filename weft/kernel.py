@@ -37,7 +37,8 @@ def get_module_options(module=None) -> dict:
     if name is None:
         name = inspect.currentframe().f_back.f_globals.get("__name__", "__main__")
     defaults = {"enable_backward": config.enable_backward, "max_unroll": config.max_unroll, "mode": config.mode,
-                "fast_math": False, "block_dim": 256, "lineinfo": False, "deterministic": config.deterministic}
+                "fast_math": False, "block_dim": 256, "lineinfo": False, "deterministic": config.deterministic,
+                "deterministic_max_records": config.deterministic_max_records}
     return {**defaults, **_module_options.get(name, {})}
 
 
@@ -589,6 +590,21 @@ class Kernel:
             self._overloads.append(types)
         return self
 
+    @property
+    def is_generic(self) -> bool:
+        """True if a parameter's annotation is generic (``Any``, ``wp.array(dtype=Any)``, ...), as in Warp."""
+        self.annotations()
+        return self._fixed_types is None
+
+    @property
+    def overloads(self) -> dict:
+        """Warp's view of a generic kernel's specialisations: declared (``wp.overload``) and launched ones, keyed by
+        their parameter types."""
+        out = {repr(types): self for types in self._overloads}
+        for key in self._specs:
+            out.setdefault(repr(key[0]), self)
+        return out if self.is_generic else {}
+
     def __call__(self, *args, **kwargs):
         raise LaunchError(f"kernel {self.__name__} cannot be called directly; use wp.launch({self.__name__}, dim, "
                           "inputs=[...])")
@@ -631,14 +647,25 @@ def _c_name(name: str) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in name)
 
 
-def kernel(f=None, *, enable_backward: bool | None = None, module=None, launch_bounds=None, **options):
-    """Decorator: compile ``f`` as a kernel launched over a grid with ``wp.launch``."""
+def kernel(f=None, *, enable_backward: bool | None = None, module=None, launch_bounds=None, module_options=None,
+           **options):
+    """Decorator: compile ``f`` as a kernel launched over a grid with ``wp.launch``.
+
+    ``module="unique"`` gives the kernel a module of its own, named after the kernel and a hash of its content (its
+    source, options and every value it refers to); defining the same content again returns the same kernel object.
+    ``module_options`` (only with ``module="unique"``) sets that module's options."""
     def wrap(fn):
-        opts = dict(options)
+        opts = {k: v for k, v in options.items() if v is not None}
+        if opts.get("enable_cuda_smem_spilling") is False:  # the default, as if not given
+            del opts["enable_cuda_smem_spilling"]
         if enable_backward is not None:
             opts["enable_backward"] = enable_backward
         if launch_bounds is not None:
             opts["launch_bounds"] = launch_bounds
+        if module_options is not None or module == "unique":
+            from .module import unique_kernel
+
+            return unique_kernel(fn, opts, module, module_options)
         return Kernel(fn, options=opts, module=module)
 
     if f is not None:

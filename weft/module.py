@@ -2,37 +2,66 @@
 
 weft compiles every kernel as its own unit, so a "module" is only the set of options shared by the kernels
 defined in one Python module (or declared with ``@wp.kernel(module=name)``) plus a way to compile them now.
+
+``@wp.kernel(module="unique")`` gives a kernel a module of its own, named ``<key>_<hash>`` after a content hash of
+the kernel: its source text, its options and module options, and a fingerprint of every global or closure value
+its code (and the code of the funcs it calls) names. Declaring the same content again returns the first kernel
+object, so a factory called in a loop compiles once; different captured values (a ``wp.static`` list, a closure
+func) give different kernels.
 """
 
 from __future__ import annotations
 
+import builtins
+import hashlib
+import operator
 import sys
+import types as pytypes
+
+from .frontend.deps import fingerprint, source_text
+from .frontend.func import Func
+from .kernel import Kernel, _module_options, compile_kernels, get_module_options
+
+#: module options Warp accepts that select nothing in weft (CUDA code generation, MathDx, compiler flags); accepted
+#: in ``module_options`` and kept in the module's options dict
+_WARP_ONLY_OPTIONS = ("fuse_fp", "cuda_output", "optimization_level", "cpu_compiler_flags", "compile_time_trace",
+                      "strip_hash", "extra_build_options", "default_grid_stride", "enable_mathdx_gemm",
+                      "enable_mathdx_solver", "enable_mathdx_fft")
 
 
 class Module:
     """The kernels of one Python module (or one ``module=`` name) and their shared options."""
 
-    def __init__(self, name: str):
-        from .kernel import _module_options, get_module_options
-
+    def __init__(self, name: str, kernel: Kernel | None = None):
         self.name = name
         self.options = _module_options.setdefault(name, {})
         for key, value in get_module_options(name).items():  # Warp's module options always hold every key
             self.options.setdefault(key, value)
+        self._kernel = kernel  # the one kernel of a module="unique" module
+        self.references: set[Module] = set()  # modules whose funcs this module's kernels call
+        self.dependents: set[Module] = set()  # modules whose kernels call this module's funcs
 
     def kernels(self) -> list:
         """The kernels defined in this module that are still alive."""
-        from .kernel import Kernel
-
+        if self._kernel is not None:
+            return [self._kernel]
         mod = sys.modules.get(self.name)
         return [v for v in vars(mod).values() if isinstance(v, Kernel)] if mod is not None else []
 
     def load(self, device=None, block_dim=None) -> Module:
         """Compile the module's non-generic kernels now (several in parallel)."""
-        from .kernel import compile_kernels
-
         compile_kernels(self.kernels())
         return self
+
+    def get_module_hash(self, block_dim=None) -> bytes:
+        """A digest of the module's content: its name, options and the specialisations of its kernels compiled or
+        declared so far (a generic kernel's new overload changes it; launching an existing one does not)."""
+        h = hashlib.sha256(self.name.encode())
+        h.update(repr(sorted((k, repr(v)) for k, v in self.options.items())).encode())
+        for k in self.kernels():
+            h.update(getattr(k, "_content_hash", k._full_key).encode())
+            h.update(repr(sorted(k.overloads)).encode())
+        return h.digest()
 
     def mark_modified(self) -> None:
         """Nothing to do: weft notices source changes per kernel by itself."""
@@ -52,6 +81,144 @@ def get_module(name: str) -> Module:
     return mod
 
 
+def _func_module(f: Func) -> Module:
+    """Warp's ``func.module``: the module of the Python module that defines the func."""
+    return get_module(f.func.__module__)
+
+
+Func.module = property(_func_module)  # Func lives in a lower layer; its module object is made here
+
+
 def is_cpu_available() -> bool:
     """The CPU device is always available (it needs only a C++ compiler, checked on first compile)."""
     return True
+
+
+# ---------------------------------------------------------------------------------------------- module="unique"
+_UNIQUE: dict[str, Kernel] = {}
+#: values fingerprinted by identity stay alive as long as the kernel that named them (ids are never reused)
+_KEEP: dict[str, list] = {}
+
+
+def check_module_options(kernel_name: str, module, module_options) -> dict:
+    """Warp's checks of ``@wp.kernel(module_options=...)``: a dict, only with ``module="unique"``, known keys, and a
+    non-negative integer ``deterministic_max_records``."""
+    if not isinstance(module_options, dict):
+        raise TypeError(f"@wp.kernel for '{kernel_name}': module_options must be a dict, got "
+                        f"{type(module_options).__name__}")
+    if module != "unique":
+        raise ValueError(f"@wp.kernel for '{kernel_name}': module_options requires module=\"unique\"; use "
+                         "wp.set_module_options() for the options of a shared module")
+    valid = set(get_module_options("__weft_defaults__")) | set(_WARP_ONLY_OPTIONS)
+    unknown = sorted(set(module_options) - valid)
+    if unknown:
+        raise ValueError(f"@wp.kernel for '{kernel_name}': unknown module_options: "
+                         f"{', '.join(repr(k) for k in unknown)}. Valid options are: "
+                         f"{', '.join(repr(k) for k in sorted(valid))}.")
+    if "deterministic_max_records" in module_options:
+        value = module_options["deterministic_max_records"]
+        if isinstance(value, bool):
+            raise TypeError("deterministic_max_records must be a non-negative integer, got bool")
+        try:
+            value = operator.index(value)
+        except TypeError:
+            raise TypeError("deterministic_max_records must be a non-negative integer, got "
+                            f"{type(value).__name__}") from None
+        if value < 0:
+            raise ValueError(f"deterministic_max_records must be non-negative, got {value}")
+    return dict(module_options)
+
+
+def _code_names(code) -> set[str]:
+    names = set(code.co_names) | set(code.co_freevars)
+    for c in code.co_consts:
+        if isinstance(c, pytypes.CodeType):
+            names |= _code_names(c)
+    return names
+
+
+class _Hasher:
+    """Hashes a function's source and every value its code names (recursively through the funcs it calls)."""
+
+    def __init__(self) -> None:
+        self.h = hashlib.sha256()
+        self.funcs: list[Func] = []
+        self.keep: list = []
+        self._seen: set[int] = set()
+
+    def function(self, fn) -> None:
+        if id(fn) in self._seen:
+            return
+        self._seen.add(id(fn))
+        code = getattr(fn, "__code__", None)
+        if code is None:
+            self.h.update(self.value(fn).encode())
+            return
+        self.h.update((source_text(fn) or repr(code.co_code)).encode())
+        closure = {}
+        for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+            try:
+                closure[name] = cell.cell_contents
+            except ValueError:  # a cell not filled yet
+                pass
+        for name in sorted(_code_names(code)):
+            if name in closure:
+                v = closure[name]
+            elif name in fn.__globals__:
+                v = fn.__globals__[name]
+            else:  # a builtin, an attribute name, or a name defined later (resolved when lowered)
+                continue
+            if v is getattr(builtins, name, None):
+                continue
+            self.h.update(f"\0{name}={self.value(v)}".encode())
+        for d in fn.__defaults__ or ():
+            self.h.update(f"\0default={self.value(d)}".encode())
+
+    def value(self, v) -> str:
+        if isinstance(v, Func):
+            self.funcs.append(v)
+            for ov in v.overloads:
+                for g in (ov, ov.custom_grad, ov.custom_replay):
+                    if g is not None:
+                        self.function(g.func)
+            return f"func:{v.key}"
+        if isinstance(v, Kernel):
+            return f"kernel:{getattr(v, '_content_hash', v._full_key)}"
+        fp = fingerprint(v)
+        if fp is not None:
+            return fp
+        if isinstance(v, dict):
+            return "dict:{" + ",".join(f"{self.value(k)}:{self.value(x)}" for k, x in v.items()) + "}"
+        if isinstance(v, (tuple, list, set, frozenset)):
+            return f"{type(v).__name__}:(" + ",".join(self.value(x) for x in v) + ")"
+        self.keep.append(v)
+        return f"id:{type(v).__qualname__}:{id(v)}"
+
+
+def unique_kernel(fn, options: dict, module, module_options) -> Kernel:
+    """``@wp.kernel(module="unique", module_options=...)``: the kernel of its own content-named module, reusing an
+    existing kernel of identical content."""
+    opts = check_module_options(fn.__name__, module, module_options) if module_options is not None else {}
+    kernel = Kernel(fn, options=options)
+    hasher = _Hasher()
+    hasher.h.update(repr(sorted((k, repr(v)) for k, v in options.items())).encode())
+    hasher.h.update(repr(sorted((k, repr(v)) for k, v in opts.items())).encode())
+    hasher.function(fn)
+    digest = hasher.h.hexdigest()
+    name = f"{kernel.key}_{digest[:8]}"
+    found = _UNIQUE.get(digest)
+    if found is not None:
+        return found
+    _module_options[name] = opts
+    kernel._module_name = name
+    kernel._content_hash = digest
+    kernel.options = {**opts, **options}
+    kernel.enable_backward = bool(kernel.options.get("enable_backward", kernel.enable_backward))
+    mod = _MODULES[name] = Module(name, kernel)
+    for f in hasher.funcs:
+        ref = f.module
+        mod.references.add(ref)
+        ref.dependents.add(mod)
+    _UNIQUE[digest] = kernel
+    _KEEP[digest] = hasher.keep
+    return kernel
