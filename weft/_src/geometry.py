@@ -3,3 +3,4 @@
 from __future__ import annotations
 
 from ..geometry import *
+from ..geometry import surface_nets  # noqa: F401 - Warp's tests read its tables

@@ -1,4 +1,4 @@
-"""Geometry: hash grids, BVHs, triangle meshes, marching cubes and 2-D Delaunay edge flipping, with their kernel-side
+"""Geometry: hash grids, BVHs, triangle meshes, marching cubes, surface nets and 2-D Delaunay edge flipping, with their kernel-side
 queries.
 
 The objects own native data built by the geometry library (``weft/native/geometry``); kernels receive their
@@ -13,6 +13,7 @@ from .hashgrid import HashGrid
 from .marching import IsoSurfaceBase, IsoSurfaceMarchingCubes, MarchingCubes
 from .mesh import Mesh
 from .sparse_marching import lipschitz_octree, sparse_marching_cubes, sparse_marching_cubes_from_cells
+from .surface_nets import IsoSurfaceNets
 from .swept_volume import (
     SweptVolumeSignMode,
     swept_volume_bounds,
@@ -35,6 +36,7 @@ __all__ = [
     "HashGridQuery",
     "IsoSurfaceBase",
     "IsoSurfaceMarchingCubes",
+    "IsoSurfaceNets",
     "MarchingCubes",
     "Mesh",
     "MeshQuery",

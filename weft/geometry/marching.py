@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from ..errors import GeometryError
+from ..errors import GeometryError, GeometryTypeError
 
 #: corner (x, y, z) offsets of a cell; the corner index bit pattern of a case follows this order
 CUBE_CORNER_OFFSETS = ((0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 1, 0), (0, 0, 1), (1, 0, 1), (1, 1, 1), (0, 1, 1))
@@ -223,7 +223,7 @@ def _as_field(field, owner: str):
     _check_dims(field.shape, owner)
     data = field.numpy()
     if data.dtype != np.float32:
-        raise GeometryError(f"{owner}: argument 'field' must be a float32 3-D array, got dtype {data.dtype}")
+        raise GeometryTypeError(f"{owner}: argument 'field' must be a float32 3-D array, got dtype {data.dtype}")
     if not np.isfinite(data).all():
         raise GeometryError(f"{owner}: argument 'field' holds NaN or infinite values")
     return field
