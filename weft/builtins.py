@@ -113,6 +113,9 @@ tile_stack_clear = declare(_special("tile_stack_clear", "``tile_stack_clear(s)``
                            "tile_stack_clear", Form.TILE_STACK, "clear")
 tile_stack_count = declare(_special("tile_stack_count", "``tile_stack_count(s)``: the number of elements."),
                            "tile_stack_count", Form.TILE_STACK, "count")
+tile_scatter_add = declare(_special("tile_scatter_add", "``tile_scatter_add(a, i, ..., value, has_value, atomic=True)``: "
+                                    "each lane with has_value adds its value to element (i, ...) of a, in place."),
+                           "tile_scatter_add", Form.TILE_STACK, "scatter_add", updates=(0,))
 tile_axpy = declare(_special("tile_axpy", "``tile_axpy(alpha, src, dest)``: ``dest += alpha * src`` in place."),
                     "tile_axpy", Form.TILE_AXPY, updates=(2,))
 

@@ -78,6 +78,17 @@ def lower_custom_call(lw, func: Func, bound: dict, node):
     with lw.b.nested() as primal:
         result = inline_plain(lw, func, bound, node)
         outs = _materialize(lw, result, node)
+    lw.in_custom_body += 1
+    try:
+        replay, grad = _replay_and_grad(lw, func, bound, inputs, outs, node)
+    finally:
+        lw.in_custom_body -= 1
+    lw.b.emit(CustomCall(inputs, tuple(outs), primal, replay, grad, lw.b.loc))
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _replay_and_grad(lw, func: Func, bound: dict, inputs: tuple, outs: list, node):
+    """The replay and gradient blocks of a custom call (calls of custom-gradient funcs in them compute forwards)."""
     replay = None
     if func.custom_replay is not None:
         with lw.b.nested() as replay:
@@ -98,8 +109,7 @@ def lower_custom_call(lw, func: Func, bound: dict, node):
             inline_plain(lw, grad_fn, gbound, node, adjoint_targets=dict(zip(params[:n_in], inputs)))
             for o in outs:
                 lw.op("adj_reset", [o], node=node)
-    lw.b.emit(CustomCall(inputs, tuple(outs), primal, replay, grad, lw.b.loc))
-    return outs[0] if len(outs) == 1 else tuple(outs)
+    return replay, grad
 
 
 def _define(lw, out: Var, value) -> None:

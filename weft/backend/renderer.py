@@ -166,15 +166,29 @@ class Renderer(CpuTarget):
         return "\n".join(out)
 
     def render_struct_ops(self, st: T.StructType) -> str:
-        """Accumulation for struct adjoints (only differentiable fields)."""
+        """Accumulation for struct adjoints (only differentiable fields), and the field-wise ``add`` / ``sub`` (with
+        adjoints) that tiles of structs use (``t + t``, ``tile_sum``, ``t[i] += v``): fields that accumulate add up,
+        the others (bool, 8/16-bit integers, arrays) carry the left operand's value, as Warp's struct tiles do."""
+        q, c = self.struct_fn_qualifiers, st.ctype
         diff = [f for f, ft in st.fields if T.is_differentiable_type(ft)]
         body = "".join(f" a.{f} += b.{f};" for f in diff)
+        minus = "".join(f" a.{f} -= b.{f};" for f in diff)
         # gradients of struct arrays accumulate field by field with the atomics of each field's type
         atomic = "".join(f" fetch_add(&p->{f}, v.{f});" for f in diff)
-        return (f"{self.struct_fn_qualifiers} {st.ctype}& operator+=({st.ctype}& a, const {st.ctype}& b) {{{body} "
-                f"return a; }}\n"
-                f"namespace weft {{ namespace atom {{ template <> WEFT_DEVICE {st.ctype} fetch_add<{st.ctype}>("
-                f"{st.ctype}* p, {st.ctype} v) {{ {st.ctype} old = *p;{atomic} return old; }} }} }}")
+        ops = []
+        for name in ("add", "sub"):
+            fields = "".join(f" r.{f} = {_field_fn(ft, name)}(a.{f}, b.{f});" for f, ft in st.fields
+                             if _accumulates(ft))
+            ops.append(f"{q} {c} {name}(const {c}& a, const {c}& b) {{ {c} r = a;{fields} return r; }}")
+        return (f"{q} {c}& operator+=({c}& a, const {c}& b) {{{body} return a; }}\n"
+                f"{q} {c}& operator-=({c}& a, const {c}& b) {{{minus} return a; }}\n"
+                + "\n".join(ops) + "\n"
+                f"{q} void adj_add(const {c}&, const {c}&, {c}& adj_a, {c}& adj_b, const {c}& adj_r) {{ "
+                f"adj_a += adj_r; adj_b += adj_r; }}\n"
+                f"{q} void adj_sub(const {c}&, const {c}&, {c}& adj_a, {c}& adj_b, const {c}& adj_r) {{ "
+                f"adj_a += adj_r; adj_b -= adj_r; }}\n"
+                f"namespace weft {{ namespace atom {{ template <> WEFT_DEVICE {c} fetch_add<{c}>("
+                f"{c}* p, {c} v) {{ {c} old = *p;{atomic} return old; }} }} }}")
 
     def render_args_struct(self) -> str:
         fields = "\n".join(f"    {p.type.ctype} {p.name};" for p in self.fn.params)
@@ -628,3 +642,18 @@ def _defined_vars(block: list[Stmt], mutable_locals: list[Var]):
             yield s.dst
         elif hasattr(s, "let"):  # ReplayLet / AdjLet of the backward program
             yield from s.let.dsts
+
+
+def _accumulates(t: T.Type) -> bool:
+    """Whether a struct field adds up in field-wise struct arithmetic (Warp: the types with an atomic add)."""
+    if isinstance(t, T.StructType):
+        return any(_accumulates(ft) for _, ft in t.fields)
+    if isinstance(t, (T.ScalarType, T.VectorType, T.MatrixType)):
+        s = T.scalar_of(t)
+        return s.is_float or (s.is_int and s.bits >= 32)
+    return False
+
+
+def _field_fn(t: T.Type, name: str) -> str:
+    """The function adding one field: the struct's own (found by argument lookup) or weft's."""
+    return name if isinstance(t, T.StructType) else f"weft::{name}"

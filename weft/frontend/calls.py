@@ -144,7 +144,9 @@ def inline(lw, func: Func, args, kwargs, node, addressed: dict | None = None):
         values = {p: lw.operand(lw.visit(t), t) for p, t in places.items()}
         result, finals = lower_native_call(lw, chosen, bound, node, values)
         refs = {**refs, **places}
-    elif chosen.custom_lowering is not None:  # a custom gradient or replay is attached (autodiff.custom)
+    elif chosen.custom_lowering is not None and not lw.in_custom_body:
+        # a custom gradient or replay is attached (autodiff.custom); inside a gradient or replay func's body the
+        # call only computes the forward (as in Warp: the gradient func may call the function it differentiates)
         return chosen.custom_lowering(lw, chosen, bound, node)
     else:
         if refs and lw.options.get("enable_backward", config.enable_backward):

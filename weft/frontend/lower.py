@@ -88,6 +88,7 @@ class Lowerer:
         self.tid_arity = 0
         self.uses_tiles = False
         self.inline_stack: list[object] = []
+        self.in_custom_body = 0  # > 0 while lowering a @wp.func_grad / @wp.func_replay body (autodiff.custom)
         self.stmt_stack: list[ast.stmt] = []
         self._pinned = 0  # augmented-assignment index values bound to hidden names (pin_target)
         self.deps = DepRecorder()  # static resolutions, for reusing this lowering in later processes
@@ -192,6 +193,9 @@ class Lowerer:
         arg_types = tuple(v if isinstance(v, Weak) else v.type for v in vals)
         found = resolve(name, arg_types, attrs)
         if found is None:
+            struct = _struct_tile_message(name, arg_types, attrs)
+            if struct:
+                raise self.error(struct, node, kind=KernelTypeError)
             if _composite_tile_arithmetic(arg_types):
                 raise self.error(_composite_tile_message(arg_types, node), node, kind=KernelTypeError,
                                  hint="a tile of vectors or matrices combines with a scalar tile or a scalar")
@@ -516,6 +520,8 @@ class Lowerer:
             val = self.op("cast", [val], attrs=(dt,), node=target)
         if val.type != dt:
             raise self.error(f"cannot assign a {val.type} value to an element of a tile of {dt}", target)
+        if mode.bitwise and isinstance(dt, T.StructType):
+            raise self.error(_struct_tile_message("tile_update", (tile.type,), (mode,)), target, kind=KernelTypeError)
         if mode.bitwise and not (isinstance(dt, T.ScalarType) and dt.is_int):
             raise self.error(f"bitwise in-place operators need a tile of integers, not of {dt}", target)
         return self.op("tile_update", [tile, *idx, val], attrs=(mode,), node=target)
@@ -1337,6 +1343,18 @@ def _composite_tile_arithmetic(arg_types) -> bool:
         return False
     elems = [t.dtype if isinstance(t, T.TileType) else t for t in arg_types]
     return all(isinstance(e, (T.VectorType, T.MatrixType)) for e in elems)
+
+
+def _struct_tile_message(name: str, arg_types, attrs: tuple) -> str:
+    """Warp's TypeError texts for tile operations that tiles of structs do not support ('' when no such tile)."""
+    tiles = [t for t in (*arg_types, *attrs) if isinstance(t, T.TileType) and isinstance(t.dtype, T.StructType)]
+    if not tiles:
+        return ""
+    dtype = tiles[0].dtype
+    bitwise = name in ("bit_and", "bit_or", "bit_xor") or getattr(attrs[0] if attrs else None, "bitwise", False)
+    if bitwise:
+        return f"bitwise inplace operations are not supported on tiles of a Warp struct ({dtype})"
+    return f"{name}() does not support tiles of a Warp struct ({dtype})"
 
 
 def _composite_tile_message(arg_types, node) -> str:

@@ -70,8 +70,8 @@ def create(lw, node: ast.Call, form) -> TileStack:
         raise lw.error(f"wp.tile_stack() capacity must be a positive integer, got {cap}", cap_node,
                        kind=KernelValueError)
     dtype = to_ir(lw.eval_static(dtype_node))
-    if not isinstance(dtype, (T.ScalarType, T.VectorType, T.MatrixType)):
-        raise lw.error(f"wp.tile_stack() holds scalars, vectors or matrices, not {dtype}", dtype_node,
+    if not isinstance(dtype, (T.ScalarType, T.VectorType, T.MatrixType, T.StructType)):
+        raise lw.error(f"wp.tile_stack() holds scalars, vectors, matrices or structs, not {dtype}", dtype_node,
                        kind=KernelTypeError)
     data = lw.op("tile_zeros", [], attrs=(T.TileType(dtype, (cap + 1,)),), node=node)
     count = lw.op("tile_zeros", [], attrs=(T.TileType(T.INT32, (1,)),), node=node)
@@ -170,3 +170,47 @@ def count(lw, node: ast.Call, form):
     """``wp.tile_stack_count(s)``."""
     _name, s = _stack(lw, node, "tile_stack_count")
     return lw.op("tile_extract", [s.count, _i32(0)], node=node)
+
+
+def scatter_add(lw, node: ast.Call, form):
+    """``wp.tile_scatter_add(a, i[, j, k, l], value, has_value, atomic=True)``: every lane whose has_value is true adds
+    its value to element (i, ...) of tile ``a`` (in place; lanes in order, collisions all land). A lane without a
+    value adds a zero at element 0 (struct fields that do not add up keep their values), so its indices may be
+    anything."""
+    if not node.args:
+        raise lw.error("wp.tile_scatter_add() takes a tile, its indices, value and has_value", node)
+    target = node.args[0]
+    t = lw.operand(lw.visit(target), target)
+    if not isinstance(t.type, T.TileType):
+        raise lw.error(f"wp.tile_scatter_add(): a must be a tile, got {t.type}", target, kind=KernelTypeError)
+    nd = len(t.type.shape)
+    names = ["i", "j", "k", "l"][:nd] + ["value", "has_value", "atomic"]
+    bound = dict(zip(names, node.args[1:]))
+    for kw in node.keywords:
+        if kw.arg not in names or kw.arg in bound:
+            raise lw.error(f"wp.tile_scatter_add() got an unexpected or repeated argument '{kw.arg}'", kw.value)
+        bound[kw.arg] = kw.value
+    missing = [n for n in names[:-1] if n not in bound]
+    if missing:
+        raise lw.error(f"wp.tile_scatter_add() on a {nd}-D tile needs {', '.join(names[:-1])}; missing "
+                       f"{', '.join(missing)}", node)
+    if "atomic" in bound:
+        lw.eval_static(bound["atomic"])  # a compile-time flag; collisions all land here either way
+    has = lw.condition(lw.visit(bound["has_value"]), bound["has_value"])
+    dtype = t.type.dtype
+    value = lw.operand(lw.visit(bound["value"]), bound["value"], want=dtype)
+    if value.type != dtype:
+        raise lw.error(f"wp.tile_scatter_add(): the value's type {value.type} does not match the tile's {dtype}",
+                       bound["value"], kind=KernelTypeError)
+    zero = lw.op("construct", [], attrs=(dtype,), node=node) if not isinstance(dtype, T.ScalarType) else \
+        Const(0 if dtype.is_int else 0.0, dtype)
+    idx = []
+    for n in names[:nd]:
+        i = lw.operand(lw.visit(bound[n]), bound[n], want=T.INT32)
+        if not (isinstance(i.type, T.ScalarType) and i.type.is_int):
+            raise lw.error(f"wp.tile_scatter_add(): index {n} must be an integer, got {i.type}", bound[n])
+        if i.type != T.INT32:
+            i = lw.op("cast", [i], attrs=(T.INT32,), node=bound[n])
+        idx.append(_select(lw, has, i, _i32(0), node))
+    added = lw.op("tile_update", [t, *idx, _select(lw, has, value, zero, node)], attrs=(TileUpdate.ADD,), node=node)
+    lw.store(target, added)

@@ -217,7 +217,11 @@ def _filled(lw, node, name: str, syntax: Syntax):
     shape = static_shape(lw, a["shape"])
     if "value" in a:
         return _full(lw, node, name, a, shape)
-    return lw.op(name, [], attrs=(T.TileType(_static_dtype(lw, a.get("dtype")), shape),), node=node)
+    dtype = _static_dtype(lw, a.get("dtype"))
+    if name == "tile_ones" and isinstance(dtype, T.StructType):
+        raise lw.error(f"tile_ones() does not support a Warp struct dtype ({dtype}): a struct has no value of one",
+                       node, kind=KernelTypeError, hint="use wp.tile_full(shape, value=...) with a struct value")
+    return lw.op(name, [], attrs=(T.TileType(dtype, shape),), node=node)
 
 
 def _full(lw, node, name: str, a: dict, shape):
@@ -376,8 +380,8 @@ def _tile_from_thread(lw, node, name: str, syntax: Syntax):
     a = _bind(lw, node, name, ["shape", "value", "thread_idx", "storage"], 3)
     shape = static_shape(lw, a["shape"])
     value = lw.operand(lw.visit(a["value"]), a["value"])
-    if not isinstance(value.type, (T.ScalarType, T.VectorType, T.MatrixType)):
-        raise lw.error(f"wp.{name}() takes a scalar, vector or matrix value, got {value.type}", a["value"])
+    if not isinstance(value.type, (T.ScalarType, T.VectorType, T.MatrixType, T.StructType)):
+        raise lw.error(f"wp.{name}() takes a scalar, vector, matrix or struct value, got {value.type}", a["value"])
     idx = lw.operand(lw.visit(a["thread_idx"]), a["thread_idx"], want=T.INT32)
     if not (isinstance(idx.type, T.ScalarType) and idx.type.is_int):
         raise lw.error(f"wp.{name}(): thread_idx must be an integer, got {idx.type}", a["thread_idx"])
@@ -570,10 +574,17 @@ def _tile_reduce(lw, node, name: str, syntax: Syntax):
     _mark(lw)
     a = _bind(lw, node, "tile_reduce", ["op", "a", "axis"], 2)
     t = _tile_value(lw, a["a"], "tile_reduce", "a")
-    body = lower_body(lw, a["op"], [t.type.dtype, t.type.dtype], node, "tile_reduce")
-    if body.result.type != t.type.dtype:
-        raise lw.error(f"the function of tile_reduce returns {body.result.type}, not the tile's {t.type.dtype}",
-                       a["op"])
+    dt = t.type.dtype
+    try:
+        body = lower_body(lw, a["op"], [dt, dt], node, "tile_reduce")
+    except CompileError as exc:
+        if not isinstance(dt, T.StructType):
+            raise
+        raise lw.error(f"tile_reduce(): no overload of the function accepts two elements of the Warp struct {dt}",
+                       a["op"], kind=KernelTypeError) from exc
+    if body.result.type != dt:
+        raise lw.error(f"tile_reduce(): the function must return the tile element type {dt}, it returns "
+                       f"{body.result.type}", a["op"], kind=KernelTypeError)
     return lw.op("tile_reduce", [t], attrs=(body, *_reduction_axis(lw, a, t, name)), node=node)
 
 
@@ -584,6 +595,9 @@ def _tile_axis_reduction(lw, node, name: str, syntax: Syntax):
     t = _tile_value(lw, a["a"], name, "a")
     attrs = _reduction_axis(lw, a, t, name)
     if registry.resolve(name, (t.type,), attrs) is None:
+        if isinstance(t.type.dtype, T.StructType):
+            raise lw.error(f"{name}() does not support tiles of a Warp struct ({t.type.dtype})", node,
+                           kind=KernelTypeError)
         raise lw.error(f"no overload of '{name}' accepts ({t.type})", node)
     return lw.op(name, [t], attrs=attrs, node=node)
 

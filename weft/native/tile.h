@@ -818,8 +818,9 @@ WEFT_FN void adj_tile_neg(tile_t<T, D...>& adj_a, const tile_t<T, D...>& adj_out
 // ---------------------------------------------------------------------------------------------- reductions
 template <typename T, int... D>
 WEFT_FN void tile_sum(tile_t<T, 1>& out, const tile_t<T, D...>& t) {
-    T s = T();
-    for (int i = 0; i < tile_t<T, D...>::size; ++i) s += t.data[i];
+    // from the first element on, with the element type's add (struct fields that do not add up carry element 0's)
+    T s = t.data[0];
+    for (int i = 1; i < tile_t<T, D...>::size; ++i) s = add(s, t.data[i]);
     out.data[0] = s;
 }
 template <typename T, int... D>
@@ -849,8 +850,8 @@ template <int AX, typename T, int... DO, int... D>
 WEFT_FN void tile_sum_axis(tile_t<T, DO...>& out, const tile_t<T, D...>& t) {
     typedef tiles::axis_slices<AX, D...> S;
     for (int o = 0; o < S::count; ++o) {
-        T s = T();
-        for (int j = 0; j < S::n; ++j) s += t.data[S::base(o) + j * S::inner];
+        T s = t.data[S::base(o)];
+        for (int j = 1; j < S::n; ++j) s = add(s, t.data[S::base(o) + j * S::inner]);
         out.data[o] = s;
     }
 }

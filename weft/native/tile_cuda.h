@@ -333,8 +333,8 @@ template <int AX, typename T, int... DO, int... D>
 __device__ void tile_sum_axis(tile_t<T, DO...>& out, const tile_t<T, D...>& t, void*) {
     typedef tiles::axis_slices<AX, D...> S;
     WEFT_CTA_FOR(o, S::count) {
-        T s = T();
-        for (int j = 0; j < S::n; ++j) s += t.data[S::base(o) + j * S::inner];
+        T s = t.data[S::base(o)];
+        for (int j = 1; j < S::n; ++j) s = add(s, t.data[S::base(o) + j * S::inner]);
         out.data[o] = s;
     }
     sync();
@@ -585,10 +585,20 @@ __device__ void adj_tile_neg(tile_t<T, D...>& adj_a, const tile_t<T, D...>& adj_
 // ---------------------------------------------------------------------------------------------- reductions
 template <typename T, int... D>
 __device__ void tile_sum(tile_t<T, 1>& out, const tile_t<T, D...>& t, void* scratch) {
-    T partial = T();
-    WEFT_CTA_FOR(k, (tile_t<T, D...>::size)) partial += t.data[k];
-    const T total = block_sum(partial, scratch);
-    if (lane() == 0) out.data[0] = total;
+    // each lane from its first element on, then the lanes that hold elements in lane order, with the element type's
+    // add (struct fields that do not add up carry element 0's, as tile.h's serial sum)
+    constexpr int n = tile_t<T, D...>::size;
+    T partial = t.data[lane() < n ? lane() : 0];
+    for (int k = lane() + lanes(); k < n; k += lanes()) partial = add(partial, t.data[k]);
+    T* buf = static_cast<T*>(scratch);
+    buf[lane()] = partial;
+    sync();
+    if (lane() == 0) {
+        T total = buf[0];
+        const int used = lanes() < n ? lanes() : n;
+        for (int l = 1; l < used; ++l) total = add(total, buf[l]);
+        out.data[0] = total;
+    }
     sync();
 }
 template <typename T, int... D>

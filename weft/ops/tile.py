@@ -235,7 +235,8 @@ def _update(args, attrs):
         return None
     if mode.bitwise and not (isinstance(dt, T.ScalarType) and dt.is_int):
         return None
-    if mode in (TileUpdate.ADD, TileUpdate.SUB) and not isinstance(dt, (T.ScalarType, T.VectorType, T.MatrixType)):
+    if mode in (TileUpdate.ADD, TileUpdate.SUB) and not isinstance(dt, (T.ScalarType, T.VectorType, T.MatrixType,
+                                                                       T.StructType)):
         return None
     return args[0]
 
@@ -343,6 +344,8 @@ def _elementwise(name):
             if a.shape != b.shape:
                 return None
             if a.dtype == b.dtype:
+                if isinstance(a.dtype, T.StructType):  # field-wise (the renderer's struct add / sub)
+                    return a if name in ("add", "sub") else None
                 return a if _element_rule(name, a.dtype, b.dtype) == a.dtype else None
             # a tile of vectors / matrices with a tile of their scalar (either order), as in Warp
             scalars = [t.dtype for t in (a, b) if isinstance(t.dtype, T.ScalarType)]
@@ -419,7 +422,7 @@ def _reduction(result_dtype=None, ordered=False):
         dt = args[0].dtype
         if ordered and not isinstance(dt, T.ScalarType):
             return None
-        if not ordered and not isinstance(dt, (T.ScalarType, T.VectorType, T.MatrixType)):
+        if not ordered and not isinstance(dt, (T.ScalarType, T.VectorType, T.MatrixType, T.StructType)):
             return None
         return T.TileType(result_dtype or dt, (1,))
     return rule
