@@ -391,8 +391,8 @@ def _taped_fk(model, kernel, qs, qd, weights):
 
 def test_fk_hand_adjoint_matches_generated_adjoint_and_fd():
     """The hand-written backward gives the generated adjoint's gradients for every input (raw quaternion components
-    off the unit sphere included), also when eval_fk overwrites the state it wrote before on the same tape; the
-    joint_q gradient matches central differences."""
+    off the unit sphere included), also when eval_fk overwrites the state it wrote before on the same tape and when
+    only poses are differentiated; the joint_q gradient matches central differences."""
     from weft.sim.articulation import _fk_kernel, fk_kernel
 
     model = _tree_model()
@@ -405,9 +405,11 @@ def test_fk_hand_adjoint_matches_generated_adjoint_and_fd():
     qd = rng.uniform(-1.0, 1.0, model.joint_dof_count)
     weights = [(wp.array(rng.normal(size=(model.body_count, 7)), dtype=wp.transform),
                 wp.array(rng.normal(size=(model.body_count, 6)), dtype=wp.spatial_vector)) for _ in range(2)]
-    for qs in ([q], [q, q2]):
-        got, _ = _taped_fk(model, hand, qs, qd, weights)
-        ref, _ = _taped_fk(model, generated, qs, qd, weights)
+    # the last case differentiates poses only (body_qd's gradient stays zero: the backward skips its twist half)
+    pose_only = [(w, wp.zeros(model.body_count, dtype=wp.spatial_vector)) for w, _ in weights]
+    for qs, ws in (([q], weights), ([q, q2], weights), ([q, q2], pose_only)):
+        got, _ = _taped_fk(model, hand, qs, qd, ws)
+        ref, _ = _taped_fk(model, generated, qs, qd, ws)
         for key in ref:
             np.testing.assert_allclose(got[key], ref[key], atol=2e-5 * max(1.0, np.abs(ref[key]).max()),
                                        err_msg=key)
