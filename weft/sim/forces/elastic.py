@@ -324,6 +324,12 @@ def _tri_aero(model, sg) -> bool:
     return hit[2]
 
 
+def model_has_aero(model) -> bool:
+    """Whether any triangle of ``model`` has a lift or drag coefficient now."""
+    mats = model.tri_materials
+    return bool(mats is not None and model.tri_count and mats.numpy()[:, 3:5].any())
+
+
 def _launch_aero(model, state, sg, base, elem_f) -> None:
     wp.launch(eval_triangles_aero, dim=sg.count,
               inputs=[state.particle_q, state.particle_qd, sg.indices, sg.inputs[2], base], outputs=[elem_f],

@@ -22,19 +22,45 @@ import weft as wp
 from . import elastic_adjoint as ea
 
 
+def _tri_pose_grad(pose, acc):
+    """NumPy ``tri_param_grads``: the rest-pose gradient (n, 2, 2) of the sums ``acc`` (rows 0-3)."""
+    return acc[0:4].T.reshape(-1, 2, 2)
+
+
+def _tet_pose_grad(pose, acc):
+    """NumPy ``tet_param_grads``: sum(S) Dm + cof(Dm) sum(adj_det), S symmetric from rows 0-5, adj_det row 6."""
+    s = acc[0:6].astype(np.float64)
+    S = np.stack([s[0], s[3], s[4], s[3], s[1], s[5], s[4], s[5], s[2]], axis=-1).reshape(-1, 3, 3)
+    dm = pose.astype(np.float64)
+    c0, c1, c2 = dm[:, :, 0], dm[:, :, 1], dm[:, :, 2]
+    cof = np.stack([np.cross(c1, c2), np.cross(c2, c0), np.cross(c0, c1)], axis=-1)  # column k: the others' cross
+    return S @ dm + cof * acc[6].astype(np.float64)[:, None, None]
+
+
 @dataclass(frozen=True)
 class ElementLayout:
-    """How one element kind's hand-written adjoint reads its data and sums its parameter gradients."""
+    """How one element kind's hand-written adjoint reads its data and sums its parameter gradients.
+
+    On a CUDA device two small kernels copy the element data into rows and turn the sums into gradients; on the CPU
+    (arrays in host memory) NumPy does both (once per backward pass: a few microseconds, and a cold backward
+    compiles two kernels fewer)."""
 
     corners: int
     pose_rows: int  # components of a rest pose
     acc_rows: int  # per-element sums of the adjoint
     columns: object  # kernel: (indices, poses, materials) -> the same in rows
     apply: object  # kernel: (poses, sums, material gradient, rest-pose gradient), adds the sums' gradients
+    pose_grad: object  # NumPy (poses, sums) -> rest-pose gradient, ``apply``'s on the CPU
+    mat_rows: int  # the first row of the three material sums
 
 
-LAYOUTS = {"tet": ElementLayout(4, 9, ea.TET_ACC_ROWS, ea.tet_columns, ea.tet_param_grads),
-           "tri": ElementLayout(3, 4, ea.TRI_ACC_ROWS, ea.tri_columns, ea.tri_param_grads)}
+LAYOUTS = {"tet": ElementLayout(4, 9, ea.TET_ACC_ROWS, ea.tet_columns, ea.tet_param_grads, _tet_pose_grad, 7),
+           "tri": ElementLayout(3, 4, ea.TRI_ACC_ROWS, ea.tri_columns, ea.tri_param_grads, _tri_pose_grad, 4)}
+
+
+def uses_kernels(device) -> bool:
+    """Whether the row copies and gradient sums run as kernels on ``device`` (NumPy does them in host memory)."""
+    return not device.is_cpu
 
 
 class TapeSums:
@@ -56,8 +82,34 @@ class TapeSums:
     def begin_pass(self, indices, pose, materials) -> None:
         """Zero the sums and copy the element data into rows (the first step adjoint of a backward pass)."""
         self.acc.zero_()
-        wp.launch(self.layout.columns, dim=indices.shape[0], inputs=[indices, pose, materials],
-                  outputs=[self.idx_t, self.pose_t, self.mat_t], device=self.model.device, record_tape=False)
+        if uses_kernels(self.model.device):
+            wp.launch(self.layout.columns, dim=indices.shape[0], inputs=[indices, pose, materials],
+                      outputs=[self.idx_t, self.pose_t, self.mat_t], device=self.model.device, record_tape=False)
+            return
+        n = indices.shape[0]
+        self.idx_t.numpy()[...] = indices.numpy().reshape(n, -1)[:, :self.layout.corners].T
+        self.pose_t.numpy()[...] = pose.numpy().reshape(n, self.layout.pose_rows).T
+        self.mat_t.numpy()[...] = materials.numpy()[:, :3].T
+        for a in (self.idx_t, self.pose_t, self.mat_t):
+            a._mark_written()
+
+    def apply(self, pose, materials, grad_or_sink) -> None:
+        """Add the material and rest-pose gradients of the sums to ``materials.grad`` and ``pose.grad``
+        (``grad_or_sink``: a gradient, or scratch for one the kernel writes and nothing reads)."""
+        if uses_kernels(self.model.device):
+            wp.launch(self.layout.apply, dim=pose.shape[0],
+                      inputs=[pose, self.acc, grad_or_sink(self.model, materials), grad_or_sink(self.model, pose)],
+                      device=self.model.device, record_tape=False)
+            return
+        acc = self.acc.numpy()
+        if materials.grad is not None:
+            m = self.layout.mat_rows
+            materials.grad.numpy()[:, :3] += acc[m:m + 3].T
+            materials.grad._mark_written()
+        if pose.grad is not None:
+            g = pose.grad.numpy()
+            g += self.layout.pose_grad(pose.numpy(), acc).astype(g.dtype)
+            pose.grad._mark_written()
 
 
 def tape_sums(model, tape, seg, grad_or_sink) -> tuple[TapeSums, int]:
@@ -73,9 +125,7 @@ def tape_sums(model, tape, seg, grad_or_sink) -> tuple[TapeSums, int]:
         def apply():
             if pose.grad is None and materials.grad is None:
                 return
-            wp.launch(sums.layout.apply, dim=seg.count,
-                      inputs=[pose, sums.acc, grad_or_sink(model, materials), grad_or_sink(model, pose)],
-                      device=model.device, record_tape=False)
+            sums.apply(pose, materials, grad_or_sink)
 
         tape.record_func(apply, [pose, materials])
     index = sums.steps

@@ -45,13 +45,19 @@ def euler_kernels(model) -> list:
         particle_adjoint,
         rigid,
         self_contact,
+        tape_params,
     )
     from . import base
 
     rigid_contacts = rigid_collide.has_rigid_contacts(model) and model.body_count
+    # a model with gradients steps on a tape without the lift/drag kernel when every coefficient is zero (the
+    # hand-written triangle adjoint covers the rest): it compiles at its first launch if an untaped step needs it
+    aero = model.tri_count and (not model.requires_grad or elastic.model_has_aero(model))
+    # the row copies and parameter sums of the triangle and tetrahedron adjoints are kernels on CUDA only
+    rows = model.requires_grad and tape_params.uses_kernels(model.device)
 
     pairs = [(model.spring_count, elastic.eval_springs), (model.tri_count, elastic.eval_triangles),
-             (model.tri_count, elastic.eval_triangles_aero),
+             (aero, elastic.eval_triangles_aero),
              (model.edge_count, elastic.eval_bending), (model.tet_count, elastic.eval_tetrahedra),
              (model.spring_count + model.tri_count + model.edge_count + model.tet_count, gather.gather_forces),
              (model.enable_tri_collisions and model.tri_count, self_contact.eval_triangles_contact),
@@ -65,9 +71,10 @@ def euler_kernels(model) -> list:
              (rigid_contacts, rigid_collide.narrow_phase)]
     if model.requires_grad:  # the hand-written adjoints (forces/elastic_adjoint.py, forces/particle_adjoint.py)
         pairs += [(model.spring_count, elastic_adjoint.adj_springs), (model.tri_count, elastic_adjoint.adj_triangles),
-                  (model.tri_count, elastic_adjoint.tri_columns), (model.tri_count, elastic_adjoint.tri_param_grads),
-                  (model.tet_count, elastic_adjoint.adj_tetrahedra), (model.tet_count, elastic_adjoint.tet_columns),
-                  (model.tet_count, elastic_adjoint.tet_param_grads),
+                  (rows and model.tri_count, elastic_adjoint.tri_columns),
+                  (rows and model.tri_count, elastic_adjoint.tri_param_grads),
+                  (model.tet_count, elastic_adjoint.adj_tetrahedra), (rows and model.tet_count, elastic_adjoint.tet_columns),
+                  (rows and model.tet_count, elastic_adjoint.tet_param_grads),
                   (model.edge_count, elastic_adjoint.adj_bending),
                   (model.spring_count + model.tri_count + model.edge_count + model.tet_count,
                    elastic_adjoint.gather_adjoints),
