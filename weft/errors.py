@@ -94,6 +94,15 @@ class StructFieldValueError(Error, ValueError):
     """A struct cannot be copied as asked (``s.to(device)`` of a struct holding a Fabric array on another device)."""
 
 
+class ReshapeError(Error, ValueError, RuntimeError):
+    """An array reshaped to a shape of another size: a ValueError (as NumPy) that is also the RuntimeError Warp
+    raises."""
+
+
+class ViewDtypeError(Error, TypeError, ValueError):
+    """``a.view(dtype)`` with a dtype of another element size: the TypeError Warp raises (also a ValueError)."""
+
+
 class ToolchainError(Error):
     """The native toolchain is missing or failed (the latter is a weft bug)."""
 

@@ -286,13 +286,15 @@ WEFT_FN void adj_transform_vector(const mat_t<4, 4, T>& m, const vec_t<3, T>& v,
 }
 
 // lower_bound(arr, [begin, end,] value): the first index i in [begin, end) of the sorted 1-D array with
-// arr[i] >= value (end if none); a template on the array type, which has data, shape and byte strides
+// arr[i] >= value, or end - 1 (the last index of the range) if there is none, as Warp's lower_bound returns the
+// closest element at or above the value; a template on the array type, which has data, shape and byte strides
 template <typename A, typename T>
 WEFT_FN int32 lower_bound(const A& arr, int32 begin, int32 end, T value) {
-    while (begin < end) {
-        const int32 mid = begin + (end - begin) / 2;
+    int32 last = end - 1;
+    while (begin < last) {
+        const int32 mid = begin + (last - begin) / 2;
         const T v = *reinterpret_cast<const T*>(reinterpret_cast<const char*>(arr.data) + mid * arr.strides[0]);
-        if (v < value) begin = mid + 1; else end = mid;
+        if (v < value) begin = mid + 1; else last = mid;
     }
     return begin;
 }

@@ -157,4 +157,4 @@ def _lower_bound_rule(args, attrs):
 
 register(Op("lower_bound", _lower_bound_rule, native="lower_bound", adjoint=Adjoint.NONE, domain=D, header=H,
             doc="``lower_bound(arr, [begin, end,] value)``: the first index i (in [begin, end)) of the sorted 1-D "
-                "array with arr[i] >= value; the end of the range if there is none."))
+                "array with arr[i] >= value; the last index of the range if there is none (Warp's result)."))

@@ -21,6 +21,23 @@ def compute_type(scalar):
     return wp.float64 if scalar is wp.float64 else wp.float32
 
 
+def check_gradient(opt: str, k: int, g, param) -> None:
+    """A gradient passed to ``opt.step`` must be an array of its parameter's dtype and shape (Warp's errors).
+
+    Raises:
+        TypeError: when ``g`` is not an array or its dtype differs from the parameter's.
+        ValueError: when its shape differs from the parameter's.
+    """
+    if not isinstance(g, wp.array):
+        raise TypeError(f"{opt} gradient {k}: expected a weft array, got {type(g).__name__}")
+    if g.dtype is not param.dtype and not wp.types.types_equal(g.dtype, param.dtype):
+        raise TypeError(f"{opt} gradient dtype must match parameter dtype {wp.types.type_repr(param.dtype)}, got "
+                        f"{wp.types.type_repr(g.dtype)} (gradient {k})")
+    if tuple(g.shape) != tuple(param.shape):
+        raise ValueError(f"{opt} gradient shape must match parameter shape {tuple(param.shape)}, got "
+                         f"{tuple(g.shape)} (gradient {k})")
+
+
 def scalar_view(a, what: str = "array"):
     """A 1-D view of ``a``'s memory as its scalar type: ``n`` vec3 values become ``3 n`` floats.
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import weft as wp
 
-from ._common import compute_type, scalar_type, scalar_view
+from ._common import check_gradient, compute_type, scalar_type, scalar_view
 
 
 @functools.cache
@@ -86,12 +86,13 @@ class Adam:
         self.t.zero_()
 
     def step(self, grad) -> None:
-        """Apply one Adam update: ``grad[k]`` is the gradient of ``params[k]`` (any shape of the same size)."""
+        """Apply one Adam update: ``grad[k]`` is the gradient of ``params[k]`` (its dtype and shape)."""
         if self._unset:
             raise RuntimeError("Adam parameters must be set before calling step(), got None")
         if len(grad) != len(self.params):
             raise ValueError(f"Adam.step: got {len(grad)} gradients for {len(self.params)} parameters")
         for k, (g, flat) in enumerate(zip(grad, self._flat)):
+            check_gradient("Adam", k, g, self.params[k])
             gflat = scalar_view(g, f"Adam gradient {k}")
             if gflat.shape != flat.shape or scalar_type(g.dtype) is not flat.dtype:
                 raise ValueError(f"Adam.step: gradient {k} ({g.dtype}, shape {g.shape}) does not match parameter "

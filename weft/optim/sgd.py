@@ -7,7 +7,7 @@ from typing import Any
 
 import weft as wp
 
-from ._common import compute_type, scalar_type, scalar_view
+from ._common import check_gradient, compute_type, scalar_type, scalar_view
 
 
 @functools.cache
@@ -98,12 +98,13 @@ class SGD:
         self.t.zero_()
 
     def step(self, grad) -> None:
-        """Apply one SGD update: ``grad[k]`` is the gradient of ``params[k]`` (any shape of the same size)."""
+        """Apply one SGD update: ``grad[k]`` is the gradient of ``params[k]`` (its dtype and shape)."""
         if self._unset:
             raise RuntimeError("SGD parameters must be set before calling step(), got None")
         if len(grad) != len(self.params):
             raise ValueError(f"SGD.step: got {len(grad)} gradients for {len(self.params)} parameters")
         for k, (g, flat) in enumerate(zip(grad, self._flat)):
+            check_gradient("SGD", k, g, self.params[k])
             gflat = scalar_view(g, f"SGD gradient {k}")
             if gflat.shape != flat.shape or scalar_type(g.dtype) is not flat.dtype:
                 raise ValueError(f"SGD.step: gradient {k} ({g.dtype}, shape {g.shape}) does not match parameter "

@@ -13,7 +13,7 @@ import weakref
 
 import numpy as np
 
-from ..errors import LaunchError
+from ..errors import LaunchError, ReshapeError, ViewDtypeError
 from ..ir import types as T
 from ..types import composite as C
 from ..types.dtypes import element_size, np_layout, resolve_dtype, struct_np_dtype, to_host_value
@@ -515,7 +515,7 @@ class array:
             raise NotImplementedError("item assignment on device arrays: use a kernel, fill_ or assign")
 
     def reshape(self, shape) -> array:
-        shape = _norm_shape(shape, allow_neg=True, total=self.size)
+        shape = _norm_shape(shape, allow_neg=True, total=self.size, orig_shape=self.shape)
         if not self.is_contiguous:
             raise ValueError("reshape needs a contiguous array; call .contiguous() first")
         out = _strided_view(self, 0, shape, _contiguous_strides(shape, element_size(self._ir)))
@@ -529,7 +529,9 @@ class array:
     def view(self, dtype) -> array:
         new_ir = resolve_dtype(dtype)
         if element_size(new_ir) != element_size(self._ir):
-            raise ValueError(f"view: {new_ir} and {self._ir} differ in size")
+            raise ViewDtypeError(f"cannot create an array view with dtype {new_ir} from source dtype {self._ir}: "
+                                 f"source dtype has size {element_size(self._ir)} bytes, but target dtype has size "
+                                 f"{element_size(new_ir)} bytes")
         out = _strided_view(self, 0, self.shape, self.strides)
         out._ir = new_ir
         out.dtype = _dtype_class(new_ir) if not isinstance(new_ir, T.ScalarType) else scalar_class(new_ir.name)
@@ -642,7 +644,7 @@ def _contiguous_strides(shape, esize: int) -> tuple[int, ...]:
     return tuple(reversed(out))
 
 
-def _norm_shape(shape, allow_neg=False, total=None) -> tuple[int, ...]:
+def _norm_shape(shape, allow_neg=False, total=None, orig_shape=None) -> tuple[int, ...]:
     if isinstance(shape, (int, np.integer)):
         shape = (int(shape),)
     shape = tuple(int(s) for s in shape)
@@ -650,7 +652,8 @@ def _norm_shape(shape, allow_neg=False, total=None) -> tuple[int, ...]:
         known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
         shape = tuple(total // known if s == -1 else s for s in shape)
     if total is not None and int(np.prod(shape, dtype=np.int64)) != total:
-        raise ValueError(f"cannot reshape an array of size {total} into shape {shape}")
+        raise ReshapeError(f"cannot reshape array of shape {orig_shape} (size {total}) into shape {shape} "
+                           f"(size {int(np.prod(shape, dtype=np.int64))})")
     if not 1 <= len(shape) <= 4:
         raise ValueError(f"arrays have 1 to 4 dimensions, got shape {shape}")
     if any(s < 0 for s in shape):
@@ -752,6 +755,10 @@ def full(shape=None, value=0, dtype=typing.Any, device=None, requires_grad=False
          **kwargs) -> array:
     """An array filled with ``value``; without ``dtype`` it follows the value (int -> int32, float -> float32, a
     NumPy scalar keeps its type, a vector/matrix value its type)."""
+    if dtype is typing.Any and isinstance(value, np.ndarray) and 1 <= value.ndim <= 2 and value.size > 1:
+        # a NumPy array value is one vector (1-D) or matrix (2-D) of its own scalar type, as in Warp
+        scalar = scalar_class(resolve_dtype(_infer_dtype(value)).name)
+        dtype = C.vector(value.shape[0], scalar) if value.ndim == 1 else C.matrix(value.shape, scalar)
     if dtype is typing.Any:
         dtype = type(value) if isinstance(value, (C.VectorBase, C.MatrixBase)) else (
             _infer_dtype(value) if isinstance(value, np.generic) else  # NumPy scalars keep their own type

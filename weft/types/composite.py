@@ -58,6 +58,64 @@ def _wrapped(v, np_type):
     return v
 
 
+def _storage_np(scls) -> type:
+    """The NumPy scalar type storing components of scalar class ``scls`` (bfloat16: ml_dtypes' when installed, else
+    float32)."""
+    np_type = scls._np_
+    if isinstance(np_type, type):
+        return np_type
+    bf16 = scls._ir_.np_dtype.type
+    return np.float32 if bf16 is np.uint16 else bf16
+
+
+def _is_component(x) -> bool:
+    return isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, np.void)
+
+
+def _check_component(cls, v) -> None:
+    """A value assigned to one component must be a number (Warp's TypeError and wording otherwise)."""
+    if not _is_component(v):
+        raise TypeError(f"Expected to assign a `{cls._wp_scalar_type_.__name__}` value but got "
+                        f"`{type(v).__name__}` instead")
+
+
+def _check_components(cls, values, n: int) -> None:
+    """A sequence assigned to ``n`` components (a slice, a matrix row): numbers, ``n`` of them (or one number for
+    all)."""
+    if _is_component(values):
+        return
+    if isinstance(values, (VectorBase, np.ndarray)):
+        seq = list(np.asarray(values).reshape(-1))
+    elif isinstance(values, (list, tuple)):
+        seq = list(values)
+    else:
+        seq = None
+    if seq is None or not all(_is_component(x) for x in seq):
+        bad = values if seq is None else next(x for x in seq if not _is_component(x))
+        raise TypeError(f"Expected to assign a slice from a sequence of `{cls._wp_scalar_type_.__name__}` values but "
+                        f"got `{type(bad).__name__}` instead")
+    if len(seq) != n:
+        raise ValueError(f"Can only assign sequence of same size: {n} component(s) take {len(seq)} value(s)")
+
+
+def _note(err: BaseException, text: str) -> None:
+    """Attach ``text`` to ``err`` as a note (shown under the message in tracebacks; Python 3.11+)."""
+    if hasattr(err, "add_note"):
+        err.add_note(text)
+
+
+def _from_ptr(cls, ptr):
+    """The value stored at host address ``ptr`` (a copy)."""
+    import ctypes
+
+    if not ptr:
+        raise RuntimeError(f"NULL pointer exception: {cls.__name__}.from_ptr(0)")
+    n = int(np.prod(getattr(cls, "_shape_", (cls._length_,))))
+    dt = np.dtype(cls._np_)
+    raw = (ctypes.c_char * (n * dt.itemsize)).from_address(int(ptr))
+    return cls._wrap(np.frombuffer(raw, dtype=dt, count=n).copy())
+
+
 class VectorBase:
     """Base of all ``wp.vector`` classes."""
 
@@ -79,7 +137,8 @@ class VectorBase:
             else:
                 arr = np.asarray(a._a if isinstance(a, (VectorBase, MatrixBase)) else a, dtype=self._np_).reshape(-1)
                 if arr.size != n:
-                    raise ValueError(f"{type(self).__name__} needs {n} components, got {arr.size}")
+                    raise ValueError(f"Invalid number of arguments in vector constructor, expected {n} elements, "
+                                     f"got {arr.size}")
                 self._a = arr.copy()
         elif len(args) == n:
             if np.issubdtype(self._np_, np.integer) and all(isinstance(x, (int, np.integer)) for x in args):
@@ -88,7 +147,8 @@ class VectorBase:
                 self._a = np.array([float(x) if self._np_ in (np.float16, np.float32, np.float64) else x
                                     for x in args], dtype=self._np_)
         else:
-            raise ValueError(f"{type(self).__name__} needs {n} components, got {len(args)}")
+            raise ValueError(f"Invalid number of arguments in vector constructor, expected {n} elements, "
+                             f"got {len(args)}")
 
     @classmethod
     def _wrap(cls, arr):
@@ -103,15 +163,25 @@ class VectorBase:
     def __iter__(self):
         return iter(self._a.tolist())
 
+    from_ptr = classmethod(_from_ptr)
+
     def __getitem__(self, i):
+        if not isinstance(i, (int, np.integer, slice)):
+            raise KeyError(f"Invalid key {i!r}, expected int or slice")
         r = self._a[i]
         if isinstance(r, np.ndarray):  # a slice is a vector of the sliced length, as in Warp
             return vector(len(r), self._wp_scalar_type_)._wrap(r.copy()) if len(r) else r.copy()
         return r
 
     def __setitem__(self, i, v) -> None:
-        self._a[i] = _wrapped_array(v._a if isinstance(v, VectorBase) else v, self._np_) \
-            if isinstance(i, slice) else _wrapped(v, self._np_)
+        if isinstance(i, slice):
+            _check_components(type(self), v, len(range(*i.indices(self._length_))))
+            self._a[i] = _wrapped_array(v._a if isinstance(v, VectorBase) else v, self._np_)
+        elif isinstance(i, (int, np.integer)):
+            _check_component(type(self), v)
+            self._a[i] = _wrapped(v, self._np_)
+        else:
+            raise KeyError(f"Invalid key {i!r}, expected int or slice")
 
     def __getattr__(self, name: str):
         idx = _SWIZZLE.get(name)  # one component (x, y, z, w), as Warp; v.xy is an error there too
@@ -221,7 +291,7 @@ class VectorBase:
 class MatrixBase:
     """Base of all ``wp.matrix`` classes. Constructed from rows*cols scalars, from row vectors, or from nested lists."""
 
-    __slots__ = ("_a",)
+    __slots__ = ("__dict__", "_a")  # __dict__: other attributes may be set, as on Warp's matrices
     _ir_: T.MatrixType
     _shape_: tuple[int, int] = (0, 0)
     _length_: int = 0
@@ -240,14 +310,20 @@ class MatrixBase:
             else:
                 arr = np.asarray(a._a if isinstance(a, MatrixBase) else a, dtype=self._np_)
                 if arr.size != r * c:
-                    raise ValueError(f"{type(self).__name__} needs {r * c} components, got {arr.size}")
+                    raise ValueError(f"Invalid number of arguments in matrix constructor, expected {r * c} elements, "
+                                     f"got {arr.size}")
                 self._a = arr.reshape(r, c).copy()
         elif len(args) == r and all(isinstance(x, (VectorBase, list, tuple, np.ndarray)) for x in args):
-            self._a = np.array([np.asarray(x, dtype=self._np_).reshape(-1) for x in args], dtype=self._np_)
+            rows = [np.asarray(x, dtype=self._np_).reshape(-1) for x in args]
+            for x, row in zip(args, rows):
+                if row.size != c:
+                    raise TypeError(f"Invalid argument in matrix constructor, expected row of length {c}, got {x}")
+            self._a = np.array(rows, dtype=self._np_)
         elif len(args) == r * c:
             self._a = np.array(args, dtype=self._np_).reshape(r, c)
         else:
-            raise ValueError(f"{type(self).__name__} needs {r * c} components or {r} rows, got {len(args)} arguments")
+            raise ValueError(f"Invalid number of arguments in matrix constructor, expected {r * c} elements, "
+                             f"got {len(args)}")
 
     @classmethod
     def _wrap(cls, arr):
@@ -265,12 +341,30 @@ class MatrixBase:
         row = self._row_cls()
         return (row._wrap(self._a[i]) for i in range(self._shape_[0]))
 
-    def __getitem__(self, key):
+    from_ptr = classmethod(_from_ptr)
+
+    @staticmethod
+    def _check_key(key) -> bool:
+        """True for an element key ``(i, j)``, False for a row key; Warp's KeyError for anything else."""
         if isinstance(key, tuple):
+            if len(key) != 2:
+                raise KeyError(f"Invalid key, expected one or two indices, got {len(key)}")
+            return True
+        if not isinstance(key, (int, np.integer, slice)):
+            raise KeyError(f"Invalid key {key!r}, expected int or pair of ints")
+        return False
+
+    def __getitem__(self, key):
+        if self._check_key(key):
             return self._a[key]
         return self._row_cls()._wrap(self._a[key])
 
     def __setitem__(self, key, value) -> None:
+        if self._check_key(key):
+            if all(isinstance(k, (int, np.integer)) for k in key):
+                _check_component(type(self), value)
+        elif isinstance(key, (int, np.integer)) and not _is_component(value):
+            _check_components(type(self), value, self._shape_[1])
         self._a[key] = np.asarray(value, dtype=self._np_)
 
     def __array__(self, dtype=None, copy=None):
@@ -345,7 +439,9 @@ class MatrixBase:
     def _row_index(self, i: int, n: int, what: str) -> int:
         i = operator.index(i)
         if not -n <= i < n:
-            raise IndexError(f"{what} index {i} is out of range for a {self._shape_[0]}x{self._shape_[1]} matrix")
+            err = IndexError(f"Invalid {what} index")  # Warp's message (matched exactly); the detail in a note
+            _note(err, f"{what} index {i} is out of range for a {self._shape_[0]}x{self._shape_[1]} matrix")
+            raise err
         return i
 
     def get_row(self, r):
@@ -470,7 +566,7 @@ def vector(length: Any, dtype: Any = S.float32) -> type:
         ir = T.VectorType(int(length), scls._ir_)
         name = str(ir)
         _CACHE[key] = type(name, (VectorBase,), {
-            "__slots__": (), "_ir_": ir, "_length_": int(length), "_wp_scalar_type_": scls, "_np_": scls._np_,
+            "__slots__": (), "_ir_": ir, "_length_": int(length), "_wp_scalar_type_": scls, "_np_": _storage_np(scls),
             "_shape_": (int(length),),
             "__doc__": f"A {int(length)}-component vector of {scls._ir_} (``{name}(x, y, ...)``, ``{name}()`` is zero).",
         })
@@ -494,7 +590,7 @@ def matrix(shape: Any, dtype: Any = S.float32) -> type:
         ir = T.MatrixType(r, c, scls._ir_)
         _CACHE[key] = type(str(ir), (MatrixBase,), {
             "__slots__": (), "_ir_": ir, "_shape_": (r, c), "_length_": r * c, "_wp_scalar_type_": scls,
-            "_np_": scls._np_,
+            "_np_": _storage_np(scls),
             "__doc__": f"A {r}x{c} matrix of {scls._ir_}, row-major (from {r * c} scalars, {r} row vectors, or zero).",
         })
     return _CACHE[key]
@@ -526,7 +622,7 @@ def quaternion(dtype: Any = S.float32) -> type:
     if key not in _CACHE:
         ir = T.VectorType(4, scls._ir_, T.VecFlavor.QUAT)
         _CACHE[key] = type(str(ir), (QuatBase,), {
-            "__slots__": (), "_ir_": ir, "_length_": 4, "_wp_scalar_type_": scls, "_np_": scls._np_, "_shape_": (4,),
+            "__slots__": (), "_ir_": ir, "_length_": 4, "_wp_scalar_type_": scls, "_np_": _storage_np(scls), "_shape_": (4,),
             "__doc__": f"A quaternion of {scls._ir_}, stored (x, y, z, w) with w the real part.",
         })
     return _CACHE[key]
@@ -539,7 +635,7 @@ def transformation(dtype: Any = S.float32) -> type:
     if key not in _CACHE:
         ir = T.VectorType(7, scls._ir_, T.VecFlavor.TRANSFORM)
         _CACHE[key] = type(str(ir), (TransformBase,), {
-            "__slots__": (), "_ir_": ir, "_length_": 7, "_wp_scalar_type_": scls, "_np_": scls._np_, "_shape_": (7,),
+            "__slots__": (), "_ir_": ir, "_length_": 7, "_wp_scalar_type_": scls, "_np_": _storage_np(scls), "_shape_": (7,),
             "__doc__": f"A rigid transform of {scls._ir_}: position vec3 p and rotation quaternion q (p, q).",
         })
     return _CACHE[key]
