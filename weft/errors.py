@@ -34,8 +34,9 @@ class Error(Exception):
     """Base class of all weft errors."""
 
 
-class CompileError(Error):
-    """A kernel or func cannot be compiled; carries the user's source location."""
+class CompileError(Error, RuntimeError):
+    """A kernel or func cannot be compiled; carries the user's source location. Also a ``RuntimeError``, as Warp's
+    code-generation errors are, so ``except RuntimeError`` in Warp programs catches it."""
 
     def __init__(self, message: str, loc: SourceLoc | None = None, hint: str = "", chain: tuple[SourceLoc, ...] = ()):
         self.message = message
@@ -43,6 +44,9 @@ class CompileError(Error):
         self.hint = hint
         self.chain = chain
         super().__init__(self._format())
+
+    def __str__(self) -> str:  # the formatted message also where a builtin base (KeyError) would quote it
+        return self.args[0] if self.args else ""
 
     def _format(self) -> str:
         parts = []
@@ -71,6 +75,15 @@ class KernelTypeError(CompileError, TypeError):
 class KernelValueError(CompileError, ValueError):
     """An invalid compile-time value in kernel code that Warp raises as ``ValueError`` (a tile rank or axis out of
     range), so ``except ValueError`` in Warp programs catches it."""
+
+
+class KernelAttributeError(CompileError, AttributeError):
+    """Kernel code names an attribute a Python module does not have (``wp.nonexistent_func()``): an AttributeError,
+    as Warp raises."""
+
+
+class KernelNameError(CompileError, KeyError):
+    """Kernel code reads a name defined nowhere: a KeyError, as Warp raises for an undefined symbol."""
 
 
 class UnionAnnotationError(CompileError, RuntimeError):

@@ -188,3 +188,27 @@ def test_tile_map_product_of_two_gradient_tiles_still_raises():
         wp.launch(fill2_k, dim=(TILE, TILE), inputs=[x])
     with pytest.raises(OverwriteError, match="tile_funcs_k"):
         tape.backward(grads={y: np.ones((TILE, TILE), np.float32)})
+
+
+def test_retain_grad_keeps_the_gradient_an_overwrite_would_consume():
+    # y = x_a (copy_k), then y = sin(x_b) overwrites it: the second store's adjoint consumes y's gradient, so x_a
+    # gets none; with retain_grad=True (Warp's flag) y.grad survives, x_a receives it and y.grad is left as seeded
+    n = 5
+    xb_np = np.linspace(0.1, 0.9, n)
+    for retain in (False, True):
+        x_a = wp.ones(n, dtype=float, requires_grad=True)
+        x_b = wp.array(xb_np, dtype=float, requires_grad=True)
+        y = wp.zeros(n, dtype=float, requires_grad=True, retain_grad=retain)
+        assert y.retain_grad is retain
+        with wp.Tape() as tape:
+            wp.launch(copy_k, dim=n, inputs=[x_a, y])
+            wp.launch(sin_k, dim=n, inputs=[x_b, y])
+        tape.backward(grads={y: wp.ones_like(y)})
+        np.testing.assert_allclose(x_b.grad.numpy(), np.cos(xb_np), rtol=1e-6)
+        np.testing.assert_array_equal(x_a.grad.numpy(), np.full(n, 1.0 if retain else 0.0))
+        np.testing.assert_array_equal(y.grad.numpy(), np.full(n, 1.0 if retain else 0.0))
+    with pytest.raises(ValueError, match="requires requires_grad"):
+        wp.zeros(3, dtype=float, retain_grad=True)
+    a = wp.zeros(3, dtype=float, requires_grad=True, retain_grad=True)
+    a.requires_grad = False
+    assert not a.retain_grad

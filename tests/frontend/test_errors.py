@@ -602,3 +602,26 @@ def test_valid_launch_after_errors_still_works():
     a = wp.zeros(4, dtype=float)
     wp.launch(k_launch_target, dim=4, inputs=[7, a])
     np.testing.assert_array_equal(a.numpy(), 7.0)
+
+
+@wp.kernel
+def k_missing_wp_function():
+    x = wp.nonexistent_func_xyz()  # ERR
+
+
+@wp.kernel
+def k_missing_wp_namespace():
+    x = wp.foo_xyz.bar.tid()  # ERR
+
+
+def test_unresolved_names_raise_warps_exception_types():
+    # Warp raises KeyError for an undefined symbol, AttributeError for a missing module attribute and RuntimeError
+    # for other code-generation errors; weft's CompileErrors are those too, keeping their source locations
+    err = _compile_error(k_unknown_name)
+    assert isinstance(err, KeyError) and isinstance(err, RuntimeError)
+    assert "Referencing undefined symbol: undefined_name_xyz" in str(err) and "\n" in str(err)  # not KeyError's repr
+    err = _compile_error(k_missing_wp_function)
+    assert isinstance(err, AttributeError) and "Could not find function wp.nonexistent_func_xyz" in str(err)
+    assert err.loc.line == _marked_line(k_missing_wp_function.func)[0]
+    err = _compile_error(k_missing_wp_namespace)
+    assert isinstance(err, AttributeError) and "`foo_xyz` is not an attribute of wp" in str(err)

@@ -48,3 +48,39 @@ def test_row_and_column_accessors():
         m.get_col(-5)
     with pytest.raises(ValueError, match="takes 4 values"):
         m.set_row(0, [1.0, 2.0])
+
+
+def test_host_value_errors_and_from_ptr():
+    # Warp's exception types and wording for host vectors/matrices
+    v = wp.vec3i(1, 2, 3)
+    with pytest.raises(ValueError, match=r"expected 3 elements, got 2$"):
+        wp.vec3(1, 2)
+    with pytest.raises(KeyError, match="Invalid key None, expected int or slice"):
+        v[None]
+    with pytest.raises(TypeError, match="Expected to assign a `int32` value but got `str` instead"):
+        v[0] = "1"
+    with pytest.raises(TypeError, match="sequence of `int32` values but got `vec3i` instead"):
+        v[:1] = (v,)
+    with pytest.raises(ValueError, match="Can only assign sequence of same size"):
+        v[:1] = (1, 2)
+    v[1:] = 7  # one number fills the slice
+    assert list(v) == [1, 7, 7]
+    m = wp.mat22h(1, 2, 3, 4)
+    with pytest.raises(TypeError, match=r"expected row of length 2, got \(1, 2, 3\)$"):
+        wp.mat22((1, 2, 3), (3, 4, 5))
+    with pytest.raises(KeyError, match="expected one or two indices, got 3"):
+        m[0, 1, 2]
+    with pytest.raises(TypeError, match="Expected to assign a `float16` value but got `str` instead"):
+        m[0, 0] = "1"
+    m.tag = "extra attributes are allowed, as on Warp's matrices"
+    assert m.tag.startswith("extra")
+    # from_ptr reads the value stored at a host address
+    buf = np.array([1.5, -2.0, 3.25, 4.0], dtype=np.float32)
+    assert wp.vec3.from_ptr(buf.ctypes.data) == wp.vec3(1.5, -2.0, 3.25)
+    assert wp.mat22.from_ptr(buf.ctypes.data) == wp.mat22(1.5, -2.0, 3.25, 4.0)
+    with pytest.raises(RuntimeError, match="NULL pointer exception"):
+        wp.vec3.from_ptr(0)
+    # bfloat16 vectors hold bfloat16 components (rounded to bfloat16's 8-bit mantissa)
+    pytest.importorskip("ml_dtypes")
+    b = wp.types.vector(3, wp.bfloat16)(1.0, 2.0, 1.00390625)
+    assert [float(x) for x in b] == [1.0, 2.0, 1.0]

@@ -171,7 +171,27 @@ def test_reshape_flatten_view_transpose_contiguous():
     assert i.dtype == wp.int32
     np.testing.assert_array_equal(i.numpy(), np.arange(12, dtype=np.float32).view(np.int32))
     with pytest.raises((ValueError, wp.Error)):
-        a.view(wp.vec3)  # element sizes differ (Warp's rule: same byte size)
+        a.view(wp.vec3)  # 12 trailing floats are not one vec3 (Warp's rule)
+    # a vector/matrix dtype seen as its scalar gains trailing dimensions, and back (Warp's view rules)
+    m = r.view(wp.vec4)
+    assert m.shape == (3,) and m.dtype == wp.vec4 and m.ptr == a.ptr
+    np.testing.assert_array_equal(m.numpy(), np.arange(12).reshape(3, 4))
+    s = m.view(float)
+    assert s.shape == (3, 4) and s.strides == (16, 4)
+    mm = a.reshape((3, 2, 2)).view(wp.mat22)
+    np.testing.assert_array_equal(mm.view(float).numpy(), np.arange(12).reshape(3, 2, 2))
+    with pytest.raises(TypeError, match="source scalar dtype float32 has size 4 bytes, but target dtype has size 8"):
+        m.view(wp.float64)
+    with pytest.raises(TypeError, match="target scalar dtype float64 has size 8 bytes"):
+        r.view(wp.vec4d)
+    with pytest.raises(RuntimeError, match=r"cannot reshape array of shape \(12,\) \(size 12\) into shape \(5, 2\)"):
+        a.reshape((5, 2))
+    # a list or NumPy array fill value without a dtype is one vector (matrix) value
+    v = wp.full((2, 3), np.array([1.0, 2.0], dtype=np.float32))
+    assert v.dtype == wp.vec2 and v.numpy().shape == (2, 3, 2)
+    w = wp.full(4, [[1.0, 2.0], [3.0, 4.0]])
+    assert w.dtype == wp.mat22d
+    np.testing.assert_array_equal(w.numpy()[3], [[1.0, 2.0], [3.0, 4.0]])
     a3 = wp.zeros((2, 3, 4), dtype=float)
     assert a3.transpose((2, 0, 1)).shape == (4, 2, 3)
 

@@ -12,6 +12,7 @@ import typing
 from .. import init  # noqa: F401
 from ..builtins import public_builtins
 from ..cuda import driver
+from ..module import _MODULES as _module_registry
 from ..runtime.device import is_cuda_available
 from ..types_compat import type_repr
 from ._unsupported import unsupported
@@ -48,6 +49,10 @@ class _Runtime:
 
 
 runtime = _Runtime()
+
+#: Warp's registry of the Python modules that define kernels, by module name: weft's own registry (weft.module), so
+#: deleting an entry forgets the module as Warp's tests do after loading a deliberately broken one
+user_modules = _module_registry
 
 #: Every public kernel builtin by name (Warp's table maps names to its Function records; weft's to its builtins).
 builtin_functions = public_builtins()

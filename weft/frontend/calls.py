@@ -80,7 +80,7 @@ def _callee(lw, func_node):
         if isinstance(base, (Var, Const)):
             raise lw.error(f"methods are not supported on {base.type} values", func_node,
                            hint=f"call the builtin instead, e.g. wp.{func_node.attr}(x)")
-        return lw.attribute(base, func_node.attr, func_node)
+        return lw.attribute(base, func_node.attr, func_node, call=True)
     return lw.visit(func_node)
 
 

@@ -10,12 +10,21 @@ import ast
 import builtins
 import math
 import operator
+import types
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .. import config
-from ..errors import CompileError, KernelTypeError, KernelValueError, SourceLoc, TypeError_
+from ..errors import (
+    CompileError,
+    KernelAttributeError,
+    KernelNameError,
+    KernelTypeError,
+    KernelValueError,
+    SourceLoc,
+    TypeError_,
+)
 from ..ir import types as T
 from ..ir.builder import Builder
 from ..ir.nodes import Break, Call, Const, Continue, For, Function, If, Return, Var, VarKind, While
@@ -266,7 +275,8 @@ class Lowerer:
         if name in frame.mutable:
             raise self.error(f"'{name}' is used before it is assigned", node,
                              hint=f"assign '{name}' before this line (on every path)")
-        raise self.error(f"name '{name}' is not defined", node)
+        raise self.error(f"name '{name}' is not defined (Referencing undefined symbol: {name})", node,
+                         kind=KernelNameError)
 
     def operator_func(self, name: str):
         """The @wp.func named ``name`` ("add", "mul" ...) visible from this code, if any: struct operands of the
@@ -769,7 +779,7 @@ class Lowerer:
         base = self.visit(node.value)
         return self.attribute(base, node.attr, node)
 
-    def attribute(self, base, attr: str, node):
+    def attribute(self, base, attr: str, node, call: bool = False):
         if isinstance(base, (Var, Const)):
             t = base.type
             if isinstance(t, T.StructType):
@@ -803,6 +813,12 @@ class Lowerer:
         except AttributeError:
             if getattr(base, "__name__", None) == "weft" and attr in ("float", "int", "bool"):
                 return getattr(builtins, attr)  # wp.float(x) in kernel code is the float(x) cast, as in Warp
+            if isinstance(base, types.ModuleType):  # Warp's AttributeError and wording, weft's too
+                path = ast.unparse(node)
+                head = f"Could not find function {path}" if call else \
+                    f"`{attr}` is not an attribute of {ast.unparse(node.value)}"
+                raise self.error(f"{head}: {_describe_py(base)} has no attribute '{attr}'", node,
+                                 kind=KernelAttributeError) from None
             raise self.error(f"{_describe_py(base)} has no attribute '{attr}'", node) from None
 
     def _record_attribute(self, node, value) -> None:

@@ -36,7 +36,8 @@ def as_weft_array(obj, t: T.ArrayType | None = None):
         from .torch import _wrap_tensor
 
         return _wrap_tensor(obj, dtype)  # gradients do not flow through plain launches: use the torch wrappers
-    if hasattr(obj, "__cuda_array_interface__") and not hasattr(obj, "__array_interface__"):
+    # the host interface is asked first: an object offering both (a host array) may compute its CUDA one lazily
+    if not hasattr(obj, "__array_interface__") and hasattr(obj, "__cuda_array_interface__"):
         from .dlpack import from_cuda_interface
 
         return from_cuda_interface(obj, t)

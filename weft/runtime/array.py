@@ -51,7 +51,7 @@ class array:
 
     def __init__(self, data=None, dtype: typing.Any = typing.Any, shape=None, strides=None, length=None, ptr=None,
                  capacity=None, device=None, pinned=False, copy=True, owner=False, deleter=None, ndim=None,
-                 grad=None, requires_grad=False):
+                 grad=None, requires_grad=False, retain_grad=False):
         self._grad = None
         self._desc = None
         self._shared = _Shared()
@@ -85,6 +85,8 @@ class array:
             self.grad = grad
         elif requires_grad and not grads_off.get():
             self.requires_grad = True
+        if retain_grad:
+            self.retain_grad = True
 
     # ------------------------------------------------------------------ construction
     def _set_dtype(self, dtype) -> None:
@@ -278,6 +280,20 @@ class array:
     def requires_grad(self) -> bool:
         return self._grad is not None
 
+    _retain_grad = False
+
+    @property
+    def retain_grad(self) -> bool:
+        """Keep this array's gradient through the backward pass where a store's adjoint would consume (zero) it
+        because a later launch overwrites the array (Warp's ``retain_grad``; needs ``requires_grad``)."""
+        return self._retain_grad
+
+    @retain_grad.setter
+    def retain_grad(self, value: bool) -> None:
+        if value and not self.requires_grad:
+            raise ValueError("retain_grad=True requires requires_grad=True")
+        self._retain_grad = bool(value)
+
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
         if value and self._grad is None and not self._annotation:
@@ -286,6 +302,7 @@ class array:
             self._grad_replaced()
         elif not value and self._grad is not None:
             self._grad = None
+            self._retain_grad = False
             self._desc = None
             self._grad_replaced()
 
@@ -527,12 +544,38 @@ class array:
         return self.reshape((self.size,))
 
     def view(self, dtype) -> array:
+        """The same memory seen as ``dtype``: of the same element size, or a vector/matrix dtype seen as its scalar
+        (the element's shape becomes trailing dimensions) and back (trailing dimensions matching the element's shape
+        become one element), as Warp's ``array.view``."""
         new_ir = resolve_dtype(dtype)
-        if element_size(new_ir) != element_size(self._ir):
-            raise ViewDtypeError(f"cannot create an array view with dtype {new_ir} from source dtype {self._ir}: "
-                                 f"source dtype has size {element_size(self._ir)} bytes, but target dtype has size "
-                                 f"{element_size(new_ir)} bytes")
-        out = _strided_view(self, 0, self.shape, self.strides)
+        shape, strides = self.shape, self.strides
+        src_size, dst_size = element_size(self._ir), element_size(new_ir)
+        if src_size != dst_size:
+            src_elem, dst_elem = _elem_shape(self._ir), _elem_shape(new_ir)
+            src_scalar, dst_scalar = _scalar_size(self._ir), _scalar_size(new_ir)
+            head = f"cannot create an array view with dtype {new_ir} from source dtype {self._ir}: "
+            if src_elem and not dst_elem and dst_scalar is not None:  # vec4f -> float32: trailing dimensions
+                if src_scalar != dst_size:
+                    raise ViewDtypeError(head + f"source scalar dtype {self._ir.scalar} has size {src_scalar} bytes, "
+                                         f"but target dtype has size {dst_size} bytes")
+                shape = self.shape + src_elem
+                strides = self.strides + _contiguous_strides(src_elem, dst_size)
+            elif dst_elem and not src_elem and src_scalar is not None:  # float32 -> vec4f: trailing dims fold
+                k = len(dst_elem)
+                if dst_scalar != src_size:
+                    raise ViewDtypeError(head + f"source dtype has size {src_size} bytes, but target scalar dtype "
+                                         f"{new_ir.scalar} has size {dst_scalar} bytes")
+                if self.ndim <= k or self.shape[-k:] != dst_elem or \
+                        self.strides[-k:] != _contiguous_strides(dst_elem, src_size):
+                    raise ViewDtypeError(head + f"the last dimensions {self.shape[-k:]} (strides {self.strides[-k:]}) "
+                                         f"are not one contiguous {new_ir} of shape {dst_elem}")
+                shape, strides = self.shape[:-k], self.strides[:-k]
+            else:
+                raise ViewDtypeError(head + f"source dtype has size {src_size} bytes, but target dtype has size "
+                                     f"{dst_size} bytes")
+            if len(shape) > 4:
+                raise ViewDtypeError(head + f"the view would have {len(shape)} dimensions (at most 4)")
+        out = _strided_view(self, 0, shape, strides)
         out._ir = new_ir
         out.dtype = _dtype_class(new_ir) if not isinstance(new_ir, T.ScalarType) else scalar_class(new_ir.name)
         if self.device.impl.host_memory:
@@ -644,6 +687,24 @@ def _contiguous_strides(shape, esize: int) -> tuple[int, ...]:
     return tuple(reversed(out))
 
 
+def _elem_shape(ir: T.Type) -> tuple[int, ...]:
+    """The component shape of a vector/matrix dtype (``()`` for other dtypes)."""
+    if isinstance(ir, T.VectorType):
+        return (ir.length,)
+    if isinstance(ir, T.MatrixType):
+        return (ir.rows, ir.cols)
+    return ()
+
+
+def _scalar_size(ir: T.Type) -> int | None:
+    """The byte size of a scalar dtype or of a vector/matrix dtype's scalar (None for structs)."""
+    if isinstance(ir, T.ScalarType):
+        return element_size(ir)
+    if isinstance(ir, (T.VectorType, T.MatrixType)):
+        return element_size(ir.scalar)
+    return None
+
+
 def _norm_shape(shape, allow_neg=False, total=None, orig_shape=None) -> tuple[int, ...]:
     if isinstance(shape, (int, np.integer)):
         shape = (int(shape),)
@@ -735,7 +796,7 @@ def _resolve_shape(shape, length=None, n=None):
 def zeros(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, length=None, **kwargs) -> array:
     """A zero-filled array."""
     return array(dtype=dtype, shape=_resolve_shape(shape, length, kwargs.get("n")), device=device,
-                 requires_grad=requires_grad, pinned=pinned)
+                 requires_grad=requires_grad, pinned=pinned, retain_grad=kwargs.get("retain_grad", False))
 
 
 zeros._wp_kernel_builtin_ = "fixed_zeros"
@@ -755,6 +816,8 @@ def full(shape=None, value=0, dtype=typing.Any, device=None, requires_grad=False
          **kwargs) -> array:
     """An array filled with ``value``; without ``dtype`` it follows the value (int -> int32, float -> float32, a
     NumPy scalar keeps its type, a vector/matrix value its type)."""
+    if dtype is typing.Any and isinstance(value, (list, tuple)):
+        value = np.asarray(value)  # a (nested) list of numbers is a vector (matrix) value, as in Warp
     if dtype is typing.Any and isinstance(value, np.ndarray) and 1 <= value.ndim <= 2 and value.size > 1:
         # a NumPy array value is one vector (1-D) or matrix (2-D) of its own scalar type, as in Warp
         scalar = scalar_class(resolve_dtype(_infer_dtype(value)).name)

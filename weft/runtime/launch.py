@@ -408,15 +408,17 @@ class Launch:
 
     def set_params(self, values) -> None:
         args = list(values)
-        self.args = args
-        self._packed = None
         if any(a is None for a in args):
+            self.args = args
+            self._packed = None
             return  # arrays still unset: packed at launch()
+        # a rejected value (an error below) leaves the command's previous parameters in place
         read_only = adopt_foreign(self.kernel, self.spec.types, args)
         if read_only:
             _check_read_only(self.kernel, self.spec, read_only)
-        self._packed = self.spec.pack(args)
+        packed = self.spec.pack(args)
         self.args = args
+        self._packed = packed
         self._prepare()
 
     def launch(self, stream=None) -> None:

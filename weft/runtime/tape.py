@@ -131,8 +131,8 @@ class Tape:
             if not hasattr(a, "_shared"):
                 continue
             key = id(a._shared)
-            if self._written.get(key) or i in spec.read:
-                consume.add(i)
+            if (self._written.get(key) or i in spec.read) and not getattr(a, "_retain_grad", False):
+                consume.add(i)  # (retain_grad: the user keeps the gradient, as Warp's flag does)
             self._written.setdefault(key, []).append(index)
         self.launches.append(LaunchRecord(kernel, spec, tuple(dims), tuple(args), device, n_inputs, block_dim,
                                           versions, snapshots, frozenset(consume), stream, max_blocks))
@@ -143,7 +143,7 @@ class Tape:
         if access_check.enabled():
             access_check.check_copy(self, dest, src)
         key = id(dest._shared)
-        consume = bool(self._written.get(key))
+        consume = bool(self._written.get(key)) and not getattr(dest, "_retain_grad", False)
         self._written.setdefault(key, []).append(len(self.launches))
         self._arrays[id(dest)] = dest
         self._arrays[id(src)] = src
