@@ -323,3 +323,21 @@ def test_bad_input():
         integ.simulate(other, other.state(), other.state(), 1e-3)
     with pytest.raises(sim.SimError, match="coloring_algorithm"):
         b.color(coloring_algorithm="mcs")
+
+
+@pytest.mark.parametrize("self_contact", [False, True])
+def test_taped_step_raises_instead_of_wrong_gradients(self_contact):
+    """VBD is not differentiable: a Tape recording a step of states with gradients raises (also with the Tape's
+    overwrite check off, which would otherwise replay the in-place sweeps into wrong gradients); a step of states
+    without gradients inside a Tape still runs (nothing is differentiated)."""
+    b = _cloth(2, 2, color=True)
+    m = b.finalize("cpu", requires_grad=True)
+    m.soft_contact_margin = 2.0 * m.soft_contact_radius
+    integ = sim.VBDIntegrator(m, iterations=1, handle_self_contact=self_contact)
+    for tape in (wp.Tape(), wp.Tape(check_overwrites=False)):
+        with tape, pytest.raises(sim.SimError, match="not differentiable"):
+            integ.simulate(m, m.state(), m.state(), 1e-3)
+    s0, s1 = m.state(requires_grad=False), m.state(requires_grad=False)
+    with wp.Tape():
+        integ.simulate(m, s0, s1, 1e-3)
+    assert np.isfinite(s1.particle_q.numpy()).all()

@@ -10,11 +10,28 @@ import numpy as np
 
 import weft as wp
 
+from ...runtime.tape import active_tape
 from .._compile import prepare
 from ..forces import vbd as k
 from ..forces import vbd_contact as kc
 from ..model import SimError
 from .base import Integrator
+
+
+def _refuse_tape(state_in, state_out, self_contact: bool) -> None:
+    """VBD steps are not differentiable: raise while a Tape records a step of states with gradients (also on a Tape
+    made with ``check_overwrites=False``, which would otherwise replay the sweeps into wrong gradients)."""
+    if active_tape.get() is None:
+        return
+    if not any(a is not None and a.requires_grad
+               for a in (state_in.particle_q, state_in.particle_qd, state_out.particle_q, state_out.particle_qd)):
+        return
+    what = "VBD with self-contact" if self_contact else "VBD"
+    raise SimError(f"VBDIntegrator.simulate: a wp.Tape is recording a step of states with gradients, but {what} is "
+                   "not differentiable in weft (every Gauss-Seidel sweep overwrites the positions it reads, and the "
+                   "self-contact pairs, step bounds and colour order are discrete choices): its gradients would be "
+                   "wrong. Use SemiImplicitIntegrator or XPBDIntegrator for gradients, or step VBD outside the Tape "
+                   "(or with states made by model.state(requires_grad=False)).")
 
 
 def _adjacency(indices: np.ndarray, count: int, device):
@@ -133,6 +150,7 @@ class VBDIntegrator(Integrator):
         if model is not self.model:
             raise SimError("VBDIntegrator.simulate: 'model' must be the model the integrator was made for")
         self._check(model, state_in, state_out, dt)
+        _refuse_tape(state_in, state_out, self.handle_self_contact)
         from ..collide import create_soft_contacts
         from ..forces.contacts import _dummy_body_q, _dummy_body_qd
 
