@@ -20,7 +20,7 @@ import numpy as np
 
 import weft as wp
 
-from .model import JOINT_BALL, JOINT_DISTANCE, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE, SimError
+from .model import JOINT_BALL, JOINT_DISTANCE, JOINT_FIXED, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE, SimError
 
 # bits of the kernel's ``has_grad`` argument: the inputs whose gradients are accumulated
 G_JOINT_Q, G_JOINT_QD, G_X_P, G_X_C, G_AXIS, G_COM = 1, 2, 4, 8, 16, 32
@@ -137,13 +137,18 @@ def fk_adjoint_kernel(cap: int):
             w_j = wp.vec3(0.0)
             v_j = wp.vec3(0.0)
             axis = wp.vec3(0.0)
+            s = 0.0
+            c = 1.0
             if jtype == JOINT_PRISMATIC:
                 axis = joint_axis[ia]
                 pos = axis * joint_q[q0]
                 v_j = axis * joint_qd[d0]
             elif jtype == JOINT_REVOLUTE:
                 axis = joint_axis[ia]
-                rot = wp.quat_from_axis_angle(axis, joint_q[q0])
+                h = 0.5 * joint_q[q0]
+                s = wp.sin(h)
+                c = wp.cos(h)
+                rot = wp.quat(axis * s, c)  # quat_from_axis_angle(axis, q), its sine and cosine kept
                 if twist:
                     w_j = axis * joint_qd[d0]
             elif jtype == JOINT_BALL:
@@ -154,7 +159,10 @@ def fk_adjoint_kernel(cap: int):
                 rot = wp.quat(joint_q[q0 + 3], joint_q[q0 + 4], joint_q[q0 + 5], joint_q[q0 + 6])
                 w_j = wp.vec3(joint_qd[d0], joint_qd[d0 + 1], joint_qd[d0 + 2])
                 v_j = wp.vec3(joint_qd[d0 + 3], joint_qd[d0 + 4], joint_qd[d0 + 5])
+            # the joint moves no origin (revolute, ball, fixed): X_j = (0, rot) makes the products below rotations
+            rot_only = jtype == JOINT_REVOLUTE or jtype == JOINT_BALL or jtype == JOINT_FIXED
             X_j = wp.transform(pos, rot)
+            q_wpj = wp.transform_get_rotation(X_wpj)
             # twist: (w_in + R w_j, v_parent + w_in x r + R v_j), R the rotation of X_wpj
             g_v = wp.vec3(0.0)
             a_wj = wp.vec3(0.0)
@@ -163,7 +171,6 @@ def fk_adjoint_kernel(cap: int):
             a_r = wp.vec3(0.0)
             a_twq = wp.quat(0.0, 0.0, 0.0, 0.0)
             if twist:
-                q_wpj = wp.transform_get_rotation(X_wpj)
                 g_w = wp.spatial_top(g_tw)
                 g_v = wp.spatial_bottom(g_tw)
                 aq1, a_wj = adj_rotate(q_wpj, w_j, g_w)
@@ -173,9 +180,18 @@ def fk_adjoint_kernel(cap: int):
                 a_twq = aq1 + aq2
             # pose: (X_wpj * X_j) * inverse(X_c)
             X_c = joint_X_c[j]
-            M = X_wpj * X_j
+            M = wp.transform(wp.transform_get_translation(X_wpj), q_wpj * rot)
+            if not rot_only:
+                M = X_wpj * X_j
             a_M, a_Xci = adj_transform_mul(M, wp.transform_inverse(X_c), g_pose)
-            a_Xwpj, a_Xj = adj_transform_mul(X_wpj, X_j, a_M)
+            a_Xwpj = wp.transform_identity()
+            a_Xj = wp.transform_identity()
+            if rot_only:  # adj_transform_mul with b.p = 0: no rotation adjoint of a, no translation adjoint of b
+                a_Mq = wp.transform_get_rotation(a_M)
+                a_Xwpj = wp.transform(wp.transform_get_translation(a_M), a_Mq * wp.quat_inverse(rot))
+                a_Xj = wp.transform(wp.vec3(0.0), wp.quat_inverse(q_wpj) * a_Mq)
+            else:
+                a_Xwpj, a_Xj = adj_transform_mul(X_wpj, X_j, a_M)
             if twist:
                 a_Xwpj = a_Xwpj + wp.transform(a_r, a_twq)
             if (has_grad & G_X_C) != 0:
@@ -191,9 +207,6 @@ def fk_adjoint_kernel(cap: int):
                     adj_joint_qd[d0] = adj_joint_qd[d0] + wp.dot(axis, a_vj)
                 a_axis = a_pos * joint_q[q0] + a_vj * joint_qd[d0]
             elif jtype == JOINT_REVOLUTE:
-                h = 0.5 * joint_q[q0]
-                s = wp.sin(h)
-                c = wp.cos(h)
                 g_xyz = wp.vec3(a_rot[0], a_rot[1], a_rot[2])
                 if (has_grad & G_JOINT_Q) != 0:
                     adj_joint_q[q0] = adj_joint_q[q0] + 0.5 * (c * wp.dot(axis, g_xyz) - s * a_rot[3])
