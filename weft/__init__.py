@@ -89,7 +89,12 @@ _CONSTANT_DOCS = {
 
 
 def constant(x):
-    """Mark a module-level value as a compile-time constant (kernels capture globals anyway)."""
+    """Mark a module-level value as a compile-time constant (kernels capture globals anyway): a number, a weft scalar,
+    vector, matrix, quaternion or transform, as Warp's; anything else raises ``TypeError``."""
+    from .types_compat import is_value
+
+    if not is_value(x):
+        raise TypeError(f"Invalid constant type: {type(x)}")
     return x
 
 

@@ -85,6 +85,9 @@ verify_ir: bool = _env_bool("WEFT_VERIFY_IR", False)
 verify_autograd_array_access: bool = False
 #: Ignored; kept for Warp compatibility.
 quiet: bool = True
+#: Warp's switch for host vector/matrix element access: True returns Python ``float`` / ``int`` components; False (the
+#: default) returns the NumPy scalar of the component type, weft's host scalars (``wp.float16`` ... ``wp.float64``)
+legacy_scalar_return_types: bool = False
 verbose_warnings: bool = False
 print_launches: bool = False
 cache_kernels: bool = True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .builtins import TileBuiltin
 from .ir import types as T
 from .runtime.annotations import _ArrayAnnotationBase
 from .runtime.array import array, array1d, array2d, array3d, array4d
@@ -174,8 +175,8 @@ def type_is_array(t) -> bool:
 
 
 def type_is_tile(t) -> bool:
-    """True for tile types and annotations (``wp.tile[float, 8]``)."""
-    return isinstance(t, TileAnnotation) or type(_ir(t)).__name__ == "TileType"
+    """True for tile types and annotations (``wp.tile[float, 8]``) and for ``wp.tile`` itself (Warp's tile type)."""
+    return isinstance(t, (TileAnnotation, TileBuiltin)) or type(_ir(t)).__name__ == "TileType"
 
 
 def _value_type(v):
@@ -287,6 +288,9 @@ def get_type_code(t) -> str:
         ndim = "?" if t.ndim is typing.Any else str(t.ndim)
         dtype = getattr(t, "dtype", typing.Any)
         return f"{_TYPE_PREFIX[array_type_id(t)]}{ndim}{'?' if dtype is typing.Any else get_type_code(dtype)}"
+    if typing.get_origin(t) is tuple:  # tuple[float, vec3f] -> tpl2f4v3f4; tuple[vec3f, ...] -> tpl2v3f4?
+        args = typing.get_args(t)
+        return f"tpl{len(args)}" + "".join("?" if a is Ellipsis else get_type_code(a) for a in args)
     if isinstance(t, TileAnnotation):
         shape = "?" if t.shape is typing.Any else "x".join(str(n) for n in t.shape)
         return f"t{'s' if t.storage == 'shared' else 'r'}{shape}{get_type_code(t.dtype)}"

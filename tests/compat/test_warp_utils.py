@@ -300,3 +300,30 @@ def test_host_vector_remainder_and_integer_wraparound():
     np.testing.assert_allclose(np.array(wp.vec3d(1.5, -2.5, 3.0) % 1.0), np.fmod([1.5, -2.5, 3.0], 1.0))
     u8 = wp.types.vector(3, wp.uint8)
     assert list(u8(1, -2, 3)) == [1, 254, 3]  # C's wraparound, as Warp
+
+
+def test_private_context_shims_pack_and_forget_modules():
+    # warp._src.context.pack_arg checks a value as a launch does and returns weft's descriptor with Warp's fields;
+    # user_modules forgets a module on delete
+    from weft._src import context
+
+    @wp.kernel
+    def read_plain(a: wp.array(dtype=float)):
+        i = wp.tid()
+        a[i] = a[i]
+
+    a = wp.array([1.0, 2.0, 3.0], dtype=float, requires_grad=True)
+    packed = context.pack_arg(read_plain, wp.array[float], "a", a, "cpu")
+    assert (packed.data, packed.grad, packed.ndim, tuple(packed.shape)[:1]) == (a.ptr, a.grad.ptr, 1, (3,))
+    with pytest.raises(RuntimeError, match="argument 'a'.*1 dimension"):
+        context.pack_arg(read_plain, wp.array[float], "a", wp.zeros((2, 2)), "cpu")
+    idx = context.pack_arg(read_plain, wp.indexedarray[float], "a", a, "cpu", adjoint=True)
+    assert idx.data == a.ptr  # an indexed parameter's adjoint is a plain array
+    assert __name__ in context.user_modules
+    with pytest.raises(KeyError):
+        del context.user_modules["no.such.module.xyz"]
+    # a tape's launch records read as Warp's [kernel, dim, max_blocks, inputs, outputs, device, block_dim, metadata]
+    with wp.Tape() as tape:
+        wp.launch(read_plain, dim=3, inputs=[a])
+    rec = tape.launches[0]
+    assert rec[0] is read_plain and tuple(rec[1]) == (3,) and rec[3][0] is a and rec[4] == []

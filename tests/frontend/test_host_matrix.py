@@ -84,3 +84,17 @@ def test_host_value_errors_and_from_ptr():
     pytest.importorskip("ml_dtypes")
     b = wp.types.vector(3, wp.bfloat16)(1.0, 2.0, 1.00390625)
     assert [float(x) for x in b] == [1.0, 2.0, 1.0]
+
+
+def test_host_vector_repr_and_legacy_scalar_return_types():
+    # Warp's repr: float32/int32 components as Python numbers, other scalar types named
+    assert repr(wp.vec2i(1, 2)) == "vec2i([1, 2])" and repr(wp.vec3f(1, 2, 3)) == "vec3f([1.0, 2.0, 3.0])"
+    assert repr(wp.vec2d(1, 2)) == "vec2d([float64(1.0), float64(2.0)])"
+    assert isinstance(wp.vec3h(1, 2, 3)[0], np.float16)
+    old = wp.config.legacy_scalar_return_types
+    try:
+        wp.config.legacy_scalar_return_types = True  # Warp's switch: Python numbers from element access
+        assert type(wp.vec3h(1, 2, 3)[0]) is float and type(wp.types.vector(2, wp.int16)(1, 2)[1]) is int
+        assert type(wp.mat22d(1, 2, 3, 4)[1, 0]) is float
+    finally:
+        wp.config.legacy_scalar_return_types = old

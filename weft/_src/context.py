@@ -7,13 +7,19 @@ Warp's module builder, hasher and native entry points raise :class:`~weft._src._
 
 from __future__ import annotations
 
+import ctypes
+import sys
 import typing
 
 from .. import init  # noqa: F401
 from ..builtins import public_builtins
 from ..cuda import driver
+from ..ir import types as T
 from ..module import _MODULES as _module_registry
+from ..module import get_module as _get_module
 from ..runtime.device import is_cuda_available
+from ..runtime.packing import make_packer
+from ..types.mapping import to_ir
 from ..types_compat import type_repr
 from ._unsupported import unsupported
 from .logger import log_warning  # noqa: F401
@@ -50,9 +56,37 @@ class _Runtime:
 
 runtime = _Runtime()
 
-#: Warp's registry of the Python modules that define kernels, by module name: weft's own registry (weft.module), so
-#: deleting an entry forgets the module as Warp's tests do after loading a deliberately broken one
-user_modules = _module_registry
+#: Warp's registry of the Python modules that define kernels, by module name (deleting an entry forgets the module,
+#: as Warp's tests do after loading a deliberately broken one)
+class _UserModules(dict):
+    """A view of weft's module registry (weft.module) as Warp's ``user_modules``: every Python module that defines
+    kernels is in it (weft registers a module when it first compiles one, Warp when it defines one), and deleting an
+    entry forgets the module."""
+
+    def __contains__(self, name) -> bool:
+        return name in _module_registry or name in sys.modules
+
+    def __getitem__(self, name):
+        if name not in self:
+            raise KeyError(name)
+        return _get_module(name)
+
+    def __delitem__(self, name) -> None:
+        if name not in self:
+            raise KeyError(name)
+        _module_registry.pop(name, None)
+
+    def keys(self):
+        return _module_registry.keys()
+
+    def __iter__(self):
+        return iter(_module_registry)
+
+    def __len__(self) -> int:
+        return len(_module_registry)
+
+
+user_modules = _UserModules()
 
 #: Every public kernel builtin by name (Warp's table maps names to its Function records; weft's to its builtins).
 builtin_functions = public_builtins()
@@ -69,6 +103,31 @@ def type_str(t) -> str:
     if t in (int, float, bool, str):
         return t.__name__
     return type_repr(t)
+
+
+class PackedArray(ctypes.Structure):
+    """A packed plain-array launch argument: weft's array descriptor (weft/types/layout.py ARRAY_DESC) with Warp's
+    field names."""
+
+    _fields_ = [("data", ctypes.c_uint64), ("grad", ctypes.c_uint64), ("shape", ctypes.c_int32 * 4),
+                ("ndim", ctypes.c_int32), ("flags", ctypes.c_int32), ("strides", ctypes.c_int64 * 4)]
+
+
+def pack_arg(kernel, arg_type, arg_name: str, value, device=None, adjoint: bool = False):
+    """Warp's launch-argument packer: ``value`` checked against the parameter annotation ``arg_type`` exactly as a
+    launch of ``kernel`` checks it (the same errors: a ``RuntimeError`` naming the kernel and argument), packed into
+    weft's descriptor. A plain array comes back as a :class:`PackedArray` (``data``, ``grad``, ``shape``, ``ndim``,
+    ``flags``, ``strides``), other types as the raw bytes in a ctypes char array. With ``adjoint`` an indexed-array
+    parameter takes the plain array of its adjoint; ``device`` is accepted for Warp's signature."""
+    t = to_ir(arg_type)
+    if adjoint and isinstance(t, T.ArrayType) and t.kind is T.ArrayKind.INDEXED:
+        t = T.ArrayType(t.dtype, t.ndim)  # an indexed array's adjoint is a plain array (Warp's rule)
+    name = getattr(kernel, "__name__", getattr(kernel, "key", "kernel"))
+    packer = make_packer(t, lambda: f"kernel '{name}' argument '{arg_name}'")
+    raw = packer(value)
+    if isinstance(t, T.ArrayType) and t.kind is T.ArrayKind.ARRAY and len(raw) == ctypes.sizeof(PackedArray):
+        return PackedArray.from_buffer_copy(raw)
+    return (ctypes.c_char * len(raw)).from_buffer_copy(raw)
 
 
 _WHY = "Warp's module builder/hasher and native loader; weft compiles each kernel as its own unit (weft.kernel)"

@@ -45,6 +45,13 @@ class LaunchRecord:
     stream: object = None  # the launch's stream (None: the device's current stream); the backward runs there too
     max_blocks: int = 0  # CUDA block cap of the launch, kept for the backward
 
+    def __getitem__(self, i):
+        """Warp's record layout, ``[kernel, dim, max_blocks, inputs, outputs, device, block_dim, metadata]``, for
+        programs that inspect ``tape.launches`` by position."""
+        n = self.n_inputs
+        return [self.kernel, self.dims, self.max_blocks, list(self.args[:n]), list(self.args[n:]), self.device,
+                self.block_dim, {}][i]
+
 
 @dataclass(frozen=True)
 class CopyRecord:

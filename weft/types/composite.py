@@ -12,11 +12,13 @@ from typing import Any
 
 import numpy as np
 
+from .. import config
 from ..ir import types as T
 from ..ops.forms import Form, declare
 from . import scalars as S
 
 _SWIZZLE = {"x": 0, "y": 1, "z": 2, "w": 3}
+_NATIVE_NP = (np.float32, np.int32, np.bool_)  # components Warp's host vectors return as Python numbers
 
 
 def _scalar_cls(dtype) -> type:
@@ -171,7 +173,7 @@ class VectorBase:
         r = self._a[i]
         if isinstance(r, np.ndarray):  # a slice is a vector of the sliced length, as in Warp
             return vector(len(r), self._wp_scalar_type_)._wrap(r.copy()) if len(r) else r.copy()
-        return r
+        return r.item() if config.legacy_scalar_return_types else r
 
     def __setitem__(self, i, v) -> None:
         if isinstance(i, slice):
@@ -202,7 +204,12 @@ class VectorBase:
         return self._a.astype(dtype) if dtype is not None else self._a.copy()
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._a.tolist()!r})"
+        # Warp's form: float32 / int32 / bool components as Python numbers, others with their type (float64(1.0))
+        items = self._a.tolist()
+        if self._np_ not in _NATIVE_NP:
+            name = self._wp_scalar_type_.__name__
+            return f"{type(self).__name__}([{', '.join(f'{name}({x!r})' for x in items)}])"
+        return f"{type(self).__name__}({items!r})"
 
     def __str__(self) -> str:
         return str(self._a.tolist())
@@ -356,7 +363,8 @@ class MatrixBase:
 
     def __getitem__(self, key):
         if self._check_key(key):
-            return self._a[key]
+            r = self._a[key]
+            return r.item() if config.legacy_scalar_return_types and isinstance(r, np.generic) else r
         return self._row_cls()._wrap(self._a[key])
 
     def __setitem__(self, key, value) -> None:
