@@ -10,6 +10,7 @@ the signature ``fn(renderer, let, args, adj_args, adj_results)`` where each list
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from .. import abi
 from ..ir import types as T
@@ -36,6 +37,7 @@ from ..ir.nodes import (
 from ..ir.roles import Role
 from ..ops.registry import Adjoint, OpKind
 from . import rules
+from .guards import plan_guards
 from .renderer import Emitter, Renderer, RenderOptions, _defined_vars, _is_plain_array
 from .rules import RuleTable
 
@@ -61,6 +63,10 @@ class AdjointRenderer(Renderer):
 
     def render_module(self) -> str:
         self.deferred = plan_deferred(self)
+        # the deferred form splits rows like the forward (guards.py): the row interval where the plan's comparisons
+        # and index identities hold runs a lane body with them folded (contiguous loads instead of gathers, no wrap
+        # divisions), the rim the unchanged one
+        self.guard = plan_guards(self.fn) if self.deferred is not None else None
         parts = [self.header(), self.render_structs(self.fn.params), "namespace {", self.render_args_struct(),
                  self.render_bwd_body()]
         if self.deferred is not None:
@@ -76,6 +82,17 @@ class AdjointRenderer(Renderer):
         self.dummies = []  # the second body declares its own scratch slots
         body = self.render_bwd_body(deferred=True)
         sites, self._sites = self._sites, None
+        parts = [body]
+        if self.guard is not None:
+            self._sites, self.dummies = [], []
+            self._known, self._copies, self._last_line = self.guard.known, self.guard.copies, None
+            known = self.render_bwd_body(deferred=True, name="bwd_known_deferred")
+            self._known, self._copies, self._last_line = MappingProxyType({}), MappingProxyType({}), None
+            if self._sites == sites:
+                parts += [known, self.render_clip(self.guard, "bwd_clip")]
+            else:  # pragma: no cover - folding never adds or drops an add site (the plan's atoms guard no stores)
+                self.guard = None
+            self._sites = None
         lanes = "weft::kDeferLanes"
         struct = ["struct Defer {"]
         struct += [f"    alignas(64) {st.ctype} v{k}[{lanes}];\n    alignas(64) int32_t o{k}[{lanes}];"
@@ -91,10 +108,10 @@ class AdjointRenderer(Renderer):
         flush.append("static void bwd_spill(const Args& args, const Spill& sp) {")
         flush += [f"    weft::apply_spill(args.{st.array}, sp.s{k});" for k, st in enumerate(sites)]
         flush.append("}")
-        return ["\n".join(struct), body, "\n".join(flush)]
+        return ["\n".join(struct), *parts, "\n".join(flush)]
 
     # ------------------------------------------------------------------ body
-    def render_bwd_body(self, deferred: bool = False) -> str:
+    def render_bwd_body(self, deferred: bool = False, name: str = "bwd_body_deferred") -> str:
         body = Emitter()
         self.out = body
         if self.prog.uses_stack:
@@ -121,7 +138,7 @@ class AdjointRenderer(Renderer):
             decls(f"{v.type.ctype} {self.names.adj(v)} = {{}};")
         self.declare_adjoint_scratch(decls)
         if deferred:
-            sig = ("template <bool C>\nstatic inline WEFT_INLINE_BODY void bwd_body_deferred(const Args& args, Defer& d, "
+            sig = (f"template <bool C>\nstatic inline WEFT_INLINE_BODY void {name}(const Args& args, Defer& d, "
                    "int32_t i0, int32_t i1, int32_t i2, int32_t i3, int64_t flat, int32_t lane)")
         else:
             sig = (f"template <bool C>\n{self.body_qualifiers} void bwd_body(const Args& args, int32_t i0, int32_t i1, "
@@ -216,12 +233,19 @@ class AdjointRenderer(Renderer):
         # vectorises their masked accesses; the deferred rk3_update backward measured 15% slower without them)
         scratch = "".join(f"weft::GradScratch gs_{name}; if (!weft::scratch_grad(args.{name}, gs_{name})) "
                           "return weft::kEntryNeedsStrided;\n    " for name in composite)
-        run = scratch + (f"weft::run_grid_deferred<{self.tid_rank()}, Defer, Spill>(dims, ndim, threads, args, priv, npriv,"
-               f"\n            {owned},\n"
-               "            [](const Args& args, Defer& d, int32_t i0, int32_t i1, int32_t i2, int32_t i3, int64_t flat,"
-               " int32_t lane) WEFT_INLINE_LAMBDA {\n"
-               "                bwd_body_deferred<true>(args, d, i0, i1, i2, i3, flat, lane);\n"
-               "            },\n"
+        lane = ("            [](const Args& args, Defer& d, int32_t i0, int32_t i1, int32_t i2, int32_t i3, int64_t flat,"
+                " int32_t lane) WEFT_INLINE_LAMBDA {\n"
+                "                {}<true>(args, d, i0, i1, i2, i3, flat, lane);\n"
+                "            },\n")
+        bodies = lane.replace("{}", "bwd_body_deferred")
+        runner = "run_grid_deferred"
+        if self.guard is not None:
+            runner = "run_grid_deferred_split"
+            bodies += lane.replace("{}", "bwd_known_deferred")
+            bodies += ("            [](const Args& args, int32_t i0, int32_t i1, int32_t i2, int32_t i3, int64_t flat, "
+                       "int64_t& lo, int64_t& hi) { bwd_clip<true>(args, i0, i1, i2, i3, flat, lo, hi); },\n")
+        run = scratch + (f"weft::{runner}<{self.tid_rank()}, Defer, Spill>(dims, ndim, threads, args, priv, npriv,"
+               f"\n            {owned},\n" + bodies +
                "            [](const Args& args, Defer& d, int32_t n, Spill* sp, int64_t b, int64_t e) "
                "{ bwd_flush(args, d, n, sp, b, e); },\n"
                "            [](const Args& args, const Spill& sp) { bwd_spill(args, sp); });")

@@ -100,7 +100,7 @@ class Renderer(CpuTarget):
         parts += ["}  // namespace", self.render_entry()]
         return "\n".join(p for p in parts if p) + "\n"
 
-    def render_clip(self, plan: GuardPlan) -> str:
+    def render_clip(self, plan: GuardPlan, name: str = "fwd_clip") -> str:
         """The clip function of a guard plan: for the row with outer indices i0..i3, narrows the row piece [lo, hi)
         it is given to an interval of the innermost index on which every atom has its assumed value (empty when an
         outer atom fails); int64, so ``bound + 1`` cannot overflow."""
@@ -124,7 +124,7 @@ class Renderer(CpuTarget):
         for a in plan.outer:
             self.out(f"if ({n(a.dst)} != {'true' if a.value else 'false'}) hi = lo;")
         self._last_line = None
-        sig = (f"template <bool C>\n{self.body_qualifiers} void fwd_clip(const Args& args, int32_t i0, int32_t i1, "
+        sig = (f"template <bool C>\n{self.body_qualifiers} void {name}(const Args& args, int32_t i0, int32_t i1, "
                "int32_t i2, int32_t i3, int64_t flat, int64_t& lo, int64_t& hi)")
         return sig + " {\n" + "\n".join(self.out.lines) + "\n}"
 

@@ -498,6 +498,55 @@ inline bool deferred_launch_ok(const int64* dims, int32 ndim, int ND) {
     return ND <= 1 || ndim == ND;
 }
 
+// run_range_chunked for a guard-split backward (see run_split_row): per row, clip narrows the row to the interval
+// where the guard plan's comparisons and index identities hold as assumed; there `known` (the body with them folded:
+// contiguous loads, no wrap divisions) runs as the chunk's vector loop, the rest of the row (the rim) runs `body` out
+// of line. Both record into the same lane slots, so one flush serves the chunk.
+#define WEFT_DEFER_CALL(F, ND, LANE)                                                 \
+    ((ND) <= 1   ? F(j, 0, 0, 0, int64(j), LANE)                                     \
+     : (ND) == 2 ? F(idx[0], j, 0, 0, base + j, LANE)                                \
+     : (ND) == 3 ? F(idx[0], idx[1], j, 0, base + j, LANE)                           \
+                 : F(idx[0], idx[1], idx[2], j, base + j, LANE))
+
+template <int ND, typename Body, typename Known, typename Clip, typename Flush>
+inline void run_chunked_split_row(const int32* idx, int64 base, int32 rb, int32 re, Body& body, Known& known,
+                                  Clip& clip, Flush& flush) {
+    auto rim = [&](int32 i0, int32 i1, int32 i2, int32 i3, int64 flat, int32 lane) __attribute__((noinline)) {
+        body(i0, i1, i2, i3, flat, lane);
+    };
+    int64 lo = rb, hi = re;
+    clip(idx[0], idx[1], idx[2], idx[3], base, lo, hi);
+    const int32 a = lo <= int64(rb) ? rb : (lo >= int64(re) ? re : int32(lo));
+    const int32 b = hi <= int64(a) ? a : (hi >= int64(re) ? re : int32(hi));
+    for (int32 c = rb; c < re; c += kDeferLanes) {
+        const int32 ce = re - c < kDeferLanes ? re : c + kDeferLanes;
+        const int32 ka = a < c ? c : (a > ce ? ce : a);
+        const int32 kb = b < ka ? ka : (b > ce ? ce : b);
+        for (int32 j = c; j < ka; ++j) WEFT_DEFER_CALL(rim, ND, j - c);
+        WEFT_IVDEP for (int32 j = ka; j < kb; ++j) WEFT_DEFER_CALL(known, ND, j - c);
+        for (int32 j = kb; j < ce; ++j) WEFT_DEFER_CALL(rim, ND, j - c);
+        flush(ce - c);
+    }
+}
+
+template <int ND, typename Body, typename Known, typename Clip, typename Flush>
+inline void run_range_chunked_split(const Grid& g, int64 begin, int64 end, Body body, Known known, Clip clip,
+                                    Flush flush) {
+    if constexpr (ND <= 1) {
+        const int32 idx[4] = {0, 0, 0, 0};
+        run_chunked_split_row<ND>(idx, 0, int32(begin), int32(end), body, known, clip, flush);
+    } else {
+        const int64 inner = g.dim[ND - 1];
+        int64 flat = begin;
+        while (flat < end) {
+            const RowSpan rs = row_span(g, ND, inner, flat, end);
+            const int32 idx[4] = {rs.idx[0], rs.idx[1], rs.idx[2], rs.idx[3]};
+            run_chunked_split_row<ND>(idx, rs.base, int32(rs.j0), int32(rs.jend), body, known, clip, flush);
+            flat += rs.jend - rs.j0;
+        }
+    }
+}
+
 // One piece [b, e) of a deferred-form backward launch (see run_grid_deferred); sp: the thread's spill buffers in
 // ownership mode (null otherwise). Not inlined: the serial path and the threads share this one copy of the body.
 template <int ND, typename Defer, typename Spill, typename A, typename Body, typename Flush>
@@ -513,6 +562,28 @@ __attribute__((noinline)) void run_deferred_piece(const Grid& g, const A& args, 
         [&a, &d, &flush, sp, b, e](int32 n) { flush(a, d, n, sp, b, e); });
 }
 
+// run_deferred_piece for a guard-split backward (run_range_chunked_split).
+template <int ND, typename Defer, typename Spill, typename A, typename Body, typename Known, typename Clip,
+          typename Flush>
+__attribute__((noinline, optimize("no-tree-pre"))) void run_deferred_piece_split(const Grid& g, const A& args, int64 b,
+                                                                                  int64 e, Spill* sp,
+                                                        Body& body, Known& known, Clip& clip, Flush& flush) {
+    const A a = args;
+    Defer d;
+    run_range_chunked_split<ND>(
+        g, b, e,
+        [&a, &d, &body](int32 i0, int32 i1, int32 i2, int32 i3, int64 flat, int32 lane) WEFT_INLINE_LAMBDA {
+            body(a, d, i0, i1, i2, i3, flat, lane);
+        },
+        [&a, &d, &known](int32 i0, int32 i1, int32 i2, int32 i3, int64 flat, int32 lane) WEFT_INLINE_LAMBDA {
+            known(a, d, i0, i1, i2, i3, flat, lane);
+        },
+        [&a, &clip](int32 i0, int32 i1, int32 i2, int32 i3, int64 flat, int64& lo, int64& hi) {
+            clip(a, i0, i1, i2, i3, flat, lo, hi);
+        },
+        [&a, &d, &flush, sp, b, e](int32 n) { flush(a, d, n, sp, b, e); });
+}
+
 // run_grid_private for a backward body in deferred form: body(args, defer, i0, i1, i2, i3, flat, lane) and
 // flush(args, defer, n, spill, begin, end), with one Defer (the kernel's lane buffers) per thread. The launch must
 // have passed deferred_launch_ok.
@@ -522,15 +593,15 @@ __attribute__((noinline)) void run_deferred_piece(const Grid& g, const A& args, 
 // boundary, a gather's far sources) in its Spill buffers, applied by apply(args, spill) once every
 // thread is done (on one thread, in thread order). No per-thread gradient copies to zero and sum. Otherwise the gradients in priv[0..npriv) are
 // privatised per thread as in run_grid_private and the rest use atomics.
-template <int ND, typename Defer, typename Spill, typename A, typename Body, typename Flush, typename Apply>
-inline void run_grid_deferred(const int64* dims, int32 ndim, int32 threads, const A& args, const PrivateGrad* priv,
-                              int npriv, bool owned, Body&& body, Flush&& flush, Apply&& apply) {
+template <int ND, typename Spill, typename A, typename Piece, typename Apply>
+inline void run_grid_deferred_with(const int64* dims, int32 ndim, int32 threads, const A& args, const PrivateGrad* priv,
+                                   int npriv, bool owned, Piece&& piece, Apply&& apply) {
     const Grid g = make_grid(dims, ndim);
     const int64 total = grid_total(dims, ndim);
     if (total <= 0) return;
     if (threads <= 1) {
         SerialScope serial;
-        run_deferred_piece<ND, Defer, Spill>(g, args, 0, total, nullptr, body, flush);
+        piece(g, args, 0, total, static_cast<Spill*>(nullptr));
         return;
     }
     GridSlice slices[kMaxGridThreads];
@@ -544,7 +615,7 @@ inline void run_grid_deferred(const int64* dims, int32 ndim, int32 threads, cons
             Spill sp;
             spills[t] = &sp;
             run_slices(slices, threads, t,
-                       [&](int64 b, int64 e) { run_deferred_piece<ND, Defer, Spill>(g, args, b, e, &sp, body, flush); });
+                       [&](int64 b, int64 e) { piece(g, args, b, e, &sp); });
 #pragma omp barrier
             // the spills of every thread, in thread order, on one thread with plain adds (few: piece boundaries)
             if (t == 0) {
@@ -558,8 +629,34 @@ inline void run_grid_deferred(const int64* dims, int32 ndim, int32 threads, cons
     make_slices(total, threads, slices);
     with_private_grads(threads, args, priv, npriv, [&](const A& mine, int t) {
         run_slices(slices, threads, t,
-                   [&](int64 b, int64 e) { run_deferred_piece<ND, Defer, Spill>(g, mine, b, e, nullptr, body, flush); });
+                   [&](int64 b, int64 e) { piece(g, mine, b, e, static_cast<Spill*>(nullptr)); });
     });
+}
+
+template <int ND, typename Defer, typename Spill, typename A, typename Body, typename Flush, typename Apply>
+inline void run_grid_deferred(const int64* dims, int32 ndim, int32 threads, const A& args, const PrivateGrad* priv,
+                              int npriv, bool owned, Body&& body, Flush&& flush, Apply&& apply) {
+    run_grid_deferred_with<ND, Spill>(
+        dims, ndim, threads, args, priv, npriv, owned,
+        [&](const Grid& g, const A& a, int64 b, int64 e, Spill* sp) {
+            run_deferred_piece<ND, Defer, Spill>(g, a, b, e, sp, body, flush);
+        },
+        apply);
+}
+
+// run_grid_deferred for a guard-split backward: known(args, defer, i0, i1, i2, i3, flat, lane) is the body with the
+// guard plan folded, clip(args, i0, i1, i2, i3, flat, lo, hi) the plan's row interval (see run_chunked_split_row).
+template <int ND, typename Defer, typename Spill, typename A, typename Body, typename Known, typename Clip,
+          typename Flush, typename Apply>
+inline void run_grid_deferred_split(const int64* dims, int32 ndim, int32 threads, const A& args,
+                                    const PrivateGrad* priv, int npriv, bool owned, Body&& body, Known&& known,
+                                    Clip&& clip, Flush&& flush, Apply&& apply) {
+    run_grid_deferred_with<ND, Spill>(
+        dims, ndim, threads, args, priv, npriv, owned,
+        [&](const Grid& g, const A& a, int64 b, int64 e, Spill* sp) {
+            run_deferred_piece_split<ND, Defer, Spill>(g, a, b, e, sp, body, known, clip, flush);
+        },
+        apply);
 }
 #endif
 
