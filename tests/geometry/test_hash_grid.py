@@ -258,8 +258,12 @@ def test_destroyed_or_forged_id_is_an_error_not_a_crash():
     grid = wp.HashGrid(4, 4, 4)
     grid.build(pts, 1.0)
     stale = grid.id
-    grid.destroy()
     out = wp.zeros(2, dtype=wp.int32)
+    # a live launch first: later launches take the CPU fast path, which must read the error state too
+    wp.launch(candidates, dim=2, inputs=[stale, pts, 1.0, out, wp.zeros((0, 0), dtype=wp.int32)])
+    assert out.numpy().tolist() == [2, 2]
+    grid.destroy()
+    out.zero_()
     for bad in (stale, 12345, 0, 2**63 + 5):
         with pytest.raises(wp.Error, match="argument 'id' is not a live HashGrid"):
             wp.launch(candidates, dim=2, inputs=[bad, pts, 1.0, out, wp.zeros((0, 0), dtype=wp.int32)])

@@ -136,8 +136,7 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
         tape._record_launch(kernel, spec, dims, args, dev, len(inputs), block_dim, snapshots, stream=stream,
                             max_blocks=max_blocks)
     if dev.impl.fast_launch and not spec.debug and types is kernel._fixed_types and "_launch_fast" not in kernel.__dict__ \
-            and not spec.tile_dim and not spec.checks_errors:  # tile kernels depend on block_dim, which the fast
-        # path does not check; kernels that report errors in release mode need the general path's check
+            and not spec.tile_dim:  # tile kernels depend on block_dim, which the fast path does not check
         _enable_fast(kernel, spec)
     return None
 
@@ -151,7 +150,7 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
 # it updates in place (the general path takes them): a taped launch through the general path cost 40-60 us of
 # Python on the CPU, three per substep of the taped cloth drape (about 150 us of its 600-900 us).
 class _Fast:
-    __slots__ = ("arity", "fwd", "has_arrays", "nargs", "pack", "spec", "written")
+    __slots__ = ("arity", "checks", "fwd", "has_arrays", "nargs", "pack", "spec", "written")
 
     def __init__(self, spec, pack, has_arrays: bool):
         self.spec = spec
@@ -161,6 +160,8 @@ class _Fast:
         self.arity = spec.tid_arity
         self.nargs = len(spec.types)
         self.has_arrays = has_arrays
+        # the module reports errors in release mode (geometry queries): its error state is read after each launch
+        self.checks = spec.checks_errors
 
 
 def _enable_fast(kernel, spec) -> None:
@@ -215,6 +216,8 @@ def _launch_fast(fast: _Fast, dim, inputs, outputs, device, record_tape, block_d
         finish_entry(status, fast.spec.strided_fwd, fast.spec.kernel.__name__, packed, dims, ndim, nthreads)
     for i in fast.written:
         args[i]._shared.version += 1
+    if fast.checks:
+        check_errors(fast.spec)
     if tape is not None:
         shape = (dim,) if type(dim) is int else tuple(normalize_dim(dim))
         tape._record_launch(fast.spec.kernel, fast.spec, shape, list(args), D.CPU, len(inputs), block_dim, {})
