@@ -44,3 +44,15 @@ def test_kernel_result_annotation_is_warps_type_error():
 
     with pytest.raises(wp.WarpCodegenTypeError, match="Warp kernels cannot return values"):
         wp.launch(returns, dim=1, inputs=[1.0])
+
+
+def test_builtin_with_several_results_returns_a_tuple_on_the_host():
+    # axis, angle = wp.quat_to_axis_angle(q) from Python, as in a kernel; float64 reference: q / |q| = (sin(a/2) n,
+    # cos(a/2))
+    import numpy as np
+
+    q = np.array([1.0, 2.0, 3.0, 4.0])
+    axis, angle = wp.quat_to_axis_angle(wp.quatd(*q))
+    qn = q / np.linalg.norm(q)
+    np.testing.assert_allclose(angle, 2.0 * np.arccos(qn[3]), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(axis), qn[:3] / np.linalg.norm(qn[:3]), rtol=1e-12)

@@ -413,13 +413,16 @@ def transform_keywords_k(o: wp.array(dtype=wp.transform), ok: wp.array(dtype=int
     o[2] = wp.transform(wp.vec3(1.0, 1.0, 1.0))
     if t[:] == wp.types.vector(1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 1.0, dtype=float):
         ok[0] = 1
+    # wp.transformation(...) takes the parts by name too, in either order
+    if wp.transformation(q=wp.quat(4.0, 5.0, 6.0, 7.0), p=wp.vec3(1.0, 2.0, 3.0)) == o[1]:
+        ok[1] = 1
 
 
 def test_transform_constructor_keywords_and_default_rotation():
-    o, ok = wp.zeros(3, dtype=wp.transform), wp.zeros(1, dtype=int)
+    o, ok = wp.zeros(3, dtype=wp.transform), wp.zeros(2, dtype=int)
     wp.launch(transform_keywords_k, dim=1, inputs=[o, ok])
     np.testing.assert_array_equal(o.numpy(), [[1, 2, 3, 0, 0, 0, 1], [1, 2, 3, 4, 5, 6, 7], [1, 1, 1, 0, 0, 0, 1]])
-    assert ok.numpy()[0] == 1
+    assert ok.numpy().tolist() == [1, 1]
 
 
 @wp.kernel

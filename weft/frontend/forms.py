@@ -460,12 +460,14 @@ def _flavored_vector(lw, node, form: LanguageForm):
     length, flavor = form.arg
     kwargs = {k: _plain(v) for k, v in kwargs.items()}
     dtype = kwargs.pop("dtype", None)
+    # wp.transformation(p=..., q=...): the parts by name, as the host constructor takes them
+    parts = {k: kwargs.pop(k) for k in ("p", "q") if k in kwargs} if flavor is T.VecFlavor.TRANSFORM else {}
     if kwargs:
         raise lw.error(f"wp.{form.name}() takes no keyword argument {next(iter(kwargs))!r}", node)
     if dtype is None and len(args) == 1 and isinstance(_plain(args[0]), type):
         dtype, args = _plain(args[0]), []
-    t = T.VectorType(length, _scalar_of_args(lw, args, dtype, node), flavor)
-    return construct(lw, t, args, {}, node)
+    t = T.VectorType(length, _scalar_of_args(lw, [*args, *parts.values()], dtype, node), flavor)
+    return construct(lw, t, args, parts, node)
 
 
 def _matrix_from_vectors(lw, node, form: LanguageForm):
