@@ -43,12 +43,26 @@ class CompileError(Error, RuntimeError):
         self.loc = loc
         self.hint = hint
         self.chain = chain
-        super().__init__(self._format())
+        head, *rest = self._parts()
+        if _NOTES:
+            # str(e) is the one line "file:line:col: error: message" (so Warp programs matching the message, also
+            # with a trailing `$`, see it); the source excerpt, the call chain and the hint are notes, printed under
+            # it in every traceback (and in full_text)
+            super().__init__(head)
+            for part in rest:
+                self.add_note(part)
+        else:  # Python 3.10: no notes, the whole report is the message
+            super().__init__("\n".join((head, *rest)))
 
-    def __str__(self) -> str:  # the formatted message also where a builtin base (KeyError) would quote it
+    def __str__(self) -> str:  # the message also where a builtin base (KeyError) would quote it
         return self.args[0] if self.args else ""
 
-    def _format(self) -> str:
+    @property
+    def full_text(self) -> str:
+        """The whole report: the message line, the source excerpt with a caret, the call chain and the hint."""
+        return "\n".join(self._parts())
+
+    def _parts(self) -> list[str]:
         parts = []
         if self.loc is not None:
             parts.append(f"{self.loc.file}:{self.loc.line}:{self.loc.col + 1}: error: {self.message}")
@@ -56,11 +70,16 @@ class CompileError(Error, RuntimeError):
         else:
             parts.append(f"error: {self.message}")
         for callee in self.chain:
-            parts.append("  called from / inside:")
-            parts.append(callee.render())
+            parts.append("  called from / inside:\n" + callee.render())
         if self.hint:
             parts.append(f"  hint: {self.hint}")
-        return "\n".join(parts)
+        return parts
+
+    def _format(self) -> str:
+        return self.full_text
+
+
+_NOTES = hasattr(BaseException, "add_note")
 
 
 class TypeError_(CompileError):

@@ -444,7 +444,7 @@ def _compile_error(kernel):
 
 
 def _check_no_cxx(err):
-    text = str(err)
+    text = err.full_text if isinstance(err, wp.CompileError) else str(err)
     assert not CXX_TEXT.search(text), f"C++ text leaked into a user error:\n{text}"
 
 
@@ -457,10 +457,12 @@ def test_compile_error_location(kernel, col_text, fragment):
     assert err.loc.line == line, f"reported line {err.loc.line}, expected {line}:\n{err}"
     if col_text is not None:
         assert err.loc.col == text.index(col_text), f"reported col {err.loc.col}, expected {text.index(col_text)}:\n{err}"
-    message = str(err)
+    message = err.full_text  # str(err) is the first line; the excerpt, chain and hint are notes under it
     assert fragment.lower() in message.lower(), message
-    assert f"{os.path.basename(THIS_FILE)}:{line}:" in message  # file:line:col in the printed form
+    assert f"{os.path.basename(THIS_FILE)}:{line}:" in str(err)  # file:line:col in the message line
     assert "^" in message  # caret under the span
+    if hasattr(err, "__notes__"):
+        assert "\n" not in str(err) and "^" in "\n".join(err.__notes__)  # printed under the message
     _check_no_cxx(err)
 
 
@@ -476,10 +478,10 @@ def test_error_inside_func_points_at_func_and_call_site(kernel, func, func_text,
     assert os.path.abspath(err.loc.file) == THIS_FILE
     assert err.loc.line == line, str(err)
     assert err.loc.col == text.index(func_text), str(err)
-    assert fragment in str(err).lower()
+    assert fragment in err.full_text.lower()
     call_line, _ = _line_of(kernel.func, call_text)
     assert any(c.line == call_line and os.path.abspath(c.file) == THIS_FILE for c in err.chain), str(err)
-    assert f"{os.path.basename(THIS_FILE)}\", line {call_line}" in str(err)  # the call site is printed
+    assert f"{os.path.basename(THIS_FILE)}\", line {call_line}" in err.full_text  # the call site is printed
     _check_no_cxx(err)
 
 
@@ -619,9 +621,36 @@ def test_unresolved_names_raise_warps_exception_types():
     # for other code-generation errors; weft's CompileErrors are those too, keeping their source locations
     err = _compile_error(k_unknown_name)
     assert isinstance(err, KeyError) and isinstance(err, RuntimeError)
-    assert "Referencing undefined symbol: undefined_name_xyz" in str(err) and "\n" in str(err)  # not KeyError's repr
+    assert "Referencing undefined symbol: undefined_name_xyz" in str(err) and not str(err).startswith("'")  # no repr
     err = _compile_error(k_missing_wp_function)
     assert isinstance(err, AttributeError) and "Could not find function wp.nonexistent_func_xyz" in str(err)
     assert err.loc.line == _marked_line(k_missing_wp_function.func)[0]
     err = _compile_error(k_missing_wp_namespace)
     assert isinstance(err, AttributeError) and "`foo_xyz` is not an attribute of wp" in str(err)
+
+
+@wp.kernel
+def k_vec_copy_length():
+    v = wp.vec3(wp.vec2(1.0, 2.0))  # ERR
+
+
+@wp.kernel
+def k_mat_fill_type(x: wp.float64):
+    m = wp.mat22(x)  # ERR
+
+
+@wp.kernel
+def k_mat_value_count():
+    m = wp.mat22(1.0, 2.0, 3.0)  # ERR
+
+
+@pytest.mark.parametrize("kernel,reason", [
+    (k_vec_copy_length, "incompatible vector of length 3 given when copy constructing a vector of length 2"),
+    (k_mat_fill_type, "the value used to fill this matrix is expected to be of the type `float32`"),
+    (k_mat_value_count, r"incompatible number of values given \(3\) when constructing a matrix of shape \(2, 2\)"),
+])
+def test_constructor_errors_end_with_warps_reason(kernel, reason):
+    # Warp's reason ends the message line (its tests anchor it with `$`); the source excerpt is a note under it
+    err = _compile_error(kernel)
+    assert isinstance(err, RuntimeError) and re.search(reason + "$", str(err)), str(err)
+    assert err.loc.line == _marked_line(kernel.func)[0] and "^" in err.full_text

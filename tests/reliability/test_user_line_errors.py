@@ -67,7 +67,7 @@ def annotated_ok(a: wp.array(dtype=float), n: int):
 def _compile_error(kernel, args, dim=1):
     with pytest.raises(wp.CompileError) as info:
         wp.launch(kernel, dim=dim, inputs=args)
-    return str(info.value)
+    return info.value.full_text  # the message line, the source excerpt (a note under it), the hint
 
 
 def test_tid_with_too_many_names():

@@ -27,7 +27,7 @@ CELLS = [
     ("a = wp.array(np.arange(4, dtype=np.float32), dtype=float)\n"
      "wp.launch(scale, dim=4, inputs=[a, 2.0])\nwp.launch(shift, dim=4, inputs=[a])\n"
      "@wp.kernel\ndef bad(a: wp.array(dtype=float)):\n    i = wp.tid()\n    a[i] = a[i] * i\n"
-     "try:\n    wp.launch(bad, dim=4, inputs=[a])\n    error = ''\nexcept wp.CompileError as exc:\n    error = str(exc)\n"
+     "try:\n    wp.launch(bad, dim=4, inputs=[a])\n    error = ''\nexcept wp.CompileError as exc:\n    error = exc.full_text\n"
      "print(json.dumps({'out': a.numpy().tolist(), 'error': error, 'file': bad.func.__code__.co_filename}))"),
 ]
 

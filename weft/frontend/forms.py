@@ -449,7 +449,8 @@ def _vector(lw, node, form: LanguageForm):
     else:
         n = len(args)
     if n == 0:
-        raise lw.error("wp.vector() needs components or length=", node)
+        raise lw.error("wp.vector() needs components or length=: the `length` argument must be specified when "
+                       "zero-initializing a vector", node)
     return construct(lw, T.VectorType(n, scalar), args, {}, node)
 
 
@@ -495,7 +496,8 @@ def _matrix(lw, node, form: LanguageForm):
     if shape is None:
         rows = [a for a in args if isinstance(a, (Var, Const)) and isinstance(a.type, T.VectorType)]
         if not rows or len(rows) != len(args):
-            raise lw.error("wp.matrix() of scalar components needs shape=(rows, cols)", node)
+            raise lw.error("wp.matrix() of scalar components needs shape=(rows, cols): the `shape` argument must be "
+                           "specified when initializing a matrix by value", node)
         shape = (len(rows), rows[0].type.length)
     return construct(lw, T.MatrixType(int(shape[0]), int(shape[1]), scalar), args, {}, node)
 

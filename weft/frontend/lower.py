@@ -1387,8 +1387,38 @@ def _overload_message(name: str, arg_types, attrs: tuple, node) -> str:
     if stores and len(arg_types) >= 2 and isinstance(arg_types[0], T.ArrayType):
         return f"cannot store a {describe(arg_types[-1:])} value into an array of {arg_types[0].dtype}"
     if isinstance(node, ast.Call) and attrs and isinstance(attrs[0], T.Type) and arg_types:
-        return f"{attrs[0]}() cannot be built from ({describe(arg_types)})"  # a constructor or conversion
+        why = _construct_reason(attrs[0], arg_types)  # a constructor or conversion; Warp's reason at the end
+        return f"{attrs[0]}() cannot be built from ({describe(arg_types)})" + (f": {why}" if why else "")
     return f"no overload of '{_spelling(name, node)}' accepts ({describe(arg_types)})"
+
+
+def _construct_reason(t: T.Type, arg_types) -> str:
+    """Why a vector or matrix constructor rejects its arguments, in Warp's words ('' when none applies)."""
+    if not isinstance(t, (T.VectorType, T.MatrixType)) or (isinstance(t, T.VectorType) and t.flavor is not
+                                                             T.VecFlavor.VECTOR):
+        return ""
+    kind = "vector" if isinstance(t, T.VectorType) else "matrix"
+    size = f"length {t.length}" if kind == "vector" else f"shape ({t.rows}, {t.cols})"
+    n = t.length if kind == "vector" else t.rows * t.cols
+    types = [a.default_type if isinstance(a, Weak) else a for a in arg_types]
+    if len(types) == 1 and kind == "vector" and isinstance(types[0], T.VectorType) and types[0].length != t.length:
+        # (Warp's wording names the target's length first)
+        return f"incompatible vector of length {t.length} given when copy constructing a vector of length " \
+               f"{types[0].length}"
+    if len(types) == 1 and kind == "matrix" and isinstance(types[0], T.MatrixType) and \
+            (types[0].rows, types[0].cols) != (t.rows, t.cols):
+        return f"incompatible matrix of shape ({t.rows}, {t.cols}) given when copy constructing a matrix of shape " \
+               f"({types[0].rows}, {types[0].cols})"
+    if not all(isinstance(a, T.ScalarType) for a in types):
+        return ""
+    if len(types) == 1:
+        return f"the value used to fill this {kind} is expected to be of the type `{t.scalar}`" \
+            if types[0] != t.scalar and not isinstance(arg_types[0], Weak) else ""
+    if len(types) != n and not (kind == "matrix" and len(types) == t.rows):
+        return f"incompatible number of values given ({len(types)}) when constructing a {kind} of {size}"
+    if any(a != t.scalar and not isinstance(w, Weak) for a, w in zip(types, arg_types)):
+        return f"all values used to initialize this {kind} are expected to be of the type `{t.scalar}`"
+    return ""
 
 
 def _cast_hint(t: T.Type) -> str:
