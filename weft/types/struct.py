@@ -44,26 +44,32 @@ class StructInstance:
         object.__setattr__(self, name, _convert(ftype, value, name))
 
     def _pack(self) -> bytes:
-        from .layout import layout
+        cls = type(self)
+        packer = cls.__dict__.get("_packer_")
+        if packer is None:
+            from .layout import layout
 
-        return pystruct.pack("<" + layout(self._ir_).fmt, *self._flat())
+            packer = pystruct.Struct("<" + layout(self._ir_).fmt)
+            type.__setattr__(cls, "_packer_", packer)
+        return packer.pack(*self._flat())
 
     def _flat(self) -> list:
-        from .layout import layout
-
         out = []
-        for name, ftype in self._ir_.fields:
+        for name, kind, extra in _field_plan(type(self)):
             v = getattr(self, name)
-            if isinstance(ftype, T.StructType):
-                out.extend(v._flat())
-            elif isinstance(ftype, T.ArrayType):
-                if v is not None and ftype.kind is T.ArrayKind.INDEXED and not hasattr(v, "indices"):
-                    v = RUNTIME_HOOKS["as_indexed"](v)  # a plain array in an indexed-array field: no index arrays
-                out.append(v.desc if v is not None else bytes(layout(ftype).size))
-            elif isinstance(ftype, (T.VectorType, T.MatrixType)):
-                out.extend(np.asarray(v).reshape(-1).tolist())
-            else:
+            if kind is _F_SCALAR:
                 out.append(v)
+            elif kind is _F_ARRAY:
+                if v is None:
+                    out.append(extra[0])
+                else:
+                    if extra[1] and not hasattr(v, "indices"):
+                        v = RUNTIME_HOOKS["as_indexed"](v)  # a plain array in an indexed-array field: no index arrays
+                    out.append(v.desc)
+            elif kind is _F_STRUCT:
+                out.extend(v._flat())
+            else:
+                out.extend(np.asarray(v).reshape(-1).tolist())
         return out
 
     @classmethod
@@ -95,6 +101,32 @@ class StructInstance:
     def __repr__(self) -> str:
         fields = ", ".join(f"{n}={getattr(self, n)!r}" for n, _ in self._ir_.fields)
         return f"{self._ir_.name}({fields})"
+
+
+_F_SCALAR, _F_ARRAY, _F_STRUCT, _F_COMPOSITE = "scalar", "array", "struct", "composite"
+
+
+def _field_plan(cls) -> tuple:
+    """(name, kind, extra) per field of ``cls``, made once per struct class (packing a struct argument at every launch
+    looked each field's type up and hashed the struct's IR type for its layout): ``extra`` of an array field is (its
+    descriptor's bytes when it holds None, whether it is an indexed array)."""
+    plan = cls.__dict__.get("_field_plan_")
+    if plan is None:
+        from .layout import layout
+
+        rows = []
+        for name, ftype in cls._ir_.fields:
+            if isinstance(ftype, T.StructType):
+                rows.append((name, _F_STRUCT, None))
+            elif isinstance(ftype, T.ArrayType):
+                rows.append((name, _F_ARRAY, (bytes(layout(ftype).size), ftype.kind is T.ArrayKind.INDEXED)))
+            elif isinstance(ftype, (T.VectorType, T.MatrixType)):
+                rows.append((name, _F_COMPOSITE, None))
+            else:
+                rows.append((name, _F_SCALAR, None))
+        plan = tuple(rows)
+        type.__setattr__(cls, "_field_plan_", plan)
+    return plan
 
 
 def _default(ftype: T.Type):
