@@ -14,7 +14,7 @@ from .frontend.func import make_func, reject_union_annotations
 from .frontend.source import FunctionSource, capture, evaluate_annotation
 from .ir import types as T
 from .ir.access import array_access as _array_access
-from .ir.access import snapshot_params
+from .ir.access import replay_read_params, snapshot_params
 from .ir.nodes import Function
 from .pipeline import Direction, Target
 from .runtime.packing import make_packer, padding_plan
@@ -60,6 +60,8 @@ class Spec:
     written: tuple[int, ...] = ()  # parameter indices of arrays the kernel writes
     read: tuple[int, ...] = ()
     snapshot: tuple[int, ...] = ()  # arrays a recorded launch must copy first (in-place updates)
+    #: arrays only @wp.func_replay bodies read: a recorded launch copies them right after it runs (ir.access)
+    replay_reads: tuple[int, ...] = ()
     adjoint: object = None  # autodiff.compiled.AdjointSpec, built on first backward
     #: frozenset of array parameters without gradients -> the AdjointSpec for launches with exactly those (tile
     #: kernels only, see Kernel.adjoint_of)
@@ -359,6 +361,7 @@ class Kernel:
             spec = Spec(self, types, lowered.fn, lowered.tid_arity, source, debug)
             spec.written, spec.read = _array_access(lowered.fn)
             spec.snapshot = snapshot_params(lowered.fn)
+            spec.replay_reads = replay_read_params(lowered.fn)
             spec.tile_dim = int(lowered.fn.tile_dim or 0)
             spec._relower = relower
             if lowered.deps.ok:
@@ -389,14 +392,17 @@ class Kernel:
             return None
         try:  # a record with missing or ill-typed fields (another weft version, a damaged file) is ignored
             tid_arity, tile_dim = int(record["tid_arity"]), int(record["tile_dim"])
-            written, read, snapshot = (tuple(int(i) for i in record[f]) for f in ("written", "read", "snapshot"))
+            written, read, snapshot, replay_reads = (tuple(int(i) for i in record[f])
+                                                     for f in ("written", "read", "snapshot", "replay_reads"))
             cpp_key = record["cpp_key"]
         except (KeyError, TypeError, ValueError):
             return None
-        if not isinstance(cpp_key, str) or not all(0 <= i < len(types) for i in written + read + snapshot):
+        if not isinstance(cpp_key, str) or not all(0 <= i < len(types)
+                                                   for i in written + read + snapshot + replay_reads):
             return None
         spec = Spec(self, types, None, tid_arity, None, debug)
         spec.written, spec.read, spec.snapshot, spec.tile_dim = written, read, snapshot, tile_dim
+        spec.replay_reads = replay_reads
         spec._relower = relower
         spec.cpp_key = cpp_key
         return spec
@@ -408,7 +414,7 @@ class Kernel:
             return
         speccache.save(key, {"deps": deps, "cpp_key": cpp_key, "tid_arity": spec.tid_arity,
                              "written": list(spec.written), "read": list(spec.read), "snapshot": list(spec.snapshot),
-                             "tile_dim": spec.tile_dim}, self, spec.source)
+                             "replay_reads": list(spec.replay_reads), "tile_dim": spec.tile_dim}, self, spec.source)
 
     def _load(self, spec: Spec) -> None:
         lib = None

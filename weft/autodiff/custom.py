@@ -44,15 +44,29 @@ def _as_func(f) -> Func:
     return f
 
 
+def _overload_for(forward: Func, fn) -> Func:
+    """The overload of ``forward`` whose parameters the gradient / replay function ``fn`` starts with (same names and
+    annotations, as Warp matches them); the most recent overload when none matches exactly."""
+    if len(forward.overloads) == 1:
+        return forward
+    mine = [(k, repr(v)) for k, v in getattr(fn, "__annotations__", {}).items() if k != "return"]
+    for ov in forward.overloads:
+        theirs = [(k, repr(v)) for k, v in getattr(ov.func, "__annotations__", {}).items() if k != "return"]
+        if mine[:len(theirs)] == theirs:
+            return ov
+    return forward.overloads[-1]
+
+
 def func_grad(forward):
     """Decorator: define the gradient of @wp.func ``forward``.
 
     The decorated function takes ``forward``'s parameters followed by the adjoint of each result, and adds
-    into ``wp.adjoint[param]``.
+    into ``wp.adjoint[param]``. With overloads of ``forward``, the one whose parameters it starts with gets it.
     """
-    fwd = _as_func(forward)
+    group = _as_func(forward)
 
     def wrap(grad_fn):
+        fwd = _overload_for(group, grad_fn)
         fwd.custom_grad = Func(grad_fn, key=fwd.key + ".grad")
         fwd.custom_lowering = lower_custom_call
         return fwd.custom_grad
@@ -61,9 +75,10 @@ def func_grad(forward):
 
 def func_replay(forward):
     """Decorator: define what the backward pass runs instead of ``forward`` to recompute its results."""
-    fwd = _as_func(forward)
+    group = _as_func(forward)
 
     def wrap(replay_fn):
+        fwd = _overload_for(group, replay_fn)
         fwd.custom_replay = Func(replay_fn, key=fwd.key + ".replay")
         fwd.custom_lowering = lower_custom_call
         return fwd.custom_replay
@@ -84,6 +99,8 @@ def lower_custom_call(lw, func: Func, bound: dict, node):
     finally:
         lw.in_custom_body -= 1
     lw.b.emit(CustomCall(inputs, tuple(outs), primal, replay, grad, lw.b.loc))
+    if not outs:
+        return None
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
@@ -136,8 +153,6 @@ def _materialize(lw, result, node) -> list[Var]:
     for value in _flatten(result):
         o = lw.operand(value, node)
         outs.append(lw.op("copy", [o], node=node))
-    if not outs:
-        raise lw.error("a func with a custom gradient must return a value", node)
-    return outs
+    return outs  # none for a func without a result (its gradient func then takes only the inputs)
 
 

@@ -333,6 +333,12 @@ class AdjointRenderer(Renderer):
     def op_adj_reset(self, s: Let, args) -> None:
         self.out(self.zero_line(s.args[0].type, self.adj(s.args[0])))
 
+    def op_adj_array(self, s: Let, args) -> None:
+        self.out(f"{self.names(s.dsts[0])} = weft::grad_view({args[0]});")
+
+    def op_adj_grad_add(self, s: Let, args) -> None:
+        self.out(f"weft::grad_add({args[0]}, {args[-1]}, {', '.join(args[1:-1])});")
+
     # ------------------------------------------------------------------ reverse rules
     def adj_let(self, s: Let) -> None:
         op = s.call.op
@@ -460,7 +466,8 @@ def _special(name: str) -> list:
 
 
 for _name, _rule in (("adj_value", AdjointRenderer.op_adj_value), ("adj_accum", AdjointRenderer.op_adj_accum),
-                     ("adj_reset", AdjointRenderer.op_adj_reset)):
+                     ("adj_reset", AdjointRenderer.op_adj_reset), ("adj_array", AdjointRenderer.op_adj_array),
+                     ("adj_grad_add", AdjointRenderer.op_adj_grad_add)):
     AdjointRenderer.forward_rules.add(_special(_name), _rule)
 for _name, _rule in (("copy", AdjointRenderer.adj_copy), ("getfield", AdjointRenderer.adj_getfield),
                      ("setfield", AdjointRenderer.adj_setfield), ("cast", AdjointRenderer.adj_cast),

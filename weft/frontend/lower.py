@@ -34,7 +34,7 @@ from ..ops.tile import TileUpdate
 from ..types.composite import class_for
 from ..types.mapping import to_ir
 from ..typing.resolve import Weak, describe, resolve
-from . import tile_slices
+from . import adjoint_access, tile_slices
 from .analysis import binding_analysis, loop_has_break_or_continue, may_return
 from .deps import DepRecorder
 from .source import FunctionSource
@@ -376,8 +376,8 @@ class Lowerer:
         if opname is None:
             raise self.error(f"augmented assignment with {type(node.op).__name__} is not supported", node)
         target = node.target
-        if isinstance(target, ast.Subscript) and self._is_adjoint_marker(target.value):
-            return self._adjoint_accumulate(node)
+        if adjoint_access.split(self, target) is not None:
+            return adjoint_access.accumulate(self, node)
         target = self.pin_target(target)  # its index expressions run once, before the right-hand side (Python)
         if isinstance(target, ast.Subscript):
             base = self.visit(target.value)
@@ -434,26 +434,6 @@ class Lowerer:
     def _is_adjoint_marker(self, node) -> bool:
         value = self.eval_static_or_none(node)
         return getattr(value, "_wp_adjoint_marker_", False)
-
-    def _adjoint_accumulate(self, node: ast.AugAssign) -> None:
-        targets = self.frame.adjoint_targets
-        if targets is None:
-            raise self.error("wp.adjoint[...] can only be used inside a @wp.func_grad function", node.target)
-        key = node.target.slice
-        if not isinstance(key, ast.Name) or key.id not in targets:
-            raise self.error("wp.adjoint[...] takes one of the forward func's parameter names", key,
-                             hint="e.g. wp.adjoint[x] += adj_ret * y")
-        if not isinstance(node.op, (ast.Add, ast.Sub)):
-            raise self.error("only wp.adjoint[x] += ... (or -=) is supported", node)
-        target = targets[key.id]
-        if not T.is_differentiable_type(target.type):
-            return
-        value = self.operand(self.visit(node.value), node.value, want=target.type)
-        if isinstance(node.op, ast.Sub):
-            value = self.op("neg", [value], node=node)
-        if value.type != target.type:
-            raise self.error(f"wp.adjoint[{key.id}] has type {target.type}, the value has type {value.type}", node)
-        self.op("adj_accum", [target, value], node=node)
 
     def store(self, target: ast.AST, value) -> None:
         if isinstance(target, ast.Name):
@@ -835,6 +815,8 @@ class Lowerer:
         self.deps.add(self.frame.src.func, "attr", ".".join(reversed(parts)), value)
 
     def visit_Subscript(self, node: ast.Subscript):
+        if self.frame.adjoint_targets is not None and self._is_adjoint_marker(node.value):
+            return adjoint_access.read(self, node)
         base = self.visit(node.value)
         if isinstance(base, tuple):
             idx = self.eval_static(node.slice)

@@ -132,3 +132,32 @@ def struct_arrays_written(fn: Function) -> tuple[tuple[int, tuple[str, ...]], ..
         elif src[1] and role in WRITES_ARRAY:
             written.add(src)
     return tuple(sorted(written))
+
+
+def replay_read_params(fn: Function) -> tuple[int, ...]:
+    """Array parameters that ``@wp.func_replay`` bodies read and nothing else in the kernel reads, through views:
+    the replay reads what the forward left there (Warp's pattern: the slot an atomic handed out, saved per thread),
+    so a recorded launch keeps a copy taken right after it (a later launch may overwrite the array)."""
+    from .nodes import CustomCall
+
+    origin: dict[int, int] = {p.id: i for i, p in enumerate(fn.params) if isinstance(p.type, T.ArrayType)}
+    for s in walk(fn.body):
+        if isinstance(s, Let) and s.args and s.call.op.role is Role.VIEW and isinstance(s.args[0], Var) \
+                and s.args[0].id in origin:
+            origin[s.dsts[0].id] = origin[s.args[0].id]
+
+    def loads(stmts) -> set[int]:
+        return {origin[s.args[0].id] for s in stmts if isinstance(s, Let) and s.args and isinstance(s.args[0], Var)
+                and s.args[0].id in origin and s.call.op.role in READS_ARRAY}
+
+    in_replays: set[int] = set()
+    replay_stmts: set[int] = set()
+    for s in walk(fn.body):
+        if isinstance(s, CustomCall) and s.replay:
+            inner = list(walk(s.replay))
+            in_replays |= loads(inner)
+            replay_stmts |= {id(x) for x in inner}
+    if not in_replays:
+        return ()
+    elsewhere = loads(s for s in walk(fn.body) if id(s) not in replay_stmts)
+    return tuple(sorted(in_replays - elsewhere))

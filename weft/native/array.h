@@ -187,6 +187,19 @@ WEFT_FN T* grad_address(const array_t<T>& a, I... idx) {
     return a.grad ? detail::at(a.grad, detail::offset<C>(a, int64(idx)...)) : nullptr;
 }
 
+// wp.adjoint[a] in a @wp.func_grad: a view of a's gradient (no gradient of its own); an array without a gradient
+// gives an empty view, so tile loads of it read zeros and tile stores skip every element.
+template <typename T>
+WEFT_FN array_t<T> grad_view(const array_t<T>& a) {
+    array_t<T> g = a;
+    g.data = a.grad;
+    g.grad = nullptr;
+    g.flags = 0;
+    if (a.grad == nullptr)
+        for (int d = 0; d < 4; ++d) g.shape[d] = 0;
+    return g;
+}
+
 template <typename T, typename... I>
 WEFT_FN bool check(const array_t<T>& a, const char* what, const char* kernel, const char* name, I... idx) {
     if (a.data != nullptr && detail::in_bounds(a.shape, int64(idx)...)) return true;

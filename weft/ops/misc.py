@@ -82,5 +82,15 @@ register(Op("adj_value", lambda a, at: a[0] if len(a) == 1 else None, kind=OpKin
             domain=D, doc="The adjoint of a custom-gradient func's result (its adj_ret parameter)."))
 register(Op("adj_accum", lambda a, at: T.VOID if len(a) == 2 and a[0] == a[1] else None, kind=OpKind.SPECIAL,
             adjoint=Adjoint.NONE, side_effect=True, domain=D, doc="wp.adjoint[x] += value in a @wp.func_grad."))
+register(Op("adj_array", lambda a, at: a[0] if len(a) == 1 and _plain_array(a[0]) else None, kind=OpKind.SPECIAL,
+            adjoint=Adjoint.NONE, domain=D, doc="wp.adjoint[a] of an array input in a @wp.func_grad: its gradient."))
+register(Op("adj_grad_add", lambda a, at: T.VOID if len(a) >= 3 and _plain_array(a[0]) and len(a) - 2 == a[0].ndim
+            and a[-1] == a[0].dtype and all(isinstance(i, T.ScalarType) and i.is_int for i in a[1:-1]) else None,
+            kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, side_effect=True, domain=D,
+            doc="wp.adjoint[a][i, ...] += v in a @wp.func_grad: an atomic add into the array's gradient."))
 register(Op("adj_reset", lambda a, at: T.VOID if len(a) == 1 else None, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE,
             side_effect=True, domain=D, doc="Zero the adjoint of a custom-gradient func's result once consumed."))
+
+
+def _plain_array(t) -> bool:
+    return isinstance(t, T.ArrayType) and t.kind is T.ArrayKind.ARRAY

@@ -74,7 +74,7 @@ def run_record_adjoint(rec) -> None:
         if not hasattr(a, "desc_with"):
             continue
         flags = abi.ARRAY_FLAG_CONSUME_GRAD if i in rec.consume else 0
-        snap = rec.snapshots.get(i)
+        snap = rec.after.get(i, rec.snapshots.get(i))  # what only a custom replay reads: as the launch left it
         if snap is not None:
             # the replay writes into its buffer: give it a fresh copy so a second backward starts from the same values
             from .copy import _raw_copy

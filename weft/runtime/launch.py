@@ -133,8 +133,11 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
     else:
         _run(spec, packed, dims, dev, args, block_dim, stream, max_blocks)
     if tape is not None:
+        # what only a @wp.func_replay reads is kept as this launch left it (not under graph capture, whose launches
+        # run later: those arrays stay live, as without a custom replay)
+        after = tape._after_launch(spec, args) if spec.replay_reads and graph is None else {}
         tape._record_launch(kernel, spec, dims, args, dev, len(inputs), block_dim, snapshots, stream=stream,
-                            max_blocks=max_blocks)
+                            max_blocks=max_blocks, after=after)
     if dev.impl.fast_launch and not spec.debug and types is kernel._fixed_types and "_launch_fast" not in kernel.__dict__ \
             and not spec.tile_dim:  # tile kernels depend on block_dim, which the fast path does not check
         _enable_fast(kernel, spec)
@@ -183,7 +186,7 @@ def _launch_fast(fast: _Fast, dim, inputs, outputs, device, record_tape, block_d
     if config.mode == "debug" or config.verify_fp or _capture.get() is not None:
         return False
     tape = active_tape.get() if record_tape else None
-    if tape is not None and fast.spec.snapshot:
+    if tape is not None and (fast.spec.snapshot or fast.spec.replay_reads):
         return False
     if device is None and not fast.has_arrays and not _default_is_cpu():
         return False

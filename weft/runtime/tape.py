@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextvars
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..autodiff.value_reads import adjoint_value_reads
 from ..errors import Error
@@ -44,6 +44,7 @@ class LaunchRecord:
     consume: frozenset  # param indices whose gradients a store consumes
     stream: object = None  # the launch's stream (None: the device's current stream); the backward runs there too
     max_blocks: int = 0  # CUDA block cap of the launch, kept for the backward
+    after: dict = field(default_factory=dict)  # param index -> copy taken right after the launch (Spec.replay_reads)
 
     def __getitem__(self, i):
         """Warp's record layout, ``[kernel, dim, max_blocks, inputs, outputs, device, block_dim, metadata]``, for
@@ -108,21 +109,15 @@ class Tape:
         return False
 
     def _before_launch(self, spec, args) -> dict:
-        snaps = {}
-        for i in spec.snapshot:
-            a = args[i]
-            if hasattr(a, "_new_like_layout"):
-                copy_ = a._new_like_layout()
-                if copy_ is None:
-                    continue  # nothing to copy into (a Fabric array of arrays)
-                from .copy import _raw_copy
+        return _copies(spec.snapshot, args)
 
-                _raw_copy(copy_, a)
-                snaps[i] = copy_
-        return snaps
+    def _after_launch(self, spec, args) -> dict:
+        """Copies of the arrays only @wp.func_replay bodies read, as the launch left them: the backward replay reads
+        what the forward saved there even when a later launch overwrites the array."""
+        return _copies(spec.replay_reads, args)
 
     def _record_launch(self, kernel, spec, dims, args, device, n_inputs, block_dim, snapshots, stream=None,
-                       max_blocks=0) -> None:
+                       max_blocks=0, after=None) -> None:
         index = len(self.launches)
         versions = {}
         consume = set()
@@ -142,7 +137,7 @@ class Tape:
                 consume.add(i)  # (retain_grad: the user keeps the gradient, as Warp's flag does)
             self._written.setdefault(key, []).append(index)
         self.launches.append(LaunchRecord(kernel, spec, tuple(dims), tuple(args), device, n_inputs, block_dim,
-                                          versions, snapshots, frozenset(consume), stream, max_blocks))
+                                          versions, snapshots, frozenset(consume), stream, max_blocks, after or {}))
         if access_check.enabled():
             access_check.check_launch(self, kernel, spec, args)
 
@@ -227,7 +222,7 @@ class Tape:
                 a = rec.args[i]
                 if not hasattr(a, "_shared") or id(a._shared) in self._allowed:
                     continue
-                if i in rec.snapshots:
+                if i in rec.snapshots or i in rec.after:
                     continue  # replayed from a private copy
                 if a._version != rec.versions_after.get(i, a._version):
                     later = [self._describe(j) for j in self._written.get(id(a._shared), []) if j > index]
@@ -316,3 +311,19 @@ def _copy_adjoint(rec: CopyRecord) -> None:
     if dest.grad is None or src.grad is None:
         return
     backend_for(dest.device, src.device).copy_adjoint(rec)
+
+
+def _copies(indices, args) -> dict:
+    """Private copies of the array arguments at ``indices`` (param index -> copy)."""
+    out = {}
+    for i in indices:
+        a = args[i]
+        if hasattr(a, "_new_like_layout"):
+            copy_ = a._new_like_layout()
+            if copy_ is None:
+                continue  # nothing to copy into (a Fabric array of arrays)
+            from .copy import _raw_copy
+
+            _raw_copy(copy_, a)
+            out[i] = copy_
+    return out

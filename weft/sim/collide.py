@@ -258,9 +258,11 @@ def collide(model, state, edge_sdf_iter: int = 10, iterate_mesh_vertices: bool =
         body_q = state.body_q
     prepare(model, euler_kernels(model), no_adjoint=hand_differentiated(model))
     if requires_grad:
-        model.soft_contact_body_pos = wp.empty_like(model.soft_contact_body_pos)
-        model.soft_contact_body_vel = wp.empty_like(model.soft_contact_body_vel)
-        model.soft_contact_normal = wp.empty_like(model.soft_contact_normal)
+        # with gradients asked for explicitly: the arrays being replaced may have none (wp.checkpoint's forward
+        # pass allocates without gradients), and the contact forces' adjoint flows back through these
+        model.soft_contact_body_pos = wp.empty_like(model.soft_contact_body_pos, requires_grad=True)
+        model.soft_contact_body_vel = wp.empty_like(model.soft_contact_body_vel, requires_grad=True)
+        model.soft_contact_normal = wp.empty_like(model.soft_contact_normal, requires_grad=True)
         model.soft_contact_count = wp.zeros_like(model.soft_contact_count)
         model.soft_contact_particle = wp.empty_like(model.soft_contact_particle)
         model.soft_contact_shape = wp.empty_like(model.soft_contact_shape)
