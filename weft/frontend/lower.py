@@ -202,7 +202,7 @@ class Lowerer:
         arg_types = tuple(v if isinstance(v, Weak) else v.type for v in vals)
         found = resolve(name, arg_types, attrs)
         if found is None:
-            struct = _struct_tile_message(name, arg_types, attrs)
+            struct = _struct_tile_message(name, arg_types, attrs, node)
             if struct:
                 raise self.error(struct, node, kind=KernelTypeError)
             if _composite_tile_arithmetic(arg_types):
@@ -1343,13 +1343,14 @@ def _composite_tile_arithmetic(arg_types) -> bool:
     return all(isinstance(e, (T.VectorType, T.MatrixType)) for e in elems)
 
 
-def _struct_tile_message(name: str, arg_types, attrs: tuple) -> str:
+def _struct_tile_message(name: str, arg_types, attrs: tuple, node=None) -> str:
     """Warp's TypeError texts for tile operations that tiles of structs do not support ('' when no such tile)."""
     tiles = [t for t in (*arg_types, *attrs) if isinstance(t, T.TileType) and isinstance(t.dtype, T.StructType)]
     if not tiles:
         return ""
     dtype = tiles[0].dtype
-    bitwise = name in ("bit_and", "bit_or", "bit_xor") or getattr(attrs[0] if attrs else None, "bitwise", False)
+    bitwise = isinstance(getattr(node, "op", None), (ast.BitAnd, ast.BitOr, ast.BitXor)) or \
+        getattr(attrs[0] if attrs else None, "bitwise", False)
     if bitwise:
         return f"bitwise inplace operations are not supported on tiles of a Warp struct ({dtype})"
     return f"{name}() does not support tiles of a Warp struct ({dtype})"

@@ -217,11 +217,7 @@ def _filled(lw, node, name: str, syntax: Syntax):
     shape = static_shape(lw, a["shape"])
     if "value" in a:
         return _full(lw, node, name, a, shape)
-    dtype = _static_dtype(lw, a.get("dtype"))
-    if name == "tile_ones" and isinstance(dtype, T.StructType):
-        raise lw.error(f"tile_ones() does not support a Warp struct dtype ({dtype}): a struct has no value of one",
-                       node, kind=KernelTypeError, hint="use wp.tile_full(shape, value=...) with a struct value")
-    return lw.op(name, [], attrs=(T.TileType(dtype, shape),), node=node)
+    return lw.op(name, [], attrs=(T.TileType(_static_dtype(lw, a.get("dtype")), shape),), node=node)
 
 
 def _full(lw, node, name: str, a: dict, shape):

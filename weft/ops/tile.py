@@ -119,9 +119,11 @@ _reg("tile_atomic_add_indexed", _atomic_add_indexed, "tile_atomic_add_indexed(a,
 
 
 # ---------------------------------------------------------------------------------------------- construction
-def _made(nargs):
+def _made(nargs, structs: bool = True):
     def rule(args, attrs):
         (t,) = attrs
+        if not structs and isinstance(t.dtype, T.StructType):
+            return None  # tile_ones: a struct has no value of one (the frontend reports Warp's TypeError)
         if len(args) == nargs and all(isinstance(a, T.ScalarType) for a in args):
             return t
         return None
@@ -136,7 +138,7 @@ def _fill(args, attrs):
 
 
 _reg("tile_zeros", _made(0), "tile_zeros(shape, dtype=float): a tile of zeros.", adjoint=Adjoint.NONE, collective=True, syntax=_FILLED)
-_reg("tile_ones", _made(0), "tile_ones(shape, dtype=float): a tile of ones.", adjoint=Adjoint.NONE, collective=True, syntax=_FILLED)
+_reg("tile_ones", _made(0, structs=False), "tile_ones(shape, dtype=float): a tile of ones.", adjoint=Adjoint.NONE, collective=True, syntax=_FILLED)
 _reg("tile_full", _fill, "tile_full(shape, value, dtype=float): a tile filled with value.", adjoint_scratch=True,
      collective=True, syntax=Syntax(Form.TILE_FILLED, params=("shape", "value", "dtype", "storage"), defaults=(T.FLOAT32, "register")))
 _reg("tile_arange", _made(2), "tile_arange(stop) / tile_arange(start, stop, step, dtype): an evenly spaced 1-D tile.",
