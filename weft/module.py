@@ -21,6 +21,7 @@ import types as pytypes
 from .frontend.deps import fingerprint, source_text
 from .frontend.func import Func
 from .kernel import Kernel, _module_options, compile_kernels, get_module_options
+from .types.mapping import to_ir
 
 #: module options Warp accepts that select nothing in weft (CUDA code generation, MathDx, compiler flags); accepted
 #: in ``module_options`` and kept in the module's options dict
@@ -173,6 +174,19 @@ class _Hasher:
             self.h.update(f"\0{name}={self.value(v)}".encode())
         for d in fn.__defaults__ or ():
             self.h.update(f"\0default={self.value(d)}".encode())
+        # annotations are evaluated where the function is defined, so the names in them (a dtype in
+        # `wp.array[dtype]`, a return alias) are not the code's names: their values name the content too
+        for pname, ann in sorted(getattr(fn, "__annotations__", {}).items()):
+            self.h.update(f"\0annotation {pname}={self.annotation(ann)}".encode())
+
+    def annotation(self, ann) -> str:
+        """An annotation by the type it denotes (equal annotations made twice hash alike), else by value."""
+        if isinstance(ann, str):
+            return f"str:{ann}"
+        try:
+            return f"type:{to_ir(ann)}"
+        except Exception:  # noqa: BLE001 - not a weft type (None, a Python class, ...): by value
+            return self.value(ann)
 
     def value(self, v) -> str:
         if isinstance(v, Func):

@@ -62,3 +62,22 @@ def test_unique_module_options():
         @wp.kernel(module_options={})
         def shared(x: wp.array(dtype=float)):
             pass
+
+
+def test_unique_kernels_differ_by_the_types_their_annotations_name():
+    # a dtype named only in an annotation (wp.array(dtype=dtype)) is content too: one kernel per dtype, as in Warp
+    def make(dtype):
+        @wp.kernel(module="unique", enable_backward=False)
+        def twice(x: wp.array(dtype=dtype), out: wp.array(dtype=dtype)):
+            i = wp.tid()
+            out[i] = x[i] + x[i]
+
+        return twice
+
+    i32, f64 = make(wp.int32), make(wp.float64)
+    assert i32 is not f64 and make(wp.int32) is i32
+    for k, dtype, np_dtype in ((i32, wp.int32, np.int32), (f64, wp.float64, np.float64)):
+        x = wp.array(np.arange(3, dtype=np_dtype), dtype=dtype)
+        out = wp.zeros(3, dtype=dtype)
+        wp.launch(k, dim=3, inputs=[x, out])
+        np.testing.assert_array_equal(out.numpy(), 2 * np.arange(3, dtype=np_dtype))
