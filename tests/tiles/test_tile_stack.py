@@ -145,3 +145,36 @@ def test_lanes_that_returned_do_not_push():
     wp.launch(survivors_push, dim=dim, inputs=[out], block_dim=8)
     want = [-1 if lane % 8 == 0 or lane % 8 % 3 == 0 else min(5, 5 if lane < 8 else 3) for lane in range(dim)]
     np.testing.assert_array_equal(out.numpy(), want)
+
+
+@wp.func
+def push_twice(s: wp.tile_stack(capacity=CAP, dtype=wp.vec2), v: wp.vec2):
+    wp.tile_stack_push(s, v, True)  # changes the caller's stack (Warp passes stacks by reference)
+    wp.tile_stack_push(s, v * 2.0, False)
+
+
+@wp.kernel
+def stack_in_func(vals: wp.array(dtype=wp.vec2), counts: wp.array(dtype=int), popped: wp.array(dtype=wp.vec2),
+                  pslots: wp.array(dtype=int)):
+    _i, j = wp.tid()
+    s = wp.tile_stack(capacity=CAP, dtype=wp.vec2)
+    push_twice(s, vals[j])
+    counts[j] = wp.tile_stack_count(s)
+    v, ps = wp.tile_stack_pop(s)
+    popped[j] = v
+    pslots[j] = ps
+
+
+def test_stack_passed_to_a_func_is_changed_there():
+    vals_np = np.arange(2 * B, dtype=np.float32).reshape(B, 2)
+    counts, pslots = wp.zeros(B, dtype=int), wp.zeros(B, dtype=int)
+    popped = wp.zeros(B, dtype=wp.vec2)
+    wp.launch_tiled(stack_in_func, dim=[1], inputs=[wp.array(vals_np, dtype=wp.vec2), counts, popped, pslots],
+                    block_dim=B)
+    cap = int(CAP)
+    assert (counts.numpy() == cap).all()  # B lanes offered a value, the stack keeps CAP of them
+    # lane k pops slot CAP-1-k (later pushes first): the value lane CAP-1-k pushed; lanes past CAP get nothing
+    expect_slots = np.array([cap - 1 - k if k < cap else -1 for k in range(B)])
+    np.testing.assert_array_equal(pslots.numpy(), expect_slots)
+    expect_vals = np.array([vals_np[cap - 1 - k] if k < cap else np.zeros(2) for k in range(B)])
+    np.testing.assert_array_equal(popped.numpy(), expect_vals)

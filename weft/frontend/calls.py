@@ -154,7 +154,8 @@ def inline(lw, func: Func, args, kwargs, node, addressed: dict | None = None):
                            "enable_backward=True: the reverse pass of a store through a reference is not defined",
                            node, hint="declare the kernel with @wp.kernel(enable_backward=False), or give the "
                                       "function a @wp.func_grad")
-        tiles = _tile_ref_arguments(chosen, bound, node)  # tiles changed in place reach the caller's variables
+        # tiles changed in place, and tile stacks, reach the caller's variables (Warp passes both by reference)
+        tiles = {**_tile_ref_arguments(chosen, bound, node), **_stack_arguments(chosen, bound, node)}
         finals = {} if refs or tiles else None
         result = inline_plain(lw, chosen, bound, node, finals=finals, extra_refs=tuple(tiles))
         refs = {**refs, **tiles}
@@ -176,6 +177,17 @@ def _tile_ref_arguments(chosen: Func, bound: dict, node) -> dict:
     given.update({k.arg: k.value for k in node.keywords})
     return {p: given[p] for p in names if isinstance(given.get(p), ast.Name) and
             isinstance(getattr(bound.get(p), "type", None), T.TileType)}
+
+
+def _stack_arguments(chosen: Func, bound: dict, node) -> dict:
+    """{parameter: the caller's variable} for tile stacks (wp.tile_stack) passed as plain variables: pushes and pops
+    in the body change the caller's stack."""
+    from .tile_stack import TileStack
+
+    params = list(chosen.signature.parameters) if chosen.signature is not None else []
+    given = dict(zip(params, node.args))
+    given.update({k.arg: k.value for k in node.keywords})
+    return {p: given[p] for p in params if isinstance(bound.get(p), TileStack) and isinstance(given.get(p), ast.Name)}
 
 
 def _ref_arguments(lw, chosen: Func, node) -> dict:
