@@ -5,8 +5,12 @@ capsules, cylinders, cones, finite planes and triangle meshes through ``wp.Mesh`
 integrators directly. Rigid shape-shape contacts belong to the rigid-body part of weft.sim.
 """
 
+import sys
+from collections import deque
+
 import weft as wp
 
+from ..runtime.pool import grads_off
 from .model import (
     GEO_BOX,
     GEO_CAPSULE,
@@ -222,6 +226,51 @@ def create_soft_contacts(particle_x: wp.array(dtype=wp.vec3), particle_radius: w
 
 _UNSUPPORTED = {int(GEO_SDF): "SDF (wp.Volume shapes)"}
 
+#: the model's soft-contact arrays that collide() fills
+_CONTACT_ARRAYS = ("soft_contact_body_pos", "soft_contact_body_vel", "soft_contact_normal", "soft_contact_count",
+                   "soft_contact_particle", "soft_contact_shape", "soft_contact_tids")
+#: the contact arrays with gradients (the first: ``_fresh_contact_arrays`` looks at its gradient)
+_CONTACT_GRADS = ("soft_contact_body_pos", "soft_contact_body_vel", "soft_contact_normal")
+#: the most contact array sets a model keeps for reuse
+_POOL_MAX = 16
+
+
+def _refcounts(objects: tuple) -> list:
+    """References to each of ``objects`` (compared with those of an object only a tuple holds, measured the same way)."""
+    return [sys.getrefcount(o) for o in objects]
+
+
+def _fresh_contact_arrays(model) -> None:
+    """Give the model soft-contact arrays that nothing else holds (a Tape's records of earlier steps keep theirs): the
+    oldest set of the model's pool if only the pool references it any more (its gradients and count zeroed), else
+    new arrays. Making seven arrays (three with gradients) cost ~150 us of Python per collide call."""
+    pool = model.__dict__.get("_soft_contact_pool")
+    if pool is None:
+        pool = model.__dict__["_soft_contact_pool"] = deque()
+    current = tuple(getattr(model, name) for name in _CONTACT_ARRAYS)
+    if all(a is not None for a in current) and (not pool or pool[-1][0] is not current[0]):
+        pool.append(current)
+    # a set only the pool's tuple references (a tape record, a user's variable or the model keep it in use), with
+    # gradient buffers exactly if new arrays get them (none inside wp.checkpoint's forward pass)
+    grads = not grads_off.get()
+    if (len(pool) > 1 and (pool[0][0].grad is not None) == grads
+            and max(_refcounts(pool[0])) <= _refcounts((object(),))[0]):
+        arrays = pool.popleft()
+        for name, a in zip(_CONTACT_ARRAYS, arrays):
+            setattr(model, name, a)
+            if a.grad is not None:
+                a.grad.zero_()
+        model.soft_contact_count.zero_()
+        return
+    if len(pool) > _POOL_MAX:  # the oldest sets are in use (a long taped rollout): stop tracking them
+        pool.popleft()
+    for name in _CONTACT_ARRAYS:
+        a = getattr(model, name)
+        if name in _CONTACT_GRADS:
+            setattr(model, name, wp.empty_like(a, requires_grad=True))
+        else:
+            setattr(model, name, wp.zeros_like(a) if name == "soft_contact_count" else wp.empty_like(a))
+
 
 def collide(model, state, edge_sdf_iter: int = 10, iterate_mesh_vertices: bool = True, requires_grad=None) -> None:
     """Find soft contacts between the particles of ``state`` and the model's shapes (all but the ground plane,
@@ -233,14 +282,13 @@ def collide(model, state, edge_sdf_iter: int = 10, iterate_mesh_vertices: bool =
     if requires_grad is None:
         requires_grad = model.requires_grad
     model.check_state(state, "state")
-    from ._compile import prepare
-    from .integrators.euler import euler_kernels, hand_differentiated
+    from .integrators.euler import prepare_euler
 
     if model.body_count:
         from .rigid_collide import collide_rigid, has_rigid_contacts
 
         if has_rigid_contacts(model):
-            prepare(model, euler_kernels(model), no_adjoint=hand_differentiated(model))
+            prepare_euler(model)
         collide_rigid(model, state, edge_sdf_iter, requires_grad)
     if not (model.particle_count and model.shape_count > 1):
         return
@@ -256,17 +304,11 @@ def collide(model, state, edge_sdf_iter: int = 10, iterate_mesh_vertices: bool =
             body_q = model._empty_body_q = wp.zeros(0, dtype=wp.transform, device=model.device)
     else:
         body_q = state.body_q
-    prepare(model, euler_kernels(model), no_adjoint=hand_differentiated(model))
+    prepare_euler(model)
     if requires_grad:
         # with gradients asked for explicitly: the arrays being replaced may have none (wp.checkpoint's forward
         # pass allocates without gradients), and the contact forces' adjoint flows back through these
-        model.soft_contact_body_pos = wp.empty_like(model.soft_contact_body_pos, requires_grad=True)
-        model.soft_contact_body_vel = wp.empty_like(model.soft_contact_body_vel, requires_grad=True)
-        model.soft_contact_normal = wp.empty_like(model.soft_contact_normal, requires_grad=True)
-        model.soft_contact_count = wp.zeros_like(model.soft_contact_count)
-        model.soft_contact_particle = wp.empty_like(model.soft_contact_particle)
-        model.soft_contact_shape = wp.empty_like(model.soft_contact_shape)
-        model.soft_contact_tids = wp.empty_like(model.soft_contact_tids)
+        _fresh_contact_arrays(model)
     else:
         model.soft_contact_count.zero_()
     wp.launch(create_soft_contacts, dim=model.particle_count * (model.shape_count - 1),
