@@ -126,6 +126,10 @@ class StructFieldValueError(Error, ValueError):
     """A struct cannot be copied as asked (``s.to(device)`` of a struct holding a Fabric array on another device)."""
 
 
+class HostCallError(Error, RuntimeError):
+    """A builtin called from Python with arguments none of its overloads takes (a RuntimeError, as Warp raises)."""
+
+
 class ReshapeError(Error, ValueError, RuntimeError):
     """An array reshaped to a shape of another size: a ValueError (as NumPy) that is also the RuntimeError Warp
     raises."""

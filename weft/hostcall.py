@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import config, pipeline
-from .errors import Error
+from .errors import Error, HostCallError
 from .ir import types as T
 from .ir.builder import Builder
 from .ir.nodes import Call, Const, Function, Var, VarKind
@@ -35,7 +35,8 @@ def call_on_host(name: str, args):
                 raise Error(f"wp.{name}(): cannot pass a {type(a).__name__} from Python") from None
     found = resolve(name, tuple(types))
     if found is None:
-        raise Error(f"wp.{name}() has no overload for these arguments")
+        raise HostCallError(f"Couldn't find a function '{name}' compatible with the arguments "
+                            f"'{', '.join(type(a).__name__ for a in args)}'")
     op, results, typed = found
     if not results:
         raise Error(f"wp.{name}() cannot be called from Python (it has no result)")

@@ -2,6 +2,7 @@
 rigid-body helpers), wp.vector/wp.matrix/type() in kernels: against float64 NumPy / SciPy references."""
 
 import numpy as np
+import pytest
 from scipy import special
 from scipy.spatial.transform import Rotation
 
@@ -457,3 +458,16 @@ def expect_near_composites_k():
 def test_expect_near_of_matrices_quaternions_transforms_compiles_and_passes():
     wp.launch(expect_near_composites_k, dim=1)
     wp.synchronize()
+
+
+def test_bit_count_on_the_host_and_integer_wrapping():
+    # host scalars wrap Python ints into their width as C does; bit_count takes integer scalars (a Python int is an
+    # int32) and raises Warp's RuntimeError for anything else
+    assert int(wp.uint8(-1)) == 255 and int(wp.int8(200)) == -56 and int(wp.uint64(-1)) == 2**64 - 1
+    for dtype, bits in ((wp.int8, 8), (wp.uint16, 16), (wp.int32, 32), (wp.uint64, 64)):
+        assert wp.bit_count(dtype(-1)) == bits and wp.bit_count(dtype(-2)) == bits - 1
+        assert wp.bit_count(dtype(45)) == 4
+    assert wp.bit_count(-1) == 32 and wp.bit_count(45) == 4
+    for bad in (wp.float32(0), wp.bool(True), wp.vec2i(0)):
+        with pytest.raises(RuntimeError, match="Couldn't find a function 'bit_count' compatible"):
+            wp.bit_count(bad)

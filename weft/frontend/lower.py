@@ -1372,7 +1372,7 @@ def _overload_message(name: str, arg_types, attrs: tuple, node) -> str:
     if isinstance(node, ast.Call) and attrs and isinstance(attrs[0], T.Type) and arg_types:
         why = _construct_reason(attrs[0], arg_types)  # a constructor or conversion; Warp's reason at the end
         return f"{attrs[0]}() cannot be built from ({describe(arg_types)})" + (f": {why}" if why else "")
-    return f"no overload of '{_spelling(name, node)}' accepts ({describe(arg_types)})"
+    return f"Couldn't find function overload for '{_spelling(name, node)}' that accepts ({describe(arg_types)})"
 
 
 def _construct_reason(t: T.Type, arg_types) -> str:

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from ..errors import HostCallError
 from ..ir import types as T
 from . import rules as R
 from .forms import Form, Syntax
@@ -46,7 +47,13 @@ register(Op("copysign", R.float_binary, native="copysign", domain=D, header=H, h
 
 
 def _popcount(x):
+    """``wp.bit_count`` on the host: an integer scalar (a Python int is an int32, as Warp takes it)."""
+    if type(x) is int:
+        x = np.array(x & 0xFFFFFFFF, dtype=np.uint32)
     a = np.asarray(x)
+    if a.ndim != 0 or a.dtype.kind not in "iu":
+        raise HostCallError(f"Couldn't find a function 'bit_count' compatible with the arguments "
+                            f"'{type(x).__name__}' (it takes an integer scalar)")
     u = a.astype(np.uint64) if a.dtype.kind == "u" else a.astype(np.int64).view(np.uint64)
     if a.dtype.itemsize < 8:
         u = u & np.uint64((1 << (8 * a.dtype.itemsize)) - 1)

@@ -16,6 +16,13 @@ class _ScalarMeta(type):
             raise TypeError(f"{cls.__name__} is a generic type and cannot be instantiated")
         if hasattr(value, "_wp_scalar_value_"):
             value = value._wp_scalar_value_()
+        if type(value) is int and cls._ir_.is_int and cls._ir_.name != "bool":
+            # a Python int wraps around into the type's width, as a C (and Warp) integer conversion does:
+            # wp.uint8(-1) is 255, wp.int8(200) is -56
+            bits = 8 * np.dtype(cls._np_).itemsize
+            value &= (1 << bits) - 1
+            if not issubclass(cls._np_, np.unsignedinteger) and value >> (bits - 1):
+                value -= 1 << bits
         return cls._np_(value)
 
     def __repr__(cls) -> str:
