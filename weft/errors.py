@@ -126,6 +126,10 @@ class StructFieldValueError(Error, ValueError):
     """A struct cannot be copied as asked (``s.to(device)`` of a struct holding a Fabric array on another device)."""
 
 
+class CopyError(Error, RuntimeError):
+    """Invalid arguments to ``wp.copy`` (offsets, count, dtypes, shapes): a RuntimeError, as Warp raises."""
+
+
 class HostCallError(Error, RuntimeError):
     """A builtin called from Python with arguments none of its overloads takes (a RuntimeError, as Warp raises)."""
 

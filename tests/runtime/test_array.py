@@ -370,3 +370,29 @@ def test_struct_numpy_dtype():
 
     assert wp.zeros(2, dtype=Pair).numpy().dtype == Pair.numpy_dtype()  # Warp's classmethod
     assert Pair.numpy_dtype().names == ("a", "b")
+
+
+def test_copy_offsets_on_strided_1d_arrays_and_warps_argument_checks():
+    # offsets and count address the logical (flattened) elements, also of 1-D strided views, as in Warp
+    for src_strided in (False, True):
+        for dst_strided in (False, True):
+            src = wp.array([1, 5, 2, 6, 3, 7, 4, 8], dtype=wp.int32)[::2] if src_strided else \
+                wp.array([1, 2, 3, 4], dtype=wp.int32)
+            dst = wp.array([9, 0, 9, 0, 9, 0, 9, 0], dtype=wp.int32)[::2] if dst_strided else \
+                wp.array([9, 9, 9, 9], dtype=wp.int32)
+            wp.copy(dst, src, src_offset=1, dest_offset=1, count=2)
+            assert dst.numpy().tolist() == [9, 2, 3, 9]
+    src, dest = wp.array([1, 2, 3, 4], dtype=wp.int32), wp.zeros(4, dtype=wp.int32)
+    for kwargs, text in ((dict(src_offset=-1), "Source offset must be non-negative"),
+                         (dict(dest_offset=-1), "Destination offset must be non-negative"),
+                         (dict(count=-1), "count must be non-negative"), (dict(count=2.0), "must be integers"),
+                         (dict(count=5), "exceeds the source size")):
+        with pytest.raises(RuntimeError, match=text):
+            wp.copy(dest, src, **kwargs)
+    with pytest.raises(RuntimeError, match="destination dtype=float64, source dtype=float32"):
+        wp.copy(wp.zeros(4, dtype=wp.float64), wp.zeros(4, dtype=wp.float32))
+    grid = wp.array(np.arange(100, dtype=np.float32)).reshape((10, 10))[1::2, 1::2]
+    with pytest.raises(RuntimeError, match="only supported for 1-D"):
+        wp.copy(wp.zeros_like(grid), grid, count=2)
+    with pytest.raises(RuntimeError, match=r"destination shape=\(3, 2\), source shape=\(2, 3\)"):
+        wp.copy(wp.zeros((6, 2), dtype=float)[::2, :], wp.zeros((6, 3), dtype=float)[::3, :])

@@ -128,8 +128,9 @@ class CpuBackend:
             return
         count = count or src.size
         trailing = d.shape[dest.ndim:]
-        dflat = d.reshape((-1,) + trailing) if dest.is_contiguous else None
-        sflat = s.reshape((-1,) + trailing)
+        # a 1-D (possibly strided) array is its own flat order; a contiguous one is reshaped without a copy
+        dflat = d if dest.ndim == 1 else (d.reshape((-1,) + trailing) if dest.is_contiguous else None)
+        sflat = s if src.ndim == 1 else s.reshape((-1,) + trailing)
         if dflat is None:
             raise Error("wp.copy with offsets needs a contiguous destination")
         dflat[dest_offset:dest_offset + count] = sflat[src_offset:src_offset + count]

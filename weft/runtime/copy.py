@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ..errors import Error
+import numbers
+
+from ..errors import CopyError, Error
 from .backends import backend_for
 from .capture import active_capture
 
@@ -15,7 +17,11 @@ def copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int = 0, s
     from .fabric import _FabricBase
     from .indexed import indexedarray
 
+    _check_range(dest_offset, src_offset, count)
     if isinstance(dest, (_FabricBase, indexedarray)) or isinstance(src, (_FabricBase, indexedarray)):
+        if dest_offset or src_offset or count:
+            raise CopyError("wp.copy: offsets and count are not supported for indexed or Fabric arrays (they copy "
+                            "whole arrays)")
         _gather_copy(dest, src, dest_offset, src_offset, count)
         return
     _raw_copy(dest, src, dest_offset, src_offset, count, stream)
@@ -36,10 +42,20 @@ def _raw_copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int =
     if not isinstance(dest, array) or not isinstance(src, array):
         raise Error("wp.copy(dest, src) needs two weft arrays")
     if dest._ir != src._ir:
-        raise Error(f"wp.copy: dtype mismatch (dest {dest._ir}, src {src._ir})")
+        raise CopyError(f"wp.copy: incompatible dtypes (destination dtype={dest._ir}, source dtype={src._ir})")
     whole = dest_offset == 0 and src_offset == 0 and (count == 0 or count == src.size == dest.size)
-    if whole and dest.shape != src.shape and dest.size != src.size:
-        raise Error(f"wp.copy: shape mismatch (dest {dest.shape}, src {src.shape})")
+    if whole and dest.shape != src.shape and (dest.size != src.size or not (dest.is_contiguous and
+                                                                            src.is_contiguous)):
+        # (contiguous arrays of one size copy element by element in flat order, as Warp copies their bytes)
+        raise CopyError(f"wp.copy: incompatible shapes (destination shape={dest.shape}, source shape={src.shape})")
+    if not whole:
+        for a, what in ((src, "source"), (dest, "destination")):
+            if a.ndim > 1 and not a.is_contiguous:
+                raise CopyError(f"wp.copy: offsets and count are only supported for 1-D or contiguous arrays (the "
+                                f"{what} has shape {a.shape} and strides {a.strides})")
+        for a, off, what in ((src, src_offset, "source"), (dest, dest_offset, "destination")):
+            if count and off + count > a.size:
+                raise CopyError(f"wp.copy: count {count} at offset {off} exceeds the {what} size {a.size}")
     impl = backend_for(dest.device, src.device)
     graph = active_capture()
     if graph is not None and impl.capture_by_replay and graph.device.impl.capture_by_replay:
@@ -52,6 +68,19 @@ def _raw_copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int =
     if whole or count > 0:
         impl.copy(dest, src, dest_offset, src_offset, count, stream)
     dest._mark_written()
+
+
+def _check_range(dest_offset, src_offset, count) -> None:
+    """Warp's checks of ``wp.copy``'s offsets and count: integers, non-negative (0 copies everything)."""
+    for v in (dest_offset, src_offset, count):
+        if not isinstance(v, numbers.Integral) or isinstance(v, bool):
+            raise CopyError(f"wp.copy: offsets and count must be integers, got {v!r}")
+    if src_offset < 0:
+        raise CopyError(f"wp.copy: Source offset must be non-negative, got {src_offset}")
+    if dest_offset < 0:
+        raise CopyError(f"wp.copy: Destination offset must be non-negative, got {dest_offset}")
+    if count < 0:
+        raise CopyError(f"wp.copy: count must be non-negative, got {count}")
 
 
 def _gather_copy(dest, src, dest_offset: int, src_offset: int, count: int) -> None:

@@ -79,6 +79,11 @@ class indexedarray:
     _desc = None
 
     @property
+    def is_contiguous(self) -> bool:
+        """Never: an indexed array's elements are gathered through its index arrays (as in Warp)."""
+        return False
+
+    @property
     def size(self) -> int:
         return int(np.prod(self.shape))
 
