@@ -383,10 +383,10 @@ def test_copy_offsets_on_strided_1d_arrays_and_warps_argument_checks():
             wp.copy(dst, src, src_offset=1, dest_offset=1, count=2)
             assert dst.numpy().tolist() == [9, 2, 3, 9]
     src, dest = wp.array([1, 2, 3, 4], dtype=wp.int32), wp.zeros(4, dtype=wp.int32)
-    for kwargs, text in ((dict(src_offset=-1), "Source offset must be non-negative"),
-                         (dict(dest_offset=-1), "Destination offset must be non-negative"),
-                         (dict(count=-1), "count must be non-negative"), (dict(count=2.0), "must be integers"),
-                         (dict(count=5), "exceeds the source size")):
+    for kwargs, text in (({"src_offset": -1}, "Source offset must be non-negative"),
+                         ({"dest_offset": -1}, "Destination offset must be non-negative"),
+                         ({"count": -1}, "count must be non-negative"), ({"count": 2.0}, "must be integers"),
+                         ({"count": 5}, "exceeds the source size")):
         with pytest.raises(RuntimeError, match=text):
             wp.copy(dest, src, **kwargs)
     with pytest.raises(RuntimeError, match="destination dtype=float64, source dtype=float32"):
