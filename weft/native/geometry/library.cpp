@@ -80,16 +80,14 @@ static void remove_object(uint64 id) {
 constexpr int32 PARALLEL_MIN = 32768;
 
 template <typename T>
-static void parallel_sort(std::vector<T>& v) {
+static void parallel_sort(T* first, T* last) {
 #if defined(__GLIBCXX__)
-    if (v.size() > size_t(4 * PARALLEL_MIN)) {
-        __gnu_parallel::sort(v.begin(), v.end());
+    if (last - first > int64(4 * PARALLEL_MIN)) {
+        __gnu_parallel::sort(first, last);
         return;
     }
-    std::sort(v.begin(), v.end());
-#else
-    std::sort(v.begin(), v.end());
 #endif
+    std::sort(first, last);
 }
 
 template <typename T>
@@ -106,6 +104,20 @@ static T* alloc_lines(int64 n) {
     const size_t bytes = (sizeof(T) * size_t(n) + 127) & ~size_t(127);
     return static_cast<T*>(std::aligned_alloc(128, bytes));
 }
+
+// A temporary buffer of a build (sort keys, radix tree topology): uninitialized, unlike std::vector (a scratch pool
+// kept between builds was tried twice and measured no faster: glibc already hands freed pages back to the next build).
+template <typename T>
+class Scratch {
+  public:
+    explicit Scratch(int64 n) : p_(new (std::nothrow) T[size_t(n > 0 ? n : 1)]) {}
+    bool ok() const { return p_ != nullptr; }
+    T* data() const { return p_.get(); }
+    T& operator[](int64 i) const { return p_[i]; }
+
+  private:
+    std::unique_ptr<T[]> p_;
+};
 
 // ------------------------------------------------------------------------------------------------ hash grid
 static void hash_grid_free_storage(HashGridData* g) {
@@ -285,14 +297,12 @@ static uint32 morton3(float x, float y, float z) {
 // Stable LSD radix sort of the keys by Morton code (three passes of 10 bits), in parallel over contiguous chunks: a
 // chunk's histogram gives it its output ranges, so the order is the same for any thread count. The keys come in id
 // order and every pass is stable, so the result equals sorting by (morton, id) (the order of an ungrouped tree).
-static void radix_sort_morton(std::vector<SortKey>& keys) {
-    const int32 n = int32(keys.size());
-    std::vector<SortKey> tmp(keys.size());
+static const SortKey* radix_sort_morton(SortKey* keys, SortKey* tmp, int32 n) {
     const int chunks = std::max(1, std::min(omp_get_max_threads(), n / PARALLEL_MIN + 1));
     constexpr int BITS = 10, BUCKETS = 1 << BITS;
     std::vector<int32> counts(size_t(chunks) * BUCKETS);
-    SortKey* src = keys.data();
-    SortKey* dst = tmp.data();
+    SortKey* src = keys;
+    SortKey* dst = tmp;
     for (int pass = 0; pass < 3; ++pass) {
         const int shift = BITS * pass;
         std::fill(counts.begin(), counts.end(), 0);
@@ -318,7 +328,7 @@ static void radix_sort_morton(std::vector<SortKey>& keys) {
         }
         std::swap(src, dst);
     }
-    if (src != keys.data()) keys.swap(tmp);
+    return src;  // the buffer holding the sorted keys
 }
 
 static inline int clz32(uint32 x) { return x == 0 ? 32 : __builtin_clz(x); }
@@ -399,7 +409,15 @@ static inline void fill_node(BvhData* b, int32 i, const float* prim_lo, const fl
     BvhNode& node = b->nodes[i];
     for (int c = 0; c < 2; ++c) {
         const int32 ch = node.child[c];
-        if (ch < 0) {
+        if (ch < 0 && b->leaf_data != nullptr && b->leaf_stride == 9) {
+            // a mesh leaf: the box of its record's three vertices (read in leaf order, where the primitive boxes
+            // would be read in random order; the same min / max as triangle_boxes)
+            const float* v = b->leaf_data + 9 * int64(~ch);
+            for (int k = 0; k < 3; ++k) {
+                node.lo[c][k] = std::min(v[k], std::min(v[3 + k], v[6 + k]));
+                node.hi[c][k] = std::max(v[k], std::max(v[3 + k], v[6 + k]));
+            }
+        } else if (ch < 0) {
             const int64 p = b->prim_ids[~ch];
             for (int k = 0; k < 3; ++k) {
                 node.lo[c][k] = prim_lo[3 * p + k];
@@ -592,8 +610,12 @@ static int32 wide_subtree(BvhData* b, WideItem root, int32 base, Stop stop, std:
         for (int i = n - 1; i >= 0; --i) {
             if (ch[i] < 0) continue;
             const WideItem c{ch[i], sz[i], w * WIDE + i};
-            if (stop(sz[i])) rest->push_back(c);
-            else stack[sp++] = c;
+            if (stop(sz[i])) {
+                rest->push_back(c);
+            } else {
+                __builtin_prefetch(b->nodes + ch[i]);  // its wide node starts from this binary node
+                stack[sp++] = c;
+            }
         }
     }
     return next - base;
@@ -631,7 +653,8 @@ static int bvh_build_wide(BvhData* b) {
 // leaves below each node) numbered in depth-first order: the first child of node p is p + 1, the second p + (leaves
 // below the first). The index of every node follows from its parent's alone, so the nodes above subtrees of at most
 // `cut` internal nodes are written first, then the subtrees in parallel; the result does not depend on the order.
-static int bvh_depth_first(BvhData* b, const int32* kids, const int32* span) {
+static int bvh_depth_first(BvhData* b, const int32* kids, const int32* span, const float* prim_lo,
+                           const float* prim_hi) {
     const int32 m = b->num_prims - 1;
     if (m < 1) return 0;
     b->nodes = alloc_lines<BvhNode>(m);
@@ -655,21 +678,33 @@ static int bvh_depth_first(BvhData* b, const int32* kids, const int32* span) {
     };
     const int32 cut = subtree_cut(m);
     std::vector<Item> tasks, stack;
+    std::vector<int32> top;  // the nodes above the subtrees, in depth-first order
     stack.push_back({0, 0});
     while (!stack.empty()) {
         const Item it = stack.back();
         stack.pop_back();
-        if (span[it.x] - 1 <= cut) tasks.push_back(it);
-        else visit(it, [&stack](Item c) { stack.push_back(c); });
+        if (span[it.x] - 1 <= cut) {
+            tasks.push_back(it);
+        } else {
+            top.push_back(it.p);
+            visit(it, [&stack](Item c) { stack.push_back(c); });
+        }
     }
     const int32 count = int32(tasks.size());
+    // each subtree is written, then its boxes filled by one backward sweep while its nodes are still in cache (a
+    // subtree of at most `cut` 64-byte nodes fits in L2): one pass over the nodes instead of two
 #pragma omp parallel for schedule(dynamic, 1) if (m > PARALLEL_MIN)
     for (int32 t = 0; t < count; ++t) {
         Item local[256];  // a depth-first walk holds at most one pending sibling per level (depth <= 95)
         int32 sp = 0;
         local[sp++] = tasks[t];
         while (sp > 0) visit(local[--sp], [&local, &sp](Item c) { local[sp++] = c; });
+        const int32 first = tasks[t].p, last = tasks[t].p + span[tasks[t].x] - 2;
+        for (int32 i = last; i >= first; --i) fill_node(b, i, prim_lo, prim_hi);
     }
+    for (size_t t = top.size(); t-- > 0;) fill_node(b, top[t], prim_lo, prim_hi);
+    const BvhNode& root = b->nodes[0];
+    box_union(root.lo[0], root.hi[0], root.lo[1], root.hi[1], b->root_lo, b->root_hi);
     for (int32 g = 0; g < b->num_groups; ++g) {
         const int32 r = b->group_roots[g];
         if (r >= 0 && r < m) b->group_roots[g] = remap[r];
@@ -708,7 +743,10 @@ static void karras_nodes(int32* kids, int32* span, int32 n, Delta delta) {
 }
 
 // Build the tree over n primitive boxes (groups optional); returns 0, or 2 when out of memory.
-static int bvh_build(BvhData* b, const float* prim_lo, const float* prim_hi, int32 n, const int32* groups) {
+// after_sort(ctx), when given, runs once the sorted primitive order (prim_ids) is known, before the boxes are filled
+// (meshes write their leaf records there, which the box fill then reads).
+static int bvh_build(BvhData* b, const float* prim_lo, const float* prim_hi, int32 n, const int32* groups,
+                     void (*after_sort)(void*) = nullptr, void* ctx = nullptr) {
     b->num_prims = n;
     b->has_root = n > 0;
     b->root = n > 1 ? 0 : ~0;
@@ -735,43 +773,47 @@ static int bvh_build(BvhData* b, const float* prim_lo, const float* prim_hi, int
     }
     float inv[3];
     for (int k = 0; k < 3; ++k) inv[k] = chi[k] > clo[k] ? 1.0f / (chi[k] - clo[k]) : 0.0f;
-    std::vector<SortKey> keys(static_cast<size_t>(n));
+    Scratch<SortKey> key_buf(n), tmp_buf(groups == nullptr ? n : 0);
+    if (!key_buf.ok() || !tmp_buf.ok()) return 2;
 #pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
     for (int32 i = 0; i < n; ++i) {
         float c[3];
         for (int k = 0; k < 3; ++k) c[k] = (0.5f * (prim_lo[3 * int64(i) + k] + prim_hi[3 * int64(i) + k]) - clo[k]) * inv[k];
-        keys[i] = SortKey{groups ? uint32(groups[i]) ^ 0x80000000u : 0u, morton3(c[0], c[1], c[2]), uint32(i)};
+        key_buf[i] = SortKey{groups ? uint32(groups[i]) ^ 0x80000000u : 0u, morton3(c[0], c[1], c[2]), uint32(i)};
     }
-    if (groups == nullptr) radix_sort_morton(keys);  // Morton codes have 30 bits
-    else parallel_sort(keys);
+    const SortKey* keys = key_buf.data();
+    if (groups == nullptr) keys = radix_sort_morton(key_buf.data(), tmp_buf.data(), n);  // Morton codes have 30 bits
+    else parallel_sort(key_buf.data(), key_buf.data() + n);
 #pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
     for (int32 i = 0; i < n; ++i) b->prim_ids[i] = int32(keys[i].id);
+    if (after_sort != nullptr) after_sort(ctx);
     // the radix tree's topology in its own numbering (children and leaf counts only: the 64-byte nodes are written once,
     // in depth-first order, by bvh_depth_first)
-    std::vector<int32> kids(n > 1 ? 2 * size_t(n - 1) : size_t(0)), span(n > 1 ? size_t(n - 1) : size_t(0));
+    Scratch<int32> kids(2 * int64(n)), span(n);
+    if (!kids.ok() || !span.ok()) return 2;
     if (n > 1) {
         if (groups == nullptr) {
             // ungrouped: (morton, id) packed in 64 bits, so a common prefix is one clz (the same tree: every prefix
             // length is the 96-bit key's minus the constant 32 of the equal group word)
-            std::vector<uint64> packed(static_cast<size_t>(n));
+            Scratch<uint64> packed(n);
+            if (!packed.ok()) return 2;
+            uint64* const k = packed.data();
 #pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
-            for (int32 i = 0; i < n; ++i) packed[i] = (uint64(keys[i].morton) << 32) | uint64(keys[i].id);
-            const uint64* k = packed.data();
+            for (int32 i = 0; i < n; ++i) k[i] = (uint64(keys[i].morton) << 32) | uint64(keys[i].id);
             karras_nodes(kids.data(), span.data(), n, [k, n](int32 i, int32 j) {
                 if (j < 0 || j >= n) return -1;
                 const uint64 x = k[i] ^ k[j];
                 return x == 0 ? 64 : __builtin_clzll(x);
             });
         } else {
-            const SortKey* k = keys.data();
             karras_nodes(kids.data(), span.data(), n,
-                         [k, n](int32 i, int32 j) { return delta(k, n, i, j); });
+                         [keys, n](int32 i, int32 j) { return delta(keys, n, i, j); });
         }
     }
     if (groups != nullptr)
         if (int rc = bvh_group_roots(b, groups, kids.data())) return rc;
-    if (int rc = bvh_depth_first(b, kids.data(), span.data())) return rc;
-    bvh_fill_boxes(b, prim_lo, prim_hi);
+    if (int rc = bvh_depth_first(b, kids.data(), span.data(), prim_lo, prim_hi)) return rc;  // boxes filled too
+    if (n == 1) bvh_fill_boxes(b, prim_lo, prim_hi);  // no internal node: the root box is the primitive's
     return 0;
 }
 
@@ -1032,18 +1074,21 @@ static int mesh_rebuild_boxes(MeshData* m, bool build, const int32* groups = nul
         m->leaf_tris = alloc<float>(9 * int64(m->num_tris));
         if (m->tri_lo == nullptr || m->tri_hi == nullptr || m->leaf_tris == nullptr) return 2;
     }
+    // the leaf records (the vertices of each leaf's face) are written before the boxes are filled from them
+    m->bvh.leaf_data = m->leaf_tris;
+    m->bvh.leaf_stride = 9;
     triangle_boxes(m, m->tri_lo, m->tri_hi);
     if (build) {
-        if (int rc = bvh_build(&m->bvh, m->tri_lo, m->tri_hi, m->num_tris, groups)) return rc;
+        if (int rc = bvh_build(&m->bvh, m->tri_lo, m->tri_hi, m->num_tris, groups,
+                               [](void* mesh) { mesh_leaf_tris(static_cast<MeshData*>(mesh)); }, m))
+            return rc;
         m->bvh.lowers = m->tri_lo;  // the tree doubles as a user BVH over the triangle boxes (mesh_get_bvh)
         m->bvh.uppers = m->tri_hi;
     } else {
+        mesh_leaf_tris(m);
         bvh_fill_boxes(&m->bvh, m->tri_lo, m->tri_hi);
     }
     if (int rc = bvh_build_wide(&m->bvh)) return rc;
-    mesh_leaf_tris(m);
-    m->bvh.leaf_data = m->leaf_tris;
-    m->bvh.leaf_stride = 9;
     mesh_winding(m);
     return 0;
 }
