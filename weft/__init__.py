@@ -135,12 +135,6 @@ def load_module(module=None, device=None, recursive=False) -> None:
     compile_kernels(kernels)
 
 
-def force_load(device=None, modules=None) -> None:
-    """Warp compatibility: compile kernels of the given modules."""
-    for m in modules or ():
-        load_module(m)
-
-
 from .runtime.tape import Tape
 from .autodiff.custom import adjoint, func_grad, func_replay
 from .frontend.native import address_of, func_native
@@ -154,8 +148,9 @@ from . import types_compat as types  # noqa: F811
 from .types_compat import dtype_from_numpy, dtype_to_numpy
 from .config import DeterministicMode
 from .config import LOG_DEBUG, LOG_ERROR, LOG_INFO, LOG_WARNING, ScopedLogLevel
-from .module import Module, get_module, is_cpu_available
+from .module import Module, force_load, get_module, is_cpu_available
 from . import utils
+from .utils import transform_expand
 from .elementwise import map
 from . import _src
 

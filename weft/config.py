@@ -25,9 +25,11 @@ verify_fp: bool = _env_bool("WEFT_VERIFY_FP", False)
 verbose: bool = _env_bool("WEFT_VERBOSE", False)
 #: Default for kernels' ``enable_backward`` option. Adjoints are compiled lazily anyway.
 enable_backward: bool = True
-#: Warp's switch for CPU blocks of more than one lane. weft's CPU always runs a tile kernel's blocks with their
-#: ``block_dim`` lanes (results as on a GPU, see docs/tiles.md), so this reads True; it selects nothing.
-enable_cpu_blocks: bool = True
+#: Warp 1.19's switch for CPU blocks of more than one lane. False (Warp's default): a CPU launch runs one lane per
+#: block whatever ``block_dim`` it asks for (``wp.block_dim()`` is 1, ``wp.launch_tiled`` launches one thread per
+#: block, tile operations act on whole tiles from that lane). True: an explicit ``block_dim`` of 2-1024 runs that many
+#: lanes per block, results as on a GPU with the same ``block_dim`` (docs/tiles.md). Read at each launch.
+enable_cpu_blocks: bool = _env_bool("WEFT_CPU_BLOCKS", False)
 #: Where compiled kernels are cached. Must not be writable by other users.
 kernel_cache_dir: str | None = os.environ.get("WEFT_CACHE_DIR") or os.environ.get("WARP_CACHE_PATH")
 #: Where weft's runtime libraries (native code every program of a kind needs, e.g. the tile FFT passes; see

@@ -155,6 +155,10 @@ class RuntimeError_(Error):
     """A kernel reported an error while running (debug-mode bounds check, NaN check)."""
 
 
+class BackwardDisabledError(Error, ValueError):
+    """An adjoint Jacobian asked of a kernel whose ``enable_backward`` option (its own or its module's) is False."""
+
+
 class DeviceError(Error):
     """A device was requested that does not exist or cannot be used."""
 

@@ -315,9 +315,9 @@ class Kernel:
     def prepare_ahead(self, tile_block_dim: int | None) -> Spec | None:
         """Lower this (non-generic) kernel as its first launch would, ahead of it (weft/ahead.py), and keep the
         specialisation unloaded: its compile is batched with its siblings', and its launch (or ``load_prepared``)
-        loads it. A kernel using tiles is lowered for its ``block_dim`` option, else ``tile_block_dim`` (the
-        program's latest tiled launch), else 256 (the default of ``wp.launch_tiled`` and of Warp's module option);
-        a launch with another block size compiles it again. None when there is nothing to do, or when another
+        loads it. A kernel using tiles is lowered for ``tile_block_dim`` (the block size of the program's latest
+        first launch), else 1 (a CPU launch's block size unless ``wp.config.enable_cpu_blocks`` and an explicit
+        ``block_dim``); a launch with another block size compiles it again. None when there is nothing to do, or when another
         thread holds the kernel (it is compiling it)."""
         if not self._lock.acquire(blocking=False):
             return None
@@ -327,8 +327,8 @@ class Kernel:
             debug = config.mode == "debug"
             if types is None or self._specs:
                 return None
-            spec = self._lower(types, debug, 256)  # the block size a plain wp.launch (and launch_tiled) passes
-            block_dim = int(self.options.get("block_dim") or tile_block_dim or 256)
+            spec = self._lower(types, debug, 1)  # the block size a plain CPU wp.launch (and launch_tiled) runs with
+            block_dim = int(tile_block_dim or 1)
             if spec.tile_dim and block_dim != spec.tile_dim:
                 spec = self._lower(types, debug, block_dim)
             self._specs[(types, debug)] = spec
@@ -558,18 +558,23 @@ class Kernel:
         errors.restype = ctypes.c_void_p
         return AdjointSpec(prog, source, lib, bwd, errors(), name=self.__name__ + "_adj", debug=spec.debug)
 
-    def compile(self, types: tuple | None = None) -> Spec:
+    def compile(self, types: tuple | None = None, block_dim: int | None = None) -> Spec:
         """Compile ahead of the first launch. Without ``types``: a non-generic kernel's one specialisation, or every
-        overload a generic kernel declared with ``wp.overload`` (the first is returned)."""
+        overload a generic kernel declared with ``wp.overload`` (the first is returned). ``block_dim``: as a CPU
+        launch resolves it (one lane unless ``wp.config.enable_cpu_blocks``)."""
+        from .runtime.device import CPU
+        from .runtime.launch import resolve_block_dim
+
+        block_dim = resolve_block_dim(CPU, block_dim)
         if types is None:
             self.annotations()
             if self._fixed_types is None:
                 if not self._overloads:
                     raise CompileError(f"kernel {self.__name__} is generic; use wp.overload() to pick types")
-                specs = [self.specialize(t) for t in self._overloads]
+                specs = [self.specialize(t, block_dim) for t in self._overloads]
                 return specs[0]
             types = self._fixed_types
-        return self.specialize(tuple(types))
+        return self.specialize(tuple(types), block_dim)
 
     def add_overload(self, arg_types) -> Kernel:
         """Declare a specialisation of a generic kernel (``wp.overload``): checked against the annotations now,
@@ -688,9 +693,9 @@ def overload(kernel_or_func, arg_types=None):
     return make_func(kernel_or_func)
 
 
-def compile_kernels(kernels) -> None:
+def compile_kernels(kernels, block_dim: int | None = None) -> None:
     """Compile several kernels now: the cold ones in batches (weft/ahead.py), then each loaded (those a batch left
-    out compiled alone, several at once)."""
+    out compiled alone, several at once). ``block_dim``: that of the CPU launches to come (see ``compile``)."""
     import os
     from concurrent.futures import ThreadPoolExecutor
 
@@ -701,4 +706,4 @@ def compile_kernels(kernels) -> None:
             todo.append(k)
     ahead.batch_kernels(todo)
     with ThreadPoolExecutor(max_workers=max(os.cpu_count() or 1, 1)) as pool:
-        list(pool.map(lambda k: k.compile(), todo))
+        list(pool.map(lambda k: k.compile(block_dim=block_dim), todo))

@@ -21,6 +21,8 @@ import types as pytypes
 from .frontend.deps import fingerprint, source_text
 from .frontend.func import Func
 from .kernel import Kernel, _module_options, compile_kernels, get_module_options
+from .runtime import device as D
+from .runtime.launch import ModuleExec, resolve_block_dim
 from .types.mapping import to_ir
 
 #: module options Warp accepts that select nothing in weft (CUDA code generation, MathDx, compiler flags); accepted
@@ -40,6 +42,9 @@ class Module:
             self.options.setdefault(key, value)
         self._kernel = kernel  # the one kernel of a module="unique" module
         self.references: set[Module] = set()  # modules whose funcs this module's kernels call
+        #: Warp's loaded variants: (device.context, block_dim) -> runtime.launch.ModuleExec, filled by launches,
+        #: ``load`` and ``wp.force_load``
+        self.execs: dict = {}
         self.dependents: set[Module] = set()  # modules whose kernels call this module's funcs
 
     def kernels(self) -> list:
@@ -50,8 +55,15 @@ class Module:
         return [v for v in vars(mod).values() if isinstance(v, Kernel)] if mod is not None else []
 
     def load(self, device=None, block_dim=None) -> Module:
-        """Compile the module's non-generic kernels now (several in parallel)."""
-        compile_kernels(self.kernels())
+        """Compile the module's non-generic kernels now (several in parallel) and record the variant for
+        ``device`` (default: the current device) and ``block_dim`` (resolved as a launch resolves it)."""
+        dev = D.get_device(device)
+        bd = resolve_block_dim(dev, block_dim)
+        kernels = self.kernels()
+        compile_kernels(kernels, block_dim=resolve_block_dim(D.CPU, block_dim))  # ahead: CPU code (CUDA at launch)
+        key = (dev.context, bd)
+        if key not in self.execs:
+            self.execs[key] = ModuleExec(dev, bd)
         return self
 
     def get_module_hash(self, block_dim=None) -> bytes:
@@ -80,6 +92,26 @@ def get_module(name: str) -> Module:
     if mod is None:
         mod = _MODULES[name] = Module(name)
     return mod
+
+
+def force_load(device=None, modules=None, block_dim=None, max_workers=None) -> None:
+    """Compile the kernels of ``modules`` (Module objects or Python modules; default: every module with kernels)
+    for ``device`` (a device, a name or a list of them; default: the current device). ``block_dim`` is resolved per
+    device as a launch resolves it; without one, a module already loaded on a device keeps its variants and
+    another one loads the launch default. ``max_workers`` is accepted for Warp's signature (weft compiles in
+    parallel batches either way)."""
+    devices = device if isinstance(device, (list, tuple)) else [device]
+    if modules is None:
+        modules = [get_module(name) for name, m in list(sys.modules.items())
+                   if m is not None and any(isinstance(v, Kernel) for v in list(vars(m).values()))]
+    for m in modules:
+        if not isinstance(m, Module):
+            m = get_module(m if isinstance(m, str) else m.__name__)
+        for d in devices:
+            dev = D.get_device(d)
+            if block_dim is None and any(key[0] is dev.context and e.device == dev for key, e in m.execs.items()):
+                continue
+            m.load(dev, block_dim)
 
 
 def _func_module(f: Func) -> Module:

@@ -7,15 +7,21 @@ where these are plain library calls without adjoints).
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 from .coloring import GraphColoringAlgorithm, graph_coloring_assign, graph_coloring_balance, graph_coloring_get_groups
 from .errors import Error
+from .frontend.deps import source_text
 from .frontend.func import make_func
 from .module import get_module
 from .runtime.array import array
 from .runtime.copy import copy
+from .types.aliases import NAMED_TYPES
 from .types.scalars import float32, float64, int32, int64, uint32, uint64
+
+transformf = NAMED_TYPES["transformf"]
 
 __all__ = [
     "GraphColoringAlgorithm",
@@ -30,6 +36,7 @@ __all__ = [
     "radix_sort_pairs",
     "runlength_encode",
     "segmented_sort_pairs",
+    "transform_expand",
 ]
 
 
@@ -296,27 +303,49 @@ def array_inner(a, b, out=None, count: int | None = None, axis: int | None = Non
 
 
 def array_cast(in_array, out_array, count: int | None = None) -> None:
-    """Element-wise conversion of ``in_array`` into ``out_array`` (of another dtype)."""
+    """Element-wise conversion of ``in_array`` into ``out_array`` (of another dtype), as Warp's ``array_cast``:
+    arrays of the same number of dimensions and element shape convert element by element (multi-dimensional ones
+    whole and of equal shape); otherwise both are taken as flat runs of scalars and ``count`` (elements of
+    ``in_array``) converts that many elements' scalars."""
     _check_same_device(in_array, out_array)
-    if in_array.ndim != out_array.ndim or (in_array.ndim > 1 and in_array.shape != out_array.shape):
-        raise RuntimeError(f"Array shapes do not match ({in_array.shape} vs {out_array.shape})")
-    if count is not None and in_array.ndim > 1:
+    x = in_array.numpy()
+    in_comp, out_comp = x.shape[in_array.ndim:], out_array.numpy().shape[out_array.ndim:]
+    flat = in_array.ndim != out_array.ndim or in_comp != out_comp
+    if flat:
+        x = x.reshape(-1)
+        n_in, n_out = x.size, int(np.prod(out_array.numpy().shape, dtype=np.int64))
+        if count is not None:
+            count *= int(np.prod(in_comp, dtype=np.int64))
+    else:
+        n_in, n_out = in_array.size, out_array.size
+    n_cast = n_in if count is None else count
+    if flat or in_array.ndim == 1:
+        if n_cast > n_in or n_cast > n_out:
+            raise RuntimeError(f"Cast count ({n_cast}) exceeds the input size ({n_in}) or output size ({n_out})")
+    elif n_cast < n_in:
         raise RuntimeError("Partial cast is not supported for arrays with more than one dimension")
-    n_cast = in_array.size if count is None else count
-    if in_array.ndim == 1 and (n_cast > in_array.size or n_cast > out_array.size):
-        raise RuntimeError(f"Cast count ({n_cast}) exceeds the input size ({in_array.size}) or output size "
-                           f"({out_array.size})")
-    x = in_array.numpy().reshape(-1)
-    dst_flat = out_array.numpy().reshape(-1) if out_array.device.impl.host_memory else None
-    n = x.size if count is None else count * (x.size // max(in_array.size, 1))
-    if dst_flat is not None and out_array.is_contiguous:
-        dst_flat[:n] = x[:n].astype(dst_flat.dtype)
-        return
-    raise Error("array_cast into a non-contiguous or CUDA array is not supported by weft")
+    elif in_array.shape != out_array.shape:
+        raise RuntimeError(f"Array shapes do not match ({in_array.shape} vs {out_array.shape})")
+    if not out_array.device.impl.host_memory or not out_array.is_contiguous:
+        raise Error("array_cast into a non-contiguous or CUDA array is not supported by weft")
+    dst = out_array.numpy().reshape(-1) if flat else out_array.numpy().reshape(out_array.size, -1)
+    src = x if flat else x.reshape(in_array.size, -1)
+    dst[:n_cast] = src[:n_cast].astype(dst.dtype)
 
 
 def create_warp_function(func):
-    """Turn a Python function into a ``wp.func`` (returns it with its module, as Warp does)."""
-
-    f = make_func(func)
+    """Turn a Python function (a lambda too) into a ``wp.func``, returned with its module as Warp does. Its key is
+    ``func_<16 hex digits>``, a hash of its source text (of its byte code when the source cannot be read), so the
+    same function gets the same key in every process."""
+    text = source_text(func)
+    digest = hashlib.sha256(text.encode() if text is not None else func.__code__.co_code).hexdigest()
+    f = make_func(func, key=f"func_{digest[:16]}")
     return f, get_module(func.__module__)
+
+
+def transform_expand(t):
+    """A transform from 7 numbers (position x, y, z, then quaternion x, y, z, w), as Warp's ``transform_expand``."""
+    values = [float(v) for v in t]
+    if len(values) != 7:
+        raise ValueError(f"transform_expand expects 7 values (p then q), got {len(values)}")
+    return transformf(p=values[:3], q=values[3:])

@@ -1,5 +1,7 @@
 """``wp.utils`` and ``wp.types`` helpers against NumPy references."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -327,3 +329,25 @@ def test_private_context_shims_pack_and_forget_modules():
         wp.launch(read_plain, dim=3, inputs=[a])
     rec = tape.launches[0]
     assert rec[0] is read_plain and tuple(rec[1]) == (3,) and rec[3][0] is a and rec[4] == []
+
+
+def test_array_cast_flattens_mismatched_layouts_and_small_helpers(capsys):
+    out = wp.empty((2, 2), dtype=float)
+    wp.utils.array_cast(wp.array((1, 2, 3, 4), dtype=int), out)  # different ndim: scalar by scalar
+    np.testing.assert_array_equal(out.numpy(), [[1.0, 2.0], [3.0, 4.0]])
+    flat = wp.zeros(4, dtype=float)
+    wp.utils.array_cast(wp.array(((1, 2), (3, 4)), dtype=wp.vec2), flat, count=1)  # one vec2 -> two floats
+    np.testing.assert_array_equal(flat.numpy(), [1.0, 2.0, 0.0, 0.0])
+    with pytest.raises(RuntimeError, match=r"Cast count \(5\) exceeds the input size \(3\)"):
+        wp.utils.array_cast(wp.zeros(3), wp.zeros(10, dtype=wp.int32), count=5)
+    with pytest.raises(RuntimeError, match="Array shapes do not match"):
+        wp.utils.array_cast(wp.zeros((2, 3)), wp.zeros((3, 2), dtype=wp.float64))
+    assert wp.transform_expand((1, 2, 3, 0, 0, 0, 1)) == wp.transformf(p=(1.0, 2.0, 3.0), q=(0.0, 0.0, 0.0, 1.0))
+    f, _ = wp.utils.create_warp_function(lambda x: x * 2.0)
+    assert re.fullmatch(r"func_[0-9a-f]{16}", f.key) and f(3.0) == 6.0
+    with wp.ScopedTimer("block", detailed=True):
+        pass
+    printed = capsys.readouterr().out
+    assert "function calls in" in printed and "block took" in printed
+    adj = wp._src.utils.MeshAdjacency([(0, 3, 1), (0, 2, 3)], 2)
+    assert (adj.edges[(0, 3)].o0, adj.edges[(0, 3)].o1, adj.edges[(0, 3)].f1) == (1, 2, 1)

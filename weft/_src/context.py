@@ -18,6 +18,7 @@ from ..ir import types as T
 from ..module import _MODULES as _module_registry
 from ..module import get_module as _get_module
 from ..runtime.device import is_cuda_available
+from ..runtime.launch import resolve_block_dim as _resolve_launch_block_dim  # noqa: F401 (Warp's private name)
 from ..runtime.packing import make_packer
 from ..types.mapping import to_ir
 from ..types_compat import type_repr
@@ -32,6 +33,17 @@ class _Core:
     def wp_is_mathdx_enabled() -> bool:
         """weft's tile linear algebra is its own (no MathDx), so never."""
         return False
+
+    def __init__(self):
+        self._error_output = True
+
+    def wp_is_error_output_enabled(self) -> bool:
+        """Warp's switch for its native library printing errors. weft's native code prints no errors (they come
+        back as exceptions), so the switch is only stored."""
+        return self._error_output
+
+    def wp_set_error_output_enabled(self, enabled) -> None:
+        self._error_output = bool(enabled)
 
     def __getattr__(self, name):
         raise AttributeError(f"warp._src.context.runtime.core.{name}: Warp's native library entry point, which "

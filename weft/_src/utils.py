@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..elementwise import map_cache  # noqa: F401
+from ..sim.utils import MeshAdjacency  # noqa: F401 (Warp keeps it in warp._src.utils; weft in weft.sim.utils)
 from ..utils import *
 
 

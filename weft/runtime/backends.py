@@ -33,6 +33,9 @@ class DeviceBackend(Protocol):
     fast_launch: bool  # plain launches of fixed-type kernels may take the cached direct native call
     simt: bool  # threads run in lockstep groups: kernels should give neighbouring threads neighbouring elements
     dlpack_device: int  # the DLPack device type of its memory (kDLCPU = 1, kDLCUDA = 2)
+    default_block_dim: int  # block size of a launch that names none (Warp 1.19: 1 on the CPU, 256 on CUDA)
+    max_block_dim: int  # the largest block_dim a launch may ask for (0: no limit checked by weft)
+    lanes_opt_in: bool  # blocks of more than one lane need wp.config.enable_cpu_blocks (Warp 1.19's CPU rule)
 
     # memory
     def alloc(self, device, nbytes: int, pinned: bool): ...
@@ -100,6 +103,9 @@ class CpuBackend:
     fast_launch = True
     simt = False  # a thread works through a contiguous chunk (cache lines), not interleaved with its neighbours
     dlpack_device = 1  # kDLCPU
+    default_block_dim = 1
+    max_block_dim = 1024
+    lanes_opt_in = True
 
     # ------------------------------------------------------------------ memory
     def alloc(self, device, nbytes: int, pinned: bool):

@@ -44,6 +44,9 @@ class CudaBackend:
     capture_by_replay = False
     fast_launch = False
     simt = True  # warps: neighbouring threads reading neighbouring elements coalesce
+    default_block_dim = 256
+    max_block_dim = 0  # the driver rejects what the GPU cannot run
+    lanes_opt_in = False
     dlpack_device = 2  # kDLCUDA
 
     # ------------------------------------------------------------------ memory

@@ -57,6 +57,11 @@ class Device:
 
     # Warp compatibility
     @property
+    def context(self):
+        """Warp's device context: None for the CPU, the CUDA context object of a GPU."""
+        return self.backend
+
+    @property
     def is_mempool_supported(self) -> bool:
         return self.is_cuda
 

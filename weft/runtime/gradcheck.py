@@ -22,13 +22,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import Error
+from ..errors import BackwardDisabledError, Error
 from ..types.dtypes import np_layout
 from .tape import active_tape
 
 
 class GradcheckError(Error, ValueError):
     """Autodiff and finite-difference gradients disagree (a ``ValueError`` too, as in Warp)."""
+
+
+class MaskError(Error, ValueError):
+    """An ``input_output_mask`` entry names no input or output (a ``ValueError`` too, as in Warp)."""
 
 
 # ---------------------------------------------------------------------------------------------- array helpers
@@ -57,7 +61,7 @@ def _values(a) -> np.ndarray:
 def _set_values(a, flat: np.ndarray) -> None:
     """Write ``flat`` (all scalar components) into ``a`` without recording anything on a Tape."""
     host = a.numpy()
-    values = np.asarray(flat, dtype=host.dtype).reshape(host.shape)
+    values = flat.reshape(host.shape) if flat.dtype == host.dtype else np.asarray(flat, host.dtype).reshape(host.shape)
     if a.device.impl.host_memory:
         host[...] = values
         a._mark_written()
@@ -72,6 +76,18 @@ def _grad_values(a) -> np.ndarray:
 
 def _n_components(a) -> int:
     return int(np.prod(a.numpy().shape, dtype=np.int64))
+
+
+@contextlib.contextmanager
+def _restored(inputs):
+    """Yield ``[(array, its values)]`` of the array inputs among ``inputs`` and write the values back on exit
+    (also when the body raises)."""
+    saved = [(a, a.numpy().copy()) for a in inputs if _is_array(a) and a.size > 0]
+    try:
+        yield saved
+    finally:
+        for a, v in saved:
+            _set_values(a, v)
 
 
 @contextlib.contextmanager
@@ -148,7 +164,7 @@ def _pairs(problem: _Problem, outputs: list, mask) -> list[tuple[int, int]]:
     wanted = set()
     for entry in mask:
         if not isinstance(entry, (tuple, list)) or len(entry) != 2:
-            raise Error(f"input_output_mask entries are (input, output) pairs of names or indices, got {entry!r}")
+            raise MaskError(f"input_output_mask entries are (input, output) pairs of names or indices, got {entry!r}")
         wanted.add((_index(entry[0], problem.input_names, "input"), _index(entry[1], out_names, "output")))
     return [p for p in pairs if p in wanted]
 
@@ -156,10 +172,10 @@ def _pairs(problem: _Problem, outputs: list, mask) -> list[tuple[int, int]]:
 def _index(key, names: list[str], what: str) -> int:
     if isinstance(key, str):
         if key not in names:
-            raise Error(f"input_output_mask: no {what} named '{key}' (have {', '.join(names) or 'none'})")
+            raise MaskError(f"input_output_mask: no {what} named '{key}' (have {', '.join(names) or 'none'})")
         return names.index(key)
     if not isinstance(key, (int, np.integer)) or not 0 <= key < len(names):
-        raise Error(f"input_output_mask: {what} index {key!r} is out of range (0..{len(names) - 1})")
+        raise MaskError(f"input_output_mask: {what} index {key!r} is out of range (0..{len(names) - 1})")
     return int(key)
 
 
@@ -181,8 +197,9 @@ def _limit(n: int, max_per_var: int) -> int:
 
 # ---------------------------------------------------------------------------------------------- Jacobians
 def jacobian(function, dim=None, inputs: Sequence | None = None, outputs: Sequence | None = None,
-             input_output_mask: list | None = None, device=None, max_blocks: int = 0, block_dim: int = 256,
-             max_outputs_per_var: int = -1, plot_jacobians: bool = False, metadata=None) -> dict:
+             input_output_mask: list | None = None, device=None, max_blocks: int = 0, block_dim: int | None = None,
+             max_outputs_per_var: int = -1, plot_jacobians: bool = False, metadata=None,
+             restore_inputs: bool = True) -> dict:
     """Autodiff Jacobians of a kernel launch or of a Python function that launches kernels.
 
     Args:
@@ -193,23 +210,36 @@ def jacobian(function, dim=None, inputs: Sequence | None = None, outputs: Sequen
         outputs: the kernel's output arguments (kernels only).
         input_output_mask: ``[(input, output), ...]`` pairs (names or indices) to evaluate; all pairs if None.
         device, max_blocks, block_dim: passed to ``wp.launch``.
-        max_outputs_per_var: evaluate only the first rows of each Jacobian (all if <= 0); other rows stay zero.
+        max_outputs_per_var: evaluate only the first rows of each Jacobian (all if <= 0); other rows are NaN.
         plot_jacobians: show the Jacobians with ``jacobian_plot`` (Matplotlib); ``metadata``: a ``FunctionMetadata``
             naming the inputs and outputs for the plot (default: from the kernel or function).
+        restore_inputs: give the array inputs back their values on return (also when it raises), so a function
+            that updates an input in place leaves it as it was.
 
     Returns:
         ``{(input index, output index): np.ndarray of shape (output components, input components)}`` (a NumPy
         subclass that also has Warp's ``.numpy()``).
         Output arrays hold the result of one forward evaluation afterwards.
     """
-    from .tape import Tape
+    from .tape import LaunchRecord, Tape
 
     problem = _problem(function, dim, inputs, outputs, device, max_blocks, block_dim)
-    tape = Tape()
-    with tape:
-        outs = problem.run(record=True)
+    if problem.is_kernel:
+        _check_backward_enabled(function)
+    with _restored(problem.inputs if restore_inputs else ()):
+        tape = Tape()
+        with tape:
+            outs = problem.run(record=True)
+        for rec in tape.launches:
+            if isinstance(rec, LaunchRecord):
+                _check_backward_enabled(rec.kernel)
+        return _jacobian_rows(problem, tape, outs, input_output_mask, max_outputs_per_var, plot_jacobians,
+                              metadata)
+
+
+def _jacobian_rows(problem, tape, outs, input_output_mask, max_outputs_per_var, plot_jacobians, metadata) -> dict:
     pairs = _pairs(problem, outs, input_output_mask)
-    jac = {(i, j): np.zeros((_n_components(outs[j]), _n_components(problem.inputs[i]))) for i, j in pairs}
+    jac = {(i, j): np.full((_n_components(outs[j]), _n_components(problem.inputs[i])), np.nan) for i, j in pairs}
     by_output: dict[int, list[int]] = {}
     for i, j in pairs:
         by_output.setdefault(j, []).append(i)
@@ -230,22 +260,38 @@ def jacobian(function, dim=None, inputs: Sequence | None = None, outputs: Sequen
     return _matrices(jac)
 
 
+def _check_backward_enabled(kernel) -> None:
+    if not kernel.enable_backward:
+        raise BackwardDisabledError(f"Kernel must have backward pass enabled to compute Jacobians: kernel "
+                                    f"'{kernel.__name__}' has enable_backward=False (its own option or its "
+                                    "module's)")
+
+
 def jacobian_fd(function, dim=None, inputs: Sequence | None = None, outputs: Sequence | None = None,
-                input_output_mask: list | None = None, device=None, max_blocks: int = 0, block_dim: int = 256,
+                input_output_mask: list | None = None, device=None, max_blocks: int = 0, block_dim: int | None = None,
                 max_inputs_per_var: int = -1, eps: float = 1e-4, plot_jacobians: bool = False,
-                metadata=None) -> dict:
+                metadata=None, restore_inputs: bool = True) -> dict:
     """Central-difference Jacobians ``(f(x + eps e_k) - f(x - eps e_k)) / (2 eps)``, one input component at a time.
 
     Same arguments and result as :func:`jacobian`, with ``max_inputs_per_var`` limiting the columns evaluated
-    (others stay zero) and ``eps`` the step. Inputs are restored, and the outputs hold the unperturbed result,
-    when it returns.
+    (others are NaN) and ``eps`` the step. The perturbed inputs are restored, and the outputs hold the unperturbed
+    result, when it returns. With ``restore_inputs`` every evaluation starts from the array inputs' values at the
+    call (a function updating an input in place sees the same values each time) and they are restored on return.
     """
     problem = _problem(function, dim, inputs, outputs, device, max_blocks, block_dim)
+    with _restored(problem.inputs if restore_inputs else ()) as initial:
+        return _fd_columns(problem, input_output_mask, max_inputs_per_var, eps, plot_jacobians, metadata, initial)
+
+
+def _fd_columns(problem, input_output_mask, max_inputs_per_var, eps, plot_jacobians, metadata, initial) -> dict:
     start = [(a, _values(a)) for a in problem.outputs if _is_float_array(a)]
+    perturbed = {}
 
     def evaluate() -> list:
         for a, v in start:
             _set_values(a, v)
+        for a, v in initial:
+            _set_values(a, perturbed.get(id(a), v))
         with _no_tape():
             result = problem.run()
         return [_values(a) if _is_float_array(a) else None for a in result]
@@ -255,23 +301,27 @@ def jacobian_fd(function, dim=None, inputs: Sequence | None = None, outputs: Seq
             _set_values(a, v)
         outs_arrays = problem.run()
     pairs = _pairs(problem, outs_arrays, input_output_mask)
-    jac = {(i, j): np.zeros((_n_components(outs_arrays[j]), _n_components(problem.inputs[i]))) for i, j in pairs}
+    jac = {(i, j): np.full((_n_components(outs_arrays[j]), _n_components(problem.inputs[i])), np.nan)
+           for i, j in pairs}
     by_input: dict[int, list[int]] = {}
     for i, j in pairs:
         by_input.setdefault(i, []).append(j)
     for i, outs in by_input.items():
         x = problem.inputs[i]
-        x0 = _values(x)
+        x0 = next((np.array(v, dtype=np.float64).reshape(-1) for a, v in initial if a is x), None)
+        x0 = _values(x) if x0 is None else x0
         for col in range(_limit(x0.size, max_inputs_per_var)):
             xp = x0.copy()
             xp[col] += eps
             _set_values(x, xp)
+            perturbed[id(x)] = xp
             plus = evaluate()
             xp[col] = x0[col] - eps
             _set_values(x, xp)
             minus = evaluate()
             for j in outs:
                 jac[(i, j)][:, col] = (plus[j] - minus[j]) / (2.0 * eps)
+        perturbed.pop(id(x), None)
         _set_values(x, x0)
     evaluate()
     if plot_jacobians:
@@ -289,9 +339,9 @@ def _plot(jac: dict, metadata, problem, outs, title: str | None = None) -> None:
 # ---------------------------------------------------------------------------------------------- gradcheck
 def gradcheck(function, dim=None, inputs: Sequence | None = None, outputs: Sequence | None = None, *,
               eps: float = 1e-4, atol: float = 1e-3, rtol: float = 1e-2, raise_exception: bool = True,
-              input_output_mask: list | None = None, device=None, max_blocks: int = 0, block_dim: int = 256,
+              input_output_mask: list | None = None, device=None, max_blocks: int = 0, block_dim: int | None = None,
               max_inputs_per_var: int = -1, max_outputs_per_var: int = -1, plot_relative_error: bool = False,
-              plot_absolute_error: bool = False, show_summary: bool = True) -> bool:
+              plot_absolute_error: bool = False, show_summary: bool = True, restore_inputs: bool = True) -> bool:
     """Whether autodiff Jacobians match central differences: no NaN and ``|AD - FD| <= atol + rtol |FD|``.
 
     Arguments as for :func:`jacobian` / :func:`jacobian_fd`. Only the block of each Jacobian evaluated by both
@@ -307,11 +357,11 @@ def gradcheck(function, dim=None, inputs: Sequence | None = None, outputs: Seque
     problem = _problem(function, dim, inputs, outputs, device, max_blocks, block_dim)
     start = [(a, _values(a)) for a in problem.outputs if _is_float_array(a)]
     ad = jacobian(function, dim, inputs, outputs, input_output_mask, device, max_blocks, block_dim,
-                  max_outputs_per_var)
+                  max_outputs_per_var, restore_inputs=restore_inputs)
     for a, v in start:  # both Jacobians start from the same output state (kernels may accumulate into outputs)
         _set_values(a, v)
     fd = jacobian_fd(function, dim, inputs, outputs, input_output_mask, device, max_blocks, block_dim,
-                     max_inputs_per_var, eps)
+                     max_inputs_per_var, eps, restore_inputs=restore_inputs)
     report = _compare(ad, fd, problem, atol, rtol, max_inputs_per_var, max_outputs_per_var)
     if show_summary:
         print(_summary(report))
@@ -352,6 +402,8 @@ def gradcheck_tape(tape, *, eps: float = 1e-4, atol: float = 1e-3, rtol: float =
         order.reverse()
     ok = True
     for _, rec in order:
+        if not rec.kernel.enable_backward:  # no adjoint to check (its kernel or module option turned it off)
+            continue
         if blacklist_kernels and named(rec.kernel, blacklist_kernels):
             continue
         if whitelist_kernels and not named(rec.kernel, whitelist_kernels):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+from dataclasses import dataclass
 from time import monotonic as _monotonic
 
 import numpy as np
@@ -84,11 +85,47 @@ def _tid_where(kernel) -> str:
     return src.loc(None).render()
 
 
+def resolve_block_dim(device, requested) -> int:
+    """The block size a launch on ``device`` runs with, by Warp 1.19's rule: omitted or non-positive means 1 on the
+    CPU and 256 on a GPU; a GPU takes any other value as given; the CPU takes at most 1024 (ValueError beyond) and
+    runs blocks of more than one lane only while ``wp.config.enable_cpu_blocks`` is True (else 1)."""
+    impl = device.impl
+    if requested is None or requested <= 0:
+        return impl.default_block_dim
+    requested = int(requested)
+    if impl.max_block_dim and requested > impl.max_block_dim:
+        raise ValueError(f"block_dim must be at most {impl.max_block_dim} on {device.alias.upper()}, got "
+                         f"{requested}")
+    return 1 if impl.lanes_opt_in and not config.enable_cpu_blocks else requested
+
+
+@dataclass(frozen=True)
+class ModuleExec:
+    """Warp's record of a module loaded for one device and block size (``module.execs[(context, block_dim)]``)."""
+
+    device: D.Device
+    block_dim: int
+
+
+def note_exec(kernel, device, block_dim: int) -> ModuleExec:
+    """Record that ``kernel``'s module runs on ``device`` with ``block_dim`` (Warp's ``module.execs``)."""
+    execs = kernel.module.execs
+    key = (device.context, block_dim)
+    found = execs.get(key)
+    if found is None:
+        found = execs[key] = ModuleExec(device, block_dim)
+    return found
+
+
 def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), device=None, stream=None,
-           adjoint=False, record_tape=True, record_cmd=False, max_blocks=0, block_dim=256):
-    """Launch ``kernel`` over the grid ``dim`` with ``inputs + outputs`` as its arguments."""
+           adjoint=False, record_tape=True, record_cmd=False, max_blocks=0, block_dim=None):
+    """Launch ``kernel`` over the grid ``dim`` with ``inputs + outputs`` as its arguments.
+
+    ``block_dim`` follows Warp 1.19 (:func:`resolve_block_dim`): on the CPU a launch runs one lane per block unless
+    ``wp.config.enable_cpu_blocks`` is True."""
     fast = getattr(kernel, "_launch_fast", None)
     if (fast is not None and not adjoint and not record_cmd and (device is None or device is D.CPU or device == "cpu")
+            and (block_dim is None or block_dim <= D.CPU.impl.max_block_dim)
             and _launch_fast(fast, dim, inputs, outputs, device, record_tape, block_dim)):
         return None
     from ..kernel import Kernel
@@ -101,6 +138,7 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
         raise LaunchError(f"kernel '{kernel.__name__}' takes {len(names)} arguments ({', '.join(names)}), "
                           f"got {len(args)}")
     dev = D.get_device(device) if device is not None else _infer_device(args)
+    block_dim = resolve_block_dim(dev, block_dim)
     dims = normalize_dim(dim)
     types = kernel.infer_types(args)
     read_only = adopt_foreign(kernel, types, args)
@@ -113,6 +151,7 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
         return launch_adjoint(kernel, dims, args, list(adj_inputs) + list(adj_outputs), dev, len(inputs),
                               block_dim=block_dim, stream=stream, max_blocks=max_blocks)
     spec = kernel.specialize(types, block_dim)
+    note_exec(kernel, dev, block_dim)
     if read_only:
         _check_read_only(kernel, spec, read_only)
     _check_devices(kernel, spec, args, dev)
@@ -181,7 +220,7 @@ def _default_is_cpu() -> bool:
     return D.get_device(None) is D.CPU
 
 
-def _launch_fast(fast: _Fast, dim, inputs, outputs, device, record_tape, block_dim=256) -> bool:
+def _launch_fast(fast: _Fast, dim, inputs, outputs, device, record_tape, block_dim=None) -> bool:
     """Run the launch if it is a plain one; False (nothing done) sends it down the general path."""
     if config.mode == "debug" or config.verify_fp or _capture.get() is not None:
         return False
@@ -223,7 +262,8 @@ def _launch_fast(fast: _Fast, dim, inputs, outputs, device, record_tape, block_d
         check_errors(fast.spec)
     if tape is not None:
         shape = (dim,) if type(dim) is int else tuple(normalize_dim(dim))
-        tape._record_launch(fast.spec.kernel, fast.spec, shape, list(args), D.CPU, len(inputs), block_dim, {})
+        tape._record_launch(fast.spec.kernel, fast.spec, shape, list(args), D.CPU, len(inputs),
+                            resolve_block_dim(D.CPU, block_dim), {})
     return True
 
 
@@ -351,11 +391,13 @@ class Launch:
     ``launch()``; ``adjoint=True`` runs the backward kernel, whose adjoint arrays are set with ``adjoint=True``)."""
 
     def __init__(self, kernel, device=None, adjoint: bool = False, *, dim=None, args=None, adj_args=None,
-                 spec=None, packed: bytes | None = None, block_dim: int = 256):
+                 spec=None, packed: bytes | None = None, block_dim: int | None = None):
         self.kernel = kernel
         self.device = D.get_device(device)
         self.adjoint = bool(adjoint)
-        self.block_dim = block_dim
+        self.block_dim = block_dim = resolve_block_dim(self.device, block_dim)
+        #: Warp's loaded-module record of this launch (its device and block size)
+        self.module_exec = note_exec(kernel, self.device, block_dim)
         if spec is None:
             kernel.annotations()
             if kernel._fixed_types is None:

@@ -1,0 +1,60 @@
+"""wp.autograd: inputs restored around Jacobians, rows/columns not evaluated are NaN, disabled backward raises."""
+
+import numpy as np
+import pytest
+
+import weft as wp
+from weft.autograd import gradcheck, jacobian, jacobian_fd
+
+
+@wp.kernel
+def _increment(x: wp.array(dtype=float)):
+    i = wp.tid()
+    x[i] = x[i] + 1.0
+
+
+@wp.kernel
+def _square(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = x[i] * x[i]
+
+
+@wp.kernel(enable_backward=False)
+def _square_no_backward(x: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    y[i] = x[i] * x[i]
+
+
+def _mutating(x):
+    wp.launch(_increment, dim=x.shape, inputs=[x])
+    y = wp.zeros_like(x)
+    wp.launch(_square, dim=x.shape, inputs=[x], outputs=[y])
+    return y
+
+
+def test_inputs_restored_and_unevaluated_entries_nan():
+    x0 = np.arange(1.0, 5.0, dtype=np.float32)
+    x = wp.array(x0, requires_grad=True)
+    expected = np.diag(2.0 * (x0.astype(np.float64) + 1.0))  # every evaluation starts from x0, then adds one
+    ad = jacobian(_mutating, inputs=[x], max_outputs_per_var=3)[0, 0]
+    np.testing.assert_allclose(ad[:3], expected[:3], rtol=1e-6)
+    assert np.isnan(ad[3:]).all()
+    np.testing.assert_array_equal(x.numpy(), x0)
+    fd = jacobian_fd(_mutating, inputs=[x], max_inputs_per_var=2, eps=1e-2)[0, 0]
+    np.testing.assert_allclose(fd[:, :2], expected[:, :2], atol=2e-3)
+    assert np.isnan(fd[:, 2:]).all()
+    np.testing.assert_array_equal(x.numpy(), x0)
+    assert gradcheck(_mutating, inputs=[x], show_summary=False, eps=1e-2, atol=1e-2)
+    # without restoring, every probe starts from drifted values and the check fails
+    assert not gradcheck(_mutating, inputs=[x], restore_inputs=False, raise_exception=False, show_summary=False)
+    with pytest.raises(ValueError, match="bogus"):
+        jacobian(_mutating, inputs=[x], input_output_mask=[("bogus", 0)])
+
+
+def test_backward_disabled_kernel():
+    x = wp.array([1.0, 2.0], dtype=float, requires_grad=True)
+    y = wp.zeros(2, dtype=float, requires_grad=True)
+    with pytest.raises(ValueError, match="backward pass enabled"):
+        jacobian(_square_no_backward, dim=2, inputs=[x], outputs=[y])
+    fd = jacobian_fd(_square_no_backward, dim=2, inputs=[x], outputs=[y], eps=1e-2)[0, 0]
+    np.testing.assert_allclose(fd, np.diag([2.0, 4.0]), atol=1e-3)
