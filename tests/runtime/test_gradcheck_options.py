@@ -58,3 +58,33 @@ def test_backward_disabled_kernel():
         jacobian(_square_no_backward, dim=2, inputs=[x], outputs=[y])
     fd = jacobian_fd(_square_no_backward, dim=2, inputs=[x], outputs=[y], eps=1e-2)[0, 0]
     np.testing.assert_allclose(fd, np.diag([2.0, 4.0]), atol=1e-3)
+
+
+@wp.struct
+class _Pair:
+    x: wp.array(dtype=float)
+    y: wp.array(dtype=float)
+
+
+@wp.kernel
+def _pair_product(p: _Pair, z: wp.array(dtype=float)):
+    i = wp.tid()
+    z[i] = p.x[i] * p.y[i]
+
+
+def test_tape_gradients_of_a_struct_argument_survive_reset():
+    tape = wp.Tape()
+    p = _Pair()
+    p.x = wp.array([1.0, 2.0], dtype=float, requires_grad=True)
+    p.y = wp.array([3.0, 5.0], dtype=float, requires_grad=True)
+    z = wp.zeros(2, dtype=float, requires_grad=True)
+    with tape:
+        wp.launch(_pair_product, dim=2, inputs=[p], outputs=[z])
+    tape.backward(grads={z: wp.ones(2, dtype=float)})
+    g = tape.gradients[p]  # a _Pair of the gradients: d(x*y)/dx = y, d/dy = x
+    assert isinstance(g, _Pair)
+    np.testing.assert_array_equal(g.x.numpy(), [3.0, 5.0])
+    np.testing.assert_array_equal(g.y.numpy(), [1.0, 2.0])
+    tape.reset()  # launches forgotten, gradients zeroed and still reachable while the arrays live
+    assert not tape.launches
+    np.testing.assert_array_equal(tape.gradients[p].x.numpy(), [0.0, 0.0])

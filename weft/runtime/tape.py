@@ -172,6 +172,20 @@ class Tape:
         else:
             self.scopes.append((len(self.launches), None, None))
 
+    def visualize(self, filename=None, simplify_graph=True, hide_readonly_arrays=False, array_labels=None,
+                  choose_longest_node_name=True, ignore_graph_scopes=False, track_inputs=None, track_outputs=None,
+                  track_input_names=None, track_output_names=None, graph_direction="LR") -> str:
+        """The recorded launches and copies as GraphViz ``dot`` code (written to ``filename`` if given; render with
+        ``dot -Tpng tape.dot -o tape.png``): arrays as ellipses (labelled by ``array_labels``, the tracked names,
+        else the longest parameter name they were passed as), launches as boxes with edges from what they read to
+        what they write, scopes as clusters. ``simplify_graph`` folds a run of identical launches into one node
+        ``(repeated Nx)``; ``hide_readonly_arrays`` leaves out arrays nothing writes (tracked ones stay)."""
+        from .tape_graph import visualize
+
+        return visualize(self, filename, simplify_graph, hide_readonly_arrays, array_labels,
+                         choose_longest_node_name, ignore_graph_scopes, track_inputs, track_outputs,
+                         track_input_names, track_output_names, graph_direction)
+
     def _watch(self, arrays) -> None:
         """Let ``zero()`` and ``gradients`` cover ``arrays`` (held weakly) without recording anything."""
         for a in arrays:
@@ -243,8 +257,9 @@ class Tape:
     # ------------------------------------------------------------------ gradients
     @property
     def gradients(self) -> dict:
-        """{array: gradient array} for every array on the tape that has a gradient."""
-        out = {a: a.grad for a in self._arrays.values() if getattr(a, "grad", None) is not None}
+        """{array: gradient array} for every array on the tape that has a gradient; a struct instance passed to a
+        recorded launch looks up a struct of the same type holding its arrays' gradients (Warp's form)."""
+        out = _Gradients({a: a.grad for a in self._arrays.values() if getattr(a, "grad", None) is not None})
         for a in list(self._weak.values()):
             if getattr(a, "grad", None) is not None:
                 out[a] = a.grad
@@ -258,13 +273,15 @@ class Tape:
                 g.zero_()
 
     def reset(self) -> None:
-        """Forget the recorded launches and zero the gradients."""
+        """Forget the recorded launches and zero the gradients. The arrays seen so far stay in ``gradients`` and
+        ``zero()`` while they live (as in Warp), held weakly: the Tape does not keep them alive."""
         access_check.clear(self)
         self.zero()
         self.launches = []
         self._written = {}
+        for a in self._arrays.values():
+            self._weak[id(a)] = a
         self._arrays = {}
-        self._weak = weakref.WeakValueDictionary()
         self.scopes = []
         self.loss = None
 
@@ -288,6 +305,29 @@ def _adjoint_reads(rec: LaunchRecord) -> set[int]:
 
 
 _READS_CACHE: dict = {}
+
+
+class _Gradients(dict):
+    """``tape.gradients``: arrays map to their gradients; a struct instance whose arrays are on the tape maps to a new
+    struct of its type holding their gradients (nested structs alike)."""
+
+    def __missing__(self, key):
+        if _is_struct(key):
+            arrays = _struct_arrays(key)
+            if arrays and all(a in self for a in arrays):
+                return _gradient_struct(key)
+        raise KeyError(key)
+
+
+def _gradient_struct(value):
+    out = type(value)()
+    for name, _ in value._ir_.fields:
+        v = getattr(value, name, None)
+        if hasattr(v, "_shared") and v.grad is not None:
+            setattr(out, name, v.grad)
+        elif _is_struct(v):
+            setattr(out, name, _gradient_struct(v))
+    return out
 
 
 def _is_struct(value) -> bool:
