@@ -202,17 +202,24 @@ def run_test_in_subprocess(test, *, timeout=600, hide_gpu=False, env_updates=Non
 
 
 def create_test_func(func, device, check_output, device_check=None, enable_cpu_blocks=False, **kwargs):
-    """A unittest method calling ``func(self, device, **kwargs)``, optionally failing on unexpected output."""
+    """A unittest method calling ``func(self, device, **kwargs)``, optionally failing on unexpected output;
+    ``enable_cpu_blocks`` sets ``wp.config.enable_cpu_blocks`` while it runs (as Warp's helper does)."""
 
     @functools.wraps(func)
     def test_func(self):
         if device_check is not None:
             device_check(self, device)
-        if check_output:
-            with CheckOutput(self):
+        previous = wp.config.enable_cpu_blocks
+        if enable_cpu_blocks:
+            wp.config.enable_cpu_blocks = True
+        try:
+            if check_output:
+                with CheckOutput(self):
+                    func(self, device, **kwargs)
+            else:
                 func(self, device, **kwargs)
-        else:
-            func(self, device, **kwargs)
+        finally:
+            wp.config.enable_cpu_blocks = previous
 
     return test_func
 

@@ -237,8 +237,18 @@ class Lowerer:
         host_ir = getattr(type(value), "_ir_", None)
         if isinstance(host_ir, (T.VectorType, T.MatrixType)):
             return self._composite_const(value, host_ir)
+        if isinstance(host_ir, T.StructType) and not any(isinstance(f, T.ArrayType) for _, f in host_ir.fields):
+            return self._struct_const(value, host_ir, node)  # e.g. the value of a wp.static(...) expression
         raise self.error(f"{_describe_py(value)} cannot be used as a value in kernel code", node,
                          hint="only numbers, weft value types, arrays and structs can be used in kernels")
+
+    def _struct_const(self, value, t: T.StructType, node):
+        """A host struct instance (without array fields) as a kernel value: built field by field."""
+        out = self.op("construct", [], attrs=(t,), node=node)
+        for name, ftype in t.fields:
+            field = self.operand(getattr(value, name), node, want=ftype)
+            out = self.op("setfield", [out, field], attrs=(name,), node=node)
+        return out
 
     def _composite_const(self, value, t: T.Type):
         comps = [Const(float(x) if t.scalar.is_float else int(x), t.scalar) for x in np.asarray(value).reshape(-1)]
@@ -1165,7 +1175,9 @@ class Lowerer:
         except CompileError:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure of the user's expression is reported at its line
-            raise self.error(f"cannot evaluate at compile time: {type(exc).__name__}: {exc}", node,
+            extra = (". Make sure all variables used in the static expression are constant."
+                     if isinstance(exc, NameError) else f" ({type(exc).__name__})")
+            raise self.error(f"Error evaluating static expression: {exc}{extra}", node,
                              hint="wp.static() and static loops may only use Python values known when compiling"
                              ) from None
 
