@@ -116,9 +116,8 @@ def visualize(tape, filename=None, simplify_graph=True, hide_readonly_arrays=Fal
                      f"tooltip={_quote(tip)}];")
 
     def emit(scope, depth: int) -> None:
-        name, start, end, children = scope
+        _name, start, end, inner = scope
         pad = "    " * depth
-        inner = [c for c in children]
         for s in steps:
             if not start <= s.first < end or any(c[1] <= s.first < c[2] for c in inner):
                 continue
