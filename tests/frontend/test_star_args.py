@@ -81,3 +81,30 @@ def test_star_argument_errors():
         _launch(run_time_bound)
     with pytest.raises(wp.CompileError, match="cannot be negative for arrays"):
         _launch(negative_bound)
+
+
+@wp.struct
+class _StaticPose:
+    m: wp.mat22
+    v: wp.vec2
+    k: int
+
+
+_POSE = _StaticPose()
+_POSE.m = wp.mat22(1.0, 2.0, 3.0, 4.0)
+_POSE.v = wp.vec2(5.0, 6.0)
+_POSE.k = 7
+
+
+@wp.kernel
+def _static_struct_value(out: wp.array(dtype=_StaticPose)):
+    out[0] = wp.static(_POSE)
+
+
+def test_static_struct_instance_is_a_kernel_value():
+    out = wp.zeros(1, dtype=_StaticPose)
+    wp.launch(_static_struct_value, dim=1, outputs=[out])
+    got = out.numpy()[0]
+    np.testing.assert_array_equal(got[0], [[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(got[1], [5.0, 6.0])
+    assert got[2] == 7

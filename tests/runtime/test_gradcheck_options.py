@@ -88,3 +88,20 @@ def test_tape_gradients_of_a_struct_argument_survive_reset():
     tape.reset()  # launches forgotten, gradients zeroed and still reachable while the arrays live
     assert not tape.launches
     np.testing.assert_array_equal(tape.gradients[p].x.numpy(), [0.0, 0.0])
+
+
+def test_tape_visualize_folds_repeats_and_names_scopes(tmp_path):
+    x = wp.array([1.0, 2.0], dtype=float, requires_grad=True)
+    y = wp.zeros(2, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        tape.record_scope_begin("squares")
+        for _ in range(3):
+            wp.launch(_square, dim=2, inputs=[x], outputs=[y])
+        tape.record_scope_end()
+    path = tmp_path / "tape.dot"
+    dot = tape.visualize(str(path), array_labels={x: "input_x"})
+    assert path.read_text() == dot and dot.startswith("digraph")
+    assert dot.count("_square") == 1 and "(repeated 3x)" in dot and 'label="squares"' in dot
+    assert 'label="input_x"' in dot and "array: dtype=float32, shape=(2,)" in dot
+    assert dot.count("->") == 2  # x -> launch -> y
