@@ -50,8 +50,13 @@ def test_recorded_launch_keeps_block_dim_stream_and_max_blocks():
     x = wp.array(np.arange(8, dtype=np.float32), requires_grad=True)
     y = wp.zeros(8, dtype=float, requires_grad=True)
     tape = wp.Tape()
-    with tape:
-        wp.launch(k_generic_scale, dim=8, inputs=[x, 2.0, y], block_dim=64, max_blocks=3)
+    old = wp.config.enable_cpu_blocks
+    wp.config.enable_cpu_blocks = True  # else a CPU launch runs (and records) one lane per block, as in Warp 1.19
+    try:
+        with tape:
+            wp.launch(k_generic_scale, dim=8, inputs=[x, 2.0, y], block_dim=64, max_blocks=3)
+    finally:
+        wp.config.enable_cpu_blocks = old
     (rec,) = [r for r in tape.launches if hasattr(r, "block_dim")]
     assert rec.block_dim == 64 and rec.max_blocks == 3 and rec.stream is None
     tape.backward(grads={y: wp.ones(8, dtype=float)})
