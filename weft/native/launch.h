@@ -562,13 +562,17 @@ __attribute__((noinline)) void run_deferred_piece(const Grid& g, const A& args, 
         [&a, &d, &flush, sp, b, e](int32 n) { flush(a, d, n, sp, b, e); });
 }
 
-// run_deferred_piece for a guard-split backward (run_range_chunked_split).
+// run_deferred_piece for a guard-split backward (run_range_chunked_split). NoPre: the piece is compiled without
+// GCC's partial redundancy elimination, for lane bodies that load an array at neighbouring points of the row
+// (u[i, j] and u[i, j + 1]): PRE carries the one point's load over to the next as a loop-carried value, which keeps
+// the lane loop scalar. Other bodies keep PRE (without it, the masked gradient store of a vec2 element kept
+// split_spectra's loop scalar).
 template <int ND, typename Defer, typename Spill, typename A, typename Body, typename Known, typename Clip,
           typename Flush>
-__attribute__((noinline, optimize("no-tree-pre"))) void run_deferred_piece_split(const Grid& g, const A& args, int64 b,
-                                                                                  int64 e, Spill* sp,
-                                                        Body& body, Known& known, Clip& clip, Flush& flush) {
-    const A a = args;
+__attribute__((always_inline)) inline void deferred_piece_split(const Grid& g, const A& args, int64 b, int64 e,
+                                                               Spill* sp, Body& body, Known& known, Clip& clip,
+                                                               Flush& flush) {
+    const A a = args;  // a copy whose address never escapes: scalars and shapes stay in registers across stores
     Defer d;
     run_range_chunked_split<ND>(
         g, b, e,
@@ -582,6 +586,18 @@ __attribute__((noinline, optimize("no-tree-pre"))) void run_deferred_piece_split
             clip(a, i0, i1, i2, i3, flat, lo, hi);
         },
         [&a, &d, &flush, sp, b, e](int32 n) { flush(a, d, n, sp, b, e); });
+}
+template <int ND, typename Defer, typename Spill, typename A, typename Body, typename Known, typename Clip,
+          typename Flush>
+__attribute__((noinline)) void run_deferred_piece_split(const Grid& g, const A& args, int64 b, int64 e, Spill* sp,
+                                                        Body& body, Known& known, Clip& clip, Flush& flush) {
+    deferred_piece_split<ND, Defer>(g, args, b, e, sp, body, known, clip, flush);
+}
+template <int ND, typename Defer, typename Spill, typename A, typename Body, typename Known, typename Clip,
+          typename Flush>
+__attribute__((noinline, optimize("no-tree-pre"))) void run_deferred_piece_split_nopre(
+    const Grid& g, const A& args, int64 b, int64 e, Spill* sp, Body& body, Known& known, Clip& clip, Flush& flush) {
+    deferred_piece_split<ND, Defer>(g, args, b, e, sp, body, known, clip, flush);
 }
 
 // run_grid_private for a backward body in deferred form: body(args, defer, i0, i1, i2, i3, flat, lane) and
@@ -645,16 +661,20 @@ inline void run_grid_deferred(const int64* dims, int32 ndim, int32 threads, cons
 }
 
 // run_grid_deferred for a guard-split backward: known(args, defer, i0, i1, i2, i3, flat, lane) is the body with the
-// guard plan folded, clip(args, i0, i1, i2, i3, flat, lo, hi) the plan's row interval (see run_chunked_split_row).
-template <int ND, typename Defer, typename Spill, typename A, typename Body, typename Known, typename Clip,
-          typename Flush, typename Apply>
+// guard plan folded, clip(args, i0, i1, i2, i3, flat, lo, hi) the plan's row interval (see run_chunked_split_row);
+// NoPre: see run_deferred_piece_split.
+template <int ND, bool NoPre, typename Defer, typename Spill, typename A, typename Body, typename Known,
+          typename Clip, typename Flush, typename Apply>
 inline void run_grid_deferred_split(const int64* dims, int32 ndim, int32 threads, const A& args,
                                     const PrivateGrad* priv, int npriv, bool owned, Body&& body, Known&& known,
                                     Clip&& clip, Flush&& flush, Apply&& apply) {
     run_grid_deferred_with<ND, Spill>(
         dims, ndim, threads, args, priv, npriv, owned,
         [&](const Grid& g, const A& a, int64 b, int64 e, Spill* sp) {
-            run_deferred_piece_split<ND, Defer, Spill>(g, a, b, e, sp, body, known, clip, flush);
+            if constexpr (NoPre)
+                run_deferred_piece_split_nopre<ND, Defer, Spill>(g, a, b, e, sp, body, known, clip, flush);
+            else
+                run_deferred_piece_split<ND, Defer, Spill>(g, a, b, e, sp, body, known, clip, flush);
         },
         apply);
 }
