@@ -74,5 +74,8 @@ def test_slice_errors():
         b = a[::0]
         b[0] = 1.0
 
-    with pytest.raises(wp.Error, match="step cannot be zero"):
+    with pytest.raises(ValueError, match="Slice step cannot be zero"):  # a literal zero: Warp's ValueError
         wp.launch(zero_step, dim=1, inputs=[wp.zeros(3, dtype=float)])
+    # a run-time zero step is reported after the launch, in release mode too (Warp aborts the process)
+    with pytest.raises(wp.RuntimeError_, match="slice step cannot be zero"):
+        wp.launch(slices, dim=1, inputs=[wp.zeros((6, 5), dtype=float), 0, 6, 0, wp.zeros(7, dtype=float)])

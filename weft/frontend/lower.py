@@ -867,7 +867,7 @@ class Lowerer:
             if isinstance(p, ast.Slice):
                 kinds |= 1 << d
                 if p.step is not None and isinstance(p.step, ast.Constant) and p.step.value == 0:
-                    raise self.error("slice step cannot be zero", p.step)
+                    raise self.error("Slice step cannot be zero", p.step, kind=KernelValueError)
                 args += [self.slice_bound(b) for b in (p.lower, p.upper, p.step)]
             else:
                 args.append(self.slice_bound(p))

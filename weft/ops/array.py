@@ -58,7 +58,7 @@ def _slice(args, attrs):
 
 
 register(Op("array_slice", _slice, native="slice", kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, public=False, domain=D,
-            role=Role.VIEW, adjoint_linear=True,
+            role=Role.VIEW, adjoint_linear=True, header="release_checks.h",  # a run-time zero step raises
             doc="a[i:j:k, l]: a strided view of an array (NumPy's slice rules; same memory and gradient)."))
 register(Op("array_shape", lambda a, at: T.INT32 if len(a) == 1 and isinstance(a[0], T.ArrayType) else None,
             kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, public=False, domain=D, role=Role.SHAPE, doc="a.shape[k]"))

@@ -44,10 +44,13 @@ def _raw_copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int =
     if dest._ir != src._ir:
         raise CopyError(f"wp.copy: incompatible dtypes (destination dtype={dest._ir}, source dtype={src._ir})")
     whole = dest_offset == 0 and src_offset == 0 and (count == 0 or count == src.size == dest.size)
-    if whole and dest.shape != src.shape and (dest.size != src.size or not (dest.is_contiguous and
-                                                                            src.is_contiguous)):
-        # (contiguous arrays of one size copy element by element in flat order, as Warp copies their bytes)
-        raise CopyError(f"wp.copy: incompatible shapes (destination shape={dest.shape}, source shape={src.shape})")
+    if whole and dest.shape != src.shape:
+        if dest.size != src.size:  # an omitted count is the source's size: a bounded copy (checked below)
+            whole, count = False, src.size
+        elif not (dest.is_contiguous and src.is_contiguous):
+            # (contiguous arrays of one size copy element by element in flat order, as Warp copies their bytes)
+            raise CopyError(f"wp.copy: incompatible shapes (destination shape={dest.shape}, source shape="
+                            f"{src.shape})")
     if not whole:
         for a, what in ((src, "source"), (dest, "destination")):
             if a.ndim > 1 and not a.is_contiguous:

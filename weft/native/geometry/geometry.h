@@ -11,9 +11,9 @@ static const weft::geo::Registry* weft_geo_registry_ptr = nullptr;
 extern "C" __attribute__((visibility("default"))) void weft_geometry_attach(const void* registry) {
     weft_geo_registry_ptr = static_cast<const weft::geo::Registry*>(registry);
 }
-// queries report invalid ids through the error state: the launch reads it in release mode too
-extern "C" __attribute__((visibility("default"))) int weft_release_checks() { return 1; }
 #endif
+// queries report invalid ids through the error state: the launch reads it in release mode too
+#include "release_checks.h"
 namespace weft {
 namespace geo {
 WEFT_FN const Registry* registry() { return weft_geo_registry_ptr; }
