@@ -11,6 +11,7 @@ from collections import deque
 import weft as wp
 
 from ..runtime.pool import grads_off
+from ..runtime.tape import active_tape
 from .model import (
     GEO_BOX,
     GEO_CAPSULE,
@@ -224,6 +225,55 @@ def create_soft_contacts(particle_x: wp.array(dtype=wp.vec3), particle_radius: w
             soft_contact_normal[index] = wp.transform_vector(X_ws, n)
 
 
+@wp.kernel
+def soft_contact_geometry(particle_x: wp.array(dtype=wp.vec3), particle_radius: wp.array(dtype=float),
+                          body_X_wb: wp.array(dtype=wp.transform), shape_X_bs: wp.array(dtype=wp.transform),
+                          shape_body: wp.array(dtype=int), geo: ModelShapeGeometry, margin: float,
+                          soft_contact_max: int, soft_contact_count: wp.array(dtype=int),
+                          soft_contact_particle: wp.array(dtype=int), soft_contact_shape: wp.array(dtype=int),
+                          soft_contact_body_pos: wp.array(dtype=wp.vec3), soft_contact_body_vel: wp.array(dtype=wp.vec3),
+                          soft_contact_normal: wp.array(dtype=wp.vec3)):
+    """The contact point, velocity and normal of every contact ``create_soft_contacts`` found, from the particle and
+    shape of its slot (the same arithmetic): on a Tape this kernel is the differentiated one, so the backward runs
+    over the contacts only, with no contact counter to replay."""
+    c = wp.tid()
+    if c >= wp.min(soft_contact_count[0], soft_contact_max):
+        return
+    particle_index = soft_contact_particle[c]
+    shape_index = soft_contact_shape[c]
+    rigid_index = shape_body[shape_index]
+    px = particle_x[particle_index]
+    radius = particle_radius[particle_index]
+    X_wb = wp.transform_identity()
+    if rigid_index >= 0:
+        X_wb = body_X_wb[rigid_index]
+    X_bs = shape_X_bs[shape_index]
+    X_ws = wp.transform_multiply(X_wb, X_bs)
+    x_local = wp.transform_point(wp.transform_inverse(X_ws), px)
+    geo_type = geo.type[shape_index]
+    geo_scale = geo.scale[shape_index]
+    d, n = _shape_sdf(geo_type, geo_scale, x_local)
+    v = wp.vec3()
+    if geo_type == GEO_MESH:
+        mesh = geo.source[shape_index]
+        face_index = int(0)  # noqa: UP018, RUF046 - mutable locals the query writes, as in Warp
+        face_u = float(0.0)  # noqa: UP018
+        face_v = float(0.0)  # noqa: UP018
+        sign = float(0.0)  # noqa: UP018
+        min_scale = wp.min(wp.min(geo_scale[0], geo_scale[1]), geo_scale[2])
+        if wp.mesh_query_point_sign_normal(mesh, wp.cw_div(x_local, geo_scale), margin + radius / min_scale, sign,
+                                           face_index, face_u, face_v):
+            shape_p = wp.cw_mul(wp.mesh_eval_position(mesh, face_index, face_u, face_v), geo_scale)
+            shape_v = wp.cw_mul(wp.mesh_eval_velocity(mesh, face_index, face_u, face_v), geo_scale)
+            delta = x_local - shape_p
+            d = wp.length(delta) * sign
+            n = wp.normalize(delta) * sign
+            v = shape_v
+    soft_contact_body_pos[c] = wp.transform_point(X_bs, x_local - n * d)
+    soft_contact_body_vel[c] = wp.transform_vector(X_bs, v)
+    soft_contact_normal[c] = wp.transform_vector(X_ws, n)
+
+
 _UNSUPPORTED = {int(GEO_SDF): "SDF (wp.Volume shapes)"}
 
 #: the model's soft-contact arrays that collide() fills
@@ -311,10 +361,21 @@ def collide(model, state, edge_sdf_iter: int = 10, iterate_mesh_vertices: bool =
         _fresh_contact_arrays(model)
     else:
         model.soft_contact_count.zero_()
+    # on a Tape the search is not recorded: soft_contact_geometry recomputes the found contacts' points and normals
+    # recorded, and its adjoint is the contacts' backward (the search's generic adjoint replayed every particle-shape
+    # pair and the contact counter: cloth drape 190 -> ... us per substep)
+    taped = active_tape.get() is not None
     wp.launch(create_soft_contacts, dim=model.particle_count * (model.shape_count - 1),
               inputs=[state.particle_q, model.particle_radius, model.particle_flags, body_q, model.shape_transform,
                       model.shape_body, model.shape_geo, model.soft_contact_margin, model.soft_contact_max,
                       model.shape_count - 1],
               outputs=[model.soft_contact_count, model.soft_contact_particle, model.soft_contact_shape,
                        model.soft_contact_body_pos, model.soft_contact_body_vel, model.soft_contact_normal,
-                       model.soft_contact_tids], device=model.device)
+                       model.soft_contact_tids], device=model.device, record_tape=not taped)
+    if taped:
+        wp.launch(soft_contact_geometry, dim=model.soft_contact_max,
+                  inputs=[state.particle_q, model.particle_radius, body_q, model.shape_transform, model.shape_body,
+                          model.shape_geo, model.soft_contact_margin, model.soft_contact_max, model.soft_contact_count,
+                          model.soft_contact_particle, model.soft_contact_shape],
+                  outputs=[model.soft_contact_body_pos, model.soft_contact_body_vel, model.soft_contact_normal],
+                  device=model.device)

@@ -34,7 +34,7 @@ def compute_body_forces(model, state, control, body_f, friction_smoothing: float
 def euler_kernels(model) -> list:
     """The kernels a SemiImplicitIntegrator step (and collide) launches for ``model``."""
     from .. import rigid_collide
-    from ..collide import create_soft_contacts
+    from ..collide import create_soft_contacts, soft_contact_geometry
     from ..forces import (
         bodies,
         contacts,
@@ -64,6 +64,7 @@ def euler_kernels(model) -> list:
              (model.ground and model.particle_count, contacts.eval_particle_ground_contacts),
              (model.particle_count and model.shape_count > 1, contacts.eval_particle_contacts),
              (model.particle_count and model.shape_count > 1, create_soft_contacts),
+             (model.requires_grad and model.particle_count and model.shape_count > 1, soft_contact_geometry),
              (model.muscle_count and model.body_count, bodies.eval_muscles),
              (model.particle_count, base.integrate_particles), (model.body_count, base.integrate_bodies),
              (model.joint_count and model.body_count, joints.eval_body_joints),
@@ -87,12 +88,15 @@ def hand_differentiated(model) -> set:
     kernel, recorded only for triangles with lift or drag: their generic adjoints are compiled only if a step needs
     them (triangles with lift or drag, a new state without gradients; the sphere's cold backward skips 0.9 s of g++
     CPU for the unused lift/drag adjoint)."""
+    from ..collide import create_soft_contacts
     from ..forces import contacts, elastic, gather
     from . import base
 
+    # (create_soft_contacts: a taped collide differentiates soft_contact_geometry instead)
     return {elastic.eval_springs, elastic.eval_triangles, elastic.eval_triangles_aero, elastic.eval_bending,
             elastic.eval_tetrahedra,
-            gather.gather_forces, contacts.eval_particle_ground_contacts, base.integrate_particles}
+            gather.gather_forces, contacts.eval_particle_ground_contacts, base.integrate_particles,
+            create_soft_contacts}
 
 
 def prepare_euler(model) -> None:
