@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from .builtins import TileBuiltin
@@ -90,6 +92,14 @@ def _ir(t):
         return None
 
 
+def _type_ir(t):
+    """The IR type of a type or annotation; None for values (``wp.vec3(...)``, ``wp.int32(1)``, a struct instance),
+    which the ``type_is_*`` predicates reject as Warp's do."""
+    if isinstance(t, (numbers.Number, np.generic)) or (not isinstance(t, type) and hasattr(type(t), "_ir_")):
+        return None
+    return _ir(t)
+
+
 def dtype_from_numpy(numpy_dtype):
     """The weft scalar type of a NumPy dtype (``np.float32`` -> ``wp.float32``)."""
     try:
@@ -116,57 +126,57 @@ def dtype_to_numpy(warp_dtype):
 
 def type_is_scalar(t) -> bool:
     """True for scalar types (``wp.float32``, ``float``, ``int`` ...)."""
-    return isinstance(_ir(t), T.ScalarType)
+    return isinstance(_type_ir(t), T.ScalarType)
 
 
 def type_is_int(t) -> bool:
     """True for integer scalar types."""
-    ir = _ir(t)
+    ir = _type_ir(t)
     return isinstance(ir, T.ScalarType) and ir.is_int
 
 
 def type_is_float(t) -> bool:
     """True for floating-point scalar types."""
-    ir = _ir(t)
+    ir = _type_ir(t)
     return isinstance(ir, T.ScalarType) and ir.is_float
 
 
 def type_is_vector(t) -> bool:
     """True for vector types (not quaternions or transforms)."""
-    ir = _ir(t)
+    ir = _type_ir(t)
     return isinstance(ir, T.VectorType) and ir.flavor is T.VecFlavor.VECTOR
 
 
 def type_is_quaternion(t) -> bool:
     """True for quaternion types."""
-    ir = _ir(t)
+    ir = _type_ir(t)
     return isinstance(ir, T.VectorType) and ir.flavor is T.VecFlavor.QUAT
 
 
 def type_is_transformation(t) -> bool:
     """True for transform types."""
-    ir = _ir(t)
+    ir = _type_ir(t)
     return isinstance(ir, T.VectorType) and ir.flavor is T.VecFlavor.TRANSFORM
 
 
 def type_is_matrix(t) -> bool:
     """True for matrix types."""
-    return isinstance(_ir(t), T.MatrixType)
+    return isinstance(_type_ir(t), T.MatrixType)
 
 
 def type_is_composite(t) -> bool:
     """True for vector, quaternion, transform and matrix types."""
-    return isinstance(_ir(t), (T.VectorType, T.MatrixType))
+    return isinstance(_type_ir(t), (T.VectorType, T.MatrixType))
 
 
 def type_is_value(t) -> bool:
     """True for scalar and composite value types."""
-    return t in (float, int, bool) or isinstance(_ir(t), (T.ScalarType, T.VectorType, T.MatrixType))
+    return t in (float, int, bool) or isinstance(_type_ir(t), (T.ScalarType, T.VectorType, T.MatrixType))
 
 
 def type_is_struct(t) -> bool:
     """True for ``@wp.struct`` classes."""
-    return isinstance(_ir(t), T.StructType)
+    return isinstance(_type_ir(t), T.StructType)
 
 
 def type_is_array(t) -> bool:

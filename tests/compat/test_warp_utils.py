@@ -351,3 +351,11 @@ def test_array_cast_flattens_mismatched_layouts_and_small_helpers(capsys):
     assert "function calls in" in printed and "block took" in printed
     adj = wp._src.utils.MeshAdjacency([(0, 3, 1), (0, 2, 3)], 2)
     assert (adj.edges[(0, 3)].o0, adj.edges[(0, 3)].o1, adj.edges[(0, 3)].f1) == (1, 2, 1)
+
+
+def test_type_predicates_take_types_not_values():
+    # wp.types.type_is_* answer for types only (Warp's rule): a value of the type is not a type
+    assert wp.types.type_is_vector(wp.vec3) and not wp.types.type_is_vector(wp.vec3(1.0, 2.0, 3.0))
+    assert wp.types.type_is_int(wp.int16) and not wp.types.type_is_int(wp.int16(3)) and not wp.types.type_is_int(3)
+    assert wp.types.type_is_matrix(wp.mat22) and not wp.types.type_is_value(wp.mat22())
+    assert wp.types.type_is_tile(wp.tile) and not wp.types.is_tile(wp.tile)
