@@ -210,3 +210,41 @@ def test_tile_map_broadcasts_a_value():
     np.testing.assert_allclose(out.numpy(), x * v[0, 0] + v[0, 1] * x * x, rtol=1e-14)
     fd_check(map_broadcast, {"x": wp.array(x, dtype=F64), "v": wp.array(v, dtype=wp.vec2d)},
              {"out": wp.zeros(8, dtype=F64)}, dim=1, block_dim=4)
+
+
+@wp.kernel
+def row_views(x: wp.array2d(dtype=F64), n: int, out: wp.array2d(dtype=F64)):
+    a = wp.tile_load(x, shape=(M, N))
+    b = wp.tile_zeros(shape=(M, N), dtype=F64)
+    for i in range(n):  # a dynamic loop: b is rebound through its views
+        row = b[i]
+        wp.tile_assign(row, a[i] * a[i])  # writes through to b's row i, as Warp's views do
+    last = b[M - 1]
+    last += a[0]  # in-place arithmetic on a view
+    part = b[1:3, ::2]
+    part[0, 1] = wp.float64(7.0)  # an element store through a strided view
+    wp.tile_store(out, b)
+
+
+def test_views_write_through_to_their_parent():
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((M, N))
+    n = M - 2
+    want = np.zeros((M, N))
+    want[:n] = x[:n] ** 2
+    want[M - 1] += x[0]
+    want[1, 2] = 7.0
+    out = wp.zeros((M, N), dtype=F64)
+    wp.launch_tiled(row_views, dim=1, inputs=[wp.array(x, dtype=F64), n, out], block_dim=4)
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-14)
+
+    @wp.kernel
+    def wrapped(x: wp.array2d(dtype=F64), out: wp.array2d(dtype=F64)):
+        a = wp.tile_load(x, shape=(M, N))
+        b = wp.tile_zeros(shape=(M, N), dtype=F64)
+        for i in range(M):
+            row = b[i]
+            wp.tile_assign(row, a[i] * a[M - 1 - i])
+        wp.tile_store(out, b)
+
+    fd_check(wrapped, {"x": wp.array(x, dtype=F64)}, {"out": wp.zeros((M, N), dtype=F64)}, dim=1, block_dim=4)

@@ -82,6 +82,7 @@ def binding_analysis(tree: ast.FunctionDef, ref_positions=None) -> tuple[set[str
                     nested.add(n)
 
     visit(tree.body, 0)
+    nested |= _view_parents_updated_in_loops(tree, ref_positions)
     # a name bound directly once, at the top level, and otherwise only stored through (``buf = wp.zeros(...)``
     # then ``buf[k] = ...``) is never rebound when its value is an array: stores go through it
     direct_once = {n for n in direct if n in component and _direct_top_level_once(tree.body, n)}
@@ -134,6 +135,31 @@ def _in_place_targets(call: ast.Call, targets, ref_positions=None) -> list[str]:
     for pos in updates:
         if pos < len(call.args):
             out += targets(call.args[pos])
+    return out
+
+
+def _view_parents_updated_in_loops(tree: ast.FunctionDef, ref_positions=None) -> set[str]:
+    """Local names ``p`` of ``v = p[...]`` inside a loop whose ``v`` the same loop updates with an in-place builtin
+    (``wp.tile_assign(v, ...)``) or an element store (``v[j] = ...``): when ``p`` is a tile, ``v`` is a view of it
+    and the update is written back into ``p`` (frontend.tile_alias), which rebinds ``p`` inside the loop."""
+    params = {a.arg for a in tree.args.args}
+    out: set[str] = set()
+    for loop in ast.walk(tree):
+        if not isinstance(loop, (ast.For, ast.While)):
+            continue
+        views = {}
+        updated: set[str] = set()
+        for s in ast.walk(loop):
+            if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and \
+                    isinstance(s.value, ast.Subscript) and isinstance(s.value.value, ast.Name):
+                views[s.targets[0].id] = s.value.value.id
+            elif isinstance(s, ast.Assign):
+                updated |= {t.value.id for t in s.targets if isinstance(t, ast.Subscript)
+                            and isinstance(t.value, ast.Name)}
+            elif isinstance(s, ast.Call):
+                updated |= set(_in_place_targets(s, lambda n: [n.id] if isinstance(n, ast.Name) else [],
+                                                 ref_positions))
+        out |= {p for v, p in views.items() if v in updated and p not in params}
     return out
 
 

@@ -184,6 +184,8 @@ def _stack_arguments(chosen: Func, bound: dict, node) -> dict:
     in the body change the caller's stack."""
     from .tile_stack import TileStack
 
+    if not isinstance(node, ast.Call):
+        return {}  # an operator calling a user func (a * b on structs): no stack arguments
     params = list(chosen.signature.parameters) if chosen.signature is not None else []
     given = dict(zip(params, node.args))
     given.update({k.arg: k.value for k in node.keywords})

@@ -34,7 +34,7 @@ from ..ops.tile import TileUpdate
 from ..types.composite import class_for
 from ..types.mapping import to_ir
 from ..typing.resolve import Weak, describe, resolve
-from . import adjoint_access, tile_slices
+from . import adjoint_access, tile_alias, tile_slices
 from .analysis import binding_analysis, loop_has_break_or_continue, may_return
 from .deps import DepRecorder
 from .source import FunctionSource
@@ -82,6 +82,7 @@ class Frame:
     call_loc: SourceLoc | None = None
     name: str = ""
     adjoint_targets: dict | None = None  # inside a @wp.func_grad: param name -> the call's input operand
+    tile_aliases: dict = field(default_factory=dict)  # view name -> its parent's subscript (frontend.tile_alias)
 
 
 class Lowerer:
@@ -357,9 +358,13 @@ class Lowerer:
         pass
 
     def visit_Assign(self, node: ast.Assign):
-        value = self.visit(node.value)
+        view = tile_alias.prepare(self, node)  # name = tile[index]: a view writing through to the tile
+        value = self.visit(view[1] if view is not None else node.value)
+        tile_alias.forget(self, node)
         for target in node.targets:
             self.store(target, value)
+        if view is not None:
+            tile_alias.remember(self, view, value)
 
     def visit_AnnAssign(self, node: ast.AnnAssign):
         if node.value is None:
@@ -448,6 +453,8 @@ class Lowerer:
     def store(self, target: ast.AST, value) -> None:
         if isinstance(target, ast.Name):
             self.bind(target.id, value, target)
+            if self.frame.tile_aliases:
+                tile_alias.write_back(self, target.id, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
             values = self.unpack(value, len(target.elts), target)
             for t, v in zip(target.elts, values):
