@@ -98,3 +98,20 @@ def test_host_vector_repr_and_legacy_scalar_return_types():
         assert type(wp.mat22d(1, 2, 3, 4)[1, 0]) is float
     finally:
         wp.config.legacy_scalar_return_types = old
+
+
+def test_host_transform_constructor_forms_and_part_setters():
+    c = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
+    assert list(wp.transformd((1.0, 2.0, 3.0))) == [1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 1.0]  # p only: identity rotation
+    assert list(wp.transformd(p=c[:3], q=c[3:])) == c and list(wp.transformd(wp.transformh(*c))) == c
+    with pytest.raises(TypeError, match="Invalid argument 'p' in transformation constructor: expected a sequence"):
+        wp.transform(1.5, 2.5)
+    with pytest.raises(TypeError, match="Invalid argument 'q' in transformation constructor: expected a sequence"):
+        wp.transform(q=1.0)
+    with pytest.raises(TypeError, match="expected a scalar value, got object"):
+        wp.transform(object())
+    with pytest.raises(TypeError, match="^multiple values for argument 'q'$"):
+        wp.transform(*c, q=c[3:])
+    t = wp.transform()
+    t.p, t.q = wp.vec3(1.0, 2.0, 3.0), wp.quat(0.0, 0.0, 1.0, 0.0)
+    assert list(t) == [1.0, 2.0, 3.0, 0.0, 0.0, 1.0, 0.0]

@@ -70,6 +70,10 @@ def _storage_np(scls) -> type:
     return np.float32 if bf16 is np.uint16 else bf16
 
 
+def _is_sequence(x) -> bool:
+    return isinstance(x, (list, tuple, np.ndarray, VectorBase))
+
+
 def _is_component(x) -> bool:
     return isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, np.void)
 
@@ -523,6 +527,8 @@ class TransformBase(VectorBase):
     def __init__(self, *args, p=None, q=None, **unexpected):
         for name in unexpected:  # Warp's message (Python's would name this method)
             raise TypeError(f"got an unexpected keyword argument '{name}'")
+        if (p is not None or q is not None) and len(args) > 2:
+            raise TypeError(f"multiple values for argument '{'q' if q is not None else 'p'}'")
         if p is not None or q is not None:  # transform(p=..., q=...): a part given neither way is the identity's
             rest = list(args)
             if p is None:
@@ -530,22 +536,41 @@ class TransformBase(VectorBase):
             if q is None:
                 q = rest.pop(0) if rest else (0, 0, 0, 1)
             args = (p, q, *rest)
+        if len(args) == 1 and _is_sequence(args[0]) and np.size(getattr(args[0], "_a", args[0])) == 3:
+            args = (args[0], (0, 0, 0, 1))  # transform(p): the rotation is the identity
         if len(args) == 0:
             super().__init__(0, 0, 0, 0, 0, 0, 1)
+        elif len(args) == 1 and not _is_sequence(args[0]) and not _is_component(args[0]):
+            raise TypeError(f"Invalid argument in transformation constructor: expected a scalar value, got "
+                            f"{type(args[0]).__name__}")
         elif len(args) == 2:
+            for name, part, n in (("p", args[0], 3), ("q", args[1], 4)):
+                if not _is_sequence(part):
+                    raise TypeError(f"Invalid argument '{name}' in transformation constructor: expected a sequence, "
+                                    f"got {type(part).__name__}")
             p, q = args
-            super().__init__(np.concatenate([np.asarray(p, dtype=self._np_).reshape(3),
-                                             np.asarray(q, dtype=self._np_).reshape(4)]))
+            super().__init__(np.concatenate([np.asarray(getattr(p, "_a", p), dtype=self._np_).reshape(3),
+                                             np.asarray(getattr(q, "_a", q), dtype=self._np_).reshape(4)]))
         else:
             super().__init__(*args)
 
     @property
     def p(self):
+        """The translation (assign ``t.p = v`` to set it)."""
         return vector(3, self._wp_scalar_type_)._wrap(self._a[:3])
+
+    @p.setter
+    def p(self, value) -> None:
+        self._a[:3] = np.asarray(getattr(value, "_a", value), dtype=self._np_).reshape(3)
 
     @property
     def q(self):
+        """The rotation quaternion (assign ``t.q = r`` to set it)."""
         return quaternion(self._wp_scalar_type_)._wrap(self._a[3:])
+
+    @q.setter
+    def q(self, value) -> None:
+        self._a[3:] = np.asarray(getattr(value, "_a", value), dtype=self._np_).reshape(4)
 
     def __mul__(self, o):
         # transform * transform composes them as Warp's transform_multiply does: (q1 p2 q1^-1 + p1, q1 q2), with the
