@@ -317,8 +317,8 @@ def test_point_jacobian_matches_tape_jacobian():
 
 
 def _tree_model():
-    """Two articulations mixing free, revolute, ball, prismatic and fixed joints, a branch, random anchors and COM
-    offsets."""
+    """Two articulations mixing free, revolute, ball, prismatic and fixed joints, a branch, random anchors (half the
+    child frames the identity) and COM offsets."""
     rng = np.random.default_rng(1)
 
     def rtf():
@@ -336,7 +336,12 @@ def _tree_model():
         b.add_joint_prismatic(base, l3, rtf(), rtf(), axis=tuple(rng.normal(size=3)))  # a second branch
         b.add_joint_fixed(l3, l4, rtf(), rtf())
         b.add_joint_revolute(l4, l5, rtf(), rtf(), axis=tuple(rng.normal(size=3)))
-    return b.finalize("cpu", requires_grad=True)
+    model = b.finalize("cpu", requires_grad=True)
+    # every other child frame the identity (as URDF/MJCF joints have them): eval_fk takes shortcuts there
+    xc = model.joint_X_c.numpy()
+    xc[::2] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+    model.joint_X_c.assign(xc)
+    return model
 
 
 @wp.kernel

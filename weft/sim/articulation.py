@@ -214,7 +214,13 @@ def _fk_kernel(cap: int, hand_adjoint: bool = True):
             X_j, w_j, v_j = _joint_motion(joint_type[j], joint_axis_dim[j, 0], joint_axis_dim[j, 1],
                                           joint_axis_start[j], joint_q_start[j], joint_qd_start[j], joint_q, joint_qd,
                                           joint_axis)
-            poses[j - joint_start] = (X_wpj * X_j) * wp.transform_inverse(joint_X_c[j])
+            X_c = joint_X_c[j]
+            pose = X_wpj * X_j
+            # an identity child frame (URDF/MJCF joints) is skipped; only under the hand-written backward, which
+            # differentiates the identity branch itself (the generated adjoint would see no X_c there)
+            if not (hand_adjoint and fk_adjoint._is_identity(X_c)):
+                pose = pose * wp.transform_inverse(X_c)
+            poses[j - joint_start] = pose
             twists[j - joint_start] = wp.spatial_vector(w_p + wp.transform_vector(X_wpj, w_j), v_p + wp.transform_vector(X_wpj, v_j))
         for j in range(joint_start, joint_end):
             body_q[joint_child[j]] = poses[j - joint_start]

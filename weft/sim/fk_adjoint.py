@@ -72,6 +72,13 @@ def adj_transform_inverse(t: wp.transform, g: wp.transform):
     return wp.transform(ap, aq + wp.quat_inverse(wp.transform_get_rotation(g)))
 
 
+@wp.func
+def _is_identity(t: wp.transform):
+    """Whether ``t`` is exactly the identity (a URDF/MJCF child frame usually is: its products are then skipped)."""
+    return (t[0] == 0.0 and t[1] == 0.0 and t[2] == 0.0 and t[3] == 0.0 and t[4] == 0.0 and t[5] == 0.0 and
+            t[6] == 1.0)
+
+
 @functools.cache
 def fk_adjoint_kernel(cap: int):
     """The backward kernel for articulations of up to ``cap`` joints."""
@@ -183,7 +190,15 @@ def fk_adjoint_kernel(cap: int):
             M = wp.transform(wp.transform_get_translation(X_wpj), q_wpj * rot)
             if not rot_only:
                 M = X_wpj * X_j
-            a_M, a_Xci = adj_transform_mul(M, wp.transform_inverse(X_c), g_pose)
+            a_M = g_pose
+            a_Xci = zero_tf
+            xc_identity = _is_identity(X_c)
+            if not xc_identity:
+                a_M, a_Xci = adj_transform_mul(M, wp.transform_inverse(X_c), g_pose)
+            elif (has_grad & G_X_C) != 0:  # adj_transform_mul with b = identity: a's adjoint is g itself
+                q_M = wp.transform_get_rotation(M)
+                a_Xci = wp.transform(wp.quat_rotate_inv(q_M, wp.transform_get_translation(g_pose)),
+                                     wp.quat_inverse(q_M) * wp.transform_get_rotation(g_pose))
             a_Xwpj = wp.transform_identity()
             a_Xj = wp.transform_identity()
             if rot_only:  # adj_transform_mul with b.p = 0: no rotation adjoint of a, no translation adjoint of b
@@ -195,7 +210,11 @@ def fk_adjoint_kernel(cap: int):
             if twist:
                 a_Xwpj = a_Xwpj + wp.transform(a_r, a_twq)
             if (has_grad & G_X_C) != 0:
-                adj_X_c[j] = adj_X_c[j] + adj_transform_inverse(X_c, a_Xci)
+                if xc_identity:  # adj_transform_inverse at the identity
+                    adj_X_c[j] = adj_X_c[j] + wp.transform(-wp.transform_get_translation(a_Xci),
+                                                           wp.quat_inverse(wp.transform_get_rotation(a_Xci)))
+                else:
+                    adj_X_c[j] = adj_X_c[j] + adj_transform_inverse(X_c, a_Xci)
             # the joint's coordinates, velocities and axis
             a_pos = wp.transform_get_translation(a_Xj)
             a_rot = wp.transform_get_rotation(a_Xj)
