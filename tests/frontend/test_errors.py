@@ -644,8 +644,14 @@ def k_mat_value_count():
     m = wp.mat22(1.0, 2.0, 3.0)  # ERR
 
 
+@wp.kernel
+def k_vector_length_copy():
+    v = wp.vector(wp.vec2(1.0, 2.0), length=3)  # ERR
+
+
 @pytest.mark.parametrize("kernel,reason", [
     (k_vec_copy_length, "incompatible vector of length 3 given when copy constructing a vector of length 2"),
+    (k_vector_length_copy, "incompatible vector of length 3 given when copy constructing a vector of length 2"),
     (k_mat_fill_type, "the value used to fill this matrix is expected to be of the type `float32`"),
     (k_mat_value_count, r"incompatible number of values given \(3\) when constructing a matrix of shape \(2, 2\)"),
 ])

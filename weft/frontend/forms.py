@@ -444,6 +444,9 @@ def _vector(lw, node, form: LanguageForm):
     single = args[0] if len(args) == 1 and isinstance(args[0], (Var, Const)) else None
     if single is not None and isinstance(single.type, T.VectorType):
         n = single.type.length  # wp.vector(v, dtype=...): a copy or conversion
+        if length is not None and int(length) != n:  # (Warp's wording names the requested length first)
+            raise lw.error(f"wp.vector(length={int(length)}) cannot copy a {single.type}: incompatible vector of "
+                           f"length {int(length)} given when copy constructing a vector of length {n}", node)
     elif length is not None:
         n = int(length)  # wp.vector(length=n) zeros, wp.vector(x, length=n) x broadcast
     else:
