@@ -14,7 +14,7 @@ from .errors import Error
 from .ops import registry
 from .ops.forms import Form, declare
 from .types.composite import matrix, quaternion, transformation, vector
-from .types.tiles import tile_annotation
+from .types.tiles import HostTile, tile_annotation
 
 
 class Builtin:
@@ -52,6 +52,19 @@ class TileBuiltin(Builtin):
 
     def __getitem__(self, params):
         return tile_annotation(params)
+
+    def __call__(self, *args, **kwargs):
+        if not args and "dtype" in kwargs and set(kwargs) <= {"dtype", "shape", "storage", "layout"}:
+            # wp.tile(dtype=, shape=) on the host: a tile description, as Warp's tile instances are
+            t = tile_annotation((kwargs["dtype"], *_shape_params(kwargs.get("shape"))))
+            return HostTile(t.dtype, t.shape, kwargs.get("storage", t.storage), kwargs.get("layout", "rowmajor"))
+        return super().__call__(*args, **kwargs)
+
+
+def _shape_params(shape) -> tuple:
+    if shape is None:
+        return ()
+    return (int(shape),) if isinstance(shape, int) else tuple(shape)
 
 
 def _special(name: str, doc: str):

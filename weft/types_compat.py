@@ -47,7 +47,7 @@ from .types.scalars import (
     uint64,
 )
 from .types.struct import struct
-from .types.tiles import TileAnnotation
+from .types.tiles import HostTile, TileAnnotation
 
 globals().update(_NAMED)
 handle = uint64  # Warp's object-handle type: a uint64
@@ -186,6 +186,8 @@ def type_is_array(t) -> bool:
 
 def type_is_tile(t) -> bool:
     """True for tile types and annotations (``wp.tile[float, 8]``) and for ``wp.tile`` itself (Warp's tile type)."""
+    if isinstance(t, HostTile):  # wp.tile(dtype=, shape=) on the host is a tile, not a tile type
+        return False
     return isinstance(t, (TileAnnotation, TileBuiltin)) or type(_ir(t)).__name__ == "TileType"
 
 

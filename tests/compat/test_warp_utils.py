@@ -359,3 +359,7 @@ def test_type_predicates_take_types_not_values():
     assert wp.types.type_is_int(wp.int16) and not wp.types.type_is_int(wp.int16(3)) and not wp.types.type_is_int(3)
     assert wp.types.type_is_matrix(wp.mat22) and not wp.types.type_is_value(wp.mat22())
     assert wp.types.type_is_tile(wp.tile) and not wp.types.is_tile(wp.tile)
+    t = wp.tile(dtype=wp.float16, shape=(2, 2))  # on the host: a tile description, as Warp's tile instances
+    assert wp.types.is_tile(t) and not wp.types.type_is_tile(t) and t.shape == (2, 2)
+    f = wp.fixedarray(dtype=int)  # the family without a shape yet
+    assert wp.types.is_array(f) and not wp.types.type_is_array(f)

@@ -13,14 +13,19 @@ from ..types.mapping import to_ir
 class fixedarray:
     """``wp.fixedarray(shape=(2, 3), dtype=int)``: a fixed-shape, kernel-local array type (an annotation)."""
 
-    def __init__(self, shape, dtype=float):
+    def __init__(self, shape=None, dtype=float):
+        self.dtype = dtype
+        if shape is None:  # wp.fixedarray(dtype=int): the family with its shape not given yet (as Warp allows)
+            self.shape, self.ndim = None, 1
+            return
         self.shape = (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
         if not 1 <= len(self.shape) <= 4 or any(s <= 0 for s in self.shape):
             raise ValueError(f"fixedarray shape must have 1-4 positive extents, got {shape!r}")
         self.ndim = len(self.shape)
-        self.dtype = dtype
 
     def _annotation_ir(self) -> T.ArrayType:
+        if self.shape is None:
+            raise TypeError("wp.fixedarray(dtype=...) without a shape cannot annotate kernel code: give shape=(...)")
         return T.ArrayType(to_ir(self.dtype), self.ndim, T.ArrayKind.FIXED, self.shape)
 
     def __repr__(self) -> str:

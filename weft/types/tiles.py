@@ -54,6 +54,11 @@ class TileAnnotation:
         return f"wp.tile[{getattr(self.dtype, '__name__', self.dtype)}{shape}]"
 
 
+class HostTile(TileAnnotation):
+    """``wp.tile(dtype=..., shape=...)`` called from Python: a tile description (Warp's tile instance; tiles hold data
+    only inside kernels). ``wp.types.is_tile`` is True for it, ``type_is_tile`` False."""
+
+
 def tile_annotation(params) -> TileAnnotation:
     """``wp.tile[...]``: the annotation for the subscript ``params``."""
     from .mapping import scalar_class, to_ir
