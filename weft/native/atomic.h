@@ -505,11 +505,35 @@ inline void add16(char* g, const T* v) {
 }
 // g[k] += v[15 - k]: a descending run of offsets (a mirrored read such as x[n - k]). Out of line, so that
 // flush_adds stays small enough to be inlined into a kernel's flush (measured: 8% on a stencil backward otherwise).
+// Elements of 4 or 8 bytes (float, double, vec2f) are reversed with vector permutes, the others element by element.
 template <typename T, typename S>
 __attribute__((noinline)) void add16_reversed(char* g, const T* v) {
-    T rev[16];
-    for (int k = 0; k < 16; ++k) rev[k] = v[15 - k];
-    add16<T, S>(g, rev);
+    if constexpr (sizeof(T) == 4) {
+        typedef int32 lanes __attribute__((vector_size(64)));
+        const lanes order = {15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0};
+        lanes x;
+        memcpy(&x, v, 64);
+        x = __builtin_shuffle(x, order);
+        T rev[16];
+        memcpy(rev, &x, 64);
+        add16<T, S>(g, rev);
+    } else if constexpr (sizeof(T) == 8) {
+        typedef long long lanes __attribute__((vector_size(64)));
+        const lanes order = {7, 6, 5, 4, 3, 2, 1, 0};
+        lanes lo, hi;
+        memcpy(&lo, v, 64);
+        memcpy(&hi, reinterpret_cast<const char*>(v) + 64, 64);
+        lo = __builtin_shuffle(lo, order);
+        hi = __builtin_shuffle(hi, order);
+        T rev[16];
+        memcpy(rev, &hi, 64);
+        memcpy(reinterpret_cast<char*>(rev) + 64, &lo, 64);
+        add16<T, S>(g, rev);
+    } else {
+        T rev[16];
+        for (int k = 0; k < 16; ++k) rev[k] = v[15 - k];
+        add16<T, S>(g, rev);
+    }
 }
 }  // namespace detail
 
