@@ -76,6 +76,17 @@ class Module:
             h.update(repr(sorted(k.overloads)).encode())
         return h.digest()
 
+    def hash_module(self) -> str:
+        """A digest of what the module's kernels would compile from now: their source, options and every value
+        their code and the funcs it calls name (func defaults included), computed afresh on each call."""
+        hasher = _Hasher()
+        hasher.h.update(self.name.encode())
+        hasher.h.update(repr(sorted((k, repr(v)) for k, v in self.options.items())).encode())
+        for k in sorted(self.kernels(), key=lambda k: k._full_key):
+            hasher.h.update(f"\0kernel {k._full_key} {sorted((o, repr(v)) for o, v in k.options.items())}".encode())
+            hasher.function(k.func)
+        return hasher.h.hexdigest()
+
     def mark_modified(self) -> None:
         """Nothing to do: weft notices source changes per kernel by itself."""
 

@@ -114,6 +114,32 @@ class Func:
                     return ov.func(*args, **kwargs)
         raise RuntimeError(f"Error calling function '{self.__name__}', no overload found for arguments {args!r}")
 
+    @property
+    def defaults(self) -> dict:
+        """Warp's ``func.defaults``: {parameter: default value}. Assigning to it, or to one of its keys, changes the
+        function's defaults (as if written in its signature)."""
+        return _Defaults(self)
+
+    @defaults.setter
+    def defaults(self, values: dict) -> None:
+        _set_defaults(self, dict(values))
+
+    def get_overload(self, arg_types, kwarg_types=None):
+        """The overload whose annotated parameter types are ``arg_types`` (then ``kwarg_types`` by name), or None."""
+        wanted = [to_ir(t) for t in arg_types]
+        by_name = {k: to_ir(t) for k, t in (kwarg_types or {}).items()}
+        for ov in self.overloads:
+            params = list(ov.signature.parameters) if ov.signature is not None else []
+            anns = ov.annotations
+            try:
+                have = [to_ir(anns[p]) for p in params[:len(wanted)]]
+                named = {k: to_ir(anns[k]) for k in by_name}
+            except (KeyError, TypeError):
+                continue
+            if len(params) >= len(wanted) and have == wanted and named == by_name:
+                return ov
+        return None
+
     def _host_accepts(self, args, strict: bool = True) -> bool:
         """Whether host values ``args`` fit this overload's annotations (unknown annotations accept anything;
         non-strict: an int also fits a float parameter)."""
@@ -136,7 +162,40 @@ class Func:
         return f"<weft func {self.key}>"
 
 
+class _Defaults(dict):
+    """A func's parameter defaults; setting a key sets that default."""
+
+    def __init__(self, f: Func):
+        sig = f.signature
+        super().__init__({k: p.default for k, p in sig.parameters.items() if p.default is not inspect.Parameter.empty}
+                         if sig is not None else {})
+        self._func = f
+
+    def __setitem__(self, key, value) -> None:
+        super().__setitem__(key, value)
+        _set_defaults(self._func, dict(self))
+
+
+def _set_defaults(f: Func, values: dict) -> None:
+    """Give ``f``'s Python function the defaults ``values`` (trailing positional parameters, keyword-only ones)."""
+    params = list(inspect.signature(f.func).parameters.values())
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    unknown = set(values) - {p.name for p in params}
+    if unknown:
+        raise KeyError(f"func {f.__name__} has no parameter named {', '.join(sorted(unknown))}")
+    first = next((i for i, p in enumerate(positional) if p.name in values), len(positional))
+    missing = [p.name for p in positional[first:] if p.name not in values]
+    if missing:
+        raise ValueError(f"func {f.__name__}: parameter '{missing[0]}' follows one with a default and needs one too")
+    f.func.__defaults__ = tuple(values[p.name] for p in positional[first:]) or None
+    f.func.__kwdefaults__ = {p.name: values[p.name] for p in params if p.kind == p.KEYWORD_ONLY and p.name in values} \
+        or None
+    f.signature = inspect.signature(f.func)
+
+
 def _host_value_fits(value, ann, strict: bool) -> bool:
+    if ann is Func:  # a wp.Function parameter takes a @wp.func or a kernel builtin, not any Python callable
+        return isinstance(value, Func) or isinstance(getattr(value, "_wp_kernel_builtin_", None), str)
     try:
         want = to_ir(ann)
     except TypeError:
