@@ -396,3 +396,12 @@ def test_copy_offsets_on_strided_1d_arrays_and_warps_argument_checks():
         wp.copy(wp.zeros_like(grid), grid, count=2)
     with pytest.raises(RuntimeError, match=r"destination shape=\(3, 2\), source shape=\(2, 3\)"):
         wp.copy(wp.zeros((6, 2), dtype=float)[::2, :], wp.zeros((6, 3), dtype=float)[::3, :])
+
+
+def test_extents_beyond_int32_raise_before_allocating():
+    # descriptors hold int32 extents: a longer dimension raises (Warp's ValueError) instead of wrapping around
+    with pytest.raises(ValueError, match="maximum representable value of a signed 32-bit integer"):
+        wp.zeros(2**31, dtype=wp.int8)
+    view = np.broadcast_to(np.zeros(1, dtype=np.int8), (2**31,))  # no real buffer behind it
+    with pytest.raises(ValueError, match="maximum representable value of a signed 32-bit integer"):
+        wp.array(view, dtype=wp.int8)

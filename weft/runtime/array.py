@@ -127,6 +127,7 @@ class array:
             arr = _structs_to_np(data, self._ir)
         else:
             arr = np.asarray(_flatten_host_values(data), dtype=base)
+        _check_extents(arr.shape)  # before any copy of a (possibly broadcast) source
         if trailing:
             nt = len(trailing)
             total = int(np.prod(trailing))
@@ -719,7 +720,15 @@ def _norm_shape(shape, allow_neg=False, total=None, orig_shape=None) -> tuple[in
         raise ValueError(f"arrays have 1 to 4 dimensions, got shape {shape}")
     if any(s < 0 for s in shape):
         raise ValueError(f"Array shapes must be non-negative, got {shape}")
+    _check_extents(shape)
     return shape
+
+
+def _check_extents(shape) -> None:
+    """Array descriptors hold int32 extents (as Warp's): a longer dimension is an error, not a wrapped size."""
+    if any(int(s) > 2**31 - 1 for s in shape):
+        raise ValueError(f"Array shapes must not exceed the maximum representable value of a signed 32-bit integer "
+                         f"(2**31 - 1), got {tuple(shape)}")
 
 
 def _infer_dtype(data):
