@@ -105,3 +105,19 @@ def test_tape_visualize_folds_repeats_and_names_scopes(tmp_path):
     assert dot.count("_square") == 1 and "(repeated 3x)" in dot and 'label="squares"' in dot
     assert 'label="input_x"' in dot and "array: dtype=float32, shape=(2,)" in dot
     assert dot.count("->") == 2  # x -> launch -> y
+
+
+def test_jacobians_keep_the_read_flags_of_a_pending_tape():
+    old = wp.config.verify_autograd_array_access
+    wp.config.verify_autograd_array_access = True
+    try:
+        for jacobian_function in (jacobian, jacobian_fd):
+            x = wp.array([1.0, 2.0], dtype=float, requires_grad=True)
+            y = wp.zeros(2, dtype=float, requires_grad=True)
+            with wp.Tape():
+                wp.launch(_square, dim=2, inputs=[x], outputs=[y])
+            assert x._is_read
+            jacobian_function(_square, dim=2, inputs=[x], outputs=[wp.zeros(2, dtype=float, requires_grad=True)])
+            assert x._is_read  # the check's own tape does not clear the pending tape's flag
+    finally:
+        wp.config.verify_autograd_array_access = old

@@ -91,6 +91,18 @@ def _restored(inputs):
 
 
 @contextlib.contextmanager
+def _read_flags_kept(arrays):
+    """Keep the read flags (``wp.config.verify_autograd_array_access``) of ``arrays`` as they were: the check's own
+    tape clears the flags it set, which must not erase those of a tape the caller is still recording."""
+    saved = [(a._shared, a._shared.is_read) for a in arrays if _is_array(a) and hasattr(a._shared, "is_read")]
+    try:
+        yield
+    finally:
+        for shared, flag in saved:
+            shared.is_read = flag
+
+
+@contextlib.contextmanager
 def _no_tape():
     token = active_tape.set(None)
     try:
@@ -226,7 +238,7 @@ def jacobian(function, dim=None, inputs: Sequence | None = None, outputs: Sequen
     problem = _problem(function, dim, inputs, outputs, device, max_blocks, block_dim)
     if problem.is_kernel:
         _check_backward_enabled(function)
-    with _restored(problem.inputs if restore_inputs else ()):
+    with _restored(problem.inputs if restore_inputs else ()), _read_flags_kept([*problem.inputs, *problem.outputs]):
         tape = Tape()
         with tape:
             outs = problem.run(record=True)
@@ -279,7 +291,8 @@ def jacobian_fd(function, dim=None, inputs: Sequence | None = None, outputs: Seq
     call (a function updating an input in place sees the same values each time) and they are restored on return.
     """
     problem = _problem(function, dim, inputs, outputs, device, max_blocks, block_dim)
-    with _restored(problem.inputs if restore_inputs else ()) as initial:
+    with _restored(problem.inputs if restore_inputs else ()) as initial, \
+            _read_flags_kept([*problem.inputs, *problem.outputs]):
         return _fd_columns(problem, input_output_mask, max_inputs_per_var, eps, plot_jacobians, metadata, initial)
 
 
