@@ -26,6 +26,11 @@ class AccessWarning(UserWarning):
     """An array is written after a recorded launch read it (``wp.config.verify_autograd_array_access``)."""
 
 
+# every overwrite is its own event (as Warp prints each one): shown each time, not once per source line; a filter the
+# program adds later (warnings.filterwarnings / simplefilter) still takes precedence
+warnings.filterwarnings("always", category=AccessWarning)
+
+
 def enabled() -> bool:
     return bool(getattr(config, "verify_autograd_array_access", False))
 
