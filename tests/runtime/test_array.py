@@ -180,6 +180,9 @@ def test_reshape_flatten_view_transpose_contiguous():
     assert s.shape == (3, 4) and s.strides == (16, 4)
     mm = a.reshape((3, 2, 2)).view(wp.mat22)
     np.testing.assert_array_equal(mm.view(float).numpy(), np.arange(12).reshape(3, 2, 2))
+    one = wp.array([[1.0, 2.0], [3.0, 4.0]], dtype=float).view(wp.mat22)  # the whole array one element: (1,)
+    assert one.shape == (1,)
+    np.testing.assert_array_equal(one.numpy()[0], [[1.0, 2.0], [3.0, 4.0]])
     with pytest.raises(TypeError, match="source scalar dtype float32 has size 4 bytes, but target dtype has size 8"):
         m.view(wp.float64)
     with pytest.raises(TypeError, match="target scalar dtype float64 has size 8 bytes"):

@@ -566,11 +566,12 @@ class array:
                 if dst_scalar != src_size:
                     raise ViewDtypeError(head + f"source dtype has size {src_size} bytes, but target scalar dtype "
                                          f"{new_ir.scalar} has size {dst_scalar} bytes")
-                if self.ndim <= k or self.shape[-k:] != dst_elem or \
+                if self.ndim < k or self.shape[-k:] != dst_elem or \
                         self.strides[-k:] != _contiguous_strides(dst_elem, src_size):
                     raise ViewDtypeError(head + f"the last dimensions {self.shape[-k:]} (strides {self.strides[-k:]}) "
                                          f"are not one contiguous {new_ir} of shape {dst_elem}")
-                shape, strides = self.shape[:-k], self.strides[:-k]
+                # the whole array one element: a 1-D array of one (weft arrays have at least one dimension)
+                shape, strides = self.shape[:-k] or (1,), self.strides[:-k] or (dst_size,)
             else:
                 raise ViewDtypeError(head + f"source dtype has size {src_size} bytes, but target dtype has size "
                                      f"{dst_size} bytes")
