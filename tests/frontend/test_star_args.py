@@ -108,3 +108,20 @@ def test_static_struct_instance_is_a_kernel_value():
     np.testing.assert_array_equal(got[0], [[1.0, 2.0], [3.0, 4.0]])
     np.testing.assert_array_equal(got[1], [5.0, 6.0])
     assert got[2] == 7
+
+
+@wp.func
+def _apply_target(g: wp.Function, x: float):
+    return g(x)
+
+
+def test_function_parameter_rejects_printf_and_python_callables():
+    @wp.kernel
+    def printf_target(out: wp.array(dtype=float)):
+        out[0] = _apply_target(wp.printf, 0.5)
+
+    with pytest.raises(wp.CompileError, match="unsupported built-in function 'printf'"):
+        wp.launch(printf_target, dim=1, outputs=[wp.zeros(1, dtype=float)])
+    assert _apply_target(wp.sin, 0.5) == pytest.approx(np.sin(0.5))  # on the host: a kernel builtin is accepted
+    with pytest.raises(RuntimeError, match="no overload found"):
+        _apply_target(lambda x: x, 0.5)  # ... a Python callable is not a wp.Function

@@ -23,6 +23,9 @@ from .forms import LANGUAGE_RULES, OP_RULES
 from .func import Func
 from .native import NativeFunc, is_address_of, lower_native_call
 
+#: builtins whose call needs their own call site (a format literal, the launch index): not wp.Function arguments
+_NOT_FUNCTION_TARGETS = frozenset(("printf", "print", "tid"))
+
 
 def lower_call(lw, node: ast.Call):
     callee = _callee(lw, node.func)
@@ -38,6 +41,10 @@ def lower_call(lw, node: ast.Call):
     if name is not None:
         syntax = registry.syntax(name)
         if syntax.form is not Form.OPERANDS:
+            if name in _NOT_FUNCTION_TARGETS and isinstance(node.func, ast.Name) and node.func.id in lw.frame.env:
+                # a format-string or thread-index builtin bound to a wp.Function parameter
+                raise lw.error(f"unsupported built-in function '{name}' as a wp.Function argument: it needs special "
+                               "handling at its call site", node, hint=f"call wp.{name}() directly")
             return OP_RULES[syntax.form](lw, node, name, syntax)
     if is_address_of(callee):
         _address_target(lw, node)
