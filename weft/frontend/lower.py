@@ -1396,6 +1396,11 @@ def _overload_message(name: str, arg_types, attrs: tuple, node) -> str:
 
 def _construct_reason(t: T.Type, arg_types) -> str:
     """Why a vector or matrix constructor rejects its arguments, in Warp's words ('' when none applies)."""
+    if isinstance(t, T.VectorType) and t.flavor is T.VecFlavor.TRANSFORM and len(arg_types) not in (0, 1, 7) and \
+            all(isinstance(a, (Weak, T.ScalarType)) for a in arg_types):
+        # scalar components: none, one (fill) or all seven (a pair is (p, q) of a vec3 and a quat)
+        return f"incompatible number of values given ({len(arg_types)}) when constructing a transform; expected 0, " \
+               f"1, or 7"
     if not isinstance(t, (T.VectorType, T.MatrixType)) or (isinstance(t, T.VectorType) and t.flavor is not
                                                              T.VecFlavor.VECTOR):
         return ""
