@@ -230,12 +230,20 @@ def shape_world(shape: int, body_q: wp.array(dtype=wp.transform), shape_X_bs: wp
 
 
 @wp.kernel(enable_backward=False)
+def shape_world_poses(body_q: wp.array(dtype=wp.transform), shape_X_bs: wp.array(dtype=wp.transform),
+                      shape_body: wp.array(dtype=int), X_ws: wp.array(dtype=wp.transform)):
+    """Every shape's world transform, once per collide for the broad phase (which made two per pair)."""
+    s = wp.tid()
+    X_ws[s] = shape_world(s, body_q, shape_X_bs, shape_body)
+
+
+@wp.kernel(enable_backward=False)
 def broad_phase(pairs: wp.array(dtype=int, ndim=2), first_ground_pair: int, ground: int,
-                body_q: wp.array(dtype=wp.transform), shape_X_bs: wp.array(dtype=wp.transform),
-                shape_body: wp.array(dtype=int), body_mass: wp.array(dtype=float), geo: ModelShapeGeometry,
-                radius: wp.array(dtype=float), margin: float, pair_active: wp.array(dtype=int)):
+                X_ws: wp.array(dtype=wp.transform), shape_body: wp.array(dtype=int), body_mass: wp.array(dtype=float),
+                geo: ModelShapeGeometry, radius: wp.array(dtype=float), margin: float,
+                pair_active: wp.array(dtype=int)):
     """A pair is active when one of its bodies moves (has mass) and their bounding spheres (for a plane: the other
-    shape's sphere against the plane's closest point) come within the margin."""
+    shape's sphere against the plane's closest point) come within the margin (``X_ws``: shape_world_poses)."""
     tid = wp.tid()
     pair_active[tid] = 0
     if tid >= first_ground_pair and ground == 0:
@@ -251,8 +259,8 @@ def broad_phase(pairs: wp.array(dtype=int, ndim=2), first_ground_pair: int, grou
         m += body_mass[bb]
     if m == 0.0:
         return
-    X_a = shape_world(a, body_q, shape_X_bs, shape_body)
-    X_b = shape_world(b, body_q, shape_X_bs, shape_body)
+    X_a = X_ws[a]
+    X_b = X_ws[b]
     if geo.type[a] == GEO_PLANE:
         X_t = X_a
         X_a = X_b
@@ -628,10 +636,16 @@ def collide_rigid(model, state, edge_sdf_iter: int, requires_grad: bool) -> None
     else:
         model.rigid_contact_count.zero_()
     dev = model.device
+    X_ws = model.__dict__.get("_rigid_shape_world")
+    if X_ws is None or X_ws.shape[0] != model.shape_count or X_ws.device != dev:
+        X_ws = model.__dict__["_rigid_shape_world"] = wp.zeros(model.shape_count, dtype=wp.transform, device=dev)
+    wp.launch(shape_world_poses, dim=model.shape_count,
+              inputs=[state.body_q, model.shape_transform, model.shape_body], outputs=[X_ws], device=dev,
+              record_tape=False)
     wp.launch(broad_phase, dim=model.rigid_pair_count,
-              inputs=[model.rigid_contact_pairs, model.rigid_first_ground_pair, int(bool(model.ground)), state.body_q,
-                      model.shape_transform, model.shape_body, model.body_mass, model.shape_geo,
-                      model.shape_collision_radius, model.rigid_contact_margin],
+              inputs=[model.rigid_contact_pairs, model.rigid_first_ground_pair, int(bool(model.ground)), X_ws,
+                      model.shape_body, model.body_mass, model.shape_geo, model.shape_collision_radius,
+                      model.rigid_contact_margin],
               outputs=[model.rigid_pair_active], device=dev, record_tape=False)
     wp.launch(narrow_phase, dim=model.rigid_contact_max,
               inputs=[state.body_q, model.shape_transform, model.shape_body, model.shape_geo, model.rigid_mesh_points,

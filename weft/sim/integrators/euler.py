@@ -69,6 +69,7 @@ def euler_kernels(model) -> list:
              (model.particle_count, base.integrate_particles), (model.body_count, base.integrate_bodies),
              (model.joint_count and model.body_count, joints.eval_body_joints),
              (rigid_contacts, rigid.eval_rigid_contacts), (rigid_contacts, rigid_collide.broad_phase),
+             (rigid_contacts, rigid_collide.shape_world_poses),
              (rigid_contacts, rigid_collide.narrow_phase)]
     if model.requires_grad:  # the hand-written adjoints (forces/elastic_adjoint.py, forces/particle_adjoint.py)
         pairs += [(model.spring_count, elastic_adjoint.adj_springs), (model.tri_count, elastic_adjoint.adj_triangles),
