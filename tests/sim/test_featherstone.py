@@ -122,24 +122,6 @@ def test_arm7_mass_matrix_and_bias_match_pinocchio_crba_rnea(floating):
         np.testing.assert_allclose(nle_w, nle, atol=1e-5 * np.abs(nle).max())
 
 
-def test_dynamics_kernel_variant_for_the_arm():
-    """The arm gets the 16-joint / 32-dof variant of eval_articulation_dynamics (its results are checked against
-    Pinocchio above). The 64 / 64 variant gave identical H and tau in a one-off check; it is not lowered here because
-    every lowered spec of this kernel adds its adjoint to the NVRTC check (about 8 minutes in CI's full mode)."""
-    from weft.sim.integrators.featherstone import dynamics_capacity
-
-    b = sim.ModelBuilder()
-    sim.parse_urdf(str(ARM), b, floating=True)
-    assert dynamics_capacity(b.finalize("cpu")) == (16, 32)
-    big = sim.ModelBuilder()
-    parent = -1
-    for _ in range(20):  # a 20-link chain needs the larger variant
-        body = big.add_body(m=1.0, I_m=np.eye(3))
-        big.add_joint_revolute(parent, body, axis=(0.0, 0.0, 1.0))
-        parent = body
-    assert dynamics_capacity(big.finalize("cpu")) == (64, 64)
-
-
 def _pendulum(length, angle, r=0.05, second=None):
     b = sim.ModelBuilder()
     parent, anchor = -1, wp.transform((0.0, 2.0, 0.0), wp.quat_identity())

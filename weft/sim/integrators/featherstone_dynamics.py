@@ -1,0 +1,224 @@
+"""The Featherstone integrator's joint-space mass matrix and generalised forces, as four small per-joint kernels.
+
+One thread per joint in every kernel; the recursions over the kinematic tree walk each joint's chain of ancestors
+(``joint_ancestor``, within its articulation) instead of keeping an articulation in thread-local arrays:
+
+1. ``dynamics_joint_terms``: motion subspace columns ``S`` (world frame, about the world origin), the joint's relative
+   velocity and velocity-product acceleration, the child body's spatial inertia about the world origin and the
+   external wrench, and the body's inertia added (atomically) to the composite inertias of the joint and its ancestors;
+2. ``dynamics_velocities``: each body's spatial velocity, the sum of the relative velocities along its chain;
+3. ``dynamics_bias_forces``: each body's acceleration (the base's gravity plus the chain's velocity-product terms),
+   its bias force ``I a + v x* I v - f_ext``, added (atomically) to the joint and its ancestors;
+4. ``dynamics_mass_matrix``: ``tau = joint forces - S^T F`` and the mass matrix ``H[r, s] = S_s^T I^c S_r`` of each
+   joint's degrees of freedom with its own and its ancestors' (plus armature).
+
+Every output element is written once or accumulated by ``atomic_add`` only, so the generated adjoints are exact; the
+kernels hold no thread-local arrays, which kept the single articulation kernel's generated adjoint (a stack of every
+array per joint iteration) the costliest unit of weft.sim to compile. Poses come from ``eval_fk`` (``body_q``), so the
+joint transforms are not recomputed here.
+"""
+
+from __future__ import annotations
+
+import weft as wp
+
+from ..forces.joints import joint_axis_force
+from .featherstone_math import (
+    carried_axes_rate,
+    cross_force,
+    cross_motion,
+    dof_axis,
+    dof_count,
+    dot6,
+    has_axes,
+    inertia_apply,
+    rotation_axes,
+)
+
+
+@wp.kernel
+def dynamics_joint_terms(joint_articulation: wp.array(dtype=int), articulation_start: wp.array(dtype=int),
+                         joint_q: wp.array(dtype=float), joint_qd: wp.array(dtype=float),
+                         joint_q_start: wp.array(dtype=int), joint_qd_start: wp.array(dtype=int),
+                         joint_type: wp.array(dtype=int), joint_parent: wp.array(dtype=int),
+                         joint_child: wp.array(dtype=int), joint_ancestor: wp.array(dtype=int),
+                         joint_X_p: wp.array(dtype=wp.transform), joint_X_c: wp.array(dtype=wp.transform),
+                         joint_axis: wp.array(dtype=wp.vec3), joint_axis_start: wp.array(dtype=int),
+                         joint_axis_dim: wp.array(dtype=int, ndim=2), body_q: wp.array(dtype=wp.transform),
+                         body_f: wp.array(dtype=wp.spatial_vector), use_body_f: int,
+                         body_com: wp.array(dtype=wp.vec3), body_mass: wp.array(dtype=float),
+                         body_inertia: wp.array(dtype=wp.mat33), S: wp.array(dtype=wp.spatial_vector),
+                         v_rel: wp.array(dtype=wp.spatial_vector), c_rel: wp.array(dtype=wp.spatial_vector),
+                         b_m: wp.array(dtype=float), b_h: wp.array(dtype=wp.vec3), b_I: wp.array(dtype=wp.mat33),
+                         f_ext: wp.array(dtype=wp.spatial_vector), c_m: wp.array(dtype=float),
+                         c_h: wp.array(dtype=wp.vec3), c_I: wp.array(dtype=wp.mat33)):
+    j = wp.tid()
+    a = joint_articulation[j]
+    if a < 0:
+        return
+    start = articulation_start[a]
+    parent = joint_parent[j]
+    child = joint_child[j]
+    X_wp = wp.transform_identity()
+    if parent >= 0:
+        X_wp = body_q[parent]
+    # the joint's axes turn with its parent anchor frame and pass through the child anchor's origin P
+    R = wp.transform_get_rotation(X_wp * joint_X_p[j])
+    X_wc = body_q[child]
+    P = wp.transform_point(X_wc, wp.transform_get_translation(joint_X_c[j]))
+    jtype = joint_type[j]
+    lin = joint_axis_dim[j, 0]
+    ang = joint_axis_dim[j, 1]
+    d0 = joint_qd_start[j]
+    e0, b1, b2 = rotation_axes(jtype, lin, ang, joint_axis_start[j], joint_q_start[j], joint_q, joint_axis)
+    v = wp.spatial_vector()
+    w_rel = wp.vec3(0.0, 0.0, 0.0)
+    u_rel = wp.vec3(0.0, 0.0, 0.0)
+    for i in range(dof_count(jtype, lin, ang)):
+        e, angular = dof_axis(jtype, lin, ang, joint_axis_start[j], i, joint_axis, e0, b1, b2)
+        e = wp.quat_rotate(R, e)
+        qd = joint_qd[d0 + i]
+        s = wp.spatial_vector(wp.vec3(0.0, 0.0, 0.0), e)
+        if angular != 0:
+            s = wp.spatial_vector(e, wp.cross(P, e))
+            w_rel = w_rel + e * qd
+        else:
+            u_rel = u_rel + e * qd
+        S[d0 + i] = s
+        v = v + s * qd
+    v_rel[j] = v
+    # velocity-product acceleration of the joint's own motion: axes carried by its coordinates, and for axes through
+    # the moving child origin (free, D6) the term u_rel x w_rel (the parent's velocity enters in kernel 3)
+    al = wp.quat_rotate(R, carried_axes_rate(jtype, lin, ang, d0, joint_qd, e0, b1, b2))
+    c_rel[j] = wp.spatial_vector(al, wp.cross(P, al) + wp.cross(u_rel, w_rel))
+    # the child body's spatial inertia about the world origin
+    m = body_mass[child]
+    com = wp.transform_point(X_wc, body_com[child])
+    Rm = wp.quat_to_matrix(wp.transform_get_rotation(X_wc))
+    h = com * m
+    I_o = Rm * body_inertia[child] * wp.transpose(Rm) + (wp.identity(3, dtype=float) * wp.dot(com, com)
+                                                         - wp.outer(com, com)) * m
+    b_m[j] = m
+    b_h[j] = h
+    b_I[j] = I_o
+    fe = wp.spatial_vector()
+    if use_body_f != 0:
+        # external wrench about the centre of mass -> about the world origin
+        w = body_f[child]
+        fe = wp.spatial_vector(wp.spatial_top(w) + wp.cross(com, wp.spatial_bottom(w)), wp.spatial_bottom(w))
+    f_ext[j] = fe
+    # composite inertias: this body belongs to the subtree of every joint on its chain
+    jj = j
+    while jj >= start:
+        wp.atomic_add(c_m, jj, m)
+        wp.atomic_add(c_h, jj, h)
+        wp.atomic_add(c_I, jj, I_o)
+        jj = joint_ancestor[jj]
+
+
+@wp.kernel
+def dynamics_velocities(joint_articulation: wp.array(dtype=int), articulation_start: wp.array(dtype=int),
+                        joint_ancestor: wp.array(dtype=int), v_rel: wp.array(dtype=wp.spatial_vector),
+                        v_body: wp.array(dtype=wp.spatial_vector)):
+    j = wp.tid()
+    a = joint_articulation[j]
+    if a < 0:
+        return
+    start = articulation_start[a]
+    v = wp.spatial_vector()
+    jj = j
+    while jj >= start:
+        v = v + v_rel[jj]
+        jj = joint_ancestor[jj]
+    v_body[j] = v
+
+
+@wp.kernel
+def dynamics_bias_forces(joint_articulation: wp.array(dtype=int), articulation_start: wp.array(dtype=int),
+                         joint_ancestor: wp.array(dtype=int), gravity: wp.vec3,
+                         v_rel: wp.array(dtype=wp.spatial_vector), c_rel: wp.array(dtype=wp.spatial_vector),
+                         v_body: wp.array(dtype=wp.spatial_vector), b_m: wp.array(dtype=float),
+                         b_h: wp.array(dtype=wp.vec3), b_I: wp.array(dtype=wp.mat33),
+                         f_ext: wp.array(dtype=wp.spatial_vector), F: wp.array(dtype=wp.spatial_vector)):
+    j = wp.tid()
+    a = joint_articulation[j]
+    if a < 0:
+        return
+    start = articulation_start[a]
+    # the base accelerates upwards: gravity without a separate force term
+    acc = wp.spatial_vector(wp.vec3(0.0, 0.0, 0.0), -gravity)
+    jj = j
+    while jj >= start:
+        anc = joint_ancestor[jj]
+        c = c_rel[jj]
+        if anc >= start:
+            c = c + cross_motion(v_body[anc], v_rel[jj])
+        acc = acc + c
+        jj = anc
+    m = b_m[j]
+    h = b_h[j]
+    I_o = b_I[j]
+    v = v_body[j]
+    f = inertia_apply(m, h, I_o, acc) + cross_force(v, inertia_apply(m, h, I_o, v)) - f_ext[j]
+    jj = j
+    while jj >= start:
+        wp.atomic_add(F, jj, f)
+        jj = joint_ancestor[jj]
+
+
+@wp.kernel
+def dynamics_mass_matrix(joint_articulation: wp.array(dtype=int), articulation_start: wp.array(dtype=int),
+                         articulation_H_start: wp.array(dtype=int), joint_q: wp.array(dtype=float),
+                         joint_qd: wp.array(dtype=float), joint_act: wp.array(dtype=float),
+                         joint_q_start: wp.array(dtype=int), joint_qd_start: wp.array(dtype=int),
+                         joint_type: wp.array(dtype=int), joint_ancestor: wp.array(dtype=int),
+                         joint_axis_start: wp.array(dtype=int), joint_axis_dim: wp.array(dtype=int, ndim=2),
+                         joint_axis_mode: wp.array(dtype=int), joint_target_ke: wp.array(dtype=float),
+                         joint_target_kd: wp.array(dtype=float), joint_limit_lower: wp.array(dtype=float),
+                         joint_limit_upper: wp.array(dtype=float), joint_limit_ke: wp.array(dtype=float),
+                         joint_limit_kd: wp.array(dtype=float), joint_armature: wp.array(dtype=float),
+                         S: wp.array(dtype=wp.spatial_vector), F: wp.array(dtype=wp.spatial_vector),
+                         c_m: wp.array(dtype=float), c_h: wp.array(dtype=wp.vec3), c_I: wp.array(dtype=wp.mat33),
+                         H: wp.array(dtype=float), tau: wp.array(dtype=float)):
+    j = wp.tid()
+    a = joint_articulation[j]
+    if a < 0:
+        return
+    start = articulation_start[a]
+    h0 = articulation_H_start[a]
+    d_first = joint_qd_start[start]
+    n = joint_qd_start[articulation_start[a + 1]] - d_first
+    jtype = joint_type[j]
+    nd = dof_count(jtype, joint_axis_dim[j, 0], joint_axis_dim[j, 1])
+    d0 = joint_qd_start[j]
+    f = F[j]
+    for i in range(nd):
+        # generalised force: per-axis drive/limit of the joints with axes (not ball/free), minus the bias
+        applied = float(0.0)  # noqa: UP018
+        if has_axes(jtype):
+            ax = joint_axis_start[j] + i
+            applied = joint_axis_force(joint_q[joint_q_start[j] + i], joint_qd[d0 + i], joint_act[ax],
+                                       joint_target_ke[ax], joint_target_kd[ax], joint_limit_lower[ax],
+                                       joint_limit_upper[ax], joint_limit_ke[ax], joint_limit_kd[ax],
+                                       joint_axis_mode[ax])
+        tau[d0 + i] = applied - dot6(S[d0 + i], f)
+    # mass matrix entries of this joint's dofs with its own (lower triangle mirrored) and its ancestors' dofs
+    m = c_m[j]
+    hc = c_h[j]
+    Ic = c_I[j]
+    for i in range(nd):
+        Fi = inertia_apply(m, hc, Ic, S[d0 + i])
+        r = d0 + i - d_first
+        for l in range(i):
+            val = dot6(S[d0 + l], Fi)
+            H[h0 + r * n + r - i + l] = val
+            H[h0 + (r - i + l) * n + r] = val
+        H[h0 + r * n + r] = dot6(S[d0 + i], Fi) + joint_armature[d0 + i]
+        jj = joint_ancestor[j]
+        while jj >= start:
+            sj = joint_qd_start[jj]
+            for l in range(dof_count(joint_type[jj], joint_axis_dim[jj, 0], joint_axis_dim[jj, 1])):
+                val = dot6(S[sj + l], Fi)
+                H[h0 + r * n + sj - d_first + l] = val
+                H[h0 + (sj - d_first + l) * n + r] = val
+            jj = joint_ancestor[jj]
