@@ -15,9 +15,11 @@ as in ``eval_fk``) and offsets. All joint types are supported (distance joints m
 act through ``state.body_f`` (``wp.sim.collide`` then the contact forces on the bodies' poses from forward
 kinematics).
 
-The mass matrix and the generalised forces come from four small per-joint kernels (featherstone_dynamics.py; every
-output element written once or accumulated atomically, so their generated adjoints are exact) and ``cholesky_solve``
-factors and solves, differentiated by hand on a tape (``lam = H^-1 qdd_grad``, ``tau_grad += lam``, ``H_grad -= lam qdd^T``): the whole step is differentiable.
+The mass matrix and the generalised forces come, for models with gradients, from four small per-joint kernels
+(featherstone_dynamics.py; every output element written once, so their generated adjoints are exact) and otherwise
+from one kernel with one articulation per thread (featherstone_fused.py, faster on the CPU, no backward);
+``cholesky_solve`` factors and solves, differentiated by hand on a tape (``lam = H^-1 qdd_grad``,
+``tau_grad += lam``, ``H_grad -= lam qdd^T``): the whole step is differentiable.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from .featherstone_dynamics import (
     dynamics_mass_matrix,
     dynamics_velocities,
 )
+from .featherstone_fused import dynamics_kernel
 from .featherstone_math import dof_count, has_axes
 
 
@@ -182,20 +185,32 @@ class FeatherstoneIntegrator(Integrator):
             for a in range(model.articulation_count):
                 owner[starts[a]:starts[a + 1]] = a
             self._joint_articulation = wp.array(owner, dtype=wp.int32, device=model.device)
+            # each joint's subtree (itself and its descendants in its articulation) as lists: CSR over joints
+            anc = model.joint_ancestor.numpy()
+            members = [[] for _ in range(model.joint_count)]
+            for j in range(model.joint_count):
+                if owner[j] < 0:
+                    continue
+                jj, first = j, starts[owner[j]]
+                while jj >= first:
+                    members[jj].append(j)
+                    jj = anc[jj]
+            sizes = np.array([len(x) for x in members], dtype=np.int64)
+            self._subtree_start = wp.array(np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32),
+                                           dtype=wp.int32, device=model.device)
+            flat = np.concatenate([np.asarray(x, dtype=np.int32) for x in members] + [np.zeros(1, np.int32)])
+            self._subtree = wp.array(flat, dtype=wp.int32, device=model.device)
             self._layout_key = key
             self._buffers = {}
         return self._H_start, self._H_size
 
-    def _buffer(self, model, name, size, grad, dtype=float, zero=False):
-        """A work array: a fresh one on a tape (its values are read by the backward pass), else a cached one
-        (cleared first when ``zero``: the atomic accumulators)."""
+    def _buffer(self, model, name, size, grad, dtype=float):
+        """A work array: a fresh one on a tape (its values are read by the backward pass), else a cached one."""
         if grad:
             return wp.zeros(size, dtype=dtype, device=model.device, requires_grad=True)
         buf = self._buffers.get(name)
         if buf is None or len(buf) != size:
             buf = self._buffers[name] = wp.zeros(size, dtype=dtype, device=model.device)
-        elif zero:
-            buf.zero_()
         return buf
 
     def eval_mass_matrix(self, model, state, control=None, use_body_f: bool = False, body_q=None):
@@ -211,6 +226,23 @@ class FeatherstoneIntegrator(Integrator):
         H_start, H_size = self._layout(model)
         grad = bool(state.requires_grad or getattr(model, "requires_grad", False))
         dev = model.device
+        body_f = state.body_f if state.body_f is not None else wp.zeros(1, dtype=wp.spatial_vector, device=dev)
+        fused = None if grad else dynamics_kernel(model)
+        if fused is not None:  # not differentiated: the one-kernel variant (faster on the CPU)
+            H = self._buffer(model, "H", H_size, grad)
+            tau = self._buffer(model, "tau", model.joint_dof_count, grad)
+            wp.launch(fused, dim=model.articulation_count,
+                      inputs=[model.articulation_start, H_start, state.joint_q, state.joint_qd, control.joint_act,
+                              model.joint_q_start, model.joint_qd_start, model.joint_type, model.joint_parent,
+                              model.joint_child, model.joint_ancestor, model.joint_X_p, model.joint_X_c,
+                              model.joint_axis, model.joint_axis_start, model.joint_axis_dim, model.joint_axis_mode,
+                              model.joint_target_ke, model.joint_target_kd, model.joint_limit_lower,
+                              model.joint_limit_upper, model.joint_limit_ke, model.joint_limit_kd,
+                              model.joint_armature, state.body_q if body_q is None else body_q, body_f,
+                              int(bool(use_body_f)), model.body_com, model.body_mass, model.body_inertia,
+                              wp.vec3(*model.gravity)],
+                      outputs=[H, tau], device=dev)
+            return H, tau
         if body_q is None:
             fk = types.SimpleNamespace(
                 body_q=wp.zeros(model.body_count, dtype=wp.transform, device=dev, requires_grad=grad),
@@ -223,36 +255,35 @@ class FeatherstoneIntegrator(Integrator):
         S = self._buffer(model, "S", nd, grad, wp.spatial_vector)
         v_rel = self._buffer(model, "v_rel", nj, grad, wp.spatial_vector)
         c_rel = self._buffer(model, "c_rel", nj, grad, wp.spatial_vector)
-        v_body = self._buffer(model, "v_body", nj, grad, wp.spatial_vector)
         b_m = self._buffer(model, "b_m", nj, grad)
         b_h = self._buffer(model, "b_h", nj, grad, wp.vec3)
         b_I = self._buffer(model, "b_I", nj, grad, wp.mat33)
         f_ext = self._buffer(model, "f_ext", nj, grad, wp.spatial_vector)
-        c_m = self._buffer(model, "c_m", nj, grad, zero=True)
-        c_h = self._buffer(model, "c_h", nj, grad, wp.vec3, zero=True)
-        c_I = self._buffer(model, "c_I", nj, grad, wp.mat33, zero=True)
-        F = self._buffer(model, "F", nj, grad, wp.spatial_vector, zero=True)
-        body_f = state.body_f if state.body_f is not None else wp.zeros(1, dtype=wp.spatial_vector, device=dev)
+        f_body = self._buffer(model, "f_body", nj, grad, wp.spatial_vector)
         owner = self._joint_articulation
         wp.launch(dynamics_joint_terms, dim=nj,
-                  inputs=[owner, model.articulation_start, state.joint_q, state.joint_qd, model.joint_q_start,
+                  inputs=[owner, state.joint_q, state.joint_qd, model.joint_q_start,
                           model.joint_qd_start, model.joint_type, model.joint_parent, model.joint_child,
                           model.joint_ancestor, model.joint_X_p, model.joint_X_c, model.joint_axis,
                           model.joint_axis_start, model.joint_axis_dim, body_q, body_f, int(bool(use_body_f)),
                           model.body_com, model.body_mass, model.body_inertia],
-                  outputs=[S, v_rel, c_rel, b_m, b_h, b_I, f_ext, c_m, c_h, c_I], device=dev)
-        wp.launch(dynamics_velocities, dim=nj, inputs=[owner, model.articulation_start, model.joint_ancestor, v_rel],
-                  outputs=[v_body], device=dev)
+                  outputs=[S, v_rel, c_rel, b_m, b_h, b_I, f_ext], device=dev)
+        v_body = self._buffer(model, "v_body", nj, grad, wp.spatial_vector)
+        c_acc = self._buffer(model, "c_acc", nj, grad, wp.spatial_vector)
+        wp.launch(dynamics_velocities, dim=nj,
+                  inputs=[owner, model.articulation_start, model.joint_ancestor, v_rel, c_rel],
+                  outputs=[v_body, c_acc], device=dev)
         wp.launch(dynamics_bias_forces, dim=nj,
-                  inputs=[owner, model.articulation_start, model.joint_ancestor, wp.vec3(*model.gravity), v_rel,
-                          c_rel, v_body, b_m, b_h, b_I, f_ext],
-                  outputs=[F], device=dev)
+                  inputs=[owner, model.articulation_start, model.joint_ancestor, wp.vec3(*model.gravity), c_acc,
+                          v_body, b_m, b_h, b_I, f_ext],
+                  outputs=[f_body], device=dev)
         wp.launch(dynamics_mass_matrix, dim=nj,
                   inputs=[owner, model.articulation_start, H_start, state.joint_q, state.joint_qd, control.joint_act,
                           model.joint_q_start, model.joint_qd_start, model.joint_type, model.joint_ancestor,
                           model.joint_axis_start, model.joint_axis_dim, model.joint_axis_mode, model.joint_target_ke,
                           model.joint_target_kd, model.joint_limit_lower, model.joint_limit_upper,
-                          model.joint_limit_ke, model.joint_limit_kd, model.joint_armature, S, F, c_m, c_h, c_I],
+                          model.joint_limit_ke, model.joint_limit_kd, model.joint_armature, self._subtree_start,
+                          self._subtree, S, f_body, b_m, b_h, b_I],
                   outputs=[H, tau], device=dev)
         return H, tau
 

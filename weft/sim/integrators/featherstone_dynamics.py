@@ -5,14 +5,17 @@ One thread per joint in every kernel; the recursions over the kinematic tree wal
 
 1. ``dynamics_joint_terms``: motion subspace columns ``S`` (world frame, about the world origin), the joint's relative
    velocity and velocity-product acceleration, the child body's spatial inertia about the world origin and the
-   external wrench, and the body's inertia added (atomically) to the composite inertias of the joint and its ancestors;
-2. ``dynamics_velocities``: each body's spatial velocity, the sum of the relative velocities along its chain;
-3. ``dynamics_bias_forces``: each body's acceleration (the base's gravity plus the chain's velocity-product terms),
-   its bias force ``I a + v x* I v - f_ext``, added (atomically) to the joint and its ancestors;
-4. ``dynamics_mass_matrix``: ``tau = joint forces - S^T F`` and the mass matrix ``H[r, s] = S_s^T I^c S_r`` of each
+   external wrench;
+2. ``dynamics_velocities``: each body's velocity (the sum of the relative velocities along its chain) and the joint's
+   velocity-product acceleration term with its parent's velocity;
+3. ``dynamics_bias_forces``: each body's acceleration (the base's gravity plus the chain's terms) and bias force
+   ``I a + v x* I v - f_ext``;
+4. ``dynamics_mass_matrix``: the joint's composite inertia ``I^c`` and force ``F`` (sums over its subtree, a list
+   made once per model), ``tau = joint forces - S^T F`` and the mass matrix ``H[r, s] = S_s^T I^c S_r`` of each
    joint's degrees of freedom with its own and its ancestors' (plus armature).
 
-Every output element is written once or accumulated by ``atomic_add`` only, so the generated adjoints are exact; the
+Every output element is written once (gathers, no atomics: a float atomic is a compare-and-swap loop on the CPU, and
+scattering the composite sums along the chains made a step 1.5x slower), so the generated adjoints are exact; the
 kernels hold no thread-local arrays, which kept the single articulation kernel's generated adjoint (a stack of every
 array per joint iteration) the costliest unit of weft.sim to compile. Poses come from ``eval_fk`` (``body_q``), so the
 joint transforms are not recomputed here.
@@ -37,8 +40,8 @@ from .featherstone_math import (
 
 
 @wp.kernel
-def dynamics_joint_terms(joint_articulation: wp.array(dtype=int), articulation_start: wp.array(dtype=int),
-                         joint_q: wp.array(dtype=float), joint_qd: wp.array(dtype=float),
+def dynamics_joint_terms(joint_articulation: wp.array(dtype=int), joint_q: wp.array(dtype=float),
+                         joint_qd: wp.array(dtype=float),
                          joint_q_start: wp.array(dtype=int), joint_qd_start: wp.array(dtype=int),
                          joint_type: wp.array(dtype=int), joint_parent: wp.array(dtype=int),
                          joint_child: wp.array(dtype=int), joint_ancestor: wp.array(dtype=int),
@@ -50,13 +53,10 @@ def dynamics_joint_terms(joint_articulation: wp.array(dtype=int), articulation_s
                          body_inertia: wp.array(dtype=wp.mat33), S: wp.array(dtype=wp.spatial_vector),
                          v_rel: wp.array(dtype=wp.spatial_vector), c_rel: wp.array(dtype=wp.spatial_vector),
                          b_m: wp.array(dtype=float), b_h: wp.array(dtype=wp.vec3), b_I: wp.array(dtype=wp.mat33),
-                         f_ext: wp.array(dtype=wp.spatial_vector), c_m: wp.array(dtype=float),
-                         c_h: wp.array(dtype=wp.vec3), c_I: wp.array(dtype=wp.mat33)):
+                         f_ext: wp.array(dtype=wp.spatial_vector)):
     j = wp.tid()
-    a = joint_articulation[j]
-    if a < 0:
+    if joint_articulation[j] < 0:
         return
-    start = articulation_start[a]
     parent = joint_parent[j]
     child = joint_child[j]
     X_wp = wp.transform_identity()
@@ -107,63 +107,51 @@ def dynamics_joint_terms(joint_articulation: wp.array(dtype=int), articulation_s
         w = body_f[child]
         fe = wp.spatial_vector(wp.spatial_top(w) + wp.cross(com, wp.spatial_bottom(w)), wp.spatial_bottom(w))
     f_ext[j] = fe
-    # composite inertias: this body belongs to the subtree of every joint on its chain
-    jj = j
-    while jj >= start:
-        wp.atomic_add(c_m, jj, m)
-        wp.atomic_add(c_h, jj, h)
-        wp.atomic_add(c_I, jj, I_o)
-        jj = joint_ancestor[jj]
 
 
 @wp.kernel
 def dynamics_velocities(joint_articulation: wp.array(dtype=int), articulation_start: wp.array(dtype=int),
                         joint_ancestor: wp.array(dtype=int), v_rel: wp.array(dtype=wp.spatial_vector),
-                        v_body: wp.array(dtype=wp.spatial_vector)):
+                        c_rel: wp.array(dtype=wp.spatial_vector), v_body: wp.array(dtype=wp.spatial_vector),
+                        c_acc: wp.array(dtype=wp.spatial_vector)):
     j = wp.tid()
     a = joint_articulation[j]
     if a < 0:
         return
     start = articulation_start[a]
-    v = wp.spatial_vector()
-    jj = j
+    # the parent's velocity: the relative velocities of the strict ancestors (zero above the articulation's root)
+    v_p = wp.spatial_vector()
+    jj = joint_ancestor[j]
     while jj >= start:
-        v = v + v_rel[jj]
+        v_p = v_p + v_rel[jj]
         jj = joint_ancestor[jj]
-    v_body[j] = v
+    v = v_rel[j]
+    v_body[j] = v_p + v
+    # the joint's term of its child's acceleration (besides the parent's acceleration)
+    c_acc[j] = c_rel[j] + cross_motion(v_p, v)
 
 
 @wp.kernel
 def dynamics_bias_forces(joint_articulation: wp.array(dtype=int), articulation_start: wp.array(dtype=int),
                          joint_ancestor: wp.array(dtype=int), gravity: wp.vec3,
-                         v_rel: wp.array(dtype=wp.spatial_vector), c_rel: wp.array(dtype=wp.spatial_vector),
-                         v_body: wp.array(dtype=wp.spatial_vector), b_m: wp.array(dtype=float),
-                         b_h: wp.array(dtype=wp.vec3), b_I: wp.array(dtype=wp.mat33),
-                         f_ext: wp.array(dtype=wp.spatial_vector), F: wp.array(dtype=wp.spatial_vector)):
+                         c_acc: wp.array(dtype=wp.spatial_vector), v_body: wp.array(dtype=wp.spatial_vector),
+                         b_m: wp.array(dtype=float), b_h: wp.array(dtype=wp.vec3), b_I: wp.array(dtype=wp.mat33),
+                         f_ext: wp.array(dtype=wp.spatial_vector), f_body: wp.array(dtype=wp.spatial_vector)):
     j = wp.tid()
     a = joint_articulation[j]
     if a < 0:
         return
     start = articulation_start[a]
-    # the base accelerates upwards: gravity without a separate force term
-    acc = wp.spatial_vector(wp.vec3(0.0, 0.0, 0.0), -gravity)
+    acc = wp.spatial_vector(wp.vec3(0.0, 0.0, 0.0), -gravity)  # the base accelerates upwards: gravity
     jj = j
     while jj >= start:
-        anc = joint_ancestor[jj]
-        c = c_rel[jj]
-        if anc >= start:
-            c = c + cross_motion(v_body[anc], v_rel[jj])
-        acc = acc + c
-        jj = anc
+        acc = acc + c_acc[jj]
+        jj = joint_ancestor[jj]
+    v = v_body[j]
     m = b_m[j]
     h = b_h[j]
     I_o = b_I[j]
-    v = v_body[j]
-    f = inertia_apply(m, h, I_o, acc) + cross_force(v, inertia_apply(m, h, I_o, v)) - f_ext[j]
-    jj = j
-    while jj >= start:
-        wp.atomic_add(F, jj, f)
-        jj = joint_ancestor[jj]
+    f_body[j] = inertia_apply(m, h, I_o, acc) + cross_force(v, inertia_apply(m, h, I_o, v)) - f_ext[j]
 
 
 @wp.kernel
@@ -177,8 +165,9 @@ def dynamics_mass_matrix(joint_articulation: wp.array(dtype=int), articulation_s
                          joint_target_kd: wp.array(dtype=float), joint_limit_lower: wp.array(dtype=float),
                          joint_limit_upper: wp.array(dtype=float), joint_limit_ke: wp.array(dtype=float),
                          joint_limit_kd: wp.array(dtype=float), joint_armature: wp.array(dtype=float),
-                         S: wp.array(dtype=wp.spatial_vector), F: wp.array(dtype=wp.spatial_vector),
-                         c_m: wp.array(dtype=float), c_h: wp.array(dtype=wp.vec3), c_I: wp.array(dtype=wp.mat33),
+                         subtree_start: wp.array(dtype=int), subtree: wp.array(dtype=int),
+                         S: wp.array(dtype=wp.spatial_vector), f_body: wp.array(dtype=wp.spatial_vector),
+                         b_m: wp.array(dtype=float), b_h: wp.array(dtype=wp.vec3), b_I: wp.array(dtype=wp.mat33),
                          H: wp.array(dtype=float), tau: wp.array(dtype=float)):
     j = wp.tid()
     a = joint_articulation[j]
@@ -191,7 +180,17 @@ def dynamics_mass_matrix(joint_articulation: wp.array(dtype=int), articulation_s
     jtype = joint_type[j]
     nd = dof_count(jtype, joint_axis_dim[j, 0], joint_axis_dim[j, 1])
     d0 = joint_qd_start[j]
-    f = F[j]
+    # the joint's subtree (itself and its descendants): composite inertia and the sum of the bias forces
+    m = float(0.0)  # noqa: UP018
+    hc = wp.vec3(0.0, 0.0, 0.0)
+    Ic = wp.mat33()
+    f = wp.spatial_vector()
+    for k in range(subtree_start[j], subtree_start[j + 1]):
+        i = subtree[k]
+        m = m + b_m[i]
+        hc = hc + b_h[i]
+        Ic = Ic + b_I[i]
+        f = f + f_body[i]
     for i in range(nd):
         # generalised force: per-axis drive/limit of the joints with axes (not ball/free), minus the bias
         applied = float(0.0)  # noqa: UP018
@@ -203,9 +202,6 @@ def dynamics_mass_matrix(joint_articulation: wp.array(dtype=int), articulation_s
                                        joint_axis_mode[ax])
         tau[d0 + i] = applied - dot6(S[d0 + i], f)
     # mass matrix entries of this joint's dofs with its own (lower triangle mirrored) and its ancestors' dofs
-    m = c_m[j]
-    hc = c_h[j]
-    Ic = c_I[j]
     for i in range(nd):
         Fi = inertia_apply(m, hc, Ic, S[d0 + i])
         r = d0 + i - d_first
