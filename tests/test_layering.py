@@ -38,6 +38,7 @@ KNOWN: set[tuple[str, str, str]] = {
     ("weft", "weft.toolchain.compiler", "local"),
     ("weft.diagnostics", "weft.__version__", "local"),
     ("weft.geometry.marching", "weft", "upward"),  # marching cubes is written as weft kernels (import weft as wp)
+    ("weft.geometry.surface_nets", "weft", "upward"),  # surface nets too (weft kernels, built at first use)
     ("weft.interop.dlpack", "weft.cuda", "local"),
     ("weft.kernel", "weft.interop.foreign", "upward"),
     ("weft.runtime.array", "weft.interop", "upward"),

@@ -465,7 +465,8 @@ def _flavored_vector(lw, node, form: LanguageForm):
     kwargs = {k: _plain(v) for k, v in kwargs.items()}
     dtype = kwargs.pop("dtype", None)
     # wp.transformation(p=..., q=...): the parts by name, as the host constructor takes them
-    parts = {k: kwargs.pop(k) for k in ("p", "q") if k in kwargs} if flavor is T.VecFlavor.TRANSFORM else {}
+    parts = {k: v for k, v in kwargs.items() if k in ("p", "q")} if flavor is T.VecFlavor.TRANSFORM else {}
+    kwargs = {k: v for k, v in kwargs.items() if k not in parts}
     if kwargs:
         raise lw.error(f"wp.{form.name}() takes no keyword argument {next(iter(kwargs))!r}", node)
     if dtype is None and len(args) == 1 and isinstance(_plain(args[0]), type):

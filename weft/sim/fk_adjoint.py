@@ -302,7 +302,7 @@ def _twist_adjoint(grad_qd) -> bool:
     against ~3 ms of twist backward it saves when only poses are differentiated, e.g. a tape Jacobian of positions)."""
     if grad_qd is None:
         return False
-    if not grad_qd.device.is_cpu or not grad_qd.is_contiguous:
+    if not grad_qd.device.impl.host_memory or not grad_qd.is_contiguous:
         return True
     return bool(np.any(grad_qd.numpy()))
 

@@ -63,7 +63,7 @@ LAYOUTS = {"tet": ElementLayout(4, 9, ea.TET_ACC_ROWS, ea.tet_columns, ea.tet_pa
 
 def uses_kernels(device) -> bool:
     """Whether the row copies and gradient sums run as kernels on ``device`` (NumPy does them in host memory)."""
-    return not device.is_cpu
+    return not device.impl.host_memory
 
 
 class TapeSums:
