@@ -12,8 +12,8 @@ lower it (same specialisation, same cache entry), and the cold ones compile toge
 - otherwise each on its own, queued on background threads (one per spare core).
 
 A later launch finds its kernel ready, or waits for the compile in flight. A kernel using tiles is lowered for its
-``block_dim`` option, else for the block size of the program's latest tiled launch, else for 256 (the default of
-``wp.launch_tiled``, and Warp's module option): a launch with another block size compiles it again. Every cold
+``block_dim`` option, else for the block size of the program's latest tiled launch, else for 1 (a CPU launch's block
+size unless ``wp.config.enable_cpu_blocks``, as in Warp 1.19): a launch with another block size compiles it again. Every cold
 compile in a module starts a wave with the siblings still uncompiled.
 
 Compiles ahead never report errors: a kernel that fails to lower, or whose batch fails to compile, raises when (if
