@@ -173,27 +173,12 @@ def _shape_sdf(geo_type: int, scale: wp.vec3, x: wp.vec3):
     return d, n
 
 
-@wp.kernel
-def create_soft_contacts(particle_x: wp.array(dtype=wp.vec3), particle_radius: wp.array(dtype=float),
-                         particle_flags: wp.array(dtype=wp.uint32), body_X_wb: wp.array(dtype=wp.transform),
-                         shape_X_bs: wp.array(dtype=wp.transform), shape_body: wp.array(dtype=int),
-                         geo: ModelShapeGeometry, margin: float, soft_contact_max: int, shape_count: int,
-                         soft_contact_count: wp.array(dtype=int), soft_contact_particle: wp.array(dtype=int),
-                         soft_contact_shape: wp.array(dtype=int), soft_contact_body_pos: wp.array(dtype=wp.vec3),
-                         soft_contact_body_vel: wp.array(dtype=wp.vec3), soft_contact_normal: wp.array(dtype=wp.vec3),
-                         soft_contact_tids: wp.array(dtype=int)):
-    tid = wp.tid()
-    particle_index = tid // shape_count
-    shape_index = tid % shape_count
-    if (particle_flags[particle_index] & PARTICLE_FLAG_ACTIVE) == wp.uint32(0):
-        return
-    rigid_index = shape_body[shape_index]
-    px = particle_x[particle_index]
-    radius = particle_radius[particle_index]
-    X_wb = wp.transform_identity()
-    if rigid_index >= 0:
-        X_wb = body_X_wb[rigid_index]
-    X_bs = shape_X_bs[shape_index]
+@wp.func
+def _particle_shape_geometry(px: wp.vec3, radius: float, X_wb: wp.transform, X_bs: wp.transform,
+                             geo: ModelShapeGeometry, shape_index: int, margin: float):
+    """A particle at ``px`` (world) against shape ``shape_index`` on the body at ``X_wb``: the particle in shape
+    space, its signed distance, the shape-space normal and the shape's velocity there (mesh shapes; zero otherwise).
+    One function for the contact search and for the taped contact geometry, so both use the same arithmetic."""
     X_ws = wp.transform_multiply(X_wb, X_bs)
     x_local = wp.transform_point(wp.transform_inverse(X_ws), px)
     geo_type = geo.type[shape_index]
@@ -215,6 +200,31 @@ def create_soft_contacts(particle_x: wp.array(dtype=wp.vec3), particle_radius: w
             d = wp.length(delta) * sign
             n = wp.normalize(delta) * sign
             v = shape_v
+    return x_local, d, n, v, X_ws
+
+
+@wp.kernel
+def create_soft_contacts(particle_x: wp.array(dtype=wp.vec3), particle_radius: wp.array(dtype=float),
+                         particle_flags: wp.array(dtype=wp.uint32), body_X_wb: wp.array(dtype=wp.transform),
+                         shape_X_bs: wp.array(dtype=wp.transform), shape_body: wp.array(dtype=int),
+                         geo: ModelShapeGeometry, margin: float, soft_contact_max: int, shape_count: int,
+                         soft_contact_count: wp.array(dtype=int), soft_contact_particle: wp.array(dtype=int),
+                         soft_contact_shape: wp.array(dtype=int), soft_contact_body_pos: wp.array(dtype=wp.vec3),
+                         soft_contact_body_vel: wp.array(dtype=wp.vec3), soft_contact_normal: wp.array(dtype=wp.vec3),
+                         soft_contact_tids: wp.array(dtype=int)):
+    tid = wp.tid()
+    particle_index = tid // shape_count
+    shape_index = tid % shape_count
+    if (particle_flags[particle_index] & PARTICLE_FLAG_ACTIVE) == wp.uint32(0):
+        return
+    rigid_index = shape_body[shape_index]
+    px = particle_x[particle_index]
+    radius = particle_radius[particle_index]
+    X_wb = wp.transform_identity()
+    if rigid_index >= 0:
+        X_wb = body_X_wb[rigid_index]
+    X_bs = shape_X_bs[shape_index]
+    x_local, d, n, v, X_ws = _particle_shape_geometry(px, radius, X_wb, X_bs, geo, shape_index, margin)
     if d < margin + radius:
         index = counter_increment(soft_contact_count, 0, soft_contact_tids, tid)
         if index < soft_contact_max:
@@ -248,27 +258,7 @@ def soft_contact_geometry(particle_x: wp.array(dtype=wp.vec3), particle_radius: 
     if rigid_index >= 0:
         X_wb = body_X_wb[rigid_index]
     X_bs = shape_X_bs[shape_index]
-    X_ws = wp.transform_multiply(X_wb, X_bs)
-    x_local = wp.transform_point(wp.transform_inverse(X_ws), px)
-    geo_type = geo.type[shape_index]
-    geo_scale = geo.scale[shape_index]
-    d, n = _shape_sdf(geo_type, geo_scale, x_local)
-    v = wp.vec3()
-    if geo_type == GEO_MESH:
-        mesh = geo.source[shape_index]
-        face_index = int(0)  # noqa: UP018, RUF046 - mutable locals the query writes, as in Warp
-        face_u = float(0.0)  # noqa: UP018
-        face_v = float(0.0)  # noqa: UP018
-        sign = float(0.0)  # noqa: UP018
-        min_scale = wp.min(wp.min(geo_scale[0], geo_scale[1]), geo_scale[2])
-        if wp.mesh_query_point_sign_normal(mesh, wp.cw_div(x_local, geo_scale), margin + radius / min_scale, sign,
-                                           face_index, face_u, face_v):
-            shape_p = wp.cw_mul(wp.mesh_eval_position(mesh, face_index, face_u, face_v), geo_scale)
-            shape_v = wp.cw_mul(wp.mesh_eval_velocity(mesh, face_index, face_u, face_v), geo_scale)
-            delta = x_local - shape_p
-            d = wp.length(delta) * sign
-            n = wp.normalize(delta) * sign
-            v = shape_v
+    x_local, d, n, v, X_ws = _particle_shape_geometry(px, radius, X_wb, X_bs, geo, shape_index, margin)
     soft_contact_body_pos[c] = wp.transform_point(X_bs, x_local - n * d)
     soft_contact_body_vel[c] = wp.transform_vector(X_bs, v)
     soft_contact_normal[c] = wp.transform_vector(X_ws, n)
