@@ -1,4 +1,5 @@
-"""Start-up does no work a CPU program does not need: no ml_dtypes (imported at the first bfloat16 use), no CUDA
+"""Start-up does no work a CPU program does not need: no ml_dtypes (imported at the first bfloat16 use), no weft.sim or
+SciPy, no CUDA
 bindings imported by ``import weft``, a CPU launch or ``wp.synchronize()`` on a machine without an NVIDIA driver."""
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import sys
 import numpy as np
 import weft as wp
 assert "ml_dtypes" not in sys.modules, "import weft imported ml_dtypes"
+# weft.sim (and SciPy, for its MJCF importer) load at the first wp.sim use: importing them made `import weft` ~0.4 s slower
+assert "weft.sim" not in sys.modules and "scipy" not in sys.modules, "import weft imported weft.sim or SciPy"
 
 @wp.kernel
 def twice(a: wp.array(dtype=float)):

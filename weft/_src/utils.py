@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 from ..elementwise import map_cache  # noqa: F401
-from ..sim.utils import MeshAdjacency  # noqa: F401 (Warp keeps it in warp._src.utils; weft in weft.sim.utils)
 from ..utils import *
+
+
+def __getattr__(name: str):
+    # Warp keeps MeshAdjacency in warp._src.utils, weft in weft.sim.utils: looked up on first use, because importing
+    # weft.sim (and SciPy, for its MJCF importer) here made `import weft` ~0.4 s slower
+    if name == "MeshAdjacency":
+        from ..sim.utils import MeshAdjacency
+
+        return MeshAdjacency
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def check_p2p() -> bool:
