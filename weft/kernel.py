@@ -6,6 +6,7 @@ import ctypes
 import inspect
 import re
 import threading
+import weakref
 from dataclasses import dataclass, field
 
 from . import ahead, config, pipeline, speccache
@@ -173,7 +174,8 @@ class Kernel:
         reject_union_annotations(func, "kernel")
         self.func = func
         # Warp's form: the qualified name with '.' -> '__' and other non-identifier characters dropped
-        self.key = key or re.sub("[^0-9a-zA-Z_]+", "", func.__qualname__.replace(".", "__"))
+        self.key = key or (options or {}).get("name") or re.sub("[^0-9a-zA-Z_]+", "",
+                                                                    func.__qualname__.replace(".", "__"))
         self._full_key = f"{func.__module__}.{func.__qualname__}"
         mod_name = module if isinstance(module, str) and module != "unique" else getattr(module, "name", None)
         self._module_name = mod_name or func.__module__
@@ -198,6 +200,14 @@ class Kernel:
         self.custom_adjoint = None
         if "<locals>" in func.__qualname__:  # not an attribute of its module: compile-ahead waves find it here
             ahead.note_local_kernel(self)
+        same = _BY_QUALNAME.setdefault((func.__module__, func.__qualname__), [])
+        same[:] = [r for r in same if r() is not None and r().key != self.key] + [weakref.ref(self)]
+        # kept alive as Warp's module keeps its kernels, so that a stub rebinding the kernel's name still finds it:
+        # a module-level kernel for the process, a local one as long as its Python function
+        if "<locals>" in func.__qualname__:
+            getattr(func, "__dict__", {}).setdefault("__weft_kernels__", []).append(self)
+        else:
+            _MODULE_LEVEL[(func.__module__, func.__qualname__, self.key)] = self
 
     @property
     def module(self):
@@ -301,6 +311,9 @@ class Kernel:
             spec = self._specs.get(key)
         if spec is not None and spec.fwd is not None:
             return spec
+        if self.options.get("entry_point_abi", "warp") != "warp":
+            raise CompileError(f"kernel {self.__name__}: entry_point_abi={self.options['entry_point_abi']!r} (Warp's "
+                               "OptiX-style CUDA entry point) is not supported by weft; use the default 'warp'")
         with self._lock:
             spec = self._specs.get(key)
             if spec is None:
@@ -658,15 +671,48 @@ def _c_name(name: str) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in name)
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_ENTRY_POINT_ABIS = ("warp", "external_constant_params")
+
+
+def _check_kernel_decorator(name, entry_point_abi, enable_backward) -> None:
+    """Warp's checks of ``@wp.kernel(name=, entry_point_abi=)``, made when the kernel is declared."""
+    if name is not None and (not isinstance(name, str) or not _IDENTIFIER.match(name)):
+        raise ValueError(f"@wp.kernel(name={name!r}): the name must be a valid C++ identifier (letters, digits and "
+                         "underscores, not starting with a digit)")
+    if entry_point_abi is None or entry_point_abi == "warp":
+        return
+    if entry_point_abi not in _ENTRY_POINT_ABIS:
+        raise ValueError(f"@wp.kernel(entry_point_abi={entry_point_abi!r}): entry_point_abi must be 'warp' or "
+                         "'external_constant_params'")
+    if enable_backward is not False:
+        raise ValueError("@wp.kernel(entry_point_abi='external_constant_params') requires enable_backward=False (the "
+                         "entry point has no adjoint)")
+
+
+#: kernels by (Python module, qualified name): the decorator form of ``wp.overload`` finds a kernel from its stub
+_BY_QUALNAME: dict[tuple[str, str], list] = {}
+_MODULE_LEVEL: dict[tuple[str, str, str], Kernel] = {}
+
+
 def kernel(f=None, *, enable_backward: bool | None = None, module=None, launch_bounds=None, module_options=None,
-           **options):
+           name: str | None = None, entry_point_abi: str | None = None, **options):
     """Decorator: compile ``f`` as a kernel launched over a grid with ``wp.launch``.
 
     ``module="unique"`` gives the kernel a module of its own, named after the kernel and a hash of its content (its
     source, options and every value it refers to); defining the same content again returns the same kernel object.
-    ``module_options`` (only with ``module="unique"``) sets that module's options."""
+    ``module_options`` (only with ``module="unique"``) sets that module's options. ``name`` replaces the kernel's
+    key (a C++ identifier). ``entry_point_abi``: Warp's ``"warp"`` (the default) is the only one weft compiles;
+    ``"external_constant_params"`` (Warp's OptiX-style CUDA entry point reading its parameters from a ``__constant__``
+    block) is checked as Warp checks it, then refused when the kernel is compiled."""
+    _check_kernel_decorator(name, entry_point_abi, enable_backward)
+
     def wrap(fn):
         opts = {k: v for k, v in options.items() if v is not None}
+        if name is not None:
+            opts["name"] = name
+        if entry_point_abi not in (None, "warp"):
+            opts["entry_point_abi"] = entry_point_abi
         if opts.get("enable_cuda_smem_spilling") is False:  # the default, as if not given
             del opts["enable_cuda_smem_spilling"]
         if enable_backward is not None:
@@ -688,9 +734,37 @@ def overload(kernel_or_func, arg_types=None):
     """``wp.overload(generic_kernel, [types])``: pre-declare a specialisation (compiled on first use)."""
     if isinstance(kernel_or_func, Kernel):
         return kernel_or_func.add_overload(arg_types)
+    found = _stub_kernel(kernel_or_func) if arg_types is None else None
+    if found is not None:
+        return found
     # used as a decorator on a func with concrete annotations: an extra overload of a generic func
 
     return make_func(kernel_or_func)
+
+
+def _stub_kernel(stub):
+    """The kernel a ``@wp.overload`` stub (a function with a kernel's qualified name and concrete annotations)
+    specialises, with the stub's types declared; None when no kernel has that name (a function overload)."""
+    refs = _BY_QUALNAME.get((getattr(stub, "__module__", None), getattr(stub, "__qualname__", None)), [])
+    kernels = [k for k in (r() for r in refs) if k is not None]
+    if not kernels:
+        return None
+    if len(kernels) > 1:
+        raise RuntimeError(f"Ambiguous kernel lookup for @wp.overload stub {stub.__qualname__}: kernels "
+                           f"{', '.join(repr(k.key) for k in kernels)} share its qualified name; declare the overload "
+                           "with wp.overload(kernel, [types]) instead")
+    anns = dict(getattr(stub, "__annotations__", {}))
+    if anns.get("return", 0) in (None, type(None), "None", "types.NoneType"):
+        del anns["return"]
+    if "return" in anns:
+        raise TypeError(f"Return annotations are not allowed on @wp.overload stubs ({stub.__qualname__}): kernels "
+                        "return nothing")
+    names = list(inspect.signature(stub).parameters)
+    k = kernels[0]
+    if names != k._param_names:
+        raise CompileError(f"wp.overload({k.__name__}): the stub's parameters ({', '.join(names)}) differ from the "
+                           f"kernel's ({', '.join(k._param_names)})")
+    return k.add_overload({n: evaluate_annotation(stub, a) if isinstance(a, str) else a for n, a in anns.items()})
 
 
 def compile_kernels(kernels, block_dim: int | None = None) -> None:

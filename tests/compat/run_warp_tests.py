@@ -156,6 +156,7 @@ OUT_OF_SCOPE_TESTS = {
     **{f"test_array_subclass::{t}": _SUBCLASS_OVERLOADS for t in (
         "test_fixedarray_host_values_leave_overloads_unchanged", "test_fixedarray_subclass_source_annotations",
         "test_function_overloads", "test_shared_specialization", "test_subprocess_cache", "test_views")},
+    "test_generics::test_eager_generic_func_does_not_retain_array": _SUBCLASS_OVERLOADS,
     "test_types::test_types_equal_generic_rejects_invalid_ellipsis_pattern": "calls Warp's private "
                                                                               "warp._src.types.types_equal_generic "
                                                                               "(its overload matcher's helper)",

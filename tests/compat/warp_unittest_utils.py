@@ -25,6 +25,18 @@ import unittest  # noqa: F401  (re-exported to the test modules)
 import numpy as np
 import warp as wp  # weft, through the runner's alias
 
+
+def _normalize_direct_test_sys_path():
+    """Running a test file by path puts its folder first on ``sys.path``, where a folder of tests could hide a
+    top-level package of the same name: drop this folder from ``sys.path`` and keep the folder two levels up (the
+    repository root) importable instead."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.dirname(here))
+    if root not in {os.path.abspath(p or os.getcwd()) for p in sys.path}:
+        sys.path.insert(0, root)
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.getcwd()) != here]
+
+
 USD_AVAILABLE = importlib.util.find_spec("pxr") is not None
 test_mode = "basic"
 coverage_enabled = False

@@ -413,6 +413,10 @@ def _type(lw, node, form: LanguageForm):
     if len(args) != 1 or kwargs:
         raise lw.error("type() takes one argument in kernel code", node)
     v = lw.operand(args[0], node)
+    if isinstance(v.type, T.ArrayType):
+        from .lower import _StaticArrayFacts
+
+        return _StaticArrayFacts(v.type)  # type(a).dtype, type(a).ndim: compile-time facts, as in Warp
     return class_for(v.type)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import enum
 import math
 import operator
 import types
@@ -802,7 +803,13 @@ class Lowerer:
                 return class_for(t.dtype)  # a compile-time type: a.dtype(0.0), tile_zeros(..., dtype=a.dtype)
             raise self.error(f"a {t} value has no attribute '{attr}'", node)
         if isinstance(base, Weak):
+            if attr in ("value", "name"):  # MyEnum.B.value: the enum member (a number once resolved) asked again
+                member = self.eval_static_or_none(node.value)
+                if isinstance(member, enum.Enum):
+                    return self.static_value(getattr(member, attr), node, attr)
             raise self.error(f"a number has no attribute '{attr}'", node)
+        if attr == "dtype" and isinstance(base, type) and hasattr(base, "_wp_scalar_type_"):
+            return base._wp_scalar_type_  # vec3f.dtype / type(a).dtype.dtype: a composite type's scalar, as in Warp
         try:
             value = getattr(base, attr)
             self._record_attribute(node, value)
