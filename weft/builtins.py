@@ -87,6 +87,9 @@ where = _special("where", "``wp.where(cond, value_if_true, value_if_false)``: on
 declare(transform_set_translation, "transform_set_translation", Form.TRANSFORM_SET, "p")
 declare(transform_set_rotation, "transform_set_rotation", Form.TRANSFORM_SET, "q")
 declare(where, "where", Form.WHERE)
+cast = declare(_special("cast", "``wp.cast(a, dtype)``: the bytes of ``a`` reinterpreted as ``dtype``, a value type "
+                               "of the same size (scalar, vector, matrix or struct); not differentiable."),
+               "cast", Form.BIT_CAST)
 unot = declare(_special("unot", "``wp.unot(a)``: logical not of a boolean or integer (True for zero)."), "unot",
                Form.UNOT)
 

@@ -1,5 +1,6 @@
 """Warp's kernel-declaration checks and spellings: ``@wp.kernel(name=, entry_point_abi=)``, the decorator form of
-``wp.overload`` on a kernel stub, ``Enum.X.value`` and ``type(a).dtype`` in kernel code."""
+``wp.overload`` on a kernel stub, ``Enum.X.value``, ``type(a).dtype``, builtins called with keyword arguments and
+``wp.cast`` in kernel code."""
 
 import enum
 from typing import Any
@@ -19,12 +20,13 @@ class _Colour(enum.IntEnum):
 def _enum_and_types(a: wp.array(dtype=Any), o: wp.array(dtype=float)):
     c = type(a).dtype(a[0]) * a.dtype.dtype(2.0)  # vec3f(a[0]) * float32(2.0)
     o[0] = c[2] + float(_Colour.BLUE.value) + float(_Colour.RED)
+    o[1] = wp.pow(c[0], y=3.0) + wp.atan2(x=c[1], y=c[0])  # builtins' arguments by keyword (Warp's names)
 
 
 def test_enum_value_and_type_of_array():
-    o = wp.zeros(1, dtype=float)
+    o = wp.zeros(2, dtype=float)
     wp.launch(_enum_and_types, dim=1, inputs=[wp.array([wp.vec3(1.0, 2.0, 3.0)], dtype=wp.vec3), o])
-    np.testing.assert_array_equal(o.numpy(), [6.0 + 3.0 + 1.0])
+    np.testing.assert_allclose(o.numpy(), [6.0 + 3.0 + 1.0, 2.0**3 + np.arctan2(2.0, 4.0)], rtol=1e-6)
 
 
 def test_kernel_name_and_entry_point_checks():
@@ -63,3 +65,46 @@ def test_overload_stub_declares_a_specialisation():
     stub_target.__qualname__ = k.func.__qualname__
     with pytest.raises(RuntimeError, match="Ambiguous kernel lookup"):
         wp.overload(stub_target)
+
+
+@wp.struct
+class _HalfPair:
+    f: wp.float16
+    i: wp.int16
+
+
+@wp.kernel
+def _bit_casts(x: wp.array(dtype=wp.float32), bits: wp.array(dtype=wp.int32), v: wp.array(dtype=wp.vec2h),
+               back: wp.array(dtype=wp.float32), vbits: wp.array(dtype=wp.uint32), sbits: wp.array(dtype=wp.int32)):
+    i = wp.tid()
+    bits[i] = wp.cast(x[i], wp.int32)
+    back[i] = wp.cast(bits[i], dtype=wp.float32)
+    vbits[i] = wp.cast(v[i], wp.uint32)
+    s = _HalfPair()
+    s.f = v[i][0]
+    s.i = wp.int16(i)
+    sbits[i] = wp.cast(s, wp.int32)
+
+
+def test_cast_reinterprets_bits_as_numpy_view():
+    x = np.array([1.25, -0.0, 3.0e38, 1.0e-40], dtype=np.float32)
+    v = np.array([[1.0, -2.0], [0.5, 65504.0], [0.0, 1.0], [-1.0, 3.0]], dtype=np.float16)
+    outs = [wp.zeros(4, dtype=t) for t in (wp.int32, wp.float32, wp.uint32, wp.int32)]
+    wp.launch(_bit_casts, dim=4, inputs=[wp.array(x), outs[0], wp.array(v, dtype=wp.vec2h), *outs[1:]])
+    np.testing.assert_array_equal(outs[0].numpy(), x.view(np.int32))
+    np.testing.assert_array_equal(outs[1].numpy().view(np.int32), x.view(np.int32))
+    np.testing.assert_array_equal(outs[2].numpy(), v.view(np.uint32).ravel())
+    pairs = np.zeros(4, dtype=[("f", np.float16), ("i", np.int16)])
+    pairs["f"], pairs["i"] = v[:, 0], np.arange(4)
+    np.testing.assert_array_equal(outs[3].numpy(), pairs.view(np.int32))
+
+
+def test_cast_needs_equal_sizes():
+    @wp.kernel(module="unique")
+    def bad(o: wp.array(dtype=wp.int64)):
+        o[0] = wp.cast(wp.float32(1.0), wp.int64)
+
+    with pytest.raises(wp.Error, match="same size"):
+        wp.launch(bad, dim=1, inputs=[wp.zeros(1, dtype=wp.int64)])
+    with pytest.raises(wp.Error, match="inside a kernel"):
+        wp.cast(1.0, wp.int32)

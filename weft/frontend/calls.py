@@ -12,6 +12,7 @@ from ..ir import types as T
 from ..ir.nodes import Const, Var, VarKind
 from ..ops import registry
 from ..ops.forms import Form, declared, language_form
+from ..ops.param_names import PARAM_NAMES
 from ..types.aliases import NAMED_TYPES
 from ..types.mapping import to_ir
 from ..types.reference import Reference
@@ -119,8 +120,28 @@ def _builtin(lw, name: str, args, kwargs, node):
     if not registry.has(name):
         raise lw.error(f"wp.{name} is not available in kernel code", node)
     if kwargs:
-        raise lw.error(f"wp.{name} takes no keyword arguments in kernel code", node)
+        return _builtin_by_keyword(lw, name, args, kwargs, node)
     return lw.op(name, args, node=node)
+
+
+def _builtin_by_keyword(lw, name: str, args, kwargs, node):
+    """``wp.pow(x, y=2.0)``: keyword arguments placed by the builtin's parameter names (Warp's, one list per distinct
+    signature: the first list they fit whose overload accepts the arguments)."""
+    fits = []
+    for params in PARAM_NAMES.get(name, ()):
+        rest = params[len(args):]
+        if set(kwargs) <= set(rest) and set(rest[:len(kwargs)]) == set(kwargs):
+            fits.append([*args, *(kwargs[p] for p in rest[:len(kwargs)])])
+    if not fits:
+        known = " or ".join(f"({', '.join(p)})" for p in PARAM_NAMES.get(name, ())) or "none"
+        raise lw.error(f"wp.{name}() got keyword arguments {', '.join(kwargs)} that do not match its parameters "
+                       f"(parameters: {known})", node)
+    for bound in fits[:-1]:
+        try:
+            return lw.op(name, bound, node=node)
+        except CompileError:
+            continue
+    return lw.op(name, fits[-1], node=node)
 
 # ---------------------------------------------------------------------- funcs
 def _address_target(lw, call: ast.Call) -> ast.AST:

@@ -420,6 +420,26 @@ def _type(lw, node, form: LanguageForm):
     return class_for(v.type)
 
 
+def _bit_cast(lw, node, form: LanguageForm):
+    """``wp.cast(a, dtype)``: the bytes of ``a`` reinterpreted as ``dtype`` (a compile-time type of the same size)."""
+    given = dict(zip(("a", "dtype"), node.args))
+    for kw in node.keywords:
+        if kw.arg not in ("a", "dtype") or kw.arg in given:
+            raise lw.error(f"wp.cast() takes the arguments a and dtype, got '{kw.arg}'", kw)
+        given[kw.arg] = kw.value
+    if len(node.args) > 2 or set(given) != {"a", "dtype"}:
+        raise lw.error("wp.cast() takes two arguments: wp.cast(a, dtype)", node)
+    try:
+        target = to_ir(lw.eval_static(given["dtype"]))
+    except TypeError as exc:
+        raise lw.error(f"wp.cast(): dtype: {exc}", given["dtype"]) from None
+    v = lw.operand(lw.visit(given["a"]), node)
+    if registry.resolve("bit_cast", (v.type,), (target,)) is None:
+        raise lw.error(f"wp.cast() cannot reinterpret a {v.type} as {target}: both must be value types of the same "
+                       "size in bytes", node)
+    return lw.op("bit_cast", [v], attrs=(target,), node=node)
+
+
 def _plain(x):
     if isinstance(x, tuple):
         return tuple(_plain(e) for e in x)  # shape=(4, 4): a tuple of literals
@@ -523,6 +543,7 @@ LANGUAGE_RULES = {
     Form.LEN: _len,
     Form.RANGE: _range,
     Form.TYPE: _type,
+    Form.BIT_CAST: _bit_cast,
     Form.VECTOR: _vector,
     Form.MATRIX: _matrix,
     Form.FLAVORED_VECTOR: _flavored_vector,

@@ -55,6 +55,15 @@ WEFT_FN To cast(const From& x) { return To(x); }
 template <typename To, typename From>
 WEFT_FN void adj_cast(const From&, From& adj_x, const To& adj_ret) { adj_x += From(adj_ret); }
 
+// ---- wp.cast(a, dtype): the bytes of a reinterpreted as another value type of the same size (not differentiable)
+template <typename From, typename To>
+WEFT_FN void bit_cast(const From& x, To& out) {
+    static_assert(sizeof(From) == sizeof(To), "wp.cast needs types of the same size");
+    const unsigned char* src = reinterpret_cast<const unsigned char*>(&x);
+    unsigned char* dst = reinterpret_cast<unsigned char*>(&out);
+    for (unsigned i = 0; i < sizeof(To); ++i) dst[i] = src[i];
+}
+
 // zero of any value type (adjoint initialisation)
 template <typename T>
 WEFT_FN T zero() { return T(); }

@@ -27,6 +27,24 @@ register(Op("cast", _cast, native="cast", kind=OpKind.SPECIAL, adjoint=Adjoint.S
             doc="Explicit conversion between scalar types (or vectors/matrices of the same shape)."))
 
 
+def _bit_cast(args, attrs):
+    from ..types.layout import layout
+
+    (target,) = attrs
+    values = (T.ScalarType, T.VectorType, T.MatrixType, T.StructType)
+    if len(args) != 1 or not isinstance(args[0], values) or not isinstance(target, values):
+        return None
+    try:
+        return target if layout(args[0]).size == layout(target).size else None
+    except TypeError:
+        return None
+
+
+register(Op("bit_cast", _bit_cast, native="bit_cast", kind=OpKind.OUT_CALL, adjoint=Adjoint.NONE, public=False,
+            domain=D, doc="wp.cast(a, dtype): a's bytes reinterpreted as dtype, a value type of the same size (a "
+                          "scalar, vector, matrix or struct). Not differentiable."))
+
+
 def _construct(args, attrs):
     (t,) = attrs
     if isinstance(t, T.StructType):

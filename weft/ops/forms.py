@@ -69,6 +69,7 @@ class Form(enum.Enum):
     LEN = "len"  # len(a): an array's first extent, a vector's or matrix's (compile-time) length
     RANGE = "range"  # range(...) outside a for statement (an error)
     TYPE = "type"  # type(x): x's type as a constructor
+    BIT_CAST = "bit_cast"  # wp.cast(a, dtype): a's bytes as another value type of the same size
     VECTOR = "vector"  # wp.vector(..., length=, dtype=)
     MATRIX = "matrix"  # wp.matrix(..., shape=, dtype=)
     FLAVORED_VECTOR = "flavored_vector"  # wp.quaternion(...) / wp.transformation(...): LanguageForm.arg = (n, flavor)
