@@ -11,6 +11,7 @@ import builtins as _py
 import numpy as np
 
 from .errors import Error
+from .frontend.grad_call import grad
 from .ops import registry
 from .ops.forms import Form, declare
 from .types.composite import matrix, quaternion, transformation, vector
@@ -165,6 +166,7 @@ def static(expr):
 
 static._wp_kernel_builtin_ = "static"
 declare(static, "static", Form.STATIC)
+declare(grad, "grad", Form.GRAD)
 
 
 def expect_eq(a, b):

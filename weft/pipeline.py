@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from . import config
 from .autodiff.prune import prune_replay
 from .autodiff.reverse import build_adjoint
+from .backend import grad_call as _grad_call  # noqa: F401 - registers the rendering of wp.grad calls
 from .backend.adjoint import AdjointRenderer
 from .backend.cuda import CudaAdjointRenderer, CudaRenderer
 from .backend.renderer import Renderer, RenderOptions

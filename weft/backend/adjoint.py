@@ -125,6 +125,7 @@ class AdjointRenderer(Renderer):
         self.block(self.prog.replay)
         self.out("// ---- reverse sweep")
         self._last_line = None
+        self.seed_adjoints()
         self.block(self.prog.reverse)
         if deferred:
             # a site under a branch (or after an early return) marks its slot empty first, before the replay: every
@@ -141,13 +142,18 @@ class AdjointRenderer(Renderer):
             decls(f"{v.type.ctype} {self.names(v)} = {{}};")
             decls(f"{v.type.ctype} {self.names.adj(v)} = {{}};")
         self.declare_adjoint_scratch(decls)
+        return self.bwd_signature(deferred, name) + " {\n" + "\n".join(decls.lines + body.lines) + "\n}"
+
+    def bwd_signature(self, deferred: bool, name: str) -> str:
         if deferred:
-            sig = (f"template <bool C>\nstatic inline WEFT_INLINE_BODY void {name}(const Args& args, Defer& d, "
-                   "int32_t i0, int32_t i1, int32_t i2, int32_t i3, int64_t flat, int32_t lane)")
-        else:
-            sig = (f"template <bool C>\n{self.body_qualifiers} void bwd_body(const Args& args, int32_t i0, int32_t i1, "
-                   "int32_t i2, int32_t i3, int64_t flat)")
-        return sig + " {\n" + "\n".join(decls.lines + body.lines) + "\n}"
+            return (f"template <bool C>\nstatic inline WEFT_INLINE_BODY void {name}(const Args& args, Defer& d, "
+                    "int32_t i0, int32_t i1, int32_t i2, int32_t i3, int64_t flat, int32_t lane)")
+        return (f"template <bool C>\n{self.body_qualifiers} void bwd_body(const Args& args, int32_t i0, int32_t i1, "
+                "int32_t i2, int32_t i3, int64_t flat)")
+
+    def seed_adjoints(self) -> None:
+        """Adjoints set between the replay and the reverse sweep (none for a kernel: its gradients come in through
+        its arrays; the wp.grad helper seeds its function's result, see backend/grad_call.py)."""
 
     def declare_adjoint_scratch(self, decls: Emitter) -> None:
         """Adjoint slots of scalar parameters and of constants (their gradients are discarded)."""

@@ -28,6 +28,7 @@ from ..ir.nodes import (
     Var,
     VarKind,
     While,
+    grad_subs,
     walk,
 )
 from ..ir.roles import Role
@@ -71,6 +72,9 @@ class Renderer(CpuTarget):
 
     #: forward rules of SPECIAL ops (see weft.backend.rules; filled below the class)
     forward_rules = RuleTable("forward")
+    #: how a module defines helpers its ops call (the wp.grad functions, keyed by the grad_call record; see
+    #: backend/grad_call.py): ``rule(renderer, grad_sub) -> C++ text``
+    definition_rules = RuleTable("definition")
     #: the guard-splitting plan of the forward module (see guards.py); set by render_module
     guard: GuardPlan | None = None
     #: Var id -> the constant a specialised body renders for it (the guard plan's atoms)
@@ -129,7 +133,7 @@ class Renderer(CpuTarget):
         return sig + " {\n" + "\n".join(self.out.lines) + "\n}"
 
     def header(self) -> str:
-        extra = sorted({s.call.op.header for s in walk(self.fn.body) if isinstance(s, Let) and s.call.op.header})
+        extra = sorted({s.call.op.header for s in _lets(self.fn.body, grad_subs(self.fn.body)) if s.call.op.header})
         includes = "".join(f"#include \"{h}\"\n" for h in extra)
         # no file path here: the kernel cache is keyed on this text, and a copied script or a re-run notebook cell
         # (a new file name) must find its kernels again
@@ -148,21 +152,24 @@ class Renderer(CpuTarget):
             elif isinstance(t, (T.ArrayType, T.TileType)):
                 visit(t.dtype)
 
-        for p in params:
+        subs = grad_subs(self.fn.body)
+        for p in [*params, *(p for sub in subs for p in sub.fn.params)]:
             visit(p.type)
-        for s in walk(self.fn.body):
-            if isinstance(s, Let):
-                for d in s.dsts:
-                    visit(d.type)
+        for s in _lets(self.fn.body, subs):
+            for d in s.dsts:
+                visit(d.type)
         out = []
         for st in order:
             fields = "\n".join(f"    {ft.ctype} {fname};" for fname, ft in st.fields)
             out.append(f"struct {st.ctype} {{\n{fields}\n}};")
             out.append(self.render_struct_ops(st))
         # the definitions ops carry (wp.func_native functions), after the structs their signatures may name
-        for s in walk(self.fn.body):
-            if isinstance(s, Let) and s.call.op.definition and s.call.op.definition not in out:
+        for s in _lets(self.fn.body, subs):
+            if s.call.op.definition and s.call.op.definition not in out:
                 out.append(s.call.op.definition)
+        # the functions of wp.grad calls (innermost first), after the definitions their bodies may call
+        for sub in subs:
+            out.append(rules.lookup(type(self), "definition_rules", _GRAD_CALL)(self, sub))
         return "\n".join(out)
 
     def render_struct_ops(self, st: T.StructType) -> str:
@@ -613,6 +620,14 @@ for _name, _rule in (
     *((name, Renderer.op_random) for name in STATEFUL),
 ):
     Renderer.forward_rules.add([op for op in rules.ops(_name) if op.kind is OpKind.SPECIAL], _rule)
+
+
+def _lets(body: list[Stmt], subs) -> list[Let]:
+    """The Lets of a kernel body and of the functions of its wp.grad calls."""
+    return [s for block in (body, *(sub.fn.body for sub in subs)) for s in walk(block) if isinstance(s, Let)]
+
+
+_GRAD_CALL = rules.ops("grad_call")[0]
 
 
 def _c_string(text: str) -> str:

@@ -22,6 +22,7 @@ from .analysis import binding_analysis, only_tail_return
 from .construct import construct
 from .forms import LANGUAGE_RULES, OP_RULES
 from .func import Func
+from .grad_call import GradWrapper, lower_grad_call
 from .native import NativeFunc, is_address_of, lower_native_call
 
 #: builtins whose call needs their own call site (a format literal, the launch index): not wp.Function arguments
@@ -35,6 +36,8 @@ def lower_call(lw, node: ast.Call):
                        next(k for k in node.keywords if k.arg is None), hint="pass the arguments by name")
     if any(isinstance(a, ast.Starred) for a in node.args):
         node = expand_starred(lw, node)
+    if isinstance(callee, GradWrapper):
+        return lower_grad_call(lw, callee, node)
     form = language_form(callee)
     if form is not None:
         return LANGUAGE_RULES[form.form](lw, node, form)

@@ -22,6 +22,7 @@ from ..types.composite import class_for
 from ..types.mapping import to_ir
 from ..typing.resolve import Weak
 from .construct import construct
+from .grad_call import lower_grad_form
 
 
 # ---------------------------------------------------------------------------------------------- op forms
@@ -533,6 +534,7 @@ def _matrix(lw, node, form: LanguageForm):
 #: Form -> rule(lw, node, form) for the language forms
 LANGUAGE_RULES = {
     Form.STATIC: _static,
+    Form.GRAD: lower_grad_form,
     Form.WHERE: _where,
     Form.UNOT: _unot,
     Form.PRINT: _print,

@@ -38,6 +38,7 @@ from ..typing.resolve import Weak, describe, resolve
 from . import adjoint_access, tile_alias, tile_slices
 from .analysis import binding_analysis, loop_has_break_or_continue, may_return
 from .deps import DepRecorder
+from .grad_call import GradWrapper
 from .source import FunctionSource
 
 _BINOPS = {
@@ -103,6 +104,7 @@ class Lowerer:
         self.stmt_stack: list[ast.stmt] = []
         self._pinned = 0  # augmented-assignment index values bound to hidden names (pin_target)
         self.deps = DepRecorder()  # static resolutions, for reusing this lowering in later processes
+        self.grad_subs: list = []  # the wp.grad calls lowered so far (frontend/grad_call.py), shared with their subs
 
     # ------------------------------------------------------------------ entry
     def lower_kernel(self) -> Function:
@@ -323,6 +325,9 @@ class Lowerer:
 
     def bind(self, name: str, value, node: ast.AST) -> None:
         frame = self.frame
+        if name in frame.mutable and (isinstance(value, GradWrapper) or isinstance(frame.env.get(name), GradWrapper)):
+            raise self.error(f"Cannot reassign local '{name}' after binding it to wp.grad(...): wp.grad(...) results "
+                             "are static function handles", node, hint="use a different local variable")
         if name in frame.component_only and isinstance(value, Var) and isinstance(value.type, T.ArrayType):
             frame.env[name] = value
         elif name in frame.mutable:

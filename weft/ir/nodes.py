@@ -158,6 +158,31 @@ class Function:
         yield from walk(self.body)
 
 
+@dataclass(frozen=True, eq=False)
+class GradSub:
+    """What a ``wp.grad(f)(args...)`` call in kernel code computes: ``fn`` is ``f`` lowered on its own (one PARAM per
+    value argument), ``result`` the operands ``f`` returns. The call yields the adjoint of every parameter of ``fn``
+    with the adjoint of each result seeded to one; backends render ``fn``'s adjoint as a helper named ``name``."""
+
+    name: str
+    fn: Function
+    result: tuple
+
+
+def grad_subs(block: list[Stmt]) -> list[GradSub]:
+    """The ``wp.grad`` calls of a block and, first, those nested in their functions (each once)."""
+    found: list[GradSub] = []
+    for s in walk(block):
+        if isinstance(s, Let) and s.call.attrs and isinstance(s.call.attrs[0], GradSub):
+            sub = s.call.attrs[0]
+            for inner in grad_subs(sub.fn.body):
+                if inner not in found:
+                    found.append(inner)
+            if sub not in found:
+                found.append(sub)
+    return found
+
+
 def walk(block: list[Stmt]):
     for stmt in block:
         yield stmt

@@ -79,6 +79,7 @@ class Form(enum.Enum):
     TILE_DOT = "tile_dot"  # wp.tile_dot(a, b): tile_sum of the element-wise products
     TILE_IN_PLACE_OF = "tile_in_place_of"  # tile_cholesky_inplace(A) ...: the op LanguageForm.arg, result into .updates
     TILE_AXPY = "tile_axpy"  # wp.tile_axpy(alpha, src, dest): dest += alpha * src (LanguageForm.updates: dest)
+    GRAD = "grad"  # wp.grad(f): a static handle to f's gradient (frontend/grad_call.py)
     TILE_STACK = "tile_stack"  # wp.tile_stack / _push / _pop / _clear / _count, tile_scatter_add (LanguageForm.arg: which)
 
 

@@ -92,5 +92,19 @@ register(Op("adj_reset", lambda a, at: T.VOID if len(a) == 1 else None, kind=OpK
             side_effect=True, domain=D, doc="Zero the adjoint of a custom-gradient func's result once consumed."))
 
 
+
+def _grad_call(a, at):
+    """wp.grad(f)(args...): attrs[0] is the call's ``ir.nodes.GradSub``; one result per parameter of its function."""
+    sub = at[0] if at else None
+    params = getattr(getattr(sub, "fn", None), "params", None)
+    if params is None or tuple(p.type for p in params) != tuple(a):
+        return None
+    return tuple(p.type for p in params)
+
+
+# The gradient computed in forward code (Warp's wp.grad): forward-only, a constant for the reverse sweep (as in Warp).
+register(Op("grad_call", _grad_call, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, public=False, domain=D,
+            doc="wp.grad(f)(args...): the adjoints of f's arguments with f's result adjoint seeded to one."))
+
 def _plain_array(t) -> bool:
     return isinstance(t, T.ArrayType) and t.kind is T.ArrayKind.ARRAY
