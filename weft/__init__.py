@@ -48,6 +48,7 @@ from .geometry import (Bvh, BvhQuery, HashGrid, HashGridQuery, Mesh, MeshQuery, 
 from .builtins import expect_eq, expect_near, expect_neq, grad, print, printf, public_builtins as _public_builtins, static, tid, where
 from .builtins import cast, tile_astype, tile_axpy, tile_dot, tile_empty, transform_set_rotation, transform_set_translation, unot
 from .builtins import tile_stack, tile_stack_clear, tile_stack_count, tile_stack_pop, tile_stack_push, tile_scatter_add
+from .builtins import tile_scatter_masked
 from .builtins import tile_cholesky_inplace, tile_cholesky_solve_inplace, tile_lower_solve_inplace, tile_upper_solve_inplace
 
 globals().update(_NAMED)

@@ -133,6 +133,10 @@ tile_stack_count = declare(_special("tile_stack_count", "``tile_stack_count(s)``
 tile_scatter_add = declare(_special("tile_scatter_add", "``tile_scatter_add(a, i, ..., value, has_value, atomic=True)``: "
                                     "each lane with has_value adds its value to element (i, ...) of a, in place."),
                            "tile_scatter_add", Form.TILE_STACK, "scatter_add", updates=(0,))
+tile_scatter_masked = declare(_special("tile_scatter_masked", "``tile_scatter_masked(a, i, ..., value, has_value)``: "
+                                       "each lane with has_value writes its value into element (i, ...) of a, in "
+                                       "place."), "tile_scatter_masked", Form.TILE_STACK, "scatter_masked",
+                              updates=(0,))
 tile_axpy = declare(_special("tile_axpy", "``tile_axpy(alpha, src, dest)``: ``dest += alpha * src`` in place."),
                     "tile_axpy", Form.TILE_AXPY, updates=(2,))
 

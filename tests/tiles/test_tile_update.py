@@ -187,3 +187,91 @@ def test_tile_assign_region_values_and_gradients():
         np.testing.assert_allclose(out.numpy()[4 * b:4 * b + 4], want, rtol=1e-12)
     fd_check(assign_region, {"x": wp.array(x, dtype=F64), "y": wp.array(y, dtype=F64)},
              {"out": wp.zeros((8, 5), dtype=F64)}, dim=2, block_dim=4)
+
+
+mat22ui = wp.types.matrix(shape=(2, 2), dtype=wp.uint32)
+
+
+@wp.kernel
+def composite_bitwise(a: wp.array(dtype=wp.vec3ui), b: wp.array(dtype=wp.vec3ui), m: wp.array(dtype=mat22ui),
+                      out: wp.array(dtype=wp.vec3ui), mout: wp.array(dtype=mat22ui)):
+    w, bit = wp.tid()
+    s = wp.tile_zeros(shape=(3,), dtype=wp.vec3ui)
+    s[0] = a[w]
+    s[1] = a[w]
+    s[2] = a[w]
+    mask = wp.vec3ui(wp.uint32(1)) << wp.vec3ui(wp.uint32(bit))
+    s[0] &= (b[w] & mask) | ~mask  # per lane: one bit of every component
+    s[1] |= b[w] & mask
+    s[2] ^= b[w] & mask
+    mt = wp.tile_load(m, shape=(4,), offset=(4 * w,))
+    mt[bit % 4] ^= m[4 * w + (bit + 1) % 4]  # 8 lanes per element: an even count cancels
+    mt[0] |= m[4 * w + 1]
+    u = wp.tile_load(a, shape=(3,), offset=(w,)) & wp.tile_load(b, shape=(3,), offset=(w,))
+    u ^= s
+    if bit == 0:
+        out[4 * w] = s[0]
+        out[4 * w + 1] = s[1]
+        out[4 * w + 2] = s[2]
+        out[4 * w + 3] = u[2]
+    wp.tile_store(mout, mt, offset=(4 * w,))
+
+
+def test_bitwise_updates_of_vector_and_matrix_tiles():
+    rng = np.random.default_rng(5)
+    n = 3
+    a = rng.integers(0, 2**32, size=(n + 2, 3), dtype=np.uint32)
+    b = rng.integers(0, 2**32, size=(n + 2, 3), dtype=np.uint32)
+    m = rng.integers(0, 2**32, size=(4 * n, 2, 2), dtype=np.uint32)
+    out = wp.zeros(4 * n, dtype=wp.vec3ui)
+    mout = wp.zeros(4 * n, dtype=mat22ui)
+    wp.launch_tiled(composite_bitwise, dim=n, inputs=[wp.array(a, dtype=wp.vec3ui), wp.array(b, dtype=wp.vec3ui),
+                                                      wp.array(m, dtype=mat22ui), out, mout], block_dim=32)
+    got = out.numpy().reshape(n, 4, 3)
+    np.testing.assert_array_equal(got[:, 0], a[:n] & b[:n])
+    np.testing.assert_array_equal(got[:, 1], a[:n] | b[:n])
+    np.testing.assert_array_equal(got[:, 2], a[:n] ^ b[:n])
+    np.testing.assert_array_equal(got[:, 3], (a[2:n + 2] & b[2:n + 2]) ^ (a[:n] ^ b[:n]))
+    want = m.reshape(n, 4, 2, 2).copy()  # each element XORed 8 times with its neighbour: unchanged
+    want[:, 0] |= want[:, 1]
+    np.testing.assert_array_equal(mout.numpy().reshape(n, 4, 2, 2), want)
+
+
+@wp.kernel
+def scatter_masked(x: wp.array(dtype=F64), y: wp.array2d(dtype=F64)):
+    _b, lane = wp.tid()
+    t = wp.tile_full(shape=(2, BD), value=F64(-1.0), dtype=F64)
+    v = x[lane] * x[lane]
+    keep = lane % 3 != 1
+    row = wp.where(keep, lane % 2, 99)  # lanes without a value may pass any index
+    wp.tile_scatter_masked(t, row, (lane + 3) % BD, v, keep)
+    wp.tile_store(y, t * x[0])
+
+
+def test_tile_scatter_masked_values_and_gradients():
+    x = np.linspace(0.5, 2.0, BD)
+    y = wp.zeros((2, BD), dtype=F64)
+    wp.launch_tiled(scatter_masked, dim=1, inputs=[wp.array(x, dtype=F64), y], block_dim=BD)
+    want = np.full((2, BD), -1.0)
+    for lane in range(BD):
+        if lane % 3 != 1:
+            want[lane % 2, (lane + 3) % BD] = x[lane] ** 2
+    np.testing.assert_allclose(y.numpy(), want * x[0], rtol=1e-12)
+    fd_check(scatter_masked, {"x": wp.array(x, dtype=F64)}, {"y": wp.zeros((2, BD), dtype=F64)}, dim=1,
+             block_dim=BD)
+
+
+@wp.kernel
+def print_tiles(x: wp.array(dtype=wp.int32)):
+    wp.print(wp.tile_load(x, shape=(4,)))
+    t = wp.tile_full(shape=(2, 2, 2), value=0.5, dtype=float, storage="shared")
+    t[1, 0, 1] = 2.0
+    print(t)
+
+
+def test_print_tile_once_per_block_as_warp(capfd):
+    wp.launch_tiled(print_tiles, dim=1, inputs=[wp.array([1, -2, 3, 4], dtype=wp.int32)], block_dim=4)
+    wp.synchronize()
+    out = capfd.readouterr().out
+    assert out == ("[1 -2 3 4] = tile(shape=(4), storage=register)\n"
+                   "[[[0.5 0.5]\n  [0.5 0.5]]\n\n [[0.5 2]\n  [0.5 0.5]]] = tile(shape=(2,2,2), storage=shared)\n")

@@ -385,6 +385,10 @@ def _in_place(fn: str):
     return rule
 
 
+def _print(r, s: Let, args) -> None:
+    r.out(r.tile_call("tile_print", f'{args[0]}, "{s.call.attrs[0]}"') + ";")
+
+
 def _matmul(r, s: Let, args) -> None:
     if len(args) == 2:
         r.out(r.tile_call("tile_matmul", f"{_d(r, s)}, {args[0]}, {args[1]}") + ";")
@@ -508,6 +512,7 @@ _FORWARD = (
     ("tile_scan_max_inclusive", _call("tile_scan_max_inclusive")),
     ("tile_scan_min_inclusive", _call("tile_scan_min_inclusive")),
     ("tile_sort", _sort),
+    ("tile_print", _print),
     ("tile_assign", _call("tile_assign")),
     ("tile_slice_assign", _call("tile_slice_assign")),
     ("tile_fft", _in_place("tile_fft")),

@@ -313,6 +313,13 @@ def _print(lw, node, form: LanguageForm):
         o = lw.operand(v, a)
         parts.append(("val", len(vals)))
         vals.append(o)
+    if any(isinstance(v.type, T.TileType) for v in vals):
+        if len(parts) != 1:
+            raise lw.error("print() of a tile takes the tile alone", node, hint="print(t)")
+        from .tiles import tile_storage
+
+        lw.op("tile_print", vals, attrs=(tile_storage(lw, vals[0]),), node=node)
+        return
     lw.op("print", vals, attrs=(tuple(parts),), node=node)
 
 

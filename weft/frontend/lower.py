@@ -217,6 +217,8 @@ class Lowerer:
         opr, results, typed = found
         operands = tuple(self._const(v.value, t) if isinstance(v, Weak) else v for v, t in zip(vals, typed))
         dsts = self.b.let(Call(opr, attrs), operands, results, result_name)
+        if (opr.in_place is registry.InPlace.FIRST or opr.role is Role.COPY) and len(dsts) == 1:
+            self.carry_storage(operands[0], dsts[0])
         if len(dsts) == 1:
             return dsts[0]
         return dsts if dsts else None
@@ -323,6 +325,12 @@ class Lowerer:
                              hint="use a tuple of constants, wp.constant(...), or pass the values in a wp.array")
         return value
 
+    def carry_storage(self, src, dst) -> None:
+        """The tile ``dst`` keeps the ``storage=`` ``src`` was made with (frontend/tiles.py: what print(t) shows)."""
+        storage = self.__dict__.get("_tile_storage")
+        if storage and getattr(src, "id", None) in storage:
+            storage[dst.id] = storage[src.id]
+
     def bind(self, name: str, value, node: ast.AST) -> None:
         frame = self.frame
         if name in frame.mutable and (isinstance(value, GradWrapper) or isinstance(frame.env.get(name), GradWrapper)):
@@ -346,10 +354,12 @@ class Lowerer:
                         "(a variable keeps one type)", node,
                         hint=f"convert explicitly, e.g. {name} = {_cast_hint(current.type)}(...), or use a new name")
                 self.b.assign(current, src)
+                self.carry_storage(src, current)
             else:
                 src = self.operand(v, node)
                 local = self.b.new_var(src.type, name, VarKind.MUTABLE)
                 self.b.assign(local, src)
+                self.carry_storage(src, local)
                 frame.env[name] = local
         else:
             frame.env[name] = value
@@ -535,8 +545,9 @@ class Lowerer:
             raise self.error(f"cannot assign a {val.type} value to an element of a tile of {dt}", target)
         if mode.bitwise and isinstance(dt, T.StructType):
             raise self.error(_struct_tile_message("tile_update", (tile.type,), (mode,)), target, kind=KernelTypeError)
-        if mode.bitwise and not (isinstance(dt, T.ScalarType) and dt.is_int):
-            raise self.error(f"bitwise in-place operators need a tile of integers, not of {dt}", target)
+        if mode.bitwise and not (isinstance(dt, (T.ScalarType, T.VectorType, T.MatrixType)) and T.scalar_of(dt).is_int):
+            raise self.error(f"bitwise in-place operators need a tile of integers or of integer vectors / matrices, "
+                             f"not of {dt}", target)
         return self.op("tile_update", [tile, *idx, val], attrs=(mode,), node=target)
 
     def unpack(self, value, n: int, node):

@@ -177,22 +177,39 @@ def scatter_add(lw, node: ast.Call, form):
     its value to element (i, ...) of tile ``a`` (in place; lanes in order, collisions all land). A lane without a
     value adds a zero at element 0 (struct fields that do not add up keep their values), so its indices may be
     anything."""
+    _scatter(lw, node, "tile_scatter_add", TileUpdate.ADD, atomic=True)
+
+
+def scatter_masked(lw, node: ast.Call, form):
+    """``wp.tile_scatter_masked(a, i[, j, k, l], value, has_value)``: every lane whose has_value is true writes its
+    value into element (i, ...) of tile ``a`` (in place; each element written by at most one lane, as Warp requires;
+    lanes in order here, so the last one wins). A lane without a value writes nothing (its first index becomes -1,
+    which ``tile_update``'s MASKED mode skips), so its indices may be anything. Gradients: the value's adjoint takes
+    the element's, which is then cleared (as a set)."""
+    _scatter(lw, node, "tile_scatter_masked", TileUpdate.MASKED, atomic=False)
+
+
+def _scatter(lw, node: ast.Call, fname: str, mode: TileUpdate, atomic: bool) -> None:
     if not node.args:
-        raise lw.error("wp.tile_scatter_add() takes a tile, its indices, value and has_value", node)
+        raise lw.error(f"wp.{fname}() takes a tile, its indices, value and has_value", node)
     target = node.args[0]
     t = lw.operand(lw.visit(target), target)
     if not isinstance(t.type, T.TileType):
-        raise lw.error(f"wp.tile_scatter_add(): a must be a tile, got {t.type}", target, kind=KernelTypeError)
+        raise lw.error(f"wp.{fname}(): a must be a tile, got {t.type}", target, kind=KernelTypeError)
     nd = len(t.type.shape)
-    names = ["i", "j", "k", "l"][:nd] + ["value", "has_value", "atomic"]
+    names = ["i", "j", "k", "l"][:nd] + ["value", "has_value"] + (["atomic"] if atomic else [])
+    if len(node.args) - 1 > len(names):
+        raise lw.error(f"wp.{fname}() on a {nd}-D tile takes {', '.join(names)}; got {len(node.args) - 1} "
+                       f"arguments after the tile", node)
     bound = dict(zip(names, node.args[1:]))
     for kw in node.keywords:
         if kw.arg not in names or kw.arg in bound:
-            raise lw.error(f"wp.tile_scatter_add() got an unexpected or repeated argument '{kw.arg}'", kw.value)
+            raise lw.error(f"wp.{fname}() got an unexpected or repeated argument '{kw.arg}'", kw.value)
         bound[kw.arg] = kw.value
-    missing = [n for n in names[:-1] if n not in bound]
+    required = names[:nd + 2]
+    missing = [n for n in required if n not in bound]
     if missing:
-        raise lw.error(f"wp.tile_scatter_add() on a {nd}-D tile needs {', '.join(names[:-1])}; missing "
+        raise lw.error(f"wp.{fname}() on a {nd}-D tile needs {', '.join(required)}; missing "
                        f"{', '.join(missing)}", node)
     if "atomic" in bound:
         lw.eval_static(bound["atomic"])  # a compile-time flag; collisions all land here either way
@@ -200,17 +217,20 @@ def scatter_add(lw, node: ast.Call, form):
     dtype = t.type.dtype
     value = lw.operand(lw.visit(bound["value"]), bound["value"], want=dtype)
     if value.type != dtype:
-        raise lw.error(f"wp.tile_scatter_add(): the value's type {value.type} does not match the tile's {dtype}",
+        raise lw.error(f"wp.{fname}(): the value's type {value.type} does not match the tile's {dtype}",
                        bound["value"], kind=KernelTypeError)
-    zero = lw.op("construct", [], attrs=(dtype,), node=node) if not isinstance(dtype, T.ScalarType) else \
-        Const(0 if dtype.is_int else 0.0, dtype)
+    if mode is TileUpdate.ADD:
+        zero = lw.op("construct", [], attrs=(dtype,), node=node) if not isinstance(dtype, T.ScalarType) else \
+            Const(0 if dtype.is_int else 0.0, dtype)
+        value = _select(lw, has, value, zero, node)
     idx = []
-    for n in names[:nd]:
+    for k, n in enumerate(names[:nd]):
         i = lw.operand(lw.visit(bound[n]), bound[n], want=T.INT32)
         if not (isinstance(i.type, T.ScalarType) and i.type.is_int):
-            raise lw.error(f"wp.tile_scatter_add(): index {n} must be an integer, got {i.type}", bound[n])
+            raise lw.error(f"wp.{fname}(): index {n} must be an integer, got {i.type}", bound[n])
         if i.type != T.INT32:
             i = lw.op("cast", [i], attrs=(T.INT32,), node=bound[n])
-        idx.append(_select(lw, has, i, _i32(0), node))
-    added = lw.op("tile_update", [t, *idx, _select(lw, has, value, zero, node)], attrs=(TileUpdate.ADD,), node=node)
-    lw.store(target, added)
+        skip = -1 if mode is TileUpdate.MASKED and k == 0 else 0
+        idx.append(_select(lw, has, i, _i32(skip), node))
+    updated = lw.op("tile_update", [t, *idx, value], attrs=(mode,), node=node)
+    lw.store(target, updated)

@@ -135,6 +135,24 @@ def _store_target(lw, target: ast.AST, value, fname: str) -> None:
     lw.store(target, value)
 
 
+# ---------------------------------------------------------------------------------------------- storage
+# weft keeps every tile in one kind of storage (per lane on the CPU, shared memory for cooperative CUDA ops); the
+# ``storage=`` a tile was made with is remembered only for what Warp shows of it: ``print(t)``'s storage field
+def _note_storage(lw, a: dict, result):
+    if "storage" in a:
+        storage = lw.eval_static(a["storage"])
+        if storage not in ("register", "shared"):
+            raise lw.error(f"storage must be 'register' or 'shared', got {storage!r}", a["storage"],
+                           kind=KernelValueError)
+        lw.__dict__.setdefault("_tile_storage", {})[result.id] = storage
+    return result
+
+
+def tile_storage(lw, tile) -> str:
+    """The storage a tile was made with (``storage=`` of its constructor or load), ``"register"`` otherwise."""
+    return lw.__dict__.get("_tile_storage", {}).get(getattr(tile, "id", None), "register")
+
+
 # ---------------------------------------------------------------------------------------------- memory
 def _tile_load(lw, node, name: str, syntax: Syntax):
     _mark(lw)
@@ -145,7 +163,7 @@ def _tile_load(lw, node, name: str, syntax: Syntax):
         raise lw.error(f"tile_load of a {arr.type.ndim}-D array needs a {arr.type.ndim}-D shape, got {shape}",
                        a["shape"])
     offs = _offsets(lw, a.get("offset"), len(shape))
-    return lw.op("tile_load", [arr, *offs], attrs=(shape,), node=node)
+    return _note_storage(lw, a, lw.op("tile_load", [arr, *offs], attrs=(shape,), node=node))
 
 
 def _tile_store(lw, node, name: str, syntax: Syntax):
@@ -216,8 +234,9 @@ def _filled(lw, node, name: str, syntax: Syntax):
     a = _bind(lw, node, name, list(syntax.params), len(syntax.params) - len(syntax.defaults))
     shape = static_shape(lw, a["shape"])
     if "value" in a:
-        return _full(lw, node, name, a, shape)
-    return lw.op(name, [], attrs=(T.TileType(_static_dtype(lw, a.get("dtype")), shape),), node=node)
+        return _note_storage(lw, a, _full(lw, node, name, a, shape))
+    return _note_storage(lw, a, lw.op(name, [], attrs=(T.TileType(_static_dtype(lw, a.get("dtype")), shape),),
+                                      node=node))
 
 
 def _full(lw, node, name: str, a: dict, shape):

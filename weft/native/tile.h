@@ -504,13 +504,41 @@ WEFT_FN void adj_tile_extract(const tile_t<T, D...>& t, tile_t<T, D...>& adj_t, 
     adj_t.data[tile_flat_index(t, idx...)] += adj_ret;
 }
 
+// Bitwise and / or / xor of integer vectors and matrices, component-wise: the element functions of tile_update's
+// &=, |=, ^= and of the element-wise bitwise tile ops on tiles of integer composites (no adjoints: integers).
+#define WEFT_TILE_COMPOSITE_BITOP(NAME)                                                              \
+    template <unsigned N, typename S>                                                                \
+    WEFT_FN vec_t<N, S> NAME(const vec_t<N, S>& a, const vec_t<N, S>& b) {                           \
+        vec_t<N, S> r;                                                                               \
+        for (unsigned i = 0; i < N; ++i) r.c[i] = NAME(a.c[i], b.c[i]);                              \
+        return r;                                                                                    \
+    }                                                                                                \
+    template <unsigned R, unsigned C, typename S>                                                    \
+    WEFT_FN mat_t<R, C, S> NAME(const mat_t<R, C, S>& a, const mat_t<R, C, S>& b) {                  \
+        mat_t<R, C, S> r;                                                                            \
+        for (unsigned i = 0; i < R; ++i) r.row[i] = NAME(a.row[i], b.row[i]);                        \
+        return r;                                                                                    \
+    }
+WEFT_TILE_COMPOSITE_BITOP(bit_and)
+WEFT_TILE_COMPOSITE_BITOP(bit_or)
+WEFT_TILE_COMPOSITE_BITOP(bit_xor)
+#undef WEFT_TILE_COMPOSITE_BITOP
+
 // t[i, j] = v and its in-place forms t[i, j] += v, -= v, &= v, |= v, ^= v, as one lane does them (the renderers
 // apply every lane's update in lane order; several lanes updating one element accumulate, as Warp's atomics do).
-// M: 0 set, 1 add, 2 sub, 3 and, 4 or, 5 xor (ops/tile.py TileUpdate).
+// M: 0 set, 1 add, 2 sub, 3 and, 4 or, 5 xor, 6 set unless the first index is negative (a lane of
+// wp.tile_scatter_masked without a value) (ops/tile.py TileUpdate).
+namespace tiles {
+template <typename I0, typename... I>
+WEFT_FN int64 first_index(I0 i, I...) { return int64(i); }
+}  // namespace tiles
 template <int M, typename T, int... D, typename... I>
 WEFT_FN void tile_update(tile_t<T, D...>& t, const T& v, I... idx) {
+    if constexpr (M == 6) {
+        if (tiles::first_index(idx...) < 0) return;
+    }
     T& e = t.data[tile_flat_index(t, idx...)];
-    if constexpr (M == 0) e = v;
+    if constexpr (M == 0 || M == 6) e = v;
     else if constexpr (M == 1) e = add(e, v);
     else if constexpr (M == 2) e = sub(e, v);
     else if constexpr (M == 3) e = bit_and(e, v);
@@ -521,8 +549,11 @@ WEFT_FN void tile_update(tile_t<T, D...>& t, const T& v, I... idx) {
 // then clears it (the earlier value was overwritten, and so was any earlier lane's write to that element).
 template <int M, typename T, int... D, typename... I>
 WEFT_FN void adj_tile_update(tile_t<T, D...>& adj_t, T& adj_v, I... idx) {
+    if constexpr (M == 6) {
+        if (tiles::first_index(idx...) < 0) return;
+    }
     T& g = adj_t.data[tile_flat_index(adj_t, idx...)];
-    if constexpr (M == 0) {
+    if constexpr (M == 0 || M == 6) {
         adj_v += g;
         g = T();
     } else if constexpr (M == 1) {
@@ -954,6 +985,38 @@ WEFT_TILE_SCAN(tile_scan_exclusive, 1)
 WEFT_TILE_SCAN(tile_scan_max_inclusive, 2)
 WEFT_TILE_SCAN(tile_scan_min_inclusive, 3)
 #undef WEFT_TILE_SCAN
+
+// ---------------------------------------------------------------------------------------------- print
+// print(t): NumPy's nested brackets (elements by print_value, construct.h), then " = tile(shape=(4,3),
+// storage=register)" as Warp prints it; once per block.
+template <typename T, int... D>
+WEFT_FN void tile_print(const tile_t<T, D...>& t, const char* storage) {
+    typedef tiles::dims<D...> S;
+    for (int d = 0; d < S::n; ++d) printf("[");
+    for (int k = 0; k < S::size; ++k) {
+        if (k) {
+            int closed = 0;  // dimensions (innermost first) whose rows end before element k
+            for (int d = S::n - 1, block = 1; d > 0; --d) {
+                block *= S::v[d];
+                if (k % block != 0) break;
+                ++closed;
+            }
+            if (closed == 0) {
+                printf(" ");
+            } else {
+                for (int c = 0; c < closed; ++c) printf("]");
+                for (int c = 0; c < closed; ++c) printf("\n");
+                for (int c = 0; c < S::n - closed; ++c) printf(" ");
+                for (int c = 0; c < closed; ++c) printf("[");
+            }
+        }
+        print_value(t.data[k]);
+    }
+    for (int d = 0; d < S::n; ++d) printf("]");
+    printf(" = tile(shape=(");
+    for (int d = 0; d < S::n; ++d) printf(d ? ",%d" : "%d", S::v[d]);
+    printf("), storage=%s)\n", storage);
+}
 
 // ---------------------------------------------------------------------------------------------- sort
 // keys and values (same size) permuted together into ascending key order (heap sort: in place, not stable, as

@@ -367,13 +367,22 @@ __device__ void adj_tile_from_thread(T& adj_value, const tile_t<T, D...>& adj_t,
     sync();
 }
 
+// print(t): lane 0 prints the whole tile (weft::tile_print), once per block.
+template <typename T, int... D>
+__device__ void tile_print(const tile_t<T, D...>& t, const char* storage) {
+    if (lane() == 0) weft::tile_print(t, storage);
+    sync();
+}
+
 // t[i, j] = v (and the in-place forms) by every running lane (``active``); several lanes may update one element, so
-// the read-modify-write forms are atomic. All threads call it (it ends with a barrier).
+// the read-modify-write forms are atomic. M 6 (wp.tile_scatter_masked): a set skipped where the first index is
+// negative. All threads call it (it ends with a barrier).
 template <int M, typename T, int... D, typename... I>
 __device__ void tile_update(tile_t<T, D...>& t, const T& v, bool active, I... idx) {
+    if constexpr (M == 6) active = active && weft::tiles::first_index(idx...) >= 0;
     if (active) {
         T* e = &t.data[weft::tile_flat_index(t, idx...)];
-        if constexpr (M == 0) *e = v;
+        if constexpr (M == 0 || M == 6) *e = v;
         else if constexpr (M == 1) atom::fetch_add(e, v);
         else if constexpr (M == 2) atom::fetch_sub(e, v);
         else if constexpr (M == 3) atom::fetch_and(e, v);
@@ -385,13 +394,14 @@ __device__ void tile_update(tile_t<T, D...>& t, const T& v, bool active, I... id
 // Its reverse: every running lane reads its element's adjoint, then (a set) the written elements' adjoints are cleared.
 template <int M, typename T, int... D, typename... I>
 __device__ void adj_tile_update(tile_t<T, D...>& adj_t, T& adj_v, bool active, I... idx) {
-    const int k = weft::tile_flat_index(adj_t, idx...);
+    if constexpr (M == 6) active = active && weft::tiles::first_index(idx...) >= 0;
+    const int k = active ? weft::tile_flat_index(adj_t, idx...) : 0;
     if (active) {
         if constexpr (M == 2) adj_v -= adj_t.data[k];
-        else if constexpr (M <= 1) adj_v += adj_t.data[k];
+        else if constexpr (M <= 1 || M == 6) adj_v += adj_t.data[k];
     }
     sync();
-    if constexpr (M == 0) {
+    if constexpr (M == 0 || M == 6) {
         if (active) adj_t.data[k] = T();
         sync();
     }

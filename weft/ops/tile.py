@@ -222,6 +222,7 @@ class TileUpdate(enum.Enum):
     AND = 3
     OR = 4
     XOR = 5
+    MASKED = 6  # a set skipped by lanes whose first index is negative (wp.tile_scatter_masked without a value)
 
     @property
     def bitwise(self) -> bool:
@@ -235,7 +236,7 @@ def _update(args, attrs):
     dt = args[0].dtype
     if args[-1] != dt:
         return None
-    if mode.bitwise and not (isinstance(dt, T.ScalarType) and dt.is_int):
+    if mode.bitwise and not (T.scalar_of(dt) is not None and T.scalar_of(dt).is_int):
         return None
     if mode in (TileUpdate.ADD, TileUpdate.SUB) and not isinstance(dt, (T.ScalarType, T.VectorType, T.MatrixType,
                                                                        T.StructType)):
@@ -456,6 +457,15 @@ for _name, _doc in (("tile_scan_inclusive", "the inclusive prefix sums (element 
     _reg(_name, _scan, f"{_name}(a): {_doc}, over the tile's row-major sequence, in a tile of a's shape.",
          collective=True, adjoint_linear=_name in ("tile_scan_inclusive", "tile_scan_exclusive"),
          adjoint_reads_primal=_name not in ("tile_scan_inclusive", "tile_scan_exclusive"))
+
+def _print(args, attrs):
+    (storage,) = attrs
+    return T.VOID if len(args) == 1 and is_tile(args[0]) and storage in ("register", "shared") else None
+
+
+_reg("tile_print", _print, "print(t) of a tile in a kernel: once per block, NumPy's nested-bracket layout followed by "
+     "'= tile(shape=(...), storage=...)' as Warp prints it (attrs: the storage the tile was made with).",
+     adjoint=Adjoint.NONE, side_effect=True, collective=True, public=False)
 
 _SORT_KEYS = (T.FLOAT32, T.INT32, T.UINT32, T.INT64, T.UINT64, T.FLOAT64)
 

@@ -30,6 +30,13 @@ def np_layout(t: T.Type) -> tuple[np.dtype, tuple[int, ...]]:
     raise TypeError(f"arrays of {t} are not supported")
 
 
+# array_t<T> (weft/native/array.h) as a record, so an array field of a struct array reads as its descriptor's fields
+# (``a.numpy()["x"]["data"]``, as in Warp); other array kinds stay opaque bytes
+_ARRAY_DESC_DTYPE = np.dtype({"names": ["data", "grad", "shape", "ndim", "flags", "strides"],
+                              "formats": ["<u8", "<u8", ("<i4", (4,)), "<i4", "<i4", ("<i8", (4,))],
+                              "offsets": [0, 8, 16, 32, 36, 40], "itemsize": 72})
+
+
 def struct_np_dtype(t: T.StructType) -> np.dtype:
     from .layout import layout
 
@@ -41,7 +48,7 @@ def struct_np_dtype(t: T.StructType) -> np.dtype:
         offset += (-offset) % fl.align
         names.append(fname)
         if isinstance(ft, T.ArrayType):
-            formats.append(np.dtype((np.void, fl.size)))
+            formats.append(_ARRAY_DESC_DTYPE if fl.size == _ARRAY_DESC_DTYPE.itemsize else np.dtype((np.void, fl.size)))
         elif isinstance(ft, T.StructType):
             formats.append(struct_np_dtype(ft))
         else:
