@@ -245,7 +245,7 @@ def test_taped_cloth_rollout_matches_generic_adjoints(monkeypatch):
         np.testing.assert_allclose(h, g, rtol=1e-3, atol=1e-4 * np.abs(g).max())
 
 
-def _soft_ground_grads(monkeypatch, hand: bool):
+def _soft_ground_grads(monkeypatch, hand: bool, fuse: bool = True):
     from weft import sim
     from weft.sim.integrators import euler
 
@@ -273,10 +273,12 @@ def _soft_ground_grads(monkeypatch, hand: bool):
     with wp.Tape() as tape:
         for k in range(15):
             integ.simulate(m, states[k], states[k + 1], 2e-3)
+            if not fuse:  # a record between the steps: each step's particle adjoint runs in its own launch
+                tape.record_func(lambda: None, [])
         wp.launch(dot_loss2, m.particle_count, inputs=[states[-1].particle_q, w], outputs=[loss])
     tape.backward(loss)
     arrays = (states[0].particle_q, states[0].particle_qd, m.tet_materials, m.tet_poses, m.particle_inv_mass,
-              m.particle_radius, m.ground_plane)
+              m.particle_radius, m.ground_plane, states[7].particle_q, states[7].particle_qd, states[7].particle_f)
     first = [a.grad.numpy().copy() for a in arrays]
     if hand:  # a second backward pass after tape.zero() gives the same gradients (per-tape sums start from zero)
         tape.zero()
@@ -290,7 +292,13 @@ def test_taped_soft_body_on_ground_matches_generic_adjoints(monkeypatch):
     """Tetrahedra and the particle step with ground contacts, friction and the speed clamp (hand-written adjoints)
     against the generic adjoints of the same kernels."""
     hand = _soft_ground_grads(monkeypatch, True)
-    generic = _soft_ground_grads(monkeypatch, False)
-    for h, g in zip(hand, generic):
+    # the gather of each step's element gradients runs fused with the previous step's particle adjoint
+    # (particle_adjoint.adj_gather_particle_step) unless something is recorded between the steps
+    unfused = _soft_ground_grads(monkeypatch, True, fuse=False)
+    for h, u in zip(hand, unfused):
+        assert np.abs(u).max() > 0.0
+        np.testing.assert_allclose(h, u, rtol=1e-5, atol=1e-6 * np.abs(u).max())
+    generic = _soft_ground_grads(monkeypatch, False)[:7]  # (not the intermediate state's: the generic adjoints
+    for h, g in zip(hand, generic):                          # consume gradients of arrays written on the tape)
         assert np.abs(g).max() > 0.0
         np.testing.assert_allclose(h, g, rtol=1e-3, atol=1e-4 * np.abs(g).max())

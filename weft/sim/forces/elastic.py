@@ -376,6 +376,12 @@ def _record_adjoint(model, tape, state, segs, hand, glist, elem_f, particle_f, t
     x, v = state.particle_q, state.particle_qd
     versions = (x._version, v._version)
     generic = len(hand) < len(segs)
+    # the particle step that wrote this state, when it was the last thing recorded: its adjoint runs right after this
+    # one, in the same pass over the particles as the gather (particle_adjoint._StepAdjoint.fuse_gather)
+    made_by = getattr(tape.launches[-1], "backward", None) if tape.launches else None
+    if getattr(made_by, "xn", None) is not x or getattr(made_by, "vn", None) is not v \
+            or not hasattr(made_by, "fuse_gather"):
+        made_by = None
     # tetrahedra and triangles: element data in rows, corner gradients corner-major, parameter gradients summed per
     # tape (tape_params); the gather of the corner gradients reads their slots in that order
     rows = {sg.key: (sg, base) + tape_params.tape_sums(model, tape, sg, grad_or_sink)
@@ -411,6 +417,8 @@ def _record_adjoint(model, tape, state, segs, hand, glist, elem_f, particle_f, t
             wp.launch(_HAND_ADJOINTS[sg.key], dim=sg.count,
                       inputs=[x, v, particle_f.grad, sg.indices, *sg.inputs, base, *grads],
                       outputs=[adj_x, adj_v], device=model.device, record_tape=False)
+        if made_by is not None and made_by.fuse_gather(glist.offsets, slots, adj_x, adj_v):
+            return
         if x.grad is not None or v.grad is not None:
             wp.launch(elastic_adjoint.gather_adjoints, dim=model.particle_count,
                       inputs=[glist.offsets, slots, adj_x, adj_v, _no_grad(model, x), _no_grad(model, v)],

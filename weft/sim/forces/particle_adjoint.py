@@ -15,18 +15,16 @@ from ..model import PARTICLE_FLAG_ACTIVE
 from .elastic import grad_or_sink
 
 
-@wp.kernel(enable_backward=False)
-def adj_particle_step(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), f: wp.array(dtype=wp.vec3),
-                      w: wp.array(dtype=float), particle_flags: wp.array(dtype=wp.uint32),
-                      radius: wp.array(dtype=float), gravity: wp.vec3, dt: float, v_max: float, ground_on: int,
-                      ground: wp.array(dtype=float), ke: float, kd: float, kf: float, mu: float,
-                      x_new_grad: wp.array(dtype=wp.vec3), v_new_grad: wp.array(dtype=wp.vec3),
-                      x_grad: wp.array(dtype=wp.vec3), v_grad: wp.array(dtype=wp.vec3),
-                      f_grad: wp.array(dtype=wp.vec3), w_grad: wp.array(dtype=float),
-                      radius_grad: wp.array(dtype=float), ground_grad: wp.array(dtype=float)):
-    tid = wp.tid()
-    ax = x_new_grad[tid]
-    av = v_new_grad[tid]
+@wp.func
+def _step_adjoint(tid: int, ax: wp.vec3, av: wp.vec3, x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3),
+                  f: wp.array(dtype=wp.vec3), w: wp.array(dtype=float), particle_flags: wp.array(dtype=wp.uint32),
+                  radius: wp.array(dtype=float), gravity: wp.vec3, dt: float, v_max: float, ground_on: int,
+                  ground: wp.array(dtype=float), ke: float, kd: float, kf: float, mu: float,
+                  x_grad: wp.array(dtype=wp.vec3), v_grad: wp.array(dtype=wp.vec3), f_grad: wp.array(dtype=wp.vec3),
+                  w_grad: wp.array(dtype=float), radius_grad: wp.array(dtype=float),
+                  ground_grad: wp.array(dtype=float)):
+    """Particle ``tid``'s share of the step's adjoint, given the gradients ``ax`` / ``av`` of its new position and
+    velocity."""
     if (particle_flags[tid] & PARTICLE_FLAG_ACTIVE) == wp.uint32(0):
         x_grad[tid] = x_grad[tid] + ax
         v_grad[tid] = v_grad[tid] + av
@@ -87,11 +85,121 @@ def adj_particle_step(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), f:
     v_grad[tid] = v_grad[tid] + adj_v
 
 
+
+
+@wp.kernel(enable_backward=False)
+def adj_particle_step(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), f: wp.array(dtype=wp.vec3),
+                      w: wp.array(dtype=float), particle_flags: wp.array(dtype=wp.uint32),
+                      radius: wp.array(dtype=float), gravity: wp.vec3, dt: float, v_max: float, ground_on: int,
+                      ground: wp.array(dtype=float), ke: float, kd: float, kf: float, mu: float,
+                      x_new_grad: wp.array(dtype=wp.vec3), v_new_grad: wp.array(dtype=wp.vec3),
+                      x_grad: wp.array(dtype=wp.vec3), v_grad: wp.array(dtype=wp.vec3),
+                      f_grad: wp.array(dtype=wp.vec3), w_grad: wp.array(dtype=float),
+                      radius_grad: wp.array(dtype=float), ground_grad: wp.array(dtype=float)):
+    tid = wp.tid()
+    _step_adjoint(tid, x_new_grad[tid], v_new_grad[tid], x, v, f, w, particle_flags, radius, gravity, dt, v_max,
+                  ground_on, ground, ke, kd, kf, mu, x_grad, v_grad, f_grad, w_grad, radius_grad, ground_grad)
+
+
+@wp.kernel(enable_backward=False)
+def adj_gather_particle_step(offsets: wp.array(dtype=wp.int32), slots: wp.array(dtype=wp.int32),
+                             adj_xs: wp.array(dtype=wp.vec3), adj_vs: wp.array(dtype=wp.vec3),
+                             x_new_grad: wp.array(dtype=wp.vec3), v_new_grad: wp.array(dtype=wp.vec3),
+                             x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), f: wp.array(dtype=wp.vec3),
+                             w: wp.array(dtype=float), particle_flags: wp.array(dtype=wp.uint32),
+                             radius: wp.array(dtype=float), gravity: wp.vec3, dt: float, v_max: float, ground_on: int,
+                             ground: wp.array(dtype=float), ke: float, kd: float, kf: float, mu: float,
+                             x_grad: wp.array(dtype=wp.vec3), v_grad: wp.array(dtype=wp.vec3),
+                             f_grad: wp.array(dtype=wp.vec3), w_grad: wp.array(dtype=float),
+                             radius_grad: wp.array(dtype=float), ground_grad: wp.array(dtype=float)):
+    """``elastic_adjoint.gather_adjoints`` of one step's element corners into the gradients of its state (``x_new``,
+    ``v_new``: stored, they are that state's gradients) and, with those complete, the adjoint of the particle step
+    that made the state, in one pass over the particles (see ``fuse_gather``)."""
+    i = wp.tid()
+    end = offsets[i + 1]
+    sx0 = wp.vec3()
+    sv0 = wp.vec3()
+    sx1 = wp.vec3()
+    sv1 = wp.vec3()
+    e = offsets[i]
+    while e + 1 < end:
+        s0 = slots[e]
+        s1 = slots[e + 1]
+        sx0 = sx0 + adj_xs[s0]
+        sv0 = sv0 + adj_vs[s0]
+        sx1 = sx1 + adj_xs[s1]
+        sv1 = sv1 + adj_vs[s1]
+        e = e + 2
+    if e < end:
+        s0 = slots[e]
+        sx0 = sx0 + adj_xs[s0]
+        sv0 = sv0 + adj_vs[s0]
+    ax = x_new_grad[i] + (sx0 + sx1)
+    av = v_new_grad[i] + (sv0 + sv1)
+    x_new_grad[i] = ax
+    v_new_grad[i] = av
+    _step_adjoint(i, ax, av, x, v, f, w, particle_flags, radius, gravity, dt, v_max, ground_on, ground, ke, kd, kf,
+                  mu, x_grad, v_grad, f_grad, w_grad, radius_grad, ground_grad)
+
+
 def hand_step_ok(model, state_in, state_out) -> bool:
     """Whether a taped particle step can use ``adj_particle_step``: the new state has gradients to propagate."""
     return bool(model.particle_count and state_out.particle_q.grad is not None
                 and state_out.particle_qd.grad is not None and state_in.particle_f is not None
                 and state_in.particle_f.grad is not None)
+
+
+class _StepAdjoint:
+    """The recorded backward of one taped particle step (x, v, f -> xn, vn).
+
+    The next step's elastic adjoint (``elastic._record_adjoint``), recorded right after it and so run right before it,
+    sums its element corners into this step's ``xn`` / ``vn`` gradients: with those complete it runs this adjoint in
+    the same kernel (``fuse_gather``, one pass over the particles instead of two: ``adj_gather_particle_step``), and
+    this callback then has nothing left to do."""
+
+    __slots__ = ("args", "fused", "grads", "model", "versions", "vn", "xn")
+
+    def __init__(self, model, x, v, f, xn, vn, gravity, dt, ground):
+        self.model, self.xn, self.vn = model, xn, vn
+        self.versions = (x, v, f, x._version, v._version, f._version)
+        self.args = [x, v, f, model.particle_inv_mass, model.particle_flags, model.particle_radius, gravity, dt,
+                     model.particle_max_velocity, int(ground), model.ground_plane, model.soft_contact_ke,
+                     model.soft_contact_kd, model.soft_contact_kf, model.soft_contact_mu]
+        self.grads = (x, v, f, model.particle_inv_mass, model.particle_radius, model.ground_plane)
+        self.fused = False
+
+    def _check(self) -> None:
+        x, v, f, *versions = self.versions
+        if [x._version, v._version, f._version] != versions:
+            raise OverwriteError("a simulate() step's particle update read state_in's particles or forces, which were "
+                                 "then overwritten; replaying it in backward would give a wrong gradient. Simulate "
+                                 "into a new State each step while a Tape records (or use wp.checkpoint).")
+
+    def _grad_args(self) -> list:
+        return [grad_or_sink(self.model, a) for a in self.grads]
+
+    def fuse_gather(self, offsets, slots, adj_x, adj_v) -> bool:
+        """Gather the per-slot gradients ``adj_x`` / ``adj_v`` (``elastic_adjoint.gather_adjoints``' arguments) into
+        ``xn.grad`` / ``vn.grad`` and run this step's adjoint in one launch; False (nothing done) when they have no
+        gradients."""
+        xg, vg = self.xn.grad, self.vn.grad
+        if xg is None or vg is None:
+            return False
+        self._check()
+        wp.launch(adj_gather_particle_step, dim=self.model.particle_count,
+                  inputs=[offsets, slots, adj_x, adj_v, xg, vg, *self.args, *self._grad_args()],
+                  device=self.model.device, record_tape=False)
+        self.fused = True
+        return True
+
+    def __call__(self) -> None:
+        if self.fused:  # done by the next step's gather (this callback runs right after it)
+            self.fused = False
+            return
+        self._check()
+        wp.launch(adj_particle_step, dim=self.model.particle_count,
+                  inputs=[*self.args, self.xn.grad, self.vn.grad, *self._grad_args()],
+                  device=self.model.device, record_tape=False)
 
 
 def integrate_particles_taped(model, state_in, state_out, dt: float, tape, ground: bool, integrate_kernel) -> None:
@@ -102,24 +210,6 @@ def integrate_particles_taped(model, state_in, state_out, dt: float, tape, groun
     wp.launch(integrate_kernel, dim=model.particle_count,
               inputs=[x, v, f, model.particle_inv_mass, model.particle_flags, gravity, dt, model.particle_max_velocity],
               outputs=[state_out.particle_q, state_out.particle_qd], device=model.device, record_tape=False)
-    versions = (x._version, v._version, f._version)
     xn, vn = state_out.particle_q, state_out.particle_qd
-    consts = (model.soft_contact_ke, model.soft_contact_kd, model.soft_contact_kf, model.soft_contact_mu,
-              model.particle_max_velocity)
-
-    def backward():
-        if (x._version, v._version, f._version) != versions:
-            raise OverwriteError("a simulate() step's particle update read state_in's particles or forces, which were "
-                                 "then overwritten; replaying it in backward would give a wrong gradient. Simulate "
-                                 "into a new State each step while a Tape records (or use wp.checkpoint).")
-        ke, kd, kf, mu, v_max = consts
-        wp.launch(adj_particle_step, dim=model.particle_count,
-                  inputs=[x, v, f, model.particle_inv_mass, model.particle_flags, model.particle_radius, gravity, dt,
-                          v_max, int(ground), model.ground_plane, ke, kd, kf, mu, xn.grad, vn.grad,
-                          grad_or_sink(model, x), grad_or_sink(model, v), grad_or_sink(model, f),
-                          grad_or_sink(model, model.particle_inv_mass), grad_or_sink(model, model.particle_radius),
-                          grad_or_sink(model, model.ground_plane)],
-                  device=model.device, record_tape=False)
-
-    tape.record_func(backward, [x, v, f, xn, vn, model.particle_inv_mass, model.particle_radius, model.ground_plane])
-
+    tape.record_func(_StepAdjoint(model, x, v, f, xn, vn, gravity, dt, ground),
+                     [x, v, f, xn, vn, model.particle_inv_mass, model.particle_radius, model.ground_plane])
