@@ -258,6 +258,66 @@ def test_refit_follows_moved_points():
     np.testing.assert_allclose(pos.numpy(), q, atol=1e-5)  # every query point is a vertex of the moved mesh
 
 
+def test_refit_after_large_moves_matches_a_fresh_build_and_brute_force():
+    # > 2048 internal nodes: the wide nodes come in several depth-first spans (the top, then subtrees), each refit on
+    # its own; points jitter, a block of faces moves far away and another collapses, then the refit tree (same layout,
+    # requantized boxes) must answer like a tree built from scratch on the moved points, and like brute force
+    rng = np.random.default_rng(21)
+    n_tris = 2600
+    pts, tris = random_soup(n_tris, rng, 40)
+    points = wp.array(pts, dtype=wp.vec3)
+    mesh = wp.Mesh(points, wp.array(tris.reshape(-1), dtype=wp.int32))
+    moved = pts + (0.02 * (rng.random(pts.shape) - 0.5)).astype(np.float32)
+    moved[: 3 * 400] += np.float32(5.0)  # 400 faces far out along every axis
+    moved[3 * 1000: 3 * 1300] = moved[3 * 1000]  # 300 faces collapse to one point
+    moved = moved.astype(np.float32)
+    points.numpy()[:] = moved
+    mesh.refit()
+    fresh = _mesh(moved, tris)
+    m = 160
+    q = (rng.random((m, 3)) * 6.5 - 0.5).astype(np.float32)
+    q[:40] = moved[rng.integers(0, 3 * 400, 40)] + (0.05 * rng.random((40, 3))).astype(np.float32)
+    a, b, c = moved[tris[:, 0]], moved[tris[:, 1]], moved[tris[:, 2]]
+    keep = ~degenerate_mask(a, b, c)
+    dist = {}
+    for name, msh in (("refit", mesh), ("fresh", fresh)):
+        face = wp.zeros(m, dtype=wp.int32)
+        pos = wp.zeros(m, dtype=wp.vec3)
+        wp.launch(closest, dim=m, inputs=[msh.id, wp.array(q, dtype=wp.vec3), 100.0, face, pos])
+        assert (face.numpy() >= 0).all() and keep[face.numpy()].all(), name
+        dist[name] = np.linalg.norm(pos.numpy() - q, axis=1)
+    np.testing.assert_allclose(dist["refit"], dist["fresh"], rtol=1e-6, atol=1e-7)
+    for i in range(0, m, 4):
+        _, d = closest_on_triangles(q[i], a[keep], b[keep], c[keep])
+        np.testing.assert_allclose(dist["refit"][i], d.min(), rtol=1e-4, atol=1e-6)
+    o = (rng.random((m, 3)) * 7.0 - 0.5).astype(np.float32)
+    d = (rng.random((m, 3)) * 6.0 - o).astype(np.float32)
+    hit_t = {}
+    for name, msh in (("refit", mesh), ("fresh", fresh)):
+        t, face, count, anyhit, err = (wp.zeros(m, dtype=float), wp.zeros(m, dtype=wp.int32),
+                                       wp.zeros(m, dtype=wp.int32), wp.zeros(m, dtype=wp.int32), wp.zeros(m, dtype=float))
+        wp.launch(rays, dim=m, inputs=[msh.id, wp.array(o, dtype=wp.vec3), wp.array(d, dtype=wp.vec3), 10.0, t, face,
+                                       count, anyhit, err])
+        hit_t[name] = t.numpy()
+    np.testing.assert_array_equal(hit_t["refit"], hit_t["fresh"])
+    for i in range(0, m, 4):
+        ts = ray_hits(o[i], d[i], a, b, c)
+        if np.isfinite(ts.min()) and ts.min() < 10.0:
+            np.testing.assert_allclose(hit_t["refit"][i], ts.min(), rtol=1e-4, atol=1e-6)
+        else:
+            assert hit_t["refit"][i] == -1.0
+    n = 24
+    centre = q[:n]
+    half = (0.05 + 0.3 * rng.random((n, 3))).astype(np.float32)
+    hits = wp.zeros((n, n_tris), dtype=wp.int32)
+    sph = wp.zeros((n, n_tris), dtype=wp.int32)
+    wp.launch(overlaps, dim=n, inputs=[mesh.id, wp.array(centre - half, dtype=wp.vec3),
+                                       wp.array(centre + half, dtype=wp.vec3), n_tris, hits, sph, 0.01])
+    tlo, thi = np.minimum(np.minimum(a, b), c), np.maximum(np.maximum(a, b), c)
+    ref = np.all((tlo[None] <= (centre + half)[:, None]) & ((centre - half)[:, None] <= thi[None]), axis=2)
+    np.testing.assert_array_equal(hits.numpy(), ref.astype(np.int32))
+
+
 def test_build_is_deterministic():
     pts, tris = random_soup(3000, np.random.default_rng(9))
     infos = {tuple(sorted(_mesh(pts, tris).bvh_info().items())) for _ in range(3)}

@@ -93,7 +93,9 @@ WEFT_FN bool bvh_query_next(bvh_query_t& q, int32& index, float32 max_dist) {
         const int32 x = q.stack[--q.sp];
         if (x < 0) {
             const int32 prim = b->prim_ids[~x];
-            if (!geo::bvh_query_box(q, b->lowers + 3 * int64(prim), b->uppers + 3 * int64(prim), max_dist)) continue;
+            float lo[3], hi[3];
+            geo::leaf_box(b, ~x, lo, hi);
+            if (!geo::bvh_query_box(q, lo, hi, max_dist)) continue;
             index = prim;
             return true;
         }

@@ -60,8 +60,8 @@ struct BvhData {
     float root_hi[3];
     BvhNode* nodes;        // num_prims - 1 internal nodes
     int32* prim_ids;       // sorted position -> primitive id
-    const float* lowers;   // user BVH: primitive boxes (3 floats each); null for a mesh BVH
-    const float* uppers;
+    const float* lowers;   // user BVH: primitive boxes (3 floats each); null for a mesh BVH (a leaf's box is its
+    const float* uppers;   // face's, from leaf_data: see leaf_box)
     const int32* groups;   // optional group of each primitive (grouped BVHs)
     int32 num_groups;      // distinct group ids
     int32* group_ids;      // the distinct group ids, ascending (any int32 values: sparse ids cost nothing)
@@ -69,6 +69,10 @@ struct BvhData {
     WideNode* wide;        // the whole tree as 8-wide nodes (root 0) for walks from the root, or null
     const float* leaf_data;  // per sorted leaf, the record a walk's leaf callback reads (mesh: its vertices), or null
     int32 leaf_stride;       // floats per leaf record (walks prefetch a leaf's record before testing it)
+    // host-only bookkeeping of the wide nodes' refit (appended last: the fields above keep their offsets)
+    int32* wide_spans;       // (first, count) of each run of wide nodes numbered depth-first: the top, then subtrees
+    int32 num_wide_spans;
+    float* wide_box;         // refit scratch: 6 floats (exact lo, hi) per wide node
 };
 
 // Per-child data of the fast winding number (Barill et al. 2018, first order): the area-weighted normal sum, its
@@ -88,12 +92,30 @@ struct MeshData {
     BvhData bvh;
     WindingNode* winding;     // num_prims - 1 entries when support_winding_number, else null
     float* leaf_tris;         // 9 floats per sorted position: the vertices of face prim_ids[s], refreshed by refit
-    float* tri_lo;            // num_tris x 3 triangle boxes (the primitive boxes of mesh_get_bvh's BVH)
-    float* tri_hi;
-    uint64 bvh_id;            // registry id of bvh as a user BVH over tri_lo/tri_hi (wp.mesh_get_bvh)
+    uint64 bvh_id;            // registry id of bvh as a user BVH over the triangles' boxes (wp.mesh_get_bvh)
     float* points_grad;       // gradient of the points (points.grad when points.requires_grad), else null
     float* velocities_grad;
 };
+
+// The box of the leaf at sorted position s: a mesh leaf's (a 9-float record of its face's vertices in leaf_data) is
+// the min / max of its vertices, any other the primitive box of prim_ids[s].
+WEFT_FN void leaf_box(const BvhData* b, int32 s, float* lo, float* hi) {
+    if (b->leaf_data != nullptr && b->leaf_stride == 9) {
+        const float* v = b->leaf_data + 9 * int64(s);
+        for (int k = 0; k < 3; ++k) {
+            const float a = v[k], c = v[3 + k], d = v[6 + k];
+            const float mn = d < c ? d : c, mx = c < d ? d : c;  // std::min / std::max's choices
+            lo[k] = mn < a ? mn : a;
+            hi[k] = a < mx ? mx : a;
+        }
+    } else {
+        const int64 p = b->prim_ids[s];
+        for (int k = 0; k < 3; ++k) {
+            lo[k] = b->lowers[3 * p + k];
+            hi[k] = b->uppers[3 * p + k];
+        }
+    }
+}
 
 // The root of group g's subtree (-1 when the tree has no such group): a binary search of the sorted ids.
 WEFT_FN int32 group_root(const BvhData* b, int32 g) {

@@ -15,6 +15,9 @@
 #include <vector>
 
 #include <omp.h>
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 #if defined(__GLIBCXX__)
 #include <parallel/algorithm>
 #endif
@@ -349,8 +352,13 @@ static void bvh_free(BvhData* b) {
     std::free(b->group_roots);
     std::free(b->group_ids);
     std::free(b->wide);
+    std::free(b->wide_spans);
+    std::free(b->wide_box);
     b->group_ids = nullptr;
     b->wide = nullptr;
+    b->wide_spans = nullptr;
+    b->num_wide_spans = 0;
+    b->wide_box = nullptr;
     b->nodes = nullptr;
     b->prim_ids = b->group_roots = nullptr;
 }
@@ -404,25 +412,13 @@ static void bvh_split(const BvhData* b, int32 cut, std::vector<SubtreeTask>& tas
     }
 }
 
-// Node i's two child boxes: a leaf's primitive box, or the union of an internal child's own two boxes.
-static inline void fill_node(BvhData* b, int32 i, const float* prim_lo, const float* prim_hi) {
+// Node i's two child boxes: a leaf's box, or the union of an internal child's own two boxes.
+static inline void fill_node(BvhData* b, int32 i) {
     BvhNode& node = b->nodes[i];
     for (int c = 0; c < 2; ++c) {
         const int32 ch = node.child[c];
-        if (ch < 0 && b->leaf_data != nullptr && b->leaf_stride == 9) {
-            // a mesh leaf: the box of its record's three vertices (read in leaf order, where the primitive boxes
-            // would be read in random order; the same min / max as triangle_boxes)
-            const float* v = b->leaf_data + 9 * int64(~ch);
-            for (int k = 0; k < 3; ++k) {
-                node.lo[c][k] = std::min(v[k], std::min(v[3 + k], v[6 + k]));
-                node.hi[c][k] = std::max(v[k], std::max(v[3 + k], v[6 + k]));
-            }
-        } else if (ch < 0) {
-            const int64 p = b->prim_ids[~ch];
-            for (int k = 0; k < 3; ++k) {
-                node.lo[c][k] = prim_lo[3 * p + k];
-                node.hi[c][k] = prim_hi[3 * p + k];
-            }
+        if (ch < 0) {
+            leaf_box(b, ~ch, node.lo[c], node.hi[c]);
         } else {
             const BvhNode& kid = b->nodes[ch];
             box_union(kid.lo[0], kid.hi[0], kid.lo[1], kid.hi[1], node.lo[c], node.hi[c]);
@@ -430,18 +426,14 @@ static inline void fill_node(BvhData* b, int32 i, const float* prim_lo, const fl
     }
 }
 
-// Fill every node's child boxes from the primitive boxes (prim_lo/prim_hi by primitive id), bottom-up: depth-first
-// order puts children after their parent, so each subtree is one backward sweep over its range (subtrees in
-// parallel), then the nodes above them, last to first.
-static void bvh_fill_boxes(BvhData* b, const float* prim_lo, const float* prim_hi) {
+// Fill every node's child boxes from the leaf boxes (leaf_box), bottom-up: depth-first order puts children after
+// their parent, so each subtree is one backward sweep over its range (subtrees in parallel), then the nodes above
+// them, last to first.
+static void bvh_fill_boxes(BvhData* b) {
     const int32 n = b->num_prims;
     if (n <= 0) return;
     if (n == 1) {
-        const int32 p = b->prim_ids[0];
-        for (int k = 0; k < 3; ++k) {
-            b->root_lo[k] = prim_lo[3 * int64(p) + k];
-            b->root_hi[k] = prim_hi[3 * int64(p) + k];
-        }
+        leaf_box(b, 0, b->root_lo, b->root_hi);
         return;
     }
     const int32 m = n - 1;
@@ -451,8 +443,8 @@ static void bvh_fill_boxes(BvhData* b, const float* prim_lo, const float* prim_h
     const int32 count = int32(tasks.size());
 #pragma omp parallel for schedule(dynamic, 1) if (m > PARALLEL_MIN)
     for (int32 t = 0; t < count; ++t)
-        for (int32 i = tasks[t].root + tasks[t].count - 1; i >= tasks[t].root; --i) fill_node(b, i, prim_lo, prim_hi);
-    for (size_t t = top.size(); t-- > 0;) fill_node(b, top[t], prim_lo, prim_hi);
+        for (int32 i = tasks[t].root + tasks[t].count - 1; i >= tasks[t].root; --i) fill_node(b, i);
+    for (size_t t = top.size(); t-- > 0;) fill_node(b, top[t]);
     const BvhNode& root = b->nodes[0];
     box_union(root.lo[0], root.hi[0], root.lo[1], root.hi[1], b->root_lo, b->root_hi);
 }
@@ -509,34 +501,109 @@ static float half_area(const float* lo, const float* hi) {
     return dx * dy + dy * dz + dz * dx;
 }
 
-// Quantize the n child boxes (clo, chi) into out (origin, scale, qlo, qhi).
-static void wide_quantize(const float (*clo)[3], const float (*chi)[3], int n, WideNode& out) {
+#if defined(__AVX2__)
+static inline __m256 all_min8(__m256 v) {  // the minimum of the eight lanes, in every lane
+    v = _mm256_min_ps(v, _mm256_permute2f128_ps(v, v, 1));
+    v = _mm256_min_ps(v, _mm256_shuffle_ps(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
+    return _mm256_min_ps(v, _mm256_shuffle_ps(v, v, _MM_SHUFFLE(2, 3, 0, 1)));
+}
+
+static inline __m256 all_max8(__m256 v) {
+    v = _mm256_max_ps(v, _mm256_permute2f128_ps(v, v, 1));
+    v = _mm256_max_ps(v, _mm256_shuffle_ps(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
+    return _mm256_max_ps(v, _mm256_shuffle_ps(v, v, _MM_SHUFFLE(2, 3, 0, 1)));
+}
+#endif
+
+// Quantize n child boxes into out (origin, scale, qlo, qhi). l[a][i], h[a][i]: child i's bounds on axis a, with
+// the unused slots (i >= n) holding copies of a used slot's. Per axis: a step a little over extent / 254, and bounds
+// checked with the decoding's own arithmetic plus a slack for rounding differences (fused multiply-adds): decoded
+// boxes never shrink below the true ones. The codes of [l - slack, h + slack] are estimated in lanes (truncation is
+// floor: the values are >= 0); lanes whose estimate might be off (by a step, from rounding) are checked and moved
+// with the decoding's arithmetic one by one.
+static void wide_quantize(const float (*l)[WIDE], const float (*h)[WIDE], int n, WideNode& out) {
+    const uint32 used = (1u << n) - 1u;
+#if defined(__AVX2__)
+    const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     for (int a = 0; a < 3; ++a) {
-        float lo = clo[0][a], hi = chi[0][a];
-        for (int i = 1; i < n; ++i) {
-            lo = std::min(lo, clo[i][a]);
-            hi = std::max(hi, chi[i][a]);
+        const __m256 L = _mm256_loadu_ps(l[a]), H = _mm256_loadu_ps(h[a]);
+        const __m256 lo = all_min8(L), hi = all_max8(H);
+        const __m256 sign = _mm256_set1_ps(-0.0f);
+        const __m256 mag = _mm256_add_ps(_mm256_andnot_ps(sign, lo), _mm256_andnot_ps(sign, hi));
+        const __m256 vs = _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(1e-6f), mag), _mm256_set1_ps(1e-30f));
+        const __m256 vstep = _mm256_add_ps(_mm256_mul_ps(_mm256_div_ps(_mm256_sub_ps(hi, lo), _mm256_set1_ps(254.0f)),
+                                                         _mm256_set1_ps(1.0001f)),
+                                           _mm256_mul_ps(vs, _mm256_set1_ps(4.0f / 254.0f)));
+        const __m256 vi = _mm256_div_ps(_mm256_set1_ps(1.0f), vstep);
+        const __m256 vo = _mm256_sub_ps(lo, vs);
+        const __m256 zero = _mm256_setzero_ps();
+        const __m256 Ls = _mm256_sub_ps(L, vs), Hs = _mm256_add_ps(H, vs);
+        const __m256 fl = _mm256_min_ps(_mm256_set1_ps(255.0f),
+                                        _mm256_max_ps(zero, _mm256_mul_ps(_mm256_sub_ps(Ls, vo), vi)));
+        const __m256 fh = _mm256_min_ps(_mm256_set1_ps(254.0f),
+                                        _mm256_max_ps(zero, _mm256_mul_ps(_mm256_sub_ps(Hs, vo), vi)));
+        __m256i il = _mm256_and_si256(_mm256_cvttps_epi32(fl), live);
+        __m256i ih = _mm256_and_si256(_mm256_add_epi32(_mm256_cvttps_epi32(fh), _mm256_set1_epi32(1)), live);
+        const float o = _mm256_cvtss_f32(vo), step = _mm256_cvtss_f32(vstep), slack = _mm256_cvtss_f32(vs);
+        out.origin[a] = o;
+        out.scale[a] = step;
+        // lanes the scalar check might move: within a margin of rounding differences of their bound
+        const __m256 dl = _mm256_add_ps(vo, _mm256_mul_ps(_mm256_cvtepi32_ps(il), vstep));
+        const __m256 dh = _mm256_add_ps(vo, _mm256_mul_ps(_mm256_cvtepi32_ps(ih), vstep));
+        const __m256 margin = _mm256_add_ps(_mm256_mul_ps(vstep, _mm256_set1_ps(0.01f)),
+                                            _mm256_mul_ps(mag, _mm256_set1_ps(4e-7f)));
+        const uint32 bad = uint32(_mm256_movemask_ps(
+                               _mm256_or_ps(_mm256_cmp_ps(_mm256_sub_ps(dl, margin), Ls, _CMP_GT_OQ),
+                                            _mm256_cmp_ps(_mm256_add_ps(dh, margin), Hs, _CMP_LT_OQ)))) &
+                           used;
+        if (__builtin_expect(bad != 0, 0)) {
+            int32 ql[WIDE], qh[WIDE];
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(ql), il);
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(qh), ih);
+            for (uint32 m = bad; m != 0; m &= m - 1) {
+                const int i = __builtin_ctz(m);
+                while (ql[i] > 0 && o + float(ql[i]) * step > l[a][i] - slack) --ql[i];
+                while (qh[i] < 255 && o + float(qh[i]) * step < h[a][i] + slack) ++qh[i];
+            }
+            il = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
+            ih = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh));
         }
-        // a step a little over extent / 254, and bounds checked with the decoding's own arithmetic plus a slack for
-        // rounding differences (fused multiply-adds): decoded boxes never shrink below the true ones
-        const float slack = 1e-6f * (std::fabs(lo) + std::fabs(hi)) + 1e-30f;
+        // eight codes (0..255) to bytes
+        const __m256i packed = _mm256_packus_epi16(_mm256_packus_epi32(il, ih), _mm256_setzero_si256());
+        // per 128-bit half: bytes 0-3 ql, 4-7 qh of lanes 0-3 (low half) or 4-7 (high half)
+        const __m128i lo128 = _mm256_castsi256_si128(packed), hi128 = _mm256_extracti128_si256(packed, 1);
+        const __m128i qlb = _mm_unpacklo_epi32(lo128, hi128);  // ql 0-3, ql 4-7, qh 0-3, qh 4-7
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(out.qlo[a]), qlb);
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(out.qhi[a]), _mm_srli_si128(qlb, 8));
+    }
+#else
+    for (int a = 0; a < 3; ++a) {
+        float lo = l[a][0], hi = h[a][0];
+        for (int i = 1; i < WIDE; ++i) {
+            lo = std::min(lo, l[a][i]);
+            hi = std::max(hi, h[a][i]);
+        }
+        const float mag = std::fabs(lo) + std::fabs(hi);
+        const float slack = 1e-6f * mag + 1e-30f;
         const float step = (hi - lo) / 254.0f * 1.0001f + slack * (4.0f / 254.0f);
         const float inv = 1.0f / step;
-        out.origin[a] = lo - slack;
+        const float o = lo - slack;
+        out.origin[a] = o;
         out.scale[a] = step;
         for (int i = 0; i < WIDE; ++i) {
-            if (i >= n) {
-                out.qlo[a][i] = out.qhi[a][i] = 0;
-                continue;
+            int32 ql = int32(std::min(255.0f, std::max(0.0f, (l[a][i] - slack - o) * inv)));
+            int32 qh = int32(std::min(254.0f, std::max(0.0f, (h[a][i] + slack - o) * inv))) + 1;
+            if (used >> i & 1u) {
+                while (ql > 0 && o + float(ql) * step > l[a][i] - slack) --ql;
+                while (qh < 255 && o + float(qh) * step < h[a][i] + slack) ++qh;
+            } else {
+                ql = qh = 0;
             }
-            int ql = std::max(0, std::min(255, int((clo[i][a] - out.origin[a]) * inv)));  // truncation: floor (>= 0)
-            int qh = std::max(0, std::min(255, int((chi[i][a] - out.origin[a]) * inv) + 1));
-            while (ql > 0 && out.origin[a] + float(ql) * step > clo[i][a] - slack) --ql;
-            while (qh < 255 && out.origin[a] + float(qh) * step < chi[i][a] + slack) ++qh;
             out.qlo[a][i] = uint8(ql);
             out.qhi[a][i] = uint8(qh);
         }
     }
+#endif
 }
 
 // Make wide node `out` from binary internal node x (with xsize internal nodes in its subtree): its children (binary
@@ -583,7 +650,13 @@ static int wide_make(const BvhData* b, int32 x, int32 xsize, WideNode& out, int3
     }
     out.count = n;
     for (int i = 0; i < WIDE; ++i) out.child[i] = i < n && ch[i] < 0 ? ch[i] : int32(0x80000000);
-    wide_quantize(clo, chi, n, out);
+    float l[3][WIDE], h[3][WIDE];
+    for (int a = 0; a < 3; ++a)
+        for (int i = 0; i < WIDE; ++i) {
+            l[a][i] = clo[i < n ? i : 0][a];
+            h[a][i] = chi[i < n ? i : 0][a];
+        }
+    wide_quantize(l, h, n, out);
     return n;
 }
 
@@ -643,6 +716,12 @@ static int bvh_build_wide(BvhData* b) {
         made += roots[k].size;
     }
     const int32 count = int32(roots.size());
+    std::free(b->wide_spans);
+    b->wide_spans = alloc<int32>(2 * (int64(count) + 1));
+    if (b->wide_spans == nullptr) return 2;
+    b->num_wide_spans = count + 1;
+    b->wide_spans[0] = 0;  // the top (empty when the tree is one subtree)
+    b->wide_spans[1] = base.empty() ? made : base[0];
 #pragma omp parallel for schedule(dynamic, 1) if (m > PARALLEL_MIN)
     for (int32 k = 0; k < count; ++k) {
         // the subtree's binary nodes are the contiguous range [x, x + size) (at most `cut` 64-byte nodes): read them
@@ -655,8 +734,69 @@ static int bvh_build_wide(BvhData* b) {
             for (int32 i = 0; i < roots[k].size; ++i) sink += p[int64(i) * int64(sizeof(BvhNode) / sizeof(int32))];
             __asm__ volatile("" : : "r"(sink));
         }
-        wide_subtree(b, roots[k], base[k], [](int32) { return false; }, static_cast<std::vector<WideItem>*>(nullptr));
+        const int32 made_k = wide_subtree(b, roots[k], base[k], [](int32) { return false; },
+                                          static_cast<std::vector<WideItem>*>(nullptr));
+        b->wide_spans[2 * (k + 1)] = base[k];
+        b->wide_spans[2 * (k + 1) + 1] = made_k;
     }
+    return 0;
+}
+
+// Refit of the wide nodes, keeping their layout: wide node w's exact box (the union of its children's) goes to
+// wide_box[w] and its child boxes are requantized. A leaf child's box comes from leaf_box, an internal child's from
+// wide_box (children follow their parent in a depth-first span, so each span is one backward sweep; the spans of the
+// subtrees in parallel, then the top's). The child boxes are the ones a fresh collapse of the refit binary tree would
+// copy (min / max are exact), so the quantized boxes are those of a rebuild with the same topology.
+static int bvh_refit_wide(BvhData* b) {
+    const int32 m = b->num_prims - 1;
+    if (m < 1 || b->wide == nullptr || b->num_wide_spans == 0) return 0;
+    if (b->wide_box == nullptr) {
+        b->wide_box = alloc<float>(6 * int64(m));  // the bound; only the entries of the nodes made are touched
+        if (b->wide_box == nullptr) return 2;
+    }
+    auto refit_node = [b](int32 w) {
+        WideNode& nd = b->wide[w];
+        float l[3][WIDE], h[3][WIDE];
+        const int n = nd.count;
+        for (int i = 0; i < n; ++i) {
+            const int32 ch = nd.child[i];
+            float lo[3], hi[3];
+            if (ch >= 0) {
+                const float* cb = b->wide_box + 6 * int64(ch);
+                for (int k = 0; k < 3; ++k) {
+                    lo[k] = cb[k];
+                    hi[k] = cb[3 + k];
+                }
+            } else {
+                leaf_box(b, ~ch, lo, hi);
+            }
+            for (int k = 0; k < 3; ++k) {
+                l[k][i] = lo[k];
+                h[k][i] = hi[k];
+            }
+        }
+        float* box = b->wide_box + 6 * int64(w);
+        for (int k = 0; k < 3; ++k) {
+            for (int i = n; i < WIDE; ++i) {
+                l[k][i] = l[k][0];
+                h[k][i] = h[k][0];
+            }
+            float lo = l[k][0], hi = h[k][0];
+            for (int i = 1; i < WIDE; ++i) {
+                lo = std::min(lo, l[k][i]);
+                hi = std::max(hi, h[k][i]);
+            }
+            box[k] = lo;
+            box[3 + k] = hi;
+        }
+        wide_quantize(l, h, n, nd);
+    };
+    const int32 spans = b->num_wide_spans;
+#pragma omp parallel for schedule(dynamic, 1) if (m > PARALLEL_MIN)
+    for (int32 k = 1; k < spans; ++k)
+        for (int32 w = b->wide_spans[2 * k] + b->wide_spans[2 * k + 1] - 1; w >= b->wide_spans[2 * k]; --w)
+            refit_node(w);
+    for (int32 w = b->wide_spans[1] - 1; w >= 0; --w) refit_node(w);
     return 0;
 }
 
@@ -664,8 +804,7 @@ static int bvh_build_wide(BvhData* b) {
 // leaves below each node) numbered in depth-first order: the first child of node p is p + 1, the second p + (leaves
 // below the first). The index of every node follows from its parent's alone, so the nodes above subtrees of at most
 // `cut` internal nodes are written first, then the subtrees in parallel; the result does not depend on the order.
-static int bvh_depth_first(BvhData* b, const int32* kids, const int32* span, const float* prim_lo,
-                           const float* prim_hi) {
+static int bvh_depth_first(BvhData* b, const int32* kids, const int32* span) {
     const int32 m = b->num_prims - 1;
     if (m < 1) return 0;
     b->nodes = alloc_lines<BvhNode>(m);
@@ -711,9 +850,9 @@ static int bvh_depth_first(BvhData* b, const int32* kids, const int32* span, con
         local[sp++] = tasks[t];
         while (sp > 0) visit(local[--sp], [&local, &sp](Item c) { local[sp++] = c; });
         const int32 first = tasks[t].p, last = tasks[t].p + span[tasks[t].x] - 2;
-        for (int32 i = last; i >= first; --i) fill_node(b, i, prim_lo, prim_hi);
+        for (int32 i = last; i >= first; --i) fill_node(b, i);
     }
-    for (size_t t = top.size(); t-- > 0;) fill_node(b, top[t], prim_lo, prim_hi);
+    for (size_t t = top.size(); t-- > 0;) fill_node(b, top[t]);
     const BvhNode& root = b->nodes[0];
     box_union(root.lo[0], root.hi[0], root.lo[1], root.hi[1], b->root_lo, b->root_hi);
     for (int32 g = 0; g < b->num_groups; ++g) {
@@ -823,8 +962,8 @@ static int bvh_build(BvhData* b, const float* prim_lo, const float* prim_hi, int
     }
     if (groups != nullptr)
         if (int rc = bvh_group_roots(b, groups, kids.data())) return rc;
-    if (int rc = bvh_depth_first(b, kids.data(), span.data(), prim_lo, prim_hi)) return rc;  // boxes filled too
-    if (n == 1) bvh_fill_boxes(b, prim_lo, prim_hi);  // no internal node: the root box is the primitive's
+    if (int rc = bvh_depth_first(b, kids.data(), span.data())) return rc;  // boxes filled too
+    if (n == 1) bvh_fill_boxes(b);  // no internal node: the root box is the primitive's
     return 0;
 }
 
@@ -921,10 +1060,8 @@ static void mesh_free(MeshData* m) {
     bvh_free(&m->bvh);
     std::free(m->winding);
     std::free(m->leaf_tris);
-    std::free(m->tri_lo);
-    std::free(m->tri_hi);
     m->winding = nullptr;
-    m->leaf_tris = m->tri_lo = m->tri_hi = nullptr;
+    m->leaf_tris = nullptr;
 }
 
 // The vertices of each leaf's face in leaf order: a traversal reads one contiguous 36-byte record per leaf instead
@@ -1032,7 +1169,7 @@ GEO_API uint64 geo_bvh_create(const float* lowers, const float* uppers, int32 n,
 GEO_API int geo_bvh_refit(uint64 id) {
     BvhData* b = static_cast<BvhData*>(get_object(id, KIND_BVH));
     if (b == nullptr) return 1;
-    bvh_fill_boxes(b, b->lowers, b->uppers);
+    bvh_fill_boxes(b);
     return 0;
 }
 
@@ -1078,28 +1215,29 @@ GEO_API int32 geo_bvh_group_root(uint64 id, int32 group) {
 }
 
 // ------------------------------------------------------------------------------------------------ mesh API
+// A new mesh's tree (build) or a refit after the points moved: the leaf records (each leaf's vertices) are written
+// first, and every box is then taken from them (leaf_box); the triangle boxes are needed only by the build's sort.
 static int mesh_rebuild_boxes(MeshData* m, bool build, const int32* groups = nullptr) {
     if (build) {
-        m->tri_lo = alloc<float>(3 * int64(m->num_tris));
-        m->tri_hi = alloc<float>(3 * int64(m->num_tris));
         m->leaf_tris = alloc<float>(9 * int64(m->num_tris));
-        if (m->tri_lo == nullptr || m->tri_hi == nullptr || m->leaf_tris == nullptr) return 2;
+        if (m->leaf_tris == nullptr) return 2;
     }
-    // the leaf records (the vertices of each leaf's face) are written before the boxes are filled from them
     m->bvh.leaf_data = m->leaf_tris;
     m->bvh.leaf_stride = 9;
-    triangle_boxes(m, m->tri_lo, m->tri_hi);
     if (build) {
-        if (int rc = bvh_build(&m->bvh, m->tri_lo, m->tri_hi, m->num_tris, groups,
+        Scratch<float> lo(3 * int64(m->num_tris)), hi(3 * int64(m->num_tris));
+        if (!lo.ok() || !hi.ok()) return 2;
+        triangle_boxes(m, lo.data(), hi.data());
+        if (int rc = bvh_build(&m->bvh, lo.data(), hi.data(), m->num_tris, groups,
                                [](void* mesh) { mesh_leaf_tris(static_cast<MeshData*>(mesh)); }, m))
             return rc;
-        m->bvh.lowers = m->tri_lo;  // the tree doubles as a user BVH over the triangle boxes (mesh_get_bvh)
-        m->bvh.uppers = m->tri_hi;
+        m->bvh.lowers = m->bvh.uppers = nullptr;  // the tree doubles as a user BVH (mesh_get_bvh) over leaf_box
+        if (int rc = bvh_build_wide(&m->bvh)) return rc;
     } else {
         mesh_leaf_tris(m);
-        bvh_fill_boxes(&m->bvh, m->tri_lo, m->tri_hi);
+        bvh_fill_boxes(&m->bvh);
+        if (int rc = bvh_refit_wide(&m->bvh)) return rc;
     }
-    if (int rc = bvh_build_wide(&m->bvh)) return rc;
     mesh_winding(m);
     return 0;
 }
