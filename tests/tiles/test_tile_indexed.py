@@ -79,6 +79,10 @@ def test_tile_from_thread_value_and_gradient():
     src = np.repeat(x[[2, 6]] ** 2, 4)  # lane 2 of each block of 4
     np.testing.assert_allclose(out.numpy(), 6 * src + x, rtol=1e-12)
     fd_check(broadcast_lane, {"x": wp.array(x, dtype=F64)}, {"out": wp.zeros(8, dtype=F64)}, dim=2, block_dim=4)
+    # a one-lane block (the CPU without enable_cpu_blocks) broadcasts its lane whatever thread_idx says, as Warp's CPU
+    wp.launch_tiled(broadcast_lane, dim=8, inputs=[wp.array(x, dtype=F64), out], block_dim=1)
+    np.testing.assert_allclose(out.numpy(), 6 * x**2 + x, rtol=1e-12)
+    fd_check(broadcast_lane, {"x": wp.array(x, dtype=F64)}, {"out": wp.zeros(8, dtype=F64)}, dim=8, block_dim=1)
 
 
 @wp.kernel

@@ -224,7 +224,9 @@ def _from_thread(r, s, args, adj_args, adj_out):
     if not T.is_differentiable_type(x.type):
         return
     ct = x.type.ctype
-    if r.names.is_lane_array(x):
+    if r.names.is_lane_array(x) and r.block_dim == 1:  # one lane: its value filled the tile (see tiles._from_thread)
+        dst = f"adj_{r.names.raw(x)}[0] += g_;"
+    elif r.names.is_lane_array(x):
         i = args[1]
         dst = f"if (uint32_t({i}) < {r.block_dim}u) adj_{r.names.raw(x)}[{i}] += g_;"
     else:

@@ -367,9 +367,12 @@ def _indexed(fn: str, with_dst: bool = True):
 
 
 def _from_thread(r, s: Let, args) -> None:
-    """tile_from_thread: the tile filled with lane ``thread_idx``'s value (an index outside the block reads zero)."""
+    """tile_from_thread: the tile filled with lane ``thread_idx``'s value (an index outside the block reads zero). A
+    one-lane block (the CPU without ``enable_cpu_blocks``) takes its lane's value whatever the index, as Warp's CPU."""
     x = s.args[0]
-    if r.names.is_lane_array(x):
+    if r.names.is_lane_array(x) and r.block_dim == 1:
+        value = f"{r.names.raw(x)}[0]"
+    elif r.names.is_lane_array(x):
         i, bd = args[1], r.block_dim
         value = f"(uint32_t({i}) < {bd}u ? {r.names.raw(x)}[{i}] : {x.type.ctype}{{}})"
     else:
