@@ -257,7 +257,7 @@ def _reduce(name, a, b, out, count, axis):
         x = x[:n]
         term = x if y is None else x * y[:n]
         if y is not None and comp_axes:
-            term = term.reshape(n, -1).sum(axis=1)
+            term = term.sum(axis=tuple(range(1, term.ndim)))  # per element: its components' products (n may be 0)
         result = term.sum(axis=0, dtype=np.float64 if data.dtype == np.float64 else data.dtype)
         if out is None:
             return result.item() if np.ndim(result) == 0 else _as_value(a, result)

@@ -64,6 +64,11 @@ def test_array_sum_inner_axis():
     v = rng.standard_normal((6, 3)).astype(np.float32)
     s = wp.utils.array_sum(wp.array(v, dtype=wp.vec3))
     np.testing.assert_allclose(np.array(s), v.sum(axis=0), rtol=1e-5)
+    w = rng.standard_normal((6, 3)).astype(np.float32)
+    np.testing.assert_allclose(wp.utils.array_inner(wp.array(v, dtype=wp.vec3), wp.array(w, dtype=wp.vec3)),
+                               (v * w).sum(), rtol=1e-5)
+    empty = wp.array([], dtype=wp.vec2)  # empty arrays: a zero inner product (as Warp)
+    assert wp.utils.array_inner(empty, empty) == 0.0
 
 
 def test_array_cast():

@@ -151,6 +151,20 @@ def test_reset_internal_state_restarts_bias_correction():
     np.testing.assert_allclose(before - p.numpy(), 0.1, rtol=1e-12)
 
 
+def test_adam_set_params_again_keeps_matching_state():
+    p = wp.zeros(4, dtype=wp.float16)
+    q = wp.zeros(3, dtype=wp.vec3)
+    g = [wp.ones(4, dtype=wp.float16), wp.ones(3, dtype=wp.vec3)]
+    opt = Adam([p, q], lr=0.1)
+    opt.step(g)
+    m, v, t = opt.m[0], opt.v[1], opt.t.numpy()[0]
+    opt.set_params([p, q])  # the same parameters: the moments and step counter carry on (as Warp)
+    assert opt.m[0] is m and opt.v[1] is v and opt.t.numpy()[0] == t
+    np.testing.assert_allclose(m.numpy(), 0.1, rtol=1e-6)  # (1 - beta1) * g, float32 moments
+    opt.set_params([wp.zeros(5, dtype=wp.float16), q])  # another shape: zeroed, the matching one kept
+    assert not opt.m[0].numpy().any() and opt.v[1] is v
+
+
 def test_mismatched_gradients_raise():
     p = wp.zeros(4, dtype=wp.float32)
     opt = SGD([p], lr=0.1)

@@ -70,14 +70,20 @@ class Adam:
         self.set_params(params)
 
     def set_params(self, params) -> None:
-        """Set the arrays to optimise and allocate zeroed moment buffers and step counter."""
+        """Set the arrays to optimise: moment buffers that match a parameter (same position, shape and dtype) are kept,
+        the others start at zero; the step counter carries on (as Warp)."""
         self.params = list(params) if params is not None else []
         self._unset = params is None  # step() before set_params is Warp's RuntimeError
         self._flat = [scalar_view(p, f"Adam parameter {k}") for k, p in enumerate(self.params)]
-        self.m = [wp.zeros(f.shape, dtype=compute_type(f.dtype), device=f.device) for f in self._flat]
-        self.v = [wp.zeros(f.shape, dtype=compute_type(f.dtype), device=f.device) for f in self._flat]
+        # as Warp: moment buffers of the same position, shape and dtype are kept (moved to the parameter's device),
+        # so calling set_params again with the same parameters keeps the optimiser's state; others start at zero
+        self.m = [_moment(getattr(self, "m", []), k, f) for k, f in enumerate(self._flat)]
+        self.v = [_moment(getattr(self, "v", []), k, f) for k, f in enumerate(self._flat)]
         device = self.params[0].device if self.params else None
-        self.t = wp.zeros(1, dtype=wp.int32, device=device)
+        if self.t is None:
+            self.t = wp.zeros(1, dtype=wp.int32, device=device)
+        elif device is not None and self.t.device != device:
+            self.t = self.t.to(device)
 
     def reset_internal_state(self) -> None:
         """Zero the moment buffers and the step counter."""
@@ -109,3 +115,12 @@ class Adam:
         wp.launch(kernel, dim=params.size, device=params.device,
                   inputs=[g, m, v, self.t, C(self.lr), C(self.beta1), C(self.beta2), C(self.eps)],
                   outputs=[params])
+
+
+def _moment(old: list, k: int, flat):
+    """Moment buffer ``k`` for the flat parameter view ``flat``: the previous one when it matches, else zeros."""
+    dtype = compute_type(flat.dtype)
+    prev = old[k] if k < len(old) else None
+    if prev is None or prev.shape != flat.shape or prev.dtype is not dtype:
+        return wp.zeros(flat.shape, dtype=dtype, device=flat.device)
+    return prev if prev.device == flat.device else prev.to(flat.device)
