@@ -79,10 +79,26 @@ def _special(name: str, doc: str):
 
 tid = _special("tid", "Index of the current thread in the launch grid: ``i = wp.tid()`` or ``i, j = wp.tid()``.")
 printf = _special("printf", "C-style formatted print from a kernel.")
-transform_set_translation = _special("transform_set_translation", "``wp.transform_set_translation(t, p)``: sets "
-                                     "the translation of the transform variable ``t``.")
-transform_set_rotation = _special("transform_set_rotation", "``wp.transform_set_rotation(t, q)``: sets the rotation "
-                                  "of the transform variable ``t``.")
+def _transform_setter(name: str, first: int, length: int, doc: str):
+    def fn(t, v):
+        """On the host: changes the transform ``t`` in place (as Warp; in kernels the frontend's form)."""
+        a = getattr(t, "_a", None)
+        if a is None or a.shape != (7,):
+            raise TypeError(f"wp.{name}() expects a transform as its first argument, got {type(t).__name__}")
+        vals = np.asarray(v, dtype=a.dtype).reshape(-1)
+        if vals.shape != (length,):
+            raise TypeError(f"wp.{name}() expects {length} components, got {vals.size}")
+        a[first:first + length] = vals
+    fn.__name__ = name
+    fn.__doc__ = doc
+    fn._wp_kernel_builtin_ = name
+    return fn
+
+
+transform_set_translation = _transform_setter("transform_set_translation", 0, 3, "``wp.transform_set_translation(t, "
+                                              "p)``: sets the translation of the transform variable ``t``.")
+transform_set_rotation = _transform_setter("transform_set_rotation", 3, 4, "``wp.transform_set_rotation(t, q)``: "
+                                           "sets the rotation of the transform variable ``t``.")
 where = _special("where", "``wp.where(cond, value_if_true, value_if_false)``: one of two values (both are evaluated); "
                           "differentiable.")
 declare(transform_set_translation, "transform_set_translation", Form.TRANSFORM_SET, "p")

@@ -422,7 +422,7 @@ class AdjointRenderer(Renderer):
             self.out(f"weft::adj_broadcast({adj_args[0]}, {g});")
         elif isinstance(t, T.VectorType) and t.flavor is T.VecFlavor.TRANSFORM and len(srcs) == 2:
             self.out(f"{adj_args[0]} += {g}.p; {adj_args[1]} += {g}.q;")
-        elif isinstance(t, T.MatrixType) and len(srcs) == t.rows:
+        elif isinstance(t, T.MatrixType) and len(srcs) == t.rows and isinstance(srcs[0].type, T.VectorType):
             for i, a in enumerate(adj_args):
                 self.out(f"{a} += {g}[{i}];")
         else:

@@ -33,6 +33,11 @@ def construct(lw, t: T.Type, args, kwargs, node):
     scalar = T.scalar_of(t)
     ops = [lw.operand(a, node, want=scalar) if isinstance(lw.as_operand_or_weak(a, node), Weak)
            else lw.as_operand_or_weak(a, node) for a in args]
+    if isinstance(t, T.VectorType) and t.flavor is T.VecFlavor.TRANSFORM and len(ops) == 1 and \
+            isinstance(ops[0].type, T.VectorType) and ops[0].type.flavor is T.VecFlavor.TRANSFORM and \
+            ops[0].type.scalar != t.scalar:  # as Warp: a transform is copied only within one precision
+        raise lw.error(f"copy constructing a transform requires matching source and target dtypes, got "
+                       f"`{ops[0].type.scalar}` and `{t.scalar}`", node)
     if isinstance(t, T.VectorType) and len(ops) >= 2 and any(isinstance(o.type, T.VectorType) for o in ops):
         if t.flavor is T.VecFlavor.TRANSFORM and len(ops) == 2:
             return lw.op("construct", ops, attrs=(t,), node=node)  # transform(p, q)

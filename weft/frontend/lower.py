@@ -931,21 +931,31 @@ class Lowerer:
         return out
 
     def component_slice(self, base, slice_node, node):
-        """``v[a:b:c]``, ``m[1:3]``, ``m[i, a:b]``, ``m[a:b, c:d]`` with compile-time bounds: a new vector / matrix."""
+        """``v[a:b:c]``, ``m[1:3]``, ``m[i, a:b]``, ``m[a:b, c:d]`` with compile-time bounds: a new vector / matrix.
+        An empty selection is a zero-length vector, or a 0x0 matrix (as Warp: a zero extent zeroes both)."""
         t = base.type
         sel = self.component_selection(t, slice_node, node)
-        rows = sel[0]
+        rtype, cells = self._slice_cells(t, sel)
+        if isinstance(rtype, T.MatrixType) and not cells:
+            return self.op("construct", [], attrs=(rtype,), node=node)
+        parts = [self.op("extract", [base, *c], node=node) for c in cells]
+        return self.op("construct", parts, attrs=(rtype,), node=node)
+
+    @staticmethod
+    def _slice_cells(t, sel) -> tuple:
+        """The type a component selection reads (vector or matrix) and its cells' constant indices, row-major."""
         if isinstance(t, T.VectorType):
-            parts = [self.op("extract", [base, Const(i, T.INT32)], node=node) for i in rows]
-            return self.op("construct", parts, attrs=(T.VectorType(len(parts), t.scalar),), node=node)
+            return T.VectorType(len(sel[0]), t.scalar), [(Const(i, T.INT32),) for i in sel[0]]
+        rows = sel[0]
         cols = sel[1] if len(sel) > 1 else list(range(t.cols))
         if isinstance(rows, Const) or isinstance(cols, Const):  # one row or one column: a vector
-            fixed_row = isinstance(rows, Const)
-            picks = [(rows, Const(c, T.INT32)) for c in cols] if fixed_row else [(Const(r, T.INT32), cols) for r in rows]
-            parts = [self.op("extract", [base, r, c], node=node) for r, c in picks]
-            return self.op("construct", parts, attrs=(T.VectorType(len(parts), t.scalar),), node=node)
-        parts = [self.op("extract", [base, Const(r, T.INT32), Const(c, T.INT32)], node=node) for r in rows for c in cols]
-        return self.op("construct", parts, attrs=(T.MatrixType(len(rows), len(cols), t.scalar),), node=node)
+            cells = [(rows, Const(c, T.INT32)) for c in cols] if isinstance(rows, Const) \
+                else [(Const(r, T.INT32), cols) for r in rows]
+            return T.VectorType(len(cells), t.scalar), cells
+        if not rows or not cols:
+            return T.MatrixType(0, 0, t.scalar), []
+        cells = [(Const(r, T.INT32), Const(c, T.INT32)) for r in rows for c in cols]
+        return T.MatrixType(len(rows), len(cols), t.scalar), cells
 
     def set_transform_part(self, base, part: str, value, node):
         """``t.p = v`` / ``t.q = r`` (and wp.transform_set_translation / _rotation): t with those components."""
@@ -963,31 +973,42 @@ class Lowerer:
         return new
 
     def component_slice_store(self, base, slice_node, value, node):
-        """``v[a:b] = w``, ``m[i, a:b] = w``, ``m[a:b, c:d] = n``: the base with those components replaced."""
+        """``v[a:b] = w``, ``m[i, a:b] = w``, ``m[a:b, c:d] = n``: the base with those components replaced. The
+        value has the selection's own type (no broadcasting of a scalar, as Warp); mismatches are Warp's
+        ValueErrors."""
         t = base.type
         sel = self.component_selection(t, slice_node, node)
-        if isinstance(t, T.VectorType):
-            cells = [(Const(i, T.INT32),) for i in sel[0]]
-        else:
-            rows, cols = sel[0], (sel[1] if len(sel) > 1 else list(range(t.cols)))
-            rows = [rows] if isinstance(rows, Const) else [Const(r, T.INT32) for r in rows]
-            cols = [cols] if isinstance(cols, Const) else [Const(c, T.INT32) for c in cols]
-            cells = [(r, c) for r in rows for c in cols]
+        want, cells = self._slice_cells(t, sel)
         v = self.operand(value, node)
-        n_values = T.scalar_of(v.type) is not None and not isinstance(v.type, T.ScalarType)
-        if isinstance(v.type, T.ScalarType) or not n_values:
-            values = [self.operand(value, node, want=t.scalar)] * len(cells)
+        vt = v.type
+        scalar = t.scalar.name
+        if isinstance(want, T.VectorType):
+            n = want.length
+            if not isinstance(vt, T.VectorType):
+                raise self.error(f"The provided value is expected to be a vector of length {n}, with dtype {scalar}.",
+                                 node, kind=KernelValueError)
+            if vt.scalar != t.scalar:
+                raise self.error(f"The provided vector is expected to be of length {n} with dtype {scalar}.", node,
+                                 kind=KernelValueError)
+            if vt.length != n:
+                raise self.error(f"The length of the provided vector ({vt.length}) isn't compatible with the given "
+                                 f"slice (expected {n}).", node, kind=KernelValueError)
+            flat = [(Const(i, T.INT32),) for i in range(n)]
         else:
-            if isinstance(v.type, T.MatrixType):
-                flat = [(Const(r, T.INT32), Const(c, T.INT32)) for r in range(v.type.rows) for c in range(v.type.cols)]
-            else:
-                flat = [(Const(i, T.INT32),) for i in range(v.type.length)]
-            if len(flat) != len(cells) or v.type.scalar != t.scalar:
-                raise self.error(f"cannot assign a {v.type} to {len(cells)} components of a {t}", node)
-            values = [self.op("extract", [v, *f], node=node) for f in flat]
+            shape = (want.rows, want.cols)
+            if not isinstance(vt, T.MatrixType):
+                raise self.error(f"The provided value is expected to be a matrix of shape {shape}, with dtype "
+                                 f"{scalar}.", node, kind=KernelValueError)
+            if vt.scalar != t.scalar:
+                raise self.error(f"The provided matrix is expected to be of shape {shape} with dtype {scalar}.", node,
+                                 kind=KernelValueError)
+            if (vt.rows, vt.cols) != shape:
+                raise self.error(f"The shape of the provided matrix ({(vt.rows, vt.cols)}) isn't compatible with the "
+                                 f"given slice (expected {shape}).", node, kind=KernelValueError)
+            flat = [(Const(r, T.INT32), Const(c, T.INT32)) for r in range(vt.rows) for c in range(vt.cols)]
         new = base
-        for cell, x in zip(cells, values):
-            new = self.op("insert", [new, *cell, x], node=node)
+        for cell, f in zip(cells, flat):
+            new = self.op("insert", [new, *cell, self.op("extract", [v, *f], node=node)], node=node)
         return new
 
     def component_selection(self, t, slice_node, node) -> list:
@@ -1002,10 +1023,7 @@ class Lowerer:
                 bounds = [None if b is None else self.eval_static(b) for b in (p.lower, p.upper, p.step)]
                 if any(b is not None and not isinstance(b, int) for b in bounds):
                     raise self.error("slice bounds of a vector or matrix must be integers known when compiling", p)
-                picked = list(range(n))[slice(*bounds)]
-                if not picked:
-                    raise self.error(f"the slice selects no component of a {t}", p)
-                out.append(picked)
+                out.append(list(range(n))[slice(*bounds)])
             else:
                 (i,) = self.check_components(T.VectorType(n, T.FLOAT32), self.indices(p), p)
                 if not isinstance(i, Const):

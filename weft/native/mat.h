@@ -5,6 +5,11 @@
 
 namespace weft {
 
+namespace detail {
+template <typename T> struct is_vec1_ { static constexpr bool value = false; };
+template <typename T> struct is_vec1_<vec_t<1, T>> { static constexpr bool value = true; };
+}  // namespace detail
+
 template <unsigned R, unsigned C, typename T>
 struct mat_t {
     vec_t<C, T> row[R];  // row-major; default constructors zero-initialise
@@ -23,9 +28,10 @@ struct mat_t {
             for (unsigned j = 0; j < C; ++j) row[i].c[j] = T(s);
     }
 
-    // R*C scalars, row-major
+    // R*C scalars, row-major (for one column, R scalars rather than R one-component rows)
     template <typename A0, typename A1, typename... As,
-              typename detail::enable_if_<sizeof...(As) + 2 == R * C && (R * C != R), int>::type = 0>
+              typename detail::enable_if_<sizeof...(As) + 2 == R * C && (C != 1 || !detail::is_vec1_<A0>::value),
+                                          int>::type = 0>
     WEFT_FN_SMALL mat_t(A0 a0, A1 a1, As... as) {
         const T v[R * C] = {T(a0), T(a1), T(as)...};
         for (unsigned i = 0; i < R; ++i)

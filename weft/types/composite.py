@@ -176,7 +176,7 @@ class VectorBase:
             raise KeyError(f"Invalid key {i!r}, expected int or slice")
         r = self._a[i]
         if isinstance(r, np.ndarray):  # a slice is a vector of the sliced length, as in Warp
-            return vector(len(r), self._wp_scalar_type_)._wrap(r.copy()) if len(r) else r.copy()
+            return vector(len(r), self._wp_scalar_type_)._wrap(r.copy())
         return r.item() if config.legacy_scalar_return_types else r
 
     def __setitem__(self, i, v) -> None:
@@ -366,10 +366,14 @@ class MatrixBase:
         return False
 
     def __getitem__(self, key):
-        if self._check_key(key):
-            r = self._a[key]
-            return r.item() if config.legacy_scalar_return_types and isinstance(r, np.generic) else r
-        return self._row_cls()._wrap(self._a[key])
+        self._check_key(key)  # Warp's KeyError for a key that is neither an index, a slice nor a pair
+        r = self._a[key]
+        if isinstance(r, np.ndarray):  # rows, a row/column piece, or a block: a vector or matrix, as in Warp
+            if r.ndim == 1:
+                return vector(len(r), self._wp_scalar_type_)._wrap(r.copy())
+            shape = (0, 0) if 0 in r.shape else r.shape  # a zero extent zeroes both, as Warp
+            return matrix(shape, self._wp_scalar_type_)._wrap(r.reshape(shape).copy())
+        return r.item() if config.legacy_scalar_return_types else r
 
     def __setitem__(self, key, value) -> None:
         if self._check_key(key):
