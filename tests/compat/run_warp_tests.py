@@ -157,6 +157,10 @@ OUT_OF_SCOPE_TESTS = {
         "test_fixedarray_host_values_leave_overloads_unchanged", "test_fixedarray_subclass_source_annotations",
         "test_function_overloads", "test_shared_specialization", "test_subprocess_cache", "test_views")},
     "test_generics::test_eager_generic_func_does_not_retain_array": _SUBCLASS_OVERLOADS,
+    "test_tape::test_tape_copy_adjoint_fallback_warning": "patches warp._src.context.log_warning (Warp's private "
+                                                           "warning helper) and checks the arguments Warp passes it "
+                                                           "(stacklevel=5, once=True); weft warns with warnings.warn "
+                                                           "(UserWarning, tests/runtime/test_tape_copy.py)",
     "test_types::test_types_equal_generic_rejects_invalid_ellipsis_pattern": "calls Warp's private "
                                                                               "warp._src.types.types_equal_generic "
                                                                               "(its overload matcher's helper)",
@@ -176,6 +180,9 @@ _OUT_OF_SCOPE_PREFIX = "out of scope: "
 _SMALL_ATOMICS = ("Warp raises for atomics on 8/16-bit integers (and atomic min/max on float16); weft supports them on "
                   "purpose (README: 8- and 16-bit integer atomics; tests/reliability/test_atomics_matrix.py checks "
                   "the results against NumPy)")
+_ASSERT_RAISES = ("a failing assert in debug mode aborts Warp's process (SIGABRT, the exit status the test expects); "
+                  "weft never crashes the interpreter: the launch raises wp.RuntimeError_ naming the assert's file, "
+                  "line, condition and message (README: debug checks), so the child exits with status 1")
 DELIBERATE_DIFFERENCES = {
     **{f"test_atomic::test_atomic_{op}_unsupported_dtypes": _SMALL_ATOMICS for op in ("add", "min", "max")},
     "tile/test_tile_reduce::test_tile_atomic_add_unsupported_dtype": _SMALL_ATOMICS,
@@ -183,6 +190,10 @@ DELIBERATE_DIFFERENCES = {
         "Warp's gradient is wrong there: after z[0, :2] = x, z[:2, 1:] = y overwrites z[0, 1], yet Warp still gives "
         "x[1] that component's gradient (expects x.grad (1, 1)); weft gives (1, 0), which central differences confirm "
         "(README: gradients are right or an error; tests/frontend/test_component_slice_assign.py)"),
+    **{f"test_assert::{t}": _ASSERT_RAISES for t in (
+        "TestAssertDebug.test_basic_assert_false_condition", "TestAssertDebug.test_basic_assert_with_msg",
+        "TestAssertDebug.test_compound_assert_false_condition",
+        "TestAssertDebug.test_basic_assert_false_condition_function", "TestAssertModeSwitch.test_switch_to_debug_mode")},
     "test_runlength_encode::test_runlength_encode_error_unsupported_dtype": (
         "Warp's runlength_encode takes only int32 values and raises for others; weft's encodes values of any dtype "
         "on purpose (README: wp.utils.runlength_encode)"),
@@ -190,11 +201,18 @@ DELIBERATE_DIFFERENCES = {
 
 
 def deliberate_reason(mod: str, test_name: str) -> str | None:
-    """Why a test is a deliberate difference from Warp (see DELIBERATE_DIFFERENCES), or None."""
+    """Why a test is a deliberate difference from Warp (see DELIBERATE_DIFFERENCES), or None. A key's test part is a
+    method prefix, or ``Class.method`` for exactly that method of that class."""
     method = test_name.rsplit(".", 1)[-1]
+    qualified = ".".join(test_name.rsplit(".", 2)[-2:])
     for key, reason in DELIBERATE_DIFFERENCES.items():
         kmod, kname = key.split("::")
-        if kmod == mod and (method == kname or method.startswith(kname + "_")):
+        if kmod != mod:
+            continue
+        if "." in kname:
+            if qualified == kname:
+                return reason
+        elif method == kname or method.startswith(kname + "_"):
             return reason
     return None
 

@@ -765,6 +765,8 @@ class Lowerer:
     def visit_Assert(self, node: ast.Assert):
         cond = self.condition(self.visit(node.test), node.test)
         text = ast.get_source_segment(self.frame.src.text, node.test) or "assertion"
+        if node.msg is not None:  # the message as written (Warp's report shows it too)
+            text += ", " + (ast.get_source_segment(self.frame.src.text, node.msg) or ast.unparse(node.msg))
         loc = self.b.loc
         self.op("assert", [cond], attrs=(f"{loc.file}:{loc.line}: assert {text}",), node=node)
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..ir import types as T
 from ..runtime.array import array as _WeftArray
-from ..runtime.tape import Tape
+from ..runtime.tape import Tape, outside_tape
 from ..types.dtypes import np_layout, resolve_dtype
 from ..types.mapping import scalar_class
 from .dlpack import from_dlpack
@@ -99,7 +99,7 @@ class JaxOp:
     def _host_backward(self, kwargs, n_args, *args_and_cts):
         args, cts = args_and_cts[:n_args], args_and_cts[n_args:]
         inputs = self._weft_inputs(args, True)
-        with Tape() as tape:
+        with outside_tape(), Tape() as tape:
             outs = self._outputs(self.fn(*inputs, **kwargs))
         for o, ct in zip(outs, cts):
             if o.grad is None:

@@ -25,7 +25,7 @@ import torch
 from ..ir import types as T
 from ..runtime.array import array as _WeftArray
 from ..runtime.streams import ScopedStream
-from ..runtime.tape import Tape
+from ..runtime.tape import Tape, outside_tape
 from ..types.dtypes import resolve_dtype
 from .kernel_fn import kernel_runner
 from .kernel_fn import param_dtypes as _param_dtypes
@@ -94,7 +94,7 @@ class _WeftFunction(torch.autograd.Function):
         record = any(needs_grad)
         with _torch_stream([t for t in call.tensors if t is not None]):
             if record:
-                with Tape() as tape:
+                with outside_tape(), Tape() as tape:
                     result = op.fn(*weft_args, **kwargs)
                 call.tape = tape
             else:

@@ -13,6 +13,7 @@ Memory of a backend with ``host_memory`` is ordinary host memory, so its arrays 
 
 from __future__ import annotations
 
+import enum
 import struct
 from typing import Protocol
 
@@ -86,6 +87,23 @@ def finish_entry(status: int, strided, name: str, packed: bytes, dims: bytes, nd
                           f"(status {status}); please report it")
 
 
+class CopyAdjoint(enum.Enum):
+    """How the backward pass of a recorded ``wp.copy`` moves the destination's gradient (Warp 1.19's rules)."""
+
+    ACCUMULATE = "accumulate"  # src.grad[window] += dest.grad[window], then dest.grad[window] = 0 (consume)
+    #: the gradient's values are copied (src.grad[window] = dest.grad[window], nothing consumed): copies between
+    #: dtypes (reinterpreted bytes), of structs and of booleans (no addition)
+    OVERWRITE = "overwrite"
+    #: as OVERWRITE, with a warning: the source and destination overlap in memory, so the copy's gradient cannot be
+    #: followed element by element
+    OVERLAP = "overlap"
+
+
+def _window(shape: tuple, offset: int, count: int) -> tuple:
+    """Index arrays of the ``count`` elements from flat position ``offset`` (row-major) of an array of ``shape``."""
+    return np.unravel_index(np.arange(offset, offset + count), shape)
+
+
 def backend_for(a, b):
     """The backend that does work between two devices: the one that is not host memory (it can reach both), else
     the first's."""
@@ -147,21 +165,25 @@ class CpuBackend:
         dst._mark_written()
 
     def copy_adjoint(self, rec) -> None:
+        """The gradient of a recorded copy (``tape.CopyAdjoint``): accumulated into the source's window (the
+        destination's window consumed), or, for copies between dtypes, of structs or booleans and overlapping copies,
+        the destination's gradient values copied there."""
         dest, src = rec.dest, rec.src
         dg, sg = dest.grad.numpy(), src.grad.numpy()
-        whole = rec.dest_offset == 0 and rec.src_offset == 0 and (rec.count in (0, src.size))
-        if whole and dg.shape == sg.shape:
-            sg += dg
-            if rec.consume:
-                dg[...] = 0
-            return
-        trailing = dg.shape[dest.ndim:]
         count = rec.count or src.size
-        dflat = dg.reshape((-1,) + trailing)
-        sflat = sg.reshape((-1,) + trailing)
-        sflat[rec.src_offset:rec.src_offset + count] += dflat[rec.dest_offset:rec.dest_offset + count]
-        if rec.consume:
-            dflat[rec.dest_offset:rec.dest_offset + count] = 0
+        whole = rec.dest_offset == 0 and rec.src_offset == 0 and count == src.size and dg.shape == sg.shape
+        # logical (row-major) element windows of possibly strided views, as index tuples that write through
+        dwin = slice(None) if whole else _window(dest.shape, rec.dest_offset, count)
+        swin = slice(None) if whole else _window(src.shape, rec.src_offset, count)
+        if rec.adjoint is CopyAdjoint.ACCUMULATE:
+            sg[swin] += dg[dwin]
+            if rec.consume:
+                dg[dwin] = 0
+            return
+        values = np.array(dg[dwin])  # a copy first: the windows may overlap
+        if values.dtype != sg.dtype:  # reinterpreted bytes (copies between dtypes of one size)
+            values = values.view(sg.dtype).reshape(sg[swin].shape)
+        sg[swin] = values
 
     # ------------------------------------------------------------------ launches
     def launch(self, spec, packed: bytes, dims: tuple, device, block_dim: int, stream, max_blocks: int) -> None:

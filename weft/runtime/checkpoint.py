@@ -27,7 +27,7 @@ from ..errors import Error
 from .array import array, clone
 from .backends import backend_for
 from .pool import HostPool, grads_off
-from .tape import active_tape
+from .tape import active_tape, outside_tape
 
 
 def checkpoint(step: Callable[[list, int], Sequence], state: Sequence[array], steps: int,
@@ -115,7 +115,7 @@ def _backward(step, saved: dict, grads: list, state: Sequence[array], steps: int
         end = min(start + seg, steps)
         s0 = [clone(c, requires_grad=True) for c in saved[start]]
         inner = Tape()
-        with inner:
+        with outside_tape(), inner:  # (a backward may run while the user's Tape is still recording)
             cur = s0
             for t in range(start, end):
                 cur = _call(step, cur, t, n)

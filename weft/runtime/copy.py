@@ -5,6 +5,7 @@ from __future__ import annotations
 import numbers
 
 from ..errors import CopyError, Error
+from ..types.dtypes import element_size
 from .backends import backend_for
 from .capture import active_capture
 
@@ -42,7 +43,11 @@ def _raw_copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int =
     if not isinstance(dest, array) or not isinstance(src, array):
         raise Error("wp.copy(dest, src) needs two weft arrays")
     if dest._ir != src._ir:
-        raise CopyError(f"wp.copy: incompatible dtypes (destination dtype={dest._ir}, source dtype={src._ir})")
+        # contiguous arrays of one element size copy their bytes, as Warp's do (the values reinterpreted)
+        if not (dest.is_contiguous and src.is_contiguous and element_size(dest._ir) == element_size(src._ir)):
+            raise CopyError(f"wp.copy: incompatible dtypes (destination dtype={dest._ir}, source dtype={src._ir})")
+        _raw_copy(dest, src.view(dest.dtype), dest_offset, src_offset, count, stream)
+        return
     whole = dest_offset == 0 and src_offset == 0 and (count == 0 or count == src.size == dest.size)
     if whole and dest.shape != src.shape:
         if dest.size != src.size:  # an omitted count is the source's size: a bounded copy (checked below)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..cuda import graphs, memory, streams
 from ..cuda import launch as cuda_launch
+from .backends import CopyAdjoint
 
 
 def _current_stream(device):
@@ -87,6 +88,9 @@ class CudaBackend:
         dest, src = rec.dest, rec.src
         dg, sg = dest.grad, src.grad
         count = rec.count or src.size
+        if rec.adjoint is not CopyAdjoint.ACCUMULATE:  # the gradient's bytes copied, nothing consumed
+            self.copy(sg, dg, rec.src_offset, rec.dest_offset, count)
+            return
         if rec.dest_offset or rec.src_offset or count != src.size or dg.shape != sg.shape:
             dg = dg.flatten()[rec.dest_offset:rec.dest_offset + count]
             sg = sg.flatten()[rec.src_offset:rec.src_offset + count]

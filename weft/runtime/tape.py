@@ -10,17 +10,35 @@ values written earlier on the tape consume the gradient of the overwritten value
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
+import warnings
 import weakref
 from dataclasses import dataclass, field
 
 from ..autodiff.value_reads import adjoint_value_reads
 from ..errors import Error
+from ..ir import types as T
 from . import access_check
-from .backends import backend_for
+from .backends import CopyAdjoint, backend_for
 
 #: the Tape recording now (launches, copies and library calls record themselves on it)
 active_tape: contextvars.ContextVar = contextvars.ContextVar("weft_tape", default=None)
+
+
+class NestedTapeError(Error, RuntimeError):
+    """``with wp.Tape()`` while another Tape records (Warp raises a RuntimeError too)."""
+
+
+@contextlib.contextmanager
+def outside_tape():
+    """No Tape records inside this block: weft's own private Tapes (a checkpoint segment's recomputation, the JAX and
+    PyTorch bridges) run here, so that they never nest in a user's Tape."""
+    token = active_tape.set(None)
+    try:
+        yield
+    finally:
+        active_tape.reset(token)
 
 
 def record_copy(dest, src, dest_offset, src_offset, count) -> None:
@@ -62,6 +80,7 @@ class CopyRecord:
     src_offset: int
     count: int
     consume: bool
+    adjoint: CopyAdjoint = CopyAdjoint.ACCUMULATE
 
 
 @dataclass(frozen=True)
@@ -100,6 +119,10 @@ class Tape:
     def __enter__(self) -> Tape:
         if self._token is not None:
             raise Error("this Tape is already active")
+        if active_tape.get() is not None:
+            raise NestedTapeError("entering a Tape while another one is recording: nested Tapes are not supported (as "
+                                  "in Warp); record everything on the outer Tape, or use wp.checkpoint for "
+                                  "recomputed segments")
         self._token = active_tape.set(self)
         return self
 
@@ -145,11 +168,14 @@ class Tape:
         if access_check.enabled():
             access_check.check_copy(self, dest, src)
         key = id(dest._shared)
-        consume = bool(self._written.get(key)) and not getattr(dest, "_retain_grad", False)
+        how = _copy_adjoint_kind(dest, src)
+        # the copy overwrote dest's window: the gradient of the old values there is zero (as in Warp 1.19; retain_grad
+        # keeps it, as Warp's flag does)
+        consume = how is CopyAdjoint.ACCUMULATE and not getattr(dest, "_retain_grad", False)
         self._written.setdefault(key, []).append(len(self.launches))
         self._arrays[id(dest)] = dest
         self._arrays[id(src)] = src
-        self.launches.append(CopyRecord(dest, src, dest_offset, src_offset, count, consume))
+        self.launches.append(CopyRecord(dest, src, dest_offset, src_offset, count, consume, how))
 
     def record_func(self, backward, arrays) -> None:
         """Record a Python callback run during ``backward`` (for work the Tape cannot see, e.g. a solver)."""
@@ -350,7 +376,39 @@ def _copy_adjoint(rec: CopyRecord) -> None:
     dest, src = rec.dest, rec.src
     if dest.grad is None or src.grad is None:
         return
+    if rec.adjoint is CopyAdjoint.OVERLAP:
+        warnings.warn("the gradient of an overlapping copy (wp.copy between overlapping parts of one array) cannot "
+                      "yet be fully tracked: the destination's gradient is copied to the source as it is",
+                      UserWarning, stacklevel=4)
     backend_for(dest.device, src.device).copy_adjoint(rec)
+
+
+def _copy_adjoint_kind(dest, src) -> CopyAdjoint:
+    if dest.dtype != src.dtype or _struct_or_bool(getattr(dest, "_ir", None)):
+        return CopyAdjoint.OVERWRITE
+    if dest.device == src.device and _extents_overlap(dest, src):
+        return CopyAdjoint.OVERLAP
+    return CopyAdjoint.ACCUMULATE
+
+
+def _struct_or_bool(dtype) -> bool:
+    """Element types without addition (the IR type of an array's dtype)."""
+    if isinstance(dtype, T.StructType):
+        return True
+    scalar = dtype if isinstance(dtype, T.ScalarType) else getattr(dtype, "scalar", None)
+    return scalar is not None and scalar.is_bool
+
+
+def _extents_overlap(a, b) -> bool:
+    """Whether the byte ranges two arrays span (first to last element) intersect (conservative for strided views)."""
+    def extent(x):
+        if not x.size or not x.ptr:
+            return 0, 0
+        lo = x.ptr + sum(min(0, (n - 1) * s) for n, s in zip(x.shape, x.strides))
+        hi = x.ptr + sum(max(0, (n - 1) * s) for n, s in zip(x.shape, x.strides)) + (x.capacity // x.size)
+        return lo, hi
+    (alo, ahi), (blo, bhi) = extent(a), extent(b)
+    return alo < bhi and blo < ahi
 
 
 def _copies(indices, args) -> dict:
