@@ -12,6 +12,8 @@ environment (``--warp-python``, default /opt/warp172/bin/python), the same scene
     python benchmarks/bench_sim.py --scenes sphere --frameworks weft
     python benchmarks/bench_sim.py --scenes arms   # FK + Jacobian of 4,096 7-DoF arms, with Pinocchio
     python benchmarks/bench_sim.py --scenes sphere --ratio 9   # fwd+bwd / fwd only: 9 alternating pairs, one process
+    python benchmarks/bench_sim.py --scenes arms rigid --alternate 5   # weft / Warp processes alternating 5 times
+    python benchmarks/bench_sim.py --scenes arms rigid --alternate 5 --threads 2   # weft on 2 threads (wall too)
 
 The machine's load changes wall-clock numbers: compare the CPU-time columns for A/B decisions.
 """
@@ -361,6 +363,10 @@ def main(argv=None) -> int:
     p.add_argument("--no-cold", action="store_true", help="skip the cold-compile measurements")
     p.add_argument("--ratio", type=int, default=0, metavar="PAIRS",
                    help="only (taped forward + backward) / forward: PAIRS alternating runs in one process per scene")
+    p.add_argument("--alternate", type=int, default=0, metavar="ROUNDS",
+                   help="only the forward rows (and the arms' rows): ROUNDS rounds of weft and Warp processes "
+                        "alternating, each round's weft/Warp CPU-time ratio, the minimum and median per framework")
+    p.add_argument("--threads", type=int, default=0, help="WEFT_NUM_THREADS for weft's processes (--alternate)")
     p.add_argument("--json", default=None, help="also write the raw results here")
     p.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
@@ -377,6 +383,8 @@ def main(argv=None) -> int:
         return 0
     if a.quick:
         a.frames, a.grad_frames = 5, 1
+    if a.alternate:
+        return _alternate(a)
     fws = fws_of(a)
     results = []
     if "arms" in a.scenes:
@@ -436,6 +444,56 @@ def _arms_rows(a, fws) -> None:
         print(f"{r['framework']:10s} {fk:>16s} {jac:>18s} {ajac:>16s}")
         if "ajac_vs_tape_max_abs" in r:
             print(f"{'':10s} analytic vs tape Jacobian: max |difference| {r['ajac_vs_tape_max_abs']:.1e}")
+
+
+def _alternate(a) -> int:
+    """``a.alternate`` rounds of one weft and one Warp process per scene (forward rows; the arms' FK, tape and
+    analytic Jacobian rows): alternating processes see the same load, so each round's ratio is the comparison."""
+    fws = fws_of(a)
+    for scene in a.scenes:
+        mode = "fk" if scene == "arms" else "forward"
+        keys = ["fk_cpu_ms", "fk_ms", "fk_jac_cpu_ms", "fk_jac_ms", "fk_ajac_cpu_ms", "fk_ajac_ms"] if scene == "arms" \
+            else ["cpu_ms_per_frame", "ms_per_frame"]
+        got = {fw: {k: [] for k in keys} for fw in fws}
+        ratios = {k: [] for k in keys}
+        for _ in range(a.alternate):
+            row = {}
+            for fw in fws:
+                py = sys.executable if fw == "weft" else a.warp_python
+                res = _run(py, fw, scene, mode, ARMS if scene == "arms" else a.frames, 0,
+                           threads=a.threads if fw == "weft" else None)
+                if "error" in res:
+                    print(f"[{scene} {fw}] failed: {res['error']}", file=sys.stderr)
+                    continue
+                row[fw] = res
+                for k in keys:
+                    if k in res:
+                        got[fw][k].append(res[k])
+            if "weft" in row and "warp" in row:
+                for k in keys:
+                    if k in row["weft"] and k in row["warp"]:
+                        ratios[k].append(row["warp"][k] / row["weft"][k])
+        threads = f"weft on {a.threads} thread(s)" if a.threads else "weft threads as WEFT_NUM_THREADS"
+        print(f"\n{scene}: {a.alternate} alternating rounds ({threads}); ms: min / median per framework; "
+              f"Warp/weft per round")
+        for k in keys:
+            line = f"  {k:16s}"
+            for fw in fws:
+                v = sorted(got[fw][k])
+                if v:
+                    line += f" {fw} {v[0]:7.2f} / {v[len(v) // 2]:7.2f}"
+            r = sorted(ratios[k])
+            if r:
+                line += "   Warp/weft " + " ".join(f"{x:.1f}" for x in ratios[k]) + f" (min {r[0]:.1f})"
+            print(line, flush=True)
+    if "arms" in a.scenes:
+        try:
+            pin = [_pinocchio_arms(ARMS) for _ in range(3)]
+            print(f"  pinocchio FK {min(p['fk_cpu_ms'] for p in pin):.2f}, FK + computeFrameJacobian "
+                  f"{min(p['fk_jac_cpu_ms'] for p in pin):.2f} CPU ms (minimum of 3)")
+        except ImportError:
+            pass
+    return 0
 
 
 def _g(d, k, fmt="{:.2f}"):
