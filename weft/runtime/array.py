@@ -7,6 +7,7 @@ On the CPU the memory is owned by a NumPy array, so ``.numpy()`` is zero-copy an
 
 from __future__ import annotations
 
+import ctypes
 import math
 import typing
 import weakref
@@ -24,13 +25,79 @@ from .pool import active_pool, grads_off
 
 
 class _Shared:
-    """State shared by an array and all views of it: the write version counter (for Tape overwrite checks)."""
+    """State shared by an array and all views of it: the write version counter (for Tape overwrite checks) and the
+    pending zero of ``Tape.zero`` (see :func:`defer_zero`)."""
 
-    __slots__ = ("__weakref__", "is_read", "version")
+    __slots__ = ("__weakref__", "escaped", "is_read", "version", "zero")
 
     def __init__(self) -> None:
         self.version = 0
         self.is_read = False  # read by a launch recorded on a Tape (wp.config.verify_autograd_array_access)
+        self.zero = None  # a pending zero: the whole memory as a NumPy array, zeroed on the first touch
+        # the memory's address or a NumPy view of it has left weft's hands (user NumPy views, ptr, DLPack, memory
+        # weft did not allocate): it can be read without weft knowing, so it is zeroed at once, never deferred
+        self.escaped = True
+
+
+# ---------------------------------------------------------------------- pending zeros (Tape.zero)
+# Tape.zero marks a gradient pending instead of writing ~N bytes of zeros at memory bandwidth; the memory is zeroed
+# on its first touch: a launch that has the array (or, backward, its gradient) as an argument, any host access
+# (numpy(), ptr, __array_interface__, copies, fills, views' host access) - the first backward launch then finds the
+# zeroed gradient in cache. Only CPU memory weft allocated whose address never left weft is deferred.
+_PENDING: weakref.WeakSet = weakref.WeakSet()
+
+
+def _materialize(sh: _Shared) -> None:
+    raw = sh.zero
+    if raw is not None:
+        sh.zero = None
+        _PENDING.discard(sh)
+        ctypes.memset(raw.ctypes.data, 0, raw.nbytes)
+
+
+def flush_pending_zeros() -> None:
+    """Zero every pending gradient now."""
+    for sh in list(_PENDING):
+        _materialize(sh)
+
+
+def defer_zero(g) -> bool:
+    """Mark ``g`` (a gradient array) zero without touching its memory, when that is safe: a whole, contiguous CPU
+    allocation made by weft whose address never left weft. False: nothing done (zero it eagerly)."""
+    if type(g) is not array or getattr(g, "_parent", None) is not None:
+        return False
+    sh = g._shared
+    if sh.escaped or sh.zero is not None:
+        return sh.zero is not None
+    raw = g._npv
+    if raw is None or not raw.flags.c_contiguous or raw.nbytes < _DEFER_MIN_BYTES or not g.device.impl.host_memory:
+        return False
+    sh.zero = raw
+    _PENDING.add(sh)
+    sh.version += 1  # a write, as zero_() is
+    return True
+
+
+_DEFER_MIN_BYTES = 4096  # small gradients are zeroed at once (cheaper than the bookkeeping)
+
+
+def materialize_launch(types, args, grads: bool) -> None:
+    """Before a launch: zero the pending memory it may touch (its array arguments and, for a backward launch, their
+    gradients). Arguments that may reach arrays some other way (structs, indexed or Fabric arrays) zero all."""
+    for t, a in zip(types, args):
+        if isinstance(t, (T.ScalarType, T.VectorType, T.MatrixType)):
+            continue
+        if isinstance(t, T.ArrayType) and t.kind is T.ArrayKind.ARRAY and type(a) is array:
+            if a._shared.zero is not None:
+                _materialize(a._shared)
+            g = a._grad if grads else None
+            if g is not None and g._shared.zero is not None:
+                _materialize(g._shared)
+            continue
+        if a is None:
+            continue
+        flush_pending_zeros()
+        return
 
 
 def _dtype_class(ir: T.Type):
@@ -108,6 +175,7 @@ class array:
         if self.device.impl.host_memory:
             self._np = _pinned_zeros(shape + trailing, base) if self.pinned else aligned_zeros(shape + trailing, base)
             self._finish_np(len(shape))
+            self._shared.escaped = False  # weft's own memory
         else:
             self._alloc_device(shape)
 
@@ -152,12 +220,14 @@ class array:
         if outer > 4:
             raise ValueError(f"arrays have at most 4 dimensions, got {outer}")
         if self.device.impl.host_memory:
-            if copy or not (arr.flags.writeable and _element_contiguous(arr, len(trailing))):
+            own = copy or not (arr.flags.writeable and _element_contiguous(arr, len(trailing)))
+            if own:
                 src = arr
                 arr = aligned_zeros(src.shape, base)
                 arr[...] = src
             self._np = arr
             self._finish_np(outer)
+            self._shared.escaped = not own  # the caller's memory when not copied
         else:
             host = np.ascontiguousarray(arr)
             self._alloc_device(host.shape[:outer])
@@ -178,10 +248,11 @@ class array:
             self._np = np_from_ptr(int(ptr), shape, self.strides, base, trailing, None)
 
     def _finish_np(self, outer: int) -> None:
-        self.shape = tuple(int(s) for s in self._np.shape[:outer])
-        self.strides = tuple(int(s) for s in self._np.strides[:outer])
+        raw = self._npv
+        self.shape = tuple(int(s) for s in raw.shape[:outer])
+        self.strides = tuple(int(s) for s in raw.strides[:outer])
         self.ndim = outer
-        self._ptr = int(self._np.ctypes.data) if self._np.size else 0
+        self._ptr = int(raw.ctypes.data) if raw.size else 0
 
     def _alloc_device(self, shape) -> None:
         self.shape = _norm_shape(shape)
@@ -213,6 +284,28 @@ class array:
         out._parent = parent
         return out
 
+    # ------------------------------------------------------------------ host memory
+    @property
+    def _np(self):
+        """The NumPy view of the memory (CPU) for code that may keep it: zeroes a pending zero and marks the memory
+        escaped (never deferred again). Transient host access inside weft uses ``_host_np()``."""
+        sh = self._shared
+        if sh.zero is not None:
+            _materialize(sh)
+        sh.escaped = True
+        return self._npv
+
+    @_np.setter
+    def _np(self, value) -> None:
+        self._npv = value
+
+    def _host_np(self):
+        """The NumPy view of the memory for a transient host access (zeroes a pending zero; the view is not kept)."""
+        sh = self._shared
+        if sh.zero is not None:
+            _materialize(sh)
+        return self._npv
+
     # ------------------------------------------------------------------ annotation protocol
     def _annotation_ir(self) -> T.ArrayType:
         return T.ArrayType(self._ir, self.ndim)
@@ -235,6 +328,10 @@ class array:
 
     @property
     def ptr(self) -> int:
+        sh = self._shared
+        if sh.zero is not None:
+            _materialize(sh)
+        sh.escaped = True
         return self._ptr
 
     @property
@@ -446,10 +543,10 @@ class array:
     def _fill_host(self, value) -> array:
         base, trailing = np_layout(self._ir)
         if isinstance(self._ir, T.StructType):
-            self._np[...] = _structs_to_np([value], self._ir)[0]
+            self._host_np()[...] = _structs_to_np([value], self._ir)[0]
         else:
             v = np.asarray(value, dtype=base)
-            self._np[...] = v.reshape(trailing) if trailing and v.ndim else v  # a scalar fills every component
+            self._host_np()[...] = v.reshape(trailing) if trailing and v.ndim else v  # a scalar fills every component
         self._mark_written()
         return self
 
@@ -511,7 +608,7 @@ class array:
                 raise IndexError(f"unsupported index {k!r}; use ints and slices (or wp.indexedarray)")
         if not shape:
             if self.device.impl.host_memory:
-                return to_host_value(self._ir, self._np[tuple(int(k) for k in key)])
+                return to_host_value(self._ir, self._host_np()[tuple(int(k) for k in key)])
             host = self.numpy()
             return to_host_value(self._ir, host[tuple(int(k) for k in key)])
         view = _strided_view(self, offset, tuple(shape), tuple(strides))
@@ -527,7 +624,7 @@ class array:
                     else target.assign(value)
             else:
                 base, _trailing = np_layout(self._ir)
-                self._np[key if isinstance(key, tuple) else (key,)] = np.asarray(value, dtype=base)
+                self._host_np()[key if isinstance(key, tuple) else (key,)] = np.asarray(value, dtype=base)
                 self._mark_written()
         else:
             raise NotImplementedError("item assignment on device arrays: use a kernel, fill_ or assign")
@@ -582,7 +679,7 @@ class array:
         out.dtype = _dtype_class(new_ir) if not isinstance(new_ir, T.ScalarType) else scalar_class(new_ir.name)
         if self.device.impl.host_memory:
             base, trailing = np_layout(new_ir)
-            out._np = np_from_ptr(out._ptr, out.shape, out.strides, base, trailing, self._np)
+            out._np = np_from_ptr(out._ptr, out.shape, out.strides, base, trailing, self._npv)
         return out
 
     def transpose(self, axes=None) -> array:
@@ -621,7 +718,7 @@ def _strided_view(parent: array, byte_offset: int, shape, strides) -> array:
     np_view = None
     if parent.device.impl.host_memory:
         base, trailing = np_layout(parent._ir)
-        np_view = np_from_ptr(ptr, tuple(shape), tuple(strides), base, trailing, parent._np)
+        np_view = np_from_ptr(ptr, tuple(shape), tuple(strides), base, trailing, parent._npv)
     return array._view_of(parent, np_view, ptr, shape, strides)
 
 

@@ -133,7 +133,7 @@ class CpuBackend:
         return arr._np
 
     def upload(self, arr, host: np.ndarray, stream=None) -> None:
-        arr._np[...] = host
+        arr._host_np()[...] = host
 
     def fill(self, arr, value) -> None:
         from .capture import active_capture
@@ -146,7 +146,7 @@ class CpuBackend:
         arr._fill_host(value)
 
     def copy(self, dest, src, dest_offset: int, src_offset: int, count: int, stream=None) -> None:
-        d, s = dest._np, src._np
+        d, s = dest._host_np(), src._host_np()
         if count == 0 and d.shape == s.shape:
             np.copyto(d, s)
             return
@@ -160,8 +160,8 @@ class CpuBackend:
         dflat[dest_offset:dest_offset + count] = sflat[src_offset:src_offset + count]
 
     def accumulate(self, dst, src) -> None:
-        d = dst.numpy()
-        d += src.numpy()
+        d = dst._host_np()
+        d += src._host_np()
         dst._mark_written()
 
     def copy_adjoint(self, rec) -> None:
@@ -169,7 +169,7 @@ class CpuBackend:
         destination's window consumed), or, for copies between dtypes, of structs or booleans and overlapping copies,
         the destination's gradient values copied there."""
         dest, src = rec.dest, rec.src
-        dg, sg = dest.grad.numpy(), src.grad.numpy()
+        dg, sg = dest.grad._host_np(), src.grad._host_np()
         count = rec.count or src.size
         whole = rec.dest_offset == 0 and rec.src_offset == 0 and count == src.size and dg.shape == sg.shape
         # logical (row-major) element windows of possibly strided views, as index tuples that write through

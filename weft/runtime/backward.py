@@ -6,7 +6,7 @@ from .. import abi, ahead
 from ..errors import LaunchError
 from ..ir import types as T
 from ..types.layout import ARRAY_DESC
-from .array import array
+from .array import _PENDING, array, flush_pending_zeros, materialize_launch
 from .launch import check_errors
 
 
@@ -32,6 +32,8 @@ def _without_gradients(spec, args, overrides: dict) -> frozenset[int]:
 def _run_bwd(kernel, spec, dims, args, device, overrides: dict, block_dim: int = 256, stream=None,
              max_blocks: int = 0) -> None:
     adj = kernel.adjoint_of(spec, _without_gradients(spec, args, overrides))
+    if _PENDING:
+        materialize_launch(spec.types, args, True)
     packed = spec.pack(args, overrides)
     device.impl.launch_backward(spec, adj, packed, dims, device, block_dim, stream, max_blocks)
     # debug-mode bounds checks, and the (release) report of a backward launch that ran out of memory for its adds
@@ -58,6 +60,7 @@ def compile_adjoints(records) -> None:
 
 def run_record_adjoint(rec) -> None:
     if rec.kernel.custom_adjoint is not None:
+        flush_pending_zeros()  # a hand-written backward may touch any memory
         rec.kernel.custom_adjoint(rec)
         return
     overrides = {}

@@ -15,6 +15,7 @@ from ..ir.access import struct_arrays_written
 from ..types.composite import class_for
 from . import device as D
 from . import threads as _threads
+from .array import _PENDING, materialize_launch
 from .backends import _DIMS, finish_entry
 from .capture import _capture, active_capture
 from .tape import active_tape
@@ -250,6 +251,8 @@ def _launch_fast(fast: _Fast, dim, inputs, outputs, device, record_tape, block_d
         return False  # the general path reports it, naming the argument
     if packed is None:
         return False
+    if _PENDING:
+        materialize_launch(fast.spec.types, args, False)
     until, nthreads = _threads.state
     if _monotonic() >= until:
         nthreads = launch_threads()
@@ -268,6 +271,8 @@ def _launch_fast(fast: _Fast, dim, inputs, outputs, device, record_tape, block_d
 
 
 def _run(spec, packed: bytes, dims: tuple[int, ...], dev, args, block_dim=256, stream=None, max_blocks=0) -> None:
+    if _PENDING:
+        materialize_launch(spec.types, args, False)
     dev.impl.launch(spec, packed, dims, dev, block_dim, stream, max_blocks)
     for i in spec.written:
         a = args[i]

@@ -20,6 +20,7 @@ from ..autodiff.value_reads import adjoint_value_reads
 from ..errors import Error
 from ..ir import types as T
 from . import access_check
+from .array import defer_zero
 from .backends import CopyAdjoint, backend_for
 
 #: the Tape recording now (launches, copies and library calls record themselves on it)
@@ -292,10 +293,12 @@ class Tape:
         return out
 
     def zero(self) -> None:
-        """Zero the gradients of every array the tape has seen (keeps the recorded launches)."""
+        """Zero the gradients of every array the tape has seen (keeps the recorded launches). A CPU gradient whose
+        memory only weft addresses is zeroed lazily, on its first touch (runtime/array.py ``defer_zero``): the next
+        backward then finds it in cache instead of reading back zeros written at memory bandwidth."""
         for a in [*self._arrays.values(), *self._weak.values()]:
             g = getattr(a, "grad", None)
-            if g is not None:
+            if g is not None and not defer_zero(g):
                 g.zero_()
 
     def reset(self) -> None:
