@@ -20,6 +20,7 @@ from ..types import composite as C
 from ..types.dtypes import element_size, np_layout, resolve_dtype, struct_np_dtype, to_host_value
 from ..types.layout import ARRAY_DESC
 from ..types.mapping import scalar_class
+from ..types.struct import StructInstance
 from . import device as D
 from .pool import active_pool, grads_off
 
@@ -864,6 +865,8 @@ def _structs_to_np(data, ir: T.StructType) -> np.ndarray:
     items = list(data)
     out = np.zeros(len(items), dtype=dt)
     for i, s in enumerate(items):
+        if isinstance(s, int) and s == 0:  # zero_() / fill_(0): all-zero bytes, as a default struct
+            continue
         out[i] = np.frombuffer(s._pack(), dtype=dt)[0]
     return out
 
@@ -930,7 +933,7 @@ def full(shape=None, value=0, dtype=typing.Any, device=None, requires_grad=False
         scalar = scalar_class(resolve_dtype(_infer_dtype(value)).name)
         dtype = C.vector(value.shape[0], scalar) if value.ndim == 1 else C.matrix(value.shape, scalar)
     if dtype is typing.Any:
-        dtype = type(value) if isinstance(value, (C.VectorBase, C.MatrixBase)) else (
+        dtype = type(value) if isinstance(value, (C.VectorBase, C.MatrixBase, StructInstance)) else (
             _infer_dtype(value) if isinstance(value, np.generic) else  # NumPy scalars keep their own type
             np.int32 if isinstance(value, int) and not isinstance(value, bool) else
             (bool if isinstance(value, bool) else float))

@@ -20,6 +20,32 @@ from .scalars import check_host_scalar
 RUNTIME_HOOKS: dict[str, typing.Callable] = {}
 
 
+class StructDtypeSpec(dict):
+    """A struct's NumPy layout in the dict form ``np.dtype`` accepts (Warp's ``numpy_dtype()`` result), answering the
+    attributes of the ``np.dtype`` it describes."""
+
+    def __init__(self, dt: np.dtype):
+        names = list(dt.names)
+        super().__init__(names=names, formats=[dt.fields[n][0] for n in names],
+                         offsets=[dt.fields[n][1] for n in names], itemsize=dt.itemsize)
+        object.__setattr__(self, "_dtype", dt)
+
+    def __getattr__(self, name: str):
+        return getattr(object.__getattribute__(self, "_dtype"), name)
+
+    def __eq__(self, other):
+        try:
+            return self._dtype == np.dtype(other)
+        except TypeError:
+            return NotImplemented
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = None
+
+
 class StructInstance:
     """Base of host-side struct instances (generated per ``@wp.struct``)."""
 
@@ -27,9 +53,11 @@ class StructInstance:
     __slots__ = ()
 
     @classmethod
-    def numpy_dtype(cls) -> np.dtype:
-        """The NumPy structured dtype of one element of an array of this struct (field names, types and offsets)."""
-        return struct_np_dtype(cls._ir_)
+    def numpy_dtype(cls) -> StructDtypeSpec:
+        """The NumPy structured dtype of one element of an array of this struct, as Warp's dict (``names``,
+        ``formats``, ``offsets``, ``itemsize``: what ``np.dtype`` takes); it also answers ``np.dtype``'s attributes
+        (``.names``, ``.itemsize``, ``.fields``)."""
+        return StructDtypeSpec(struct_np_dtype(cls._ir_))
 
     def __init__(self, **kwargs):
         for name, ftype in self._ir_.fields:
@@ -42,6 +70,11 @@ class StructInstance:
         if ftype is None:
             raise AttributeError(f"struct {self._ir_.name} has no field '{name}'")
         object.__setattr__(self, name, _convert(ftype, value, name))
+
+    def numpy_value(self) -> np.void:
+        """This value as one record of :meth:`numpy_dtype` (what an array of this struct holds per element: array
+        fields as their descriptors), for ``np.ndarray.fill`` and comparisons with ``a.numpy()``."""
+        return np.frombuffer(self._pack(), dtype=struct_np_dtype(self._ir_), count=1)[0].copy()
 
     def _pack(self) -> bytes:
         cls = type(self)
