@@ -373,6 +373,17 @@ def test_struct_numpy_dtype():
 
     assert wp.zeros(2, dtype=Pair).numpy().dtype == Pair.numpy_dtype()  # Warp's classmethod
     assert Pair.numpy_dtype().names == ("a", "b")
+    spec = Pair.numpy_dtype()  # Warp's dict form, as np.dtype takes it
+    assert spec["names"] == ["a", "b"] and spec["offsets"] == [0, 4] and spec["itemsize"] == 16
+    p = Pair(a=1.5, b=wp.vec3(1.0, 2.0, 3.0))
+    filled = wp.full(3, p)  # the dtype follows the struct value
+    assert filled.dtype is Pair
+    expected = np.empty(3, dtype=spec)
+    expected.fill(p.numpy_value())
+    np.testing.assert_array_equal(filled.numpy(), expected)
+    assert expected[2]["a"] == 1.5 and list(expected[2]["b"]) == [1.0, 2.0, 3.0]
+    filled.zero_()
+    np.testing.assert_array_equal(filled.numpy(), np.zeros(3, dtype=spec))
 
 
 def test_copy_offsets_on_strided_1d_arrays_and_warps_argument_checks():
