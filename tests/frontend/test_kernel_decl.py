@@ -108,3 +108,133 @@ def test_cast_needs_equal_sizes():
         wp.launch(bad, dim=1, inputs=[wp.zeros(1, dtype=wp.int64)])
     with pytest.raises(wp.Error, match="inside a kernel"):
         wp.cast(1.0, wp.int32)
+
+
+@wp.func
+def _ret_int16(x: wp.int32) -> wp.int16:
+    return wp.int8(x)
+
+
+@wp.func
+def _ret_pair(x: int) -> int:
+    return (x, x)
+
+
+@wp.func
+def _ret_triple(x: int) -> tuple[int, int, int]:
+    return (x, x)
+
+
+@wp.func
+def _ret_mixed(x: int) -> tuple[int, int]:
+    return (x, 1.5)
+
+
+@wp.func
+def _ret_fixed(x: int) -> wp.array(dtype=int, ndim=1):
+    return wp.zeros(shape=(2,), dtype=int)
+
+
+@wp.func
+def _ret_ok(x: int) -> tuple[int, float]:
+    return (x, 1)  # a Python literal fits the annotated scalar type
+
+
+@pytest.mark.parametrize("fn, message", [
+    (_ret_int16, "annotated as `int16` but the code returns a value of type `int8`"),
+    (_ret_pair, "annotated as `int` but the code returns 2 values"),
+    (_ret_triple, "annotated as a tuple of 3 elements but the code returns 2 values"),
+    (_ret_mixed, r"annotated as `tuple\[int, int\]` but the code returns a tuple with types `\(int32, float32\)`"),
+    (_ret_fixed, r"returns a fixed-size array whereas it has its return type annotated as `Array\[int32\]`"),
+])
+def test_return_annotation_checked(fn, message):
+    @wp.kernel(module="unique")
+    def k():
+        fn(1)
+
+    with pytest.raises(wp.Error, match=message):
+        wp.launch(k, dim=1)
+
+
+def test_kernel_construct_errors():
+    n = 3
+
+    def lists():
+        x = [1.0, 2.0]  # noqa: F841
+
+    def dicts():
+        x = {"a": 1.0}  # noqa: F841
+
+    def runtime_shape():
+        i = wp.tid()
+        wp.zeros(shape=(i * n,), dtype=int)
+
+    for body, message in ((lists, "List constructs are not supported in kernels"),
+                          (dicts, "Construct `ast.Dict` not supported in kernels"),
+                          (runtime_shape, "the `shape` argument must be specified as a constant")):
+        with pytest.raises(wp.Error, match=message):
+            wp.launch(wp.kernel(body, module="unique"), dim=1)
+    out = wp.zeros(2, dtype=float)
+
+    @wp.kernel(module="unique")
+    def fine(o: wp.array(dtype=float)):
+        a, b = _ret_ok(2)
+        o[0] = float(a) + b
+
+    wp.launch(fine, dim=1, inputs=[out])
+    assert out.numpy()[0] == 3.0
+
+
+@wp.func
+def _twice(x: float):
+    return 2.0 * x
+
+
+def test_function_local_binds_once():
+    def alias(o: wp.array(dtype=float)):
+        f = _twice
+        o[0] = f(3.0)
+
+    def rebind(o: wp.array(dtype=float)):
+        f = _twice
+        f = wp.sin
+        o[0] = f(3.0)
+
+    def to_value(o: wp.array(dtype=float)):
+        f = _twice
+        f = 1.0
+        o[0] = f
+
+    out = wp.zeros(1, dtype=float)
+    wp.launch(wp.kernel(alias, module="unique"), dim=1, inputs=[out])
+    assert out.numpy()[0] == 6.0
+    for body, what in ((rebind, "another function"), (to_value, "a non-function value")):
+        with pytest.raises(wp.Error, match=f"rebinding function-valued local 'f' to {what}"):
+            wp.launch(wp.kernel(body, module="unique"), dim=1, inputs=[out])
+
+
+@wp.kernel
+def _static_index_loop(x: wp.array(dtype=float), out: wp.array(dtype=float)):
+    value = wp.float32(0.0)
+    for i in range(40):  # longer than max_unroll: unrolled because wp.static() reads i
+        if wp.static(i % 2 == 0):
+            continue
+        if wp.static(i > 9):
+            break
+        value += float(wp.static(i * i)) * x[0]
+    out[0] = value
+
+
+def test_loop_unrolled_for_static_index():
+    out = wp.zeros(1, dtype=float)
+    wp.launch(_static_index_loop, dim=1, inputs=[wp.array([2.0], dtype=float), out])
+    assert out.numpy()[0] == 2.0 * sum(i * i for i in range(1, 10, 2))
+
+    def runtime_continue(x: wp.array(dtype=float)):
+        for i in range(4):
+            if x[0] > wp.static(float(i)):
+                continue
+            x[0] = 1.0
+
+    with pytest.raises(wp.Error, match="'continue' under a run-time condition"):
+        wp.launch(wp.kernel(runtime_continue, module="unique"), dim=1, inputs=[wp.zeros(1, dtype=float)])

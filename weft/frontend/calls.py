@@ -5,6 +5,7 @@ the ``LanguageForm`` a Python object is declared as; ``weft/frontend/forms.py`` 
 from __future__ import annotations
 
 import ast
+import typing
 
 from .. import config
 from ..errors import CompileError, KernelValueError, TypeError_
@@ -328,11 +329,74 @@ def inline_plain(lw, chosen: Func, bound: dict, node, adjoint_targets: dict | No
         lw.frames.pop()
         lw.inline_stack.pop()
     if frame.tail_only:
-        return frame.result
-    if frame.ret_vars is None:
-        return None
-    outs = tuple(lw.op("copy", [v], node=node) for v in frame.ret_vars)
-    return outs[0] if len(outs) == 1 else outs
+        result = frame.result
+    elif frame.ret_vars is None:
+        result = None
+    else:
+        outs = tuple(lw.op("copy", [v], node=node) for v in frame.ret_vars)
+        result = outs[0] if len(outs) == 1 else outs
+    _check_return_annotation(lw, chosen, result, node)
+    return result
+
+
+def _ann_text(ann) -> str:
+    """An annotation as Warp's messages write it: ``int``, ``int16``, ``tuple[int, int]``, ``Array[int32]``."""
+    if typing.get_origin(ann) is tuple:
+        return f"tuple[{', '.join(_ann_text(a) for a in typing.get_args(ann))}]"
+    t = to_ir_or_none(ann)
+    if isinstance(t, T.ArrayType):
+        return f"Array[{t.dtype}]"
+    return getattr(ann, "__name__", None) or str(t if t is not None else ann)
+
+
+def _value_type(v):
+    return v.default_type if isinstance(v, Weak) else getattr(v, "type", None)
+
+
+def _fits(v, want) -> bool:
+    """Whether a returned value matches the annotated type (a Python literal fits any scalar type it converts to;
+    generic annotations and those weft cannot type are not checked)."""
+    if want is None or want.is_generic or isinstance(want, T.GenericType):
+        return True
+    if isinstance(v, Weak):
+        return v.fits(want)
+    t = getattr(v, "type", None)
+    if isinstance(t, T.ArrayType) and isinstance(want, T.ArrayType):
+        return t.kind is not T.ArrayKind.FIXED or want.kind is T.ArrayKind.FIXED
+    return t is None or t == want
+
+
+def _check_return_annotation(lw, chosen: Func, result, node) -> None:
+    """Warp's checks of a func's result against its return annotation (the error names the function)."""
+    try:
+        ann = chosen.return_annotation
+    except CompileError:
+        return
+    if ann is None or ann is type(None) or ann is typing.Any:
+        return
+    head = f"The function `{chosen.__name__}` "
+    values = result if isinstance(result, tuple) else (() if result is None else (result,))
+    if typing.get_origin(ann) is tuple:
+        want = [to_ir_or_none(a) for a in typing.get_args(ann)]
+        if len(values) != len(want):
+            raise lw.error(f"{head}has its return type annotated as a tuple of {len(want)} elements but the code "
+                           f"returns {len(values)} values.", node)
+        if not all(_fits(v, w) for v, w in zip(values, want)):
+            got = ", ".join(str(_value_type(v)) for v in values)
+            raise lw.error(f"{head}has its return type annotated as `{_ann_text(ann)}` but the code returns a tuple "
+                           f"with types `({got})`.", node)
+        return
+    want = to_ir_or_none(ann)
+    if len(values) > 1:
+        raise lw.error(f"{head}has its return type annotated as `{_ann_text(ann)}` but the code returns "
+                       f"{len(values)} values.", node)
+    if len(values) == 1 and not _fits(values[0], want):
+        got = _value_type(values[0])
+        if isinstance(got, T.ArrayType) and got.kind is T.ArrayKind.FIXED:
+            raise lw.error(f"{head}returns a fixed-size array whereas it has its return type annotated as "
+                           f"`{_ann_text(ann)}`.", node)
+        raise lw.error(f"{head}has its return type annotated as `{_ann_text(ann)}` but the code returns a value of "
+                       f"type `{got}`.", node)
 
 
 def _select_overload(lw, func: Func, args, kwargs, node):

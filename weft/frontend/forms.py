@@ -82,7 +82,11 @@ def _fixed_zeros(lw, node, name: str, syntax: Syntax):
     dtype_node = node.args[1] if len(node.args) > 1 else kwargs.get("dtype")
     if shape_node is None or dtype_node is None:
         raise lw.error("wp.zeros() in a kernel needs shape= and dtype=", node)
-    shape = lw.eval_static(shape_node)
+    try:
+        shape = lw.eval_static(shape_node)
+    except CompileError:
+        raise lw.error("wp.zeros() in a kernel makes a fixed-size local array: the `shape` argument must be specified "
+                       "as a constant when zero-initializing an array", shape_node) from None
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
     dtype = to_ir(lw.eval_static(dtype_node))
     t = T.ArrayType(dtype, len(shape), T.ArrayKind.FIXED, shape)
@@ -476,6 +480,12 @@ def _vector(lw, node, form: LanguageForm):
     dtype, length = kwargs.pop("dtype", None), kwargs.pop("length", None)
     if kwargs:
         raise lw.error(f"wp.vector() takes no keyword argument {next(iter(kwargs))!r}", node)
+    if dtype is None and len(args) > 1:  # the element type comes from the values: they must agree (as in Warp)
+        kinds = {type(a.value) for a in args if isinstance(a, Weak)}
+        typed = {a.type for a in args if isinstance(a, (Var, Const))}
+        if len(kinds) > 1 or len(typed) > 1:
+            raise lw.error("wp.vector() without dtype=: all values given when constructing a vector must have the "
+                           "same type", node)
     scalar = _scalar_of_args(lw, args, dtype, node)
     single = args[0] if len(args) == 1 and isinstance(args[0], (Var, Const)) else None
     if single is not None and isinstance(single.type, T.VectorType):

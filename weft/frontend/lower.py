@@ -81,6 +81,9 @@ class Frame:
     done: Var | None = None
     result: object = None
     loop_depth: int = 0
+    #: loops unrolled because wp.static() reads their index: (loop_depth, block depth) at their body, where a
+    #: break/continue reached unconditionally ends the unrolled iteration (or the loop) at compile time
+    unrolled_jumps: list = field(default_factory=list)
     call_loc: SourceLoc | None = None
     name: str = ""
     adjoint_targets: dict | None = None  # inside a @wp.func_grad: param name -> the call's input operand
@@ -150,7 +153,8 @@ class Lowerer:
     def visit(self, node: ast.AST):
         method = getattr(self, f"visit_{type(node).__name__}", None)
         if method is None:
-            raise self.error(f"{_syntax_name(node)} is not supported in kernel code", node,
+            raise self.error(f"{_syntax_name(node)} is not supported in kernel code (Construct "
+                             f"`ast.{type(node).__name__}` not supported in kernels.)", node,
                              hint=_UNSUPPORTED_HINTS.get(type(node), ""))
         saved = self.b.loc
         if isinstance(node, (ast.stmt, ast.expr)):
@@ -339,6 +343,14 @@ class Lowerer:
         if name in frame.component_only and isinstance(value, Var) and isinstance(value.type, T.ArrayType):
             frame.env[name] = value
         elif name in frame.mutable:
+            if _is_function_value(frame.env.get(name)):  # f = func_a; f = ... (as Warp: a function local binds once)
+                other = "another function" if _is_function_value(value) else "a non-function value"
+                raise self.error(f"rebinding function-valued local '{name}' to {other} is not supported", node,
+                                 hint="a local bound to a function is an alias resolved when compiling: give each "
+                                      "function its own name")
+            if _is_function_value(value):
+                frame.env[name] = value
+                return
             v = self.as_operand_or_weak(value, node) if not isinstance(value, tuple) else None
             if v is None:
                 raise self.error(f"cannot assign a tuple to '{name}'", node, hint="unpack it: a, b = ...")
@@ -374,6 +386,10 @@ class Lowerer:
         pass
 
     def visit_Assign(self, node: ast.Assign):
+        if isinstance(node.value, ast.List):  # x = [...]: Warp's error (lists elsewhere are tuples: f(*[a, b]))
+            raise self.error("List constructs are not supported in kernels. Use vectors like `wp.vec3()` for small "
+                             "fixed-size collections, or `wp.zeros(shape=N, dtype=...)` for stack-allocated arrays.",
+                             node.value)
         view = tile_alias.prepare(self, node)  # name = tile[index]: a view writing through to the tile
         value = self.visit(view[1] if view is not None else node.value)
         tile_alias.forget(self, node)
@@ -612,6 +628,8 @@ class Lowerer:
         statics = [a.value if isinstance(a, Weak) else None for a in args]
         if all(isinstance(s, int) for s in statics):
             trip = len(range(*statics))
+            if _static_reads_index(node) and not self._loop_returns(node):
+                return self._unrolled(node, list(range(*statics)), jumps=True)  # as Warp: unrolled whatever its length
             if trip <= config.max_unroll and not loop_has_break_or_continue(node) and not self._loop_returns(node):
                 return self._unrolled(node, list(range(*statics)))
         ops = [self.operand(a, it) for a in args]
@@ -694,13 +712,23 @@ class Lowerer:
     def _loop_returns(self, node) -> bool:
         return self.frame.is_func and not self.frame.tail_only and may_return(node)
 
-    def _unrolled(self, node: ast.For, values: list) -> None:
+    def _unrolled(self, node: ast.For, values: list, jumps: bool = False) -> None:
         name = node.target.id
         was_mutable = name in self.frame.mutable
         self.frame.mutable.discard(name)
-        for v in values:
-            self.frame.env[name] = Weak(v) if isinstance(v, (bool, int, float)) else v
-            self.lower_block(node.body)
+        if jumps:
+            self.frame.unrolled_jumps.append((self.frame.loop_depth, len(self.b.blocks)))
+        try:
+            for v in values:
+                self.frame.env[name] = Weak(v) if isinstance(v, (bool, int, float)) else v
+                try:
+                    self.lower_block(node.body)
+                except _UnrolledJump as jump:
+                    if jump.kind == "break":
+                        break
+        finally:
+            if jumps:
+                self.frame.unrolled_jumps.pop()
         if was_mutable:
             self.frame.mutable.add(name)
             # the name is assigned elsewhere too: its last value becomes an ordinary local, so a later dynamic loop
@@ -725,14 +753,27 @@ class Lowerer:
         self.b.emit(While(cond_body, cond, body, self.b.loc))
 
     def visit_Break(self, node):
+        self._unrolled_jump("break", node)
         if self.frame.loop_depth == 0:
             raise self.error("'break' outside a dynamic loop", node)
         self.b.emit(Break(self.b.loc))
 
     def visit_Continue(self, node):
+        self._unrolled_jump("continue", node)
         if self.frame.loop_depth == 0:
             raise self.error("'continue' outside a dynamic loop", node)
         self.b.emit(Continue(self.b.loc))
+
+    def _unrolled_jump(self, kind: str, node) -> None:
+        """In a loop unrolled for wp.static(): end the iteration (or the loop) at compile time."""
+        jumps = self.frame.unrolled_jumps
+        if not jumps or jumps[-1][0] != self.frame.loop_depth:
+            return  # no such loop, or a dynamic loop inside it is the target
+        if len(self.b.blocks) != jumps[-1][1]:
+            raise self.error(f"'{kind}' under a run-time condition in a loop unrolled because wp.static() reads its "
+                             "index", node, hint="make the condition a compile-time one (wp.static(...)), or move "
+                                                 "the wp.static() out of the loop")
+        raise _UnrolledJump(kind)
 
     def visit_Return(self, node: ast.Return):
         frame = self.frame
@@ -841,7 +882,8 @@ class Lowerer:
                     f"`{attr}` is not an attribute of {ast.unparse(node.value)}"
                 raise self.error(f"{head}: {_describe_py(base)} has no attribute '{attr}'", node,
                                  kind=KernelAttributeError) from None
-            raise self.error(f"{_describe_py(base)} has no attribute '{attr}'", node) from None
+            raise self.error(f"`{attr}` is not an attribute of {ast.unparse(node.value)}: {_describe_py(base)} has no "
+                             f"attribute '{attr}'", node, kind=KernelAttributeError) from None
 
     def _record_attribute(self, node, value) -> None:
         """Record ``a.b.c`` resolved statically (only dotted paths rooted at a global or closure name)."""
@@ -1330,6 +1372,20 @@ def _common_int(ops):
     return max(types, key=lambda t: t.bits)
 
 
+class _UnrolledJump(BaseException):  # control flow, not an error: passes the lowering's handlers
+    """A break/continue reached at compile time in an unrolled loop."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+
+
+def _static_reads_index(loop: ast.For) -> bool:
+    """Whether a wp.static() in the loop's body reads its index (Warp unrolls such a loop whatever its length)."""
+    name = loop.target.id
+    return any(isinstance(call, ast.Call) and _is_static_call(call) and any(
+        isinstance(n, ast.Name) and n.id == name for n in ast.walk(call)) for stmt in loop.body for call in ast.walk(stmt))
+
+
 def _is_static_call(node: ast.Call) -> bool:
     f = node.func
     return (isinstance(f, ast.Attribute) and f.attr == "static") or (isinstance(f, ast.Name) and f.id == "static")
@@ -1369,6 +1425,16 @@ _UNSUPPORTED_HINTS = {
     ast.Dict: "use a @wp.struct",
     ast.Global: "read globals directly; kernels cannot write Python globals",
 }
+
+
+def _is_function_value(value) -> bool:
+    """A function (a @wp.func or a builtin) held by a local name: a compile-time alias, not a value."""
+    from .func import Func
+
+    if value is None or isinstance(value, (Var, Const, Weak, tuple, type)):
+        return False
+    return isinstance(value, Func) or hasattr(value, "_wp_kernel_builtin_") or (
+        callable(value) and getattr(value, "__module__", "") in ("weft", "weft.builtins", "weft.mathfuncs"))
 
 
 def _describe_py(value) -> str:
