@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from . import ahead, config, pipeline, speccache
 from .errors import CacheError, CompileError, LaunchError
+from .frontend import statics
 from .frontend.func import make_func, reject_union_annotations
 from .frontend.source import FunctionSource, capture, evaluate_annotation
 from .ir import types as T
@@ -163,6 +164,8 @@ class KernelParams:
     generated code itself (Warp's ``blocks``, ``variables``, ``tree``) has no weft counterpart."""
 
     args: tuple[KernelArg, ...]
+    #: {expression text: value} of the wp.static() expressions evaluated when the kernel was declared
+    resolved_static_expressions: dict = field(default_factory=dict)
 
 
 class Kernel:
@@ -200,6 +203,7 @@ class Kernel:
         self.custom_adjoint = None
         if "<locals>" in func.__qualname__:  # not an attribute of its module: compile-ahead waves find it here
             ahead.note_local_kernel(self)
+        statics.declare(func, lambda: self.source)  # wp.static() expressions evaluated now, as in Warp
         same = _BY_QUALNAME.setdefault((func.__module__, func.__qualname__), [])
         same[:] = [r for r in same if r() is not None and r().key != self.key] + [weakref.ref(self)]
         # kept alive as Warp's module keeps its kernels, so that a stub rebinding the kernel's name still finds it:
@@ -269,7 +273,8 @@ class Kernel:
         fn = spec.fn
         written, read = _array_access(fn)
         return KernelParams(tuple(KernelArg(name, p.type, i in read, i in written)
-                                  for i, (name, p) in enumerate(zip(self._param_names, fn.params))))
+                                  for i, (name, p) in enumerate(zip(self._param_names, fn.params))),
+                            statics.resolved_expressions(self.func))
 
     def infer_types(self, args) -> tuple[T.Type, ...]:
         anns = self.annotations()

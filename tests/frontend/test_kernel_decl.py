@@ -238,3 +238,51 @@ def test_loop_unrolled_for_static_index():
 
     with pytest.raises(wp.Error, match="'continue' under a run-time condition"):
         wp.launch(wp.kernel(runtime_continue, module="unique"), dim=1, inputs=[wp.zeros(1, dtype=float)])
+
+
+_SCALE = 2.0
+
+
+def test_static_evaluated_once_when_declared():
+    global _SCALE
+    reads = []
+
+    class OneShot:
+        @property
+        def value(self):
+            reads.append(1)
+            if len(reads) > 1:
+                raise RuntimeError("read twice")
+            return 3
+
+    box = OneShot()
+    alias = wp.static
+
+    @wp.kernel(module="unique")
+    def k(o: wp.array(dtype=float)):
+        o[0] = float(wp.static(box.value)) * wp.static(_SCALE) + alias(1.0 + wp.static(0.5))
+
+    assert len(reads) == 1 and set(k.adj.resolved_static_expressions.values()) >= {3, 2.0, 1.5}
+    _SCALE = 100.0  # after the declaration: the kernel keeps the value it was declared with, as in Warp
+    alias = None
+    out = wp.zeros(1, dtype=float)
+    wp.launch(k, dim=1, inputs=[out])
+    assert out.numpy()[0] == 3 * 2.0 + 1.5
+    _SCALE = 2.0
+
+
+def test_static_unsupported_values():
+    arr = wp.zeros(3)
+
+    class Plain:
+        pass
+
+    for value, message in ((arr, "a Warp array cannot be created"), (None, "None is returned"),
+                           (Plain(), "value of type .*Plain")):
+        def make(v):
+            def kern():
+                wp.static(v)
+            return kern
+
+        with pytest.raises(wp.Error, match="Static expression returns an unsupported value: " + message):
+            wp.launch(wp.kernel(make(value), module="unique"), dim=1)

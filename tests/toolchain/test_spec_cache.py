@@ -23,7 +23,7 @@ FACTOR = {factor}
 @wp.kernel
 def scale(a: wp.array(dtype=float), out: wp.array(dtype=float)):
     i = wp.tid()
-    out[i] = twice(a[i]) * float(SCALE)
+    out[i] = twice(a[i]) * wp.static(float(SCALE))  # evaluated at the declaration (weft.frontend.statics)
 
 a = wp.array(np.arange(4, dtype=np.float32), dtype=float)
 out = wp.zeros(4, dtype=float)

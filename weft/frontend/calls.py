@@ -19,9 +19,10 @@ from ..types.mapping import to_ir
 from ..types.reference import Reference
 from ..types.scalars import BY_NAME
 from ..typing.resolve import Weak
+from . import statics
 from .analysis import binding_analysis, only_tail_return
 from .construct import construct
-from .forms import LANGUAGE_RULES, OP_RULES
+from .forms import LANGUAGE_RULES, OP_RULES, static_result
 from .func import Func
 from .grad_call import GradWrapper, lower_grad_call
 from .native import NativeFunc, is_address_of, lower_native_call
@@ -31,6 +32,11 @@ _NOT_FUNCTION_TARGETS = frozenset(("printf", "print", "tid"))
 
 
 def lower_call(lw, node: ast.Call):
+    fn = lw.frame.src.func
+    declared = statics.lookup(fn, node)
+    if declared is not statics.MISSING:  # a wp.static() evaluated when the function was declared
+        lw.deps.add(fn, "declared", statics.key_of(node), declared)
+        return static_result(declared, lw, node)
     callee = _callee(lw, node.func)
     if any(k.arg is None for k in node.keywords):
         raise lw.error("**-arguments are not supported in kernel calls",

@@ -18,6 +18,7 @@ import typing
 import numpy as np
 
 from ..ir import types as T
+from . import statics
 
 
 def source_text(fn) -> str | None:
@@ -140,6 +141,9 @@ _MISSING = object()
 
 
 def _resolve(fn, kind: str, key: str):
+    if kind == "declared":  # a wp.static() evaluated when fn was declared (weft.frontend.statics)
+        value = statics.declared_value(fn, key)
+        return _MISSING if value is statics.MISSING else value
     globals_, closure = _namespace(fn)
     if kind == "eval":
         env = dict(globals_)

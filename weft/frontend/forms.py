@@ -10,6 +10,7 @@ checks that every form has one.
 from __future__ import annotations
 
 import ast
+import types
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from ..ir.nodes import Const, If, Var, VarKind
 from ..ops import registry
 from ..ops.forms import Form, LanguageForm, Syntax
 from ..types.composite import class_for
-from ..types.mapping import to_ir
+from ..types.mapping import to_ir, type_of_value
 from ..typing.resolve import Weak
 from .construct import construct
 from .grad_call import lower_grad_form
@@ -300,7 +301,46 @@ OP_RULES = {
 def _static(lw, node, form: LanguageForm):
     if len(node.args) != 1 or node.keywords:
         raise lw.error(f"wp.{form.name}() takes exactly one expression", node)
-    value = lw.eval_static(node.args[0])
+    return static_result(lw.eval_static(node.args[0]), lw, node)
+
+
+def _unsupported_static(value) -> str | None:
+    """Why a wp.static() value cannot be used in kernel code (Warp's wording), or None."""
+    if value is None:
+        return "None is returned"
+    if isinstance(value, (bool, int, float, str, tuple, type, np.generic, types.ModuleType)) or callable(value):
+        return None
+    try:
+        t = type_of_value(value)
+    except TypeError:
+        module = type(value).__module__.split(".")[0]
+        return None if module in ("weft", "numpy", "builtins", "enum") else f"value of type {type(value)}"
+    if isinstance(t, T.ArrayType):
+        return "a Warp array cannot be created inside Warp kernels"
+    if isinstance(t, T.StructType):
+        path = _array_field(t, t.name)
+        if path:
+            return ("the returned Warp struct contains a data type that cannot be constructed inside Warp kernels: a "
+                    f"Warp array cannot be created inside Warp kernels at {path}")
+    return None
+
+
+def _array_field(t: T.StructType, path: str) -> str | None:
+    for name, ft in t.fields:
+        if isinstance(ft, T.ArrayType):
+            return f"{path}.{name}"
+        if isinstance(ft, T.StructType):
+            found = _array_field(ft, f"{path}.{name}")
+            if found:
+                return found
+    return None
+
+
+def static_result(value, lw=None, node=None):
+    """A wp.static() expression's Python value as kernel code sees it (checked when ``lw`` is given)."""
+    why = _unsupported_static(value) if lw is not None else None
+    if why is not None:
+        raise lw.error(f"Static expression returns an unsupported value: {why}", node)
     if isinstance(value, (bool, int, float)):
         return Weak(value)
     if isinstance(value, np.generic):

@@ -12,6 +12,7 @@ from ..types.mapping import check_not_array_value, to_ir, type_of_value
 from ..types.reference import Reference
 from .analysis import in_place_params
 from .source import FunctionSource, capture, evaluate_annotation
+from .statics import declare as declare_statics
 
 
 def reject_union_annotations(fn: Callable, what: str) -> None:
@@ -52,6 +53,7 @@ class Func:
             self.signature = inspect.signature(func)
         except (TypeError, ValueError):
             self.signature = None
+        declare_statics(func, lambda: self.source)
 
     @property
     def source(self) -> FunctionSource:
