@@ -286,3 +286,48 @@ def test_static_unsupported_values():
 
         with pytest.raises(wp.Error, match="Static expression returns an unsupported value: " + message):
             wp.launch(wp.kernel(make(value), module="unique"), dim=1)
+
+
+@wp.func
+def add(x: wp.float16, y: wp.float16) -> wp.float16:  # `+` on two float16 values in this file calls this (Warp)
+    return x * y
+
+
+@wp.func
+def add(x: wp.int8, y: wp.int8) -> wp.int16:  # noqa: F811 - a second overload of the user's add
+    return wp.int16(x) + wp.int16(y)
+
+
+@wp.func
+def _bump(x: wp.ref[wp.float16]):
+    x += wp.float16(3.0)
+
+
+@wp.func
+def _bump_int8(x: wp.ref[wp.int8]):
+    x += wp.int8(1)  # the user's add gives an int16: not storable in the reference
+
+
+@wp.kernel(enable_backward=False)
+def _user_operator(v: wp.array(dtype=wp.vec3h), h: wp.float16, o: wp.array(dtype=float)):
+    v[0].x += h  # a component of an array element: the user's add
+    v[0][1] = v[0][1] + h
+    x = wp.float16(2.0)
+    _bump(x)
+    o[0] = float(x) + 1.5  # float32 operands: the builtin add
+
+
+def test_user_operator_on_scalars():
+    v = wp.array([wp.vec3h(3.0, 5.0, 7.0)], dtype=wp.vec3h)
+    o = wp.zeros(1, dtype=float)
+    wp.launch(_user_operator, dim=1, inputs=[v, wp.float16(2.0), o])
+    np.testing.assert_array_equal(v.numpy(), [[6.0, 10.0, 7.0]])
+    assert o.numpy()[0] == 6.0 + 1.5
+
+    @wp.kernel(module="unique", enable_backward=False)
+    def bad():
+        x = wp.int8(0)
+        _bump_int8(x)
+
+    with pytest.raises(wp.Error, match="augmented assignment to ref parameter 'x' gives a int16"):
+        wp.launch(bad, dim=1)

@@ -167,9 +167,8 @@ def _address_target(lw, call: ast.Call) -> ast.AST:
                        "temporary value", target)
     current = lw.frame.env.get(root.id)
     if root is target and isinstance(current, Weak):
-        raise lw.error(f"wp.address_of({root.id}): '{root.id}' is a compile-time constant", target,
-                       hint=f"give it storage of a fixed type: {root.id} = wp.{current.default_type}"
-                            f"({current.value!r})")
+        raise lw.error(f"wp.address_of({root.id}): '{root.id}' is a compile-time constant; give it storage of a "
+                       f"fixed type: {root.id} = wp.{current.default_type}({current.value!r})", target)
     return target
 
 
@@ -258,8 +257,8 @@ def _ref_arguments(lw, chosen: Func, node) -> dict:
             if isinstance(current, Weak):  # x = 0: a Python literal has no storage (wp.int32(0) has)
                 t = current.default_type
                 raise lw.error(f"argument '{p}' of {chosen.__name__}() is passed by reference (wp.ref[T]), but "
-                               f"'{arg.id}' is a compile-time constant", arg,
-                               hint=f"give it storage of a fixed type: {arg.id} = wp.{t}({current.value!r})")
+                               f"'{arg.id}' is a compile-time constant; give it storage of a fixed type: "
+                               f"{arg.id} = wp.{t}({current.value!r})", arg)
         out[p] = arg
     return out
 
@@ -316,6 +315,7 @@ def inline_plain(lw, chosen: Func, bound: dict, node, adjoint_targets: dict | No
     frame = Frame(src, mutable=mutable, component_only=component_only, is_func=True,
                   tail_only=only_tail_return(tree), call_loc=lw.frame.src.loc(node), name=chosen.__name__)
     frame.adjoint_targets = adjoint_targets
+    frame.ref_params = frozenset(chosen.ref_params)
     lw.inline_stack.append(chosen)
     lw.frames.append(frame)
     try:

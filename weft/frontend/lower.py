@@ -84,6 +84,7 @@ class Frame:
     #: loops unrolled because wp.static() reads their index: (loop_depth, block depth) at their body, where a
     #: break/continue reached unconditionally ends the unrolled iteration (or the loop) at compile time
     unrolled_jumps: list = field(default_factory=list)
+    ref_params: frozenset = frozenset()  # the func's wp.ref[T] parameters
     call_loc: SourceLoc | None = None
     name: str = ""
     adjoint_targets: dict | None = None  # inside a @wp.func_grad: param name -> the call's input operand
@@ -446,7 +447,12 @@ class Lowerer:
                 return
         current = self.visit(_as_load(target))
         rhs = self.visit(node.value)
-        self.store(target, self.binop(opname, current, rhs, node, tile_name=_TILE_BINOPS.get(type(node.op))))
+        result = self.binop(opname, current, rhs, node, tile_name=_TILE_BINOPS.get(type(node.op)))
+        if isinstance(target, ast.Name) and target.id in self.frame.ref_params and isinstance(current, (Var, Const)) \
+                and isinstance(result, (Var, Const)) and result.type != current.type:
+            raise self.error(f"augmented assignment to ref parameter '{target.id}' gives a {result.type} value; the "
+                             f"parameter is a wp.ref[{current.type}]", node, kind=TypeError_)
+        self.store(target, result)
 
     def pin_target(self, target: ast.AST) -> ast.AST:
         """A copy of an augmented-assignment target whose index expressions (and the subscripted or attributed
@@ -1111,12 +1117,12 @@ class Lowerer:
                 return Weak(_c_semantics(pyop, a.value, b.value))
             except ZeroDivisionError:
                 raise self.error("division by zero in a constant expression", node) from None
-        if any(isinstance(getattr(v, "type", None), T.StructType) for v in (a, b)):
-            overload = self.operator_func(name)
-            if overload is not None:  # Warp's operator overloading: a @wp.func named after the operator
-                from .calls import inline
+        overload = self.operator_func(name)
+        if overload is not None and (any(isinstance(getattr(v, "type", None), T.StructType) for v in (a, b))
+                                     or _operator_overload_matches(overload, (a, b))):
+            from .calls import inline  # Warp's operator overloading: a @wp.func named after the operator
 
-                return inline(self, overload, [a, b], {}, node)
+            return inline(self, overload, [a, b], {}, node)
         if tile_name is not None and any(isinstance(getattr(v, "type", None), T.TileType) for v in (a, b)):
             name = tile_name
         return self.op(name, [a, b], node=node)
@@ -1425,6 +1431,22 @@ _UNSUPPORTED_HINTS = {
     ast.Dict: "use a @wp.struct",
     ast.Global: "read globals directly; kernels cannot write Python globals",
 }
+
+
+def _operator_overload_matches(func, operands) -> bool:
+    """Whether an overload of the user's operator func (``add``, ``mul``...) is annotated with exactly the operands'
+    types: then it replaces the builtin operator for them, as in Warp (other types keep the builtin)."""
+    types_ = [getattr(v, "type", None) for v in operands]
+    if any(t is None for t in types_):  # a Python literal: the builtin operator
+        return False
+    for ov in func.overloads:
+        try:
+            anns = list(ov.annotations.values())
+            if len(anns) == len(types_) and all(to_ir(a) == t for a, t in zip(anns, types_)):
+                return True
+        except (TypeError, CompileError):
+            continue
+    return False
 
 
 def _is_function_value(value) -> bool:
