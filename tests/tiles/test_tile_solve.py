@@ -91,6 +91,29 @@ def mixed_matmul(a: wp.array2d(dtype=wp.float16), b: wp.array2d(dtype=wp.float32
     wp.tile_store(c, acc)
 
 
+@wp.kernel
+def bf16_matmul(a: wp.array2d(dtype=wp.bfloat16), b: wp.array2d(dtype=wp.float32), c: wp.array2d(dtype=wp.float32)):
+    acc = wp.tile_zeros(shape=(3, 2), dtype=wp.float32)
+    wp.tile_matmul(wp.tile_load(a, shape=(3, 4)), wp.tile_load(b, shape=(4, 2)), acc)  # Warp rejects with backward
+    wp.tile_store(c, acc)
+
+
+def test_bfloat16_operand_matmul_gradients():
+    rng = np.random.default_rng(4)
+    a = rng.integers(-8, 8, (3, 4)) / 8.0  # exact in bfloat16
+    b = rng.standard_normal((4, 2)).astype(np.float32)
+    aw, bw = wp.array(a, dtype=wp.bfloat16, requires_grad=True), wp.array(b, requires_grad=True)
+    cw = wp.zeros((3, 2), dtype=wp.float32, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch_tiled(bf16_matmul, dim=1, inputs=[aw, bw, cw], block_dim=4)
+    np.testing.assert_allclose(cw.numpy(), a @ b, rtol=1e-6)
+    g = rng.standard_normal((3, 2))
+    tape.backward(grads={cw: wp.array(g, dtype=wp.float32)})
+    np.testing.assert_allclose(aw.grad.numpy().astype(np.float64), g @ b.T, rtol=8e-3, atol=1e-6)  # bfloat16
+    np.testing.assert_allclose(bw.grad.numpy(), a.T @ g, rtol=1e-6)
+
+
 def test_mixed_precision_matmul_and_errors():
     import pytest
 
