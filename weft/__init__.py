@@ -122,18 +122,25 @@ def clear_kernel_cache() -> None:
     cache.clear()
 
 
-def load_module(module=None, device=None, recursive=False) -> None:
-    """Compile every non-generic kernel of a Python module now, several in parallel."""
+def load_module(module=None, device=None, recursive=False, block_dim=None) -> None:
+    """Compile every non-generic kernel of a Python module now, several in parallel. ``module`` may also be a kernel
+    module object (``kernel.module``), loaded for ``device``; with ``block_dim`` the variants for launches of that
+    block size are loaded, as ``wp.force_load`` loads them."""
     import inspect
     import sys
     from concurrent.futures import ThreadPoolExecutor
 
+    if isinstance(module, Module):  # Module / force_load: imported below (module level)
+        force_load(device, [module], block_dim)
+        return
     if module is None:
         module = sys.modules[inspect.currentframe().f_back.f_globals["__name__"]]
     elif isinstance(module, str):
         module = sys.modules[module]
     kernels = [v for v in vars(module).values() if isinstance(v, Kernel)]
     compile_kernels(kernels)
+    if block_dim is not None and kernels:
+        force_load(device, [module], block_dim)
 
 
 from .runtime.tape import Tape

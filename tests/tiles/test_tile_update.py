@@ -275,3 +275,18 @@ def test_print_tile_once_per_block_as_warp(capfd):
     out = capfd.readouterr().out
     assert out == ("[1 -2 3 4] = tile(shape=(4), storage=register)\n"
                    "[[[0.5 0.5]\n  [0.5 0.5]]\n\n [[0.5 2]\n  [0.5 0.5]]] = tile(shape=(2,2,2), storage=shared)\n")
+
+
+@wp.kernel(module="unique")
+def lone_tile_kernel(x: wp.array(dtype=float)):
+    wp.tile_store(x, wp.tile_load(x, shape=(BD,)) * 2.0)
+
+
+def test_load_module_object_with_block_dim():
+    """wp.load_module(kernel.module, device, block_dim=) loads that launch's variant (Warp 1.19's signature)."""
+    dev = wp.get_device("cpu")
+    wp.load_module(lone_tile_kernel.module, device=dev, block_dim=2 * BD)
+    assert (dev.context, 2 * BD) in lone_tile_kernel.module.execs
+    x = wp.ones(BD, dtype=float)
+    wp.launch_tiled(lone_tile_kernel, dim=1, inputs=[x], block_dim=2 * BD)
+    np.testing.assert_array_equal(x.numpy(), 2.0)
