@@ -79,3 +79,31 @@ def test_application_refit_and_preconditioning():
     rhs, sol = wp.ones(24, dtype=wp.float64), wp.zeros(24, dtype=wp.float64)
     cg(raw, rhs, sol, M=M, tol=1e-11, maxiter=100)
     np.testing.assert_allclose(a @ sol.numpy(), 1.0, atol=1e-9)
+
+
+def test_deferred_pattern_selected_by_the_first_update():
+    a = _path(12)
+    a[0, 5] = a[5, 0] = -0.5
+    raw = _matrix(a, wp.float32, 3)
+    raw.values.zero_()  # topology only: construction reads no values
+    pre = FSAI(raw, max_row_size=4, max_step_size=2, reuse_pattern=True, defer_pattern=True)
+    assert pre.truncated_rows is None and pre.pattern_ready.numpy()[0] == 0
+    x = wp.array(np.arange(1.0, 13.0, dtype=np.float32))
+    y = wp.empty_like(x)
+    pre.matvec(x, y, y, 1.0, 0.0)
+    np.testing.assert_array_equal(y.numpy(), x.numpy())  # the identity until the pattern exists
+    with pytest.raises(ValueError):
+        pre.update()  # zero diagonals: nothing selected
+    assert pre.pattern_ready.numpy()[0] == 0
+    raw.values.assign(_matrix(a, wp.float32, 3).values.numpy())
+    pre.update()
+    reference = FSAI(_matrix(a, wp.float32, 3), max_row_size=4, max_step_size=2, reuse_pattern=True)
+    assert pre.pattern_ready.numpy()[0] == 1
+    np.testing.assert_array_equal(_dense(sp.bsr_copy(pre.G, block_shape=(1, 1))),
+                                  _dense(sp.bsr_copy(reference.G, block_shape=(1, 1))))
+    pre.update(_matrix(2.0 * a, wp.float32, 3))  # later updates refit on the selected supports
+    reference.update(_matrix(2.0 * a, wp.float32, 3))
+    np.testing.assert_allclose(_dense(sp.bsr_copy(pre.G, block_shape=(1, 1))),
+                               _dense(sp.bsr_copy(reference.G, block_shape=(1, 1))), rtol=1e-6)
+    with pytest.raises(ValueError, match="requires reuse_pattern"):
+        FSAI(raw, defer_pattern=True)

@@ -16,8 +16,12 @@ transpose of the stored, rounded factor.
 old factor when the topology changed (``sparsity``), a diagonal is not finite and positive, or a pivot fails
 (``SPD``); with ``regularize_refit`` failing pivots are raised to the floor and rows that cannot be refit fall back
 to their scaled diagonal, all counted in ``update_status``. The factor values are assigned in place (``G`` and
-``GT`` keep their arrays). ``defer_pattern`` (selecting supports on the device inside a captured update) is not
-supported.
+``GT`` keep their arrays). With ``defer_pattern`` (needs ``reuse_pattern``) construction reads only the matrix's
+topology and the factor is the identity until the first successful ``update()``, which selects the supports from
+that update's values (the same host selection; ``pattern_ready`` becomes 1, ``pattern_status[1]`` counts the rows
+the pivot guard stopped, ``truncated_rows`` stays None) and publishes a new ``G`` / ``GT``; later updates refit.
+Warp selects on the device so that a captured update can do it; weft's selection is host work and cannot be
+captured.
 """
 
 from __future__ import annotations
@@ -62,9 +66,8 @@ class FSAI(LinearOperator):
         if factor_dtype is not None and factor_dtype not in allowed:
             raise ValueError(f"factor_dtype must be the matrix scalar type {scalar} (or float32 for a float64 matrix), "
                              f"got {factor_dtype!r}")
-        if defer_pattern:
-            raise ValueError("defer_pattern (selecting the supports on the device during a captured update) is not "
-                             "supported by weft; construct the FSAI from the matrix values")
+        if defer_pattern and not reuse_pattern:
+            raise ValueError("defer_pattern requires reuse_pattern")
         self.kap_tolerance = float(kap_tolerance)
         self.pivot_floor = float(pivot_floor) if pivot_floor is not None else _FLOORS[scalar]
         self.factor_dtype = factor_dtype or scalar
@@ -76,24 +79,36 @@ class FSAI(LinearOperator):
         b = A.block_shape[0]
         n = A.nrow * b
         super().__init__((n, n), scalar, A.device, self._apply)
-        rows, diag = _scalar_rows(A)
         if reuse_pattern and A.row_counts is not None:
             raise ValueError("reuse_pattern needs compact input storage: compact a padded matrix with "
                              "weft.sparse.bsr_compress(A, prune_numerical_zeros=False) first")
-        _check_diagonal(diag)
-        self.truncated_rows = 0
-        supports, values = [], []
-        for i in range(n):
-            s, z, truncated = self._select(i, rows, diag)
-            self.truncated_rows += truncated
-            supports.append(s)
-            values.append(_g_row(s, z, diag))
-        self._supports = supports  # growth order, for refits
         self._topology = _topology(A) if reuse_pattern else None
         self.update_status = wp.zeros(4, dtype=int, device=A.device) if reuse_pattern else None
+        self.source = A
+        if defer_pattern:  # the identity until the first successful update selects the supports
+            self.truncated_rows = None
+            self._supports = None
+            self.pattern_ready = wp.zeros(1, dtype=int, device=A.device)
+            self.pattern_status = wp.zeros(3, dtype=int, device=A.device)
+            self.G, self.GT = self._store([[i] for i in range(n)], [np.ones(1)] * n, n, None)
+            self._widen()
+            return
+        rows, diag = _scalar_rows(A)
+        _check_diagonal(diag)
+        supports, values, self.truncated_rows = self._select_all(rows, diag)
+        self._supports = supports  # growth order, for refits
         self.G, self.GT = self._store(supports, values, n, None)
         self._widen()
-        self.source = A
+
+    def _select_all(self, rows, diag) -> tuple[list, list, int]:
+        """Every row's support (growth order) and factor values, and how many rows the pivot guard stopped."""
+        supports, values, truncated_rows = [], [], 0
+        for i in range(len(diag)):
+            s, z, truncated = self._select(i, rows, diag)
+            truncated_rows += truncated
+            supports.append(s)
+            values.append(_g_row(s, z, diag))
+        return supports, values, truncated_rows
 
     def _widen(self) -> None:
         """The factor in the matrix scalar type for application (its values are the stored, rounded ones), when it
@@ -190,6 +205,21 @@ class FSAI(LinearOperator):
             self.update_status.assign(np.asarray(status, dtype=np.int32))
             raise ValueError("FSAI.update(): the sparsity pattern differs from the original matrix")
         rows, diag = _scalar_rows(A)
+        if self._supports is None:  # defer_pattern: this update selects the supports
+            if not np.all(np.isfinite(diag) & (diag > 0)):
+                status[1] = int(np.sum(~(np.isfinite(diag) & (diag > 0))))
+                self.update_status.assign(np.asarray(status, dtype=np.int32))
+                raise ValueError("FSAI.update(): the matrix has diagonals that are not finite and positive; the "
+                                 "pattern was not selected (the factor stays the identity)")
+            supports, values, truncated = self._select_all(rows, diag)
+            self.G, self.GT = self._store(supports, values, self.shape[0], None)
+            self._supports = supports
+            self._widen()
+            self.pattern_status.assign(np.asarray([0, truncated, 0], dtype=np.int32))
+            self.pattern_ready.fill_(1)
+            self.update_status.assign(np.asarray(status, dtype=np.int32))
+            self.source = A
+            return self
         values = []
         for i, s in enumerate(self._supports):
             if not (np.isfinite(diag[i]) and diag[i] > 0):
