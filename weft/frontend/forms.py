@@ -71,7 +71,8 @@ def _expect(lw, node, name: str, syntax: Syntax):
     loc = lw.b.loc
     vals = [lw.as_operand_or_weak(a, node) for a in args]
     kinds = (T.VectorType, T.MatrixType)
-    if name in ("expect_eq", "expect_neq") and all(isinstance(getattr(v, "type", None), kinds) for v in vals[:2]) \
+    exact = len(syntax.params) == 2  # expect_eq / expect_neq (expect_near names a tolerance)
+    if exact and all(isinstance(getattr(v, "type", None), kinds) for v in vals[:2]) \
             and vals[0].type != vals[1].type:  # Warp's message for two composites of different types
         raise lw.error("Can't test equality for objects with different types", node)
     lw.op(name, vals, attrs=(f"{loc.file}:{loc.line}",), node=node)
