@@ -40,7 +40,7 @@ from .runtime.streams import (Event, ScopedStream, Stream, get_stream, record_ev
                               get_mempool_used_mem_current, get_mempool_used_mem_high, is_mempool_access_enabled,
                               is_mempool_access_supported, is_mempool_enabled, is_mempool_supported,
                               is_peer_access_enabled, is_peer_access_supported)
-from .runtime.capture import ScopedCapture, capture_begin, capture_end, capture_launch
+from .runtime.capture import ScopedCapture, capture_begin, capture_end, capture_if, capture_launch, capture_while
 from .runtime.timing import ScopedTimer
 from .geometry import IsoSurfaceMarchingCubes as _IsoSurfaceMarchingCubes
 from .geometry import (Bvh, BvhQuery, HashGrid, HashGridQuery, Mesh, MeshQuery, MeshQueryAABB,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextvars
 
+from ..types.scalars import int32
 from . import device as D
 
 _capture: contextvars.ContextVar = contextvars.ContextVar("weft_capture", default=None)
@@ -53,6 +54,99 @@ def capture_launch(graph: Graph, stream=None) -> None:
 
 def active_capture():
     return _capture.get()
+
+
+def capture_if(condition, on_true=None, on_false=None, stream=None, **kwargs) -> None:
+    """Run ``on_true`` or ``on_false`` (callbacks, given ``kwargs``, or captured graphs) as ``condition[0]`` is
+    non-zero or zero (Warp's ``wp.capture_if``). Inside a CPU capture the branch is decided at each replay: both
+    branches are recorded now and the graph reads ``condition`` when it runs.
+
+    Raises:
+        TypeError: ``condition`` is not an int32 array, or a branch is neither a callable nor a graph.
+        NotImplementedError: inside a CUDA graph capture (weft's graphs have no conditional nodes).
+    """
+    if on_true is None and on_false is None:
+        return
+    _check_condition(condition)
+    recorded = _recording(condition)
+    if recorded is not None:
+        true_branch, false_branch = _record(recorded, on_true, kwargs), _record(recorded, on_false, kwargs)
+        recorded.launches.append(lambda: (true_branch if _value(condition) else false_branch)())
+        return
+    branch = on_true if _value(condition) else on_false
+    if branch is not None:
+        _run_body(branch, kwargs, stream)
+
+
+def capture_while(condition, while_body, stream=None, **kwargs) -> None:
+    """Run ``while_body`` (a callback given ``kwargs``, or a captured graph) while ``condition[0]`` is non-zero; the
+    body updates the condition (Warp's ``wp.capture_while``). Inside a CPU capture the loop runs at each replay.
+
+    Raises:
+        TypeError: ``condition`` is not an int32 array, or ``while_body`` is neither a callable nor a graph.
+        NotImplementedError: inside a CUDA graph capture (weft's graphs have no conditional nodes).
+    """
+    _check_condition(condition)
+    recorded = _recording(condition)
+    if recorded is not None:
+        body = _record(recorded, while_body, kwargs)
+
+        def loop() -> None:
+            while _value(condition):
+                body()
+        recorded.launches.append(loop)
+        return
+    while _value(condition):
+        _run_body(while_body, kwargs, stream)
+
+
+def _check_condition(condition) -> None:
+    from .array import array
+
+    if not isinstance(condition, array) or condition.dtype is not int32:
+        raise TypeError("Condition must be a Warp array of int32 with a single element")
+
+
+def _recording(condition):
+    """The CPU graph being recorded on the condition's device (None when not capturing there)."""
+    graph = _capture.get()
+    if graph is None or graph.device != condition.device:
+        return None
+    if not graph.device.impl.capture_by_replay:
+        raise NotImplementedError("wp.capture_if / wp.capture_while inside a CUDA graph capture need conditional graph "
+                                  "nodes, which weft's graphs do not have (wp.is_conditional_graph_supported() is "
+                                  "False); call them outside the capture")
+    return graph
+
+
+def _record(graph: Graph, body, kwargs):
+    """Record ``body`` (callback or graph) into a sub-graph of ``graph``; returns what runs it at replay."""
+    if body is None:
+        return lambda: None
+    if isinstance(body, Graph):
+        return body.replay
+    if not callable(body):
+        raise TypeError("a capture_if / capture_while body must be a callable or a graph")
+    sub = Graph(graph.device)
+    token = _capture.set(sub)
+    try:
+        body(**kwargs)
+    finally:
+        _capture.reset(token)
+    return sub.replay
+
+
+def _run_body(body, kwargs, stream) -> None:
+    if isinstance(body, Graph):
+        capture_launch(body, stream)
+    elif callable(body):
+        body(**kwargs)
+    else:
+        raise TypeError("a capture_if / capture_while body must be a callable or a graph")
+
+
+def _value(condition) -> bool:
+    return bool(condition.numpy().reshape(-1)[0])
 
 
 class ScopedCapture:

@@ -23,6 +23,10 @@ def copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int = 0, s
         if dest_offset or src_offset or count:
             raise CopyError("wp.copy: offsets and count are not supported for indexed or Fabric arrays (they copy "
                             "whole arrays)")
+        graph = active_capture()
+        if graph is not None and graph.device.impl.capture_by_replay and graph.device in (dest.device, src.device):
+            graph.launches.append(lambda: _gather_copy(dest, src, dest_offset, src_offset, count))
+            return
         _gather_copy(dest, src, dest_offset, src_offset, count)
         return
     _raw_copy(dest, src, dest_offset, src_offset, count, stream)

@@ -12,6 +12,7 @@ from ..types import scalars as S
 from ..types.mapping import to_ir
 from .annotations import _IndexedArrayAnnotation, parse_subscript, reject_subclass_subscript
 from .array import array
+from .capture import active_capture
 
 
 class indexedarray:
@@ -109,7 +110,12 @@ class indexedarray:
         return self._set(one)
 
     def _set(self, values: np.ndarray) -> indexedarray:
-        """Write ``values`` (broadcast to the selection) into the selected elements of the underlying array."""
+        """Write ``values`` (broadcast to the selection) into the selected elements of the underlying array (inside a
+        CPU graph capture: at every replay of the graph, as launches are)."""
+        graph = active_capture()
+        if graph is not None and graph.device == self.data.device and graph.device.impl.capture_by_replay:
+            graph.launches.append(lambda: self._set(values))
+            return self
         host = self.data.device.impl.host_memory and self.data.is_contiguous
         src = self.data.numpy() if host else self.data.numpy().copy()
         src[self._selection(src)] = values
