@@ -46,3 +46,26 @@ def test_empty_launch_forward_and_adjoint():
                     adj_inputs=[None, None, None, None], record_cmd=True)
     rec.launch()
     np.testing.assert_allclose(x.grad.numpy(), 4.0 * x.numpy())
+
+
+def test_params_and_kernel_side_forms():
+    x = wp.array([1.0, 2.0, 3.0], dtype=float)
+    y = wp.zeros(3, dtype=float)
+    cmd = wp.Launch(_scale, "cpu")
+    cmd.set_dim(3)
+    cmd.set_param_by_name_from_ctype("x", x.__ctype__())  # the descriptor bytes
+    cmd.set_param_at_index_from_ctype(1, wp.vec3(1.0, 0.0, 0.0))  # a plain value
+    cmd.set_param_by_name("y", y)
+    cmd.launch()
+    np.testing.assert_array_equal(y.numpy(), [2.0, 8.0, 18.0])
+    assert cmd.params[0] == (3,) and cmd.params[1] == x.__ctype__() and cmd.params[4] is y
+    with pytest.raises(wp.Error, match="8 bytes given, its kernel-side form takes 72"):
+        cmd.set_param_at_index_from_ctype(0, bytes(8))
+
+    adj = wp.Launch(_scale, "cpu", adjoint=True)
+    zeros = adj.params[5:]  # after the dims and the four parameters: their adjoints
+    assert zeros[0] is None and zeros[3] is None
+    np.testing.assert_array_equal(np.array(zeros[1]), np.zeros(3))
+    np.testing.assert_array_equal(np.array(zeros[2]), np.zeros(4))
+    with pytest.raises(ValueError, match="Failed to convert argument for param v to vec3f"):
+        wp.launch(_scale, 3, inputs=[x, None, wp.quat_identity(), y])

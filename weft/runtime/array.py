@@ -422,6 +422,11 @@ class array:
             node = node._parent
         return node
 
+    def __ctype__(self) -> bytes:
+        """The array's descriptor as kernels receive it (Warp returns its ctypes ``array_t``; weft's launch objects
+        take these bytes in ``Launch.set_param_at_index_from_ctype``)."""
+        return self.desc
+
     @property
     def desc(self) -> bytes:
         """The packed ``array_t`` descriptor passed to kernels."""

@@ -13,6 +13,7 @@ from ..errors import Error, LaunchError, RuntimeError_
 from ..ir import types as T
 from ..ir.access import struct_arrays_written
 from ..types.composite import class_for
+from ..types.layout import layout
 from . import device as D
 from . import threads as _threads
 from .array import _PENDING, materialize_launch
@@ -348,7 +349,8 @@ def adopt_foreign(kernel, types, args: list) -> list[int]:
 
     read_only = []
     for i, (t, v) in enumerate(zip(types, args)):
-        if v is None or isinstance(v, array) or not isinstance(t, T.ArrayType) or t.kind is not T.ArrayKind.ARRAY:
+        if v is None or isinstance(v, (array, _RawParam)) or not isinstance(t, T.ArrayType) or \
+                t.kind is not T.ArrayKind.ARRAY:
             continue
         if _is_read_only(v):
             read_only.append(i)
@@ -413,6 +415,7 @@ class Launch:
         self.args = list(args) if args is not None else [_zero_argument(t) for t in spec.types]
         self.adj_args = list(adj_args) if adj_args is not None else [None] * len(self.args)
         self.dim = None
+        self._raw: dict[int, bytes] = {}  # parameters set from their bytes (set_param_at_index_from_ctype)
         self._packed = packed
         self._fast_fwd = None
         self._written = ()
@@ -453,11 +456,43 @@ class Launch:
         self.set_params(args)
 
     def set_param_by_name(self, name: str, value, adjoint: bool = False) -> None:
+        self.set_param_at_index(self._index(name), value, adjoint)
+
+    def set_param_at_index_from_ctype(self, index: int, value) -> None:
+        """Set parameter ``index`` from its kernel-side form: the bytes ``__ctype__()`` of a struct or an array
+        returns (the parameter is passed as those bytes), or a plain value (as ``set_param_at_index``)."""
+        if not isinstance(value, (bytes, bytearray, memoryview)):
+            self.set_param_at_index(index, value)
+            return
+        want = layout(self.spec.types[index]).size
+        if len(value) != want:
+            raise LaunchError(f"kernel '{self.kernel.__name__}' argument '{self.kernel._param_names[index]}': "
+                              f"{len(value)} bytes given, its kernel-side form takes {want}")
+        args = list(self.args)
+        args[index] = _RawParam(bytes(value))
+        self._raw = {**self._raw, index: bytes(value)}
+        self.set_params(args)
+
+    def set_param_by_name_from_ctype(self, name: str, value) -> None:
+        self.set_param_at_index_from_ctype(self._index(name), value)
+
+    def _index(self, name: str) -> int:
         try:
-            index = self.kernel._param_names.index(name)
+            return self.kernel._param_names.index(name)
         except ValueError:
             raise LaunchError(f"kernel '{self.kernel.__name__}' has no parameter '{name}'") from None
-        self.set_param_at_index(index, value, adjoint)
+
+    @property
+    def params(self) -> list:
+        """Warp's parameter list of the launch: the launch dimensions, the parameter values, and for an adjoint
+        launch the adjoint values after them (zero for parameters that are not arrays, the adjoint arrays set with
+        ``adjoint=True`` or None)."""
+        values = [v.data if isinstance(v, _RawParam) else v for v in self.args]
+        out = [self.dim, *values]
+        if self.adjoint:
+            out += [g if isinstance(t, T.ArrayType) else _zero_argument(t)
+                    for t, g in zip(self.spec.types, self.adj_args)]
+        return out
 
     def set_params(self, values) -> None:
         args = list(values)
@@ -469,7 +504,8 @@ class Launch:
         read_only = adopt_foreign(self.kernel, self.spec.types, args)
         if read_only:
             _check_read_only(self.kernel, self.spec, read_only)
-        packed = self.spec.pack(args)
+        self._raw = {i: b for i, b in self._raw.items() if isinstance(args[i], _RawParam)}
+        packed = self.spec.pack(args, self._raw)
         self.args = args
         self._packed = packed
         self._prepare()
@@ -501,6 +537,15 @@ class Launch:
                 shared.version += 1
             return
         _run(self.spec, self._packed, self.dim, self.device, self.args, stream=stream)
+
+
+class _RawParam:
+    """A parameter set from its kernel-side bytes (``Launch.set_param_at_index_from_ctype``)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
 
 
 def _zero_argument(t: T.Type):

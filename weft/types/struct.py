@@ -76,6 +76,11 @@ class StructInstance:
         fields as their descriptors), for ``np.ndarray.fill`` and comparisons with ``a.numpy()``."""
         return np.frombuffer(self._pack(), dtype=struct_np_dtype(self._ir_), count=1)[0].copy()
 
+    def __ctype__(self) -> bytes:
+        """The struct's bytes as kernels receive them (Warp returns its ctypes structure; weft's launch objects take
+        these bytes in ``Launch.set_param_at_index_from_ctype``)."""
+        return self._pack()
+
     def _pack(self) -> bytes:
         cls = type(self)
         packer = cls.__dict__.get("_packer_")
