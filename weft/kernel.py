@@ -206,12 +206,10 @@ class Kernel:
         statics.declare(func, lambda: self.source)  # wp.static() expressions evaluated now, as in Warp
         same = _BY_QUALNAME.setdefault((func.__module__, func.__qualname__), [])
         same[:] = [r for r in same if r() is not None and r().key != self.key] + [weakref.ref(self)]
-        # kept alive as Warp's module keeps its kernels, so that a stub rebinding the kernel's name still finds it:
-        # a module-level kernel for the process, a local one as long as its Python function
-        if "<locals>" in func.__qualname__:
-            getattr(func, "__dict__", {}).setdefault("__weft_kernels__", []).append(self)
-        else:
-            _MODULE_LEVEL[(func.__module__, func.__qualname__, self.key)] = self
+        # a module-level or custom-named kernel is kept alive, as Warp's module keeps it (a stub rebinding its name
+        # still finds it); a kernel made in a function without a name of its own lives as long as its references
+        if "<locals>" not in func.__qualname__ or (options or {}).get("name"):
+            _KEPT[(func.__module__, func.__qualname__, self.key)] = self
 
     @property
     def module(self):
@@ -619,6 +617,13 @@ class Kernel:
             self._overloads.append(types)
         return self
 
+    def invalidate(self) -> None:
+        """Forget the compiled specialisations: the next launch lowers the kernel again (with the values its code
+        names then) and compiles what changed."""
+        with self._lock:
+            self._specs.clear()
+        self.__dict__.pop("_launch_fast", None)
+
     @property
     def is_generic(self) -> bool:
         """True if a parameter's annotation is generic (``Any``, ``wp.array(dtype=Any)``, ...), as in Warp."""
@@ -697,7 +702,18 @@ def _check_kernel_decorator(name, entry_point_abi, enable_backward) -> None:
 
 #: kernels by (Python module, qualified name): the decorator form of ``wp.overload`` finds a kernel from its stub
 _BY_QUALNAME: dict[tuple[str, str], list] = {}
-_MODULE_LEVEL: dict[tuple[str, str, str], Kernel] = {}
+_KEPT: dict[tuple[str, str, str], Kernel] = {}
+
+
+def live_kernels(module_name: str) -> list:
+    """The kernels of a module (by name) that are still alive, declared at module level or in functions."""
+    out = []
+    for refs in list(_BY_QUALNAME.values()):
+        for r in refs:
+            k = r()
+            if k is not None and k._module_name == module_name and k not in out:
+                out.append(k)
+    return out
 
 
 def kernel(f=None, *, enable_backward: bool | None = None, module=None, launch_bounds=None, module_options=None,

@@ -20,7 +20,7 @@ import types as pytypes
 
 from .frontend.deps import fingerprint, source_text
 from .frontend.func import Func
-from .kernel import Kernel, _module_options, compile_kernels, get_module_options
+from .kernel import Kernel, _module_options, compile_kernels, get_module_options, live_kernels
 from .runtime import device as D
 from .runtime.launch import ModuleExec, resolve_block_dim
 from .types.mapping import to_ir
@@ -88,7 +88,17 @@ class Module:
         return hasher.h.hexdigest()
 
     def mark_modified(self) -> None:
-        """Nothing to do: weft notices source changes per kernel by itself."""
+        """Recompile on the next launch: each kernel of the module is lowered again with the values its code names
+        then (a changed global or closure variable is compiled in; unchanged kernels reuse their binaries)."""
+        for k in self._get_live_kernels():
+            k.invalidate()
+        self.execs.clear()
+
+    def _get_live_kernels(self) -> list:
+        """The module's kernels still alive (Warp's private accessor, kept for its tests and tools)."""
+        if self._kernel is not None:
+            return [self._kernel]
+        return list({id(k): k for k in (*self.kernels(), *live_kernels(self.name))}.values())
 
     def __repr__(self) -> str:
         return f"Module({self.name!r})"

@@ -331,3 +331,37 @@ def test_user_operator_on_scalars():
 
     with pytest.raises(wp.Error, match="augmented assignment to ref parameter 'x' gives a int16"):
         wp.launch(bad, dim=1)
+
+
+@wp.func
+def _po(x: int):
+    return x * x
+
+
+@wp.func
+def _po(x: float):
+    return x * x
+
+
+@wp.func
+def _po(x: int):
+    return x * x * x
+
+
+def test_redefined_first_overload_keeps_the_others_and_mark_modified_recompiles():
+    c = 17
+
+    @wp.kernel
+    def k(o: wp.array(dtype=float)):
+        o[0] = float(_po(2)) + _po(2.0) + float(c)
+
+    o = wp.zeros(1, dtype=float)
+    wp.launch(k, dim=1, inputs=[o])
+    assert o.numpy()[0] == 8.0 + 4.0 + 17.0
+    assert k in k.module._get_live_kernels()
+    c = 42
+    wp.launch(k, dim=1, inputs=[o])
+    assert o.numpy()[0] == 8.0 + 4.0 + 17.0  # compiled once, as in Warp, until the module is marked modified
+    k.module.mark_modified()
+    wp.launch(k, dim=1, inputs=[o])
+    assert o.numpy()[0] == 8.0 + 4.0 + 42.0

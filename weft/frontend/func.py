@@ -252,6 +252,8 @@ def make_func(fn: Callable, key: str | None = None, cls: type | None = None, **e
         _check_refness(existing, new)
         existing.overloads = [f for f in existing.overloads if _sig_key(f) != _sig_key(new)] + [new]
         return existing
+    if existing is not None:  # the first overload redefined: the others stay (as in Warp)
+        new.overloads = [new] + [f for f in existing.overloads if _sig_key(f) != _sig_key(new)]
     _FUNCS[new.key] = new
     return new
 
