@@ -13,7 +13,7 @@ from . import ahead, config, pipeline, speccache
 from .errors import CacheError, CompileError, LaunchError
 from .frontend import statics
 from .frontend.func import make_func, reject_union_annotations
-from .frontend.source import FunctionSource, capture, evaluate_annotation
+from .frontend.source import FunctionSource, capture, evaluate_annotation, remember_source
 from .ir import types as T
 from .ir.access import array_access as _array_access
 from .ir.access import replay_read_params, snapshot_params
@@ -203,6 +203,7 @@ class Kernel:
         self.custom_adjoint = None
         if "<locals>" in func.__qualname__:  # not an attribute of its module: compile-ahead waves find it here
             ahead.note_local_kernel(self)
+        remember_source(func)
         statics.declare(func, lambda: self.source)  # wp.static() expressions evaluated now, as in Warp
         same = _BY_QUALNAME.setdefault((func.__module__, func.__qualname__), [])
         same[:] = [r for r in same if r() is not None and r().key != self.key] + [weakref.ref(self)]

@@ -19,11 +19,12 @@ import sys
 import types as pytypes
 
 from .frontend.deps import fingerprint, source_text
-from .frontend.func import Func
+from .frontend.func import Func, func_sets
 from .kernel import Kernel, _module_options, compile_kernels, get_module_options, live_kernels
 from .runtime import device as D
 from .runtime.launch import ModuleExec, resolve_block_dim
 from .types.mapping import to_ir
+from .types.struct import BY_MODULE as STRUCTS_BY_MODULE
 
 #: module options Warp accepts that select nothing in weft (CUDA code generation, MathDx, compiler flags); accepted
 #: in ``module_options`` and kept in the module's options dict
@@ -93,6 +94,16 @@ class Module:
         for k in self._get_live_kernels():
             k.invalidate()
         self.execs.clear()
+
+    @property
+    def structs(self) -> dict:
+        """The ``@wp.struct`` classes defined in this module, by qualified name (a redefinition replaces one)."""
+        return dict(STRUCTS_BY_MODULE.get(self.name, {}))
+
+    @property
+    def functions(self) -> dict:
+        """The ``@wp.func`` overload sets defined in this module, by key (all overloads of a name are one set)."""
+        return {k: f for k, f in func_sets().items() if getattr(f.func, "__module__", None) == self.name}
 
     def _get_live_kernels(self) -> list:
         """The module's kernels still alive (Warp's private accessor, kept for its tests and tools)."""

@@ -152,7 +152,12 @@ OUT_OF_SCOPE_TESTS = {
     "test_conditional::test_branch_local_merge_codegen": _CODEGEN,
     "test_compile_consts::test_negative_constant_codegen": _CODEGEN,
     **{f"test_func_inline::{t}": _CODEGEN for t in ("test_inline_attr_applied_to_adjoint",
-                                                     "test_native_snippet_codegen_unaffected")},
+                                                     "test_native_snippet_codegen_unaffected",
+                                                     "test_codegen_emits_inline_attrs",
+                                                     "test_inline_attr_applied_to_custom_grad_and_replay")},
+    "test_func_inline::test_inline_macros_defined_in_builtin_header": ("reads Warp's native header (warp/native/"
+                                                                       "builtin.h) for its WP_NOINLINE / "
+                                                                       "WP_FORCEINLINE macros"),
     "tile/test_tile_matmul::test_tile_matmul_tf32_fallback": _CODEGEN,
     # test_array_subclass: tests of Warp's argument-packing internals (the public behaviour they share, launches,
     # maps, tapes and views of array subclasses, is run by that module's other tests; warp._src.context.pack_arg is

@@ -365,3 +365,36 @@ def test_redefined_first_overload_keeps_the_others_and_mark_modified_recompiles(
     k.module.mark_modified()
     wp.launch(k, dim=1, inputs=[o])
     assert o.numpy()[0] == 8.0 + 4.0 + 42.0
+
+
+_TRANSIENT = """
+import weft as wp
+
+@wp.struct
+class Data:
+    x: wp.array(dtype=int)
+
+@wp.func
+def bump(x: int):
+    return x + 1
+
+@wp.kernel
+def compute(data: Data):
+    data.x[0] = bump(data.x[0])
+"""
+
+
+def test_kernel_of_a_deleted_file_compiles_what_was_declared(tmp_path):
+    import importlib.util
+
+    path = tmp_path / "weft_transient_mod.py"
+    path.write_text(_TRANSIENT)
+    spec = importlib.util.spec_from_file_location("weft_transient_mod", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    path.unlink()  # gone before the first launch: the source read at the declaration is compiled
+    assert list(mod.compute.module.structs) == ["Data"] and len(mod.compute.module.functions) == 1
+    data = mod.Data()
+    data.x = wp.array([41], dtype=int)
+    wp.launch(mod.compute, dim=1, inputs=[data])
+    assert data.x.numpy()[0] == 42

@@ -11,7 +11,7 @@ from ..ir import types as T
 from ..types.mapping import check_not_array_value, to_ir, type_of_value
 from ..types.reference import Reference
 from .analysis import in_place_params
-from .source import FunctionSource, capture, evaluate_annotation
+from .source import FunctionSource, capture, evaluate_annotation, remember_source
 from .statics import declare as declare_statics
 
 
@@ -53,6 +53,7 @@ class Func:
             self.signature = inspect.signature(func)
         except (TypeError, ValueError):
             self.signature = None
+        remember_source(func)
         declare_statics(func, lambda: self.source)
 
     @property
@@ -242,6 +243,11 @@ def func(f: Callable | None = None, *, name: str | None = None, module=None, inl
     if f is None:
         return lambda fn: make_func(fn, key=name)
     return make_func(f, key=name)
+
+
+def func_sets() -> dict[str, Func]:
+    """Every ``@wp.func`` overload set by key (Warp's registry of user functions)."""
+    return dict(_FUNCS)
 
 
 def make_func(fn: Callable, key: str | None = None, cls: type | None = None, **extra) -> Func:

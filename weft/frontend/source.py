@@ -73,6 +73,18 @@ def capture(func) -> FunctionSource:
     return _parse(func, file, lines, first_line)
 
 
+def remember_source(func) -> None:
+    """Read ``func``'s file into the line cache now, when it is declared (as Warp reads the source then): a kernel of
+    a file that is deleted or rewritten before the kernel is first compiled still compiles the code it was declared
+    with. Cheap: one ``stat`` per declaration, the file read once."""
+    code = getattr(func, "__code__", None)
+    file = getattr(code, "co_filename", "")
+    if not file or file.startswith("<"):
+        return
+    linecache.checkcache(file)
+    linecache.getlines(file)
+
+
 def _capture_from_code(func) -> FunctionSource | None:
     """Source lines located through the code object's positions: avoids ``inspect``'s tokenizer (a large part
     of a warm start). Returns None when that is not possible (the caller falls back to ``inspect``)."""

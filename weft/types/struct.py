@@ -284,4 +284,9 @@ def struct(cls):
     new_cls.cls = cls
     new_cls.key = cls.__qualname__
     new_cls.vars = {n: StructVar(n, ft) for n, ft in fields}
+    BY_MODULE.setdefault(cls.__module__, {})[cls.__qualname__] = new_cls  # a redefinition replaces the class
     return new_cls
+
+
+#: Python module name -> {qualified name: struct class} (Warp's ``Module.structs``)
+BY_MODULE: dict[str, dict[str, type]] = {}
