@@ -398,3 +398,22 @@ def test_kernel_of_a_deleted_file_compiles_what_was_declared(tmp_path):
     data.x = wp.array([41], dtype=int)
     wp.launch(mod.compute, dim=1, inputs=[data])
     assert data.x.numpy()[0] == 42
+
+
+@wp.kernel
+def _literal_local_in_dynamic_loop(n: int, x: wp.array(dtype=float), out: wp.array(dtype=float)):
+    c = 0.0  # Warp asks for float(0.0) here; weft gives the literal's type (float32) and storage
+    for i in range(n):
+        c += x[i] * x[i]
+    out[0] = c
+
+
+def test_literal_local_updated_in_dynamic_loop():
+    x = wp.array([1.0, 2.0, 3.0], dtype=float, requires_grad=True)
+    out = wp.zeros(1, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(_literal_local_in_dynamic_loop, dim=1, inputs=[3, x, out])
+    tape.backward(grads={out: wp.ones(1, dtype=float)})
+    assert out.numpy()[0] == 14.0
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0, 6.0])  # d/dx sum x^2, exact
