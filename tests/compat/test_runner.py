@@ -99,3 +99,16 @@ def test_fem_stand_in_imports_and_raises_when_used():
             use()
     assert run_warp_tests.test_scope_reason("test_array_subclass",
                                             "warp.tests.test_array_subclass.TestArraySubclass.test_fem_cache_cpu")
+
+
+def test_submodule_alias_keeps_the_function_of_the_same_name(tmp_path):
+    """`from warp.sim.collide import X` (Warp's test_collision, example_drone) must leave `wp.sim.collide` the
+    function: it was replaced by the module and every later `wp.sim.collide(model, state)` failed."""
+    code = (f"import sys, types; sys.path.insert(0, {HERE!r}); import warp_shim; warp_shim.install({str(tmp_path)!r})\n"
+            "from warp.sim.collide import sphere_sdf\n"
+            "import warp, warp.render.render_opengl as r\n"
+            "assert callable(warp.sim.collide) and not isinstance(warp.sim.collide, types.ModuleType)\n"
+            "assert r.OpenGLRenderer is warp.render.OpenGLRenderer\n")
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(HERE))}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr

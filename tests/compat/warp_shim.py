@@ -40,6 +40,19 @@ class _WarpAliasFinder(importlib.abc.MetaPathFinder):
         return importlib.machinery.ModuleSpec(fullname, _AliasLoader(module), is_package=hasattr(module, "__path__"))
 
 
+class _KeepFunctions(types.ModuleType):
+    """A weft package whose function shares its name with a submodule (``weft.sim.collide``): importing the
+    submodule under its ``warp.*`` alias must not replace the function with the module. In Warp the submodule is
+    imported with the package, so a later ``import warp.sim.collide`` finds it in ``sys.modules`` and leaves the
+    package's attribute alone; the alias is a new name to Python, which would set the attribute again."""
+
+    def __setattr__(self, name, value):
+        old = self.__dict__.get(name)
+        if isinstance(value, types.ModuleType) and callable(old) and not isinstance(old, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
 def _resolve_weft(rest: str):
     import weft
 
@@ -49,6 +62,8 @@ def _resolve_weft(rest: str):
         if isinstance(nxt, types.ModuleType):
             obj = nxt
             continue
+        if nxt is not None and callable(nxt) and type(obj) is types.ModuleType:
+            obj.__class__ = _KeepFunctions
         try:
             obj = importlib.import_module(f"{obj.__name__}.{part}")
         except ImportError:

@@ -12,6 +12,7 @@ import pytest
 
 import weft as wp
 from weft import sim
+from weft.sim.collide import box_sdf, mesh_sdf
 
 G = 9.80665
 
@@ -288,3 +289,28 @@ def test_gradient_through_joint_drive_matches_fd():
     fd = (_drive_rollout(0.51, False) - _drive_rollout(0.49, False)) / 0.02
     assert g == pytest.approx(fd, rel=2e-2, abs=1e-4)
     assert abs(g) > 1e-3
+
+
+
+@wp.kernel
+def _mesh_and_box_sdf(mesh: wp.uint64, h: float, pts: wp.array(dtype=wp.vec3), out: wp.array(dtype=float, ndim=2)):
+    i = wp.tid()
+    out[i, 0] = mesh_sdf(mesh, pts[i], 10.0)
+    out[i, 1] = box_sdf(wp.vec3(h), pts[i])
+    out[i, 2] = mesh_sdf(mesh, pts[i], 0.05)
+
+
+def test_mesh_sdf_of_a_cube_equals_the_box_sdf():
+    """warp.sim.collide.mesh_sdf (Warp's drone example imports it): signed distance to a closed mesh, max_dist
+    beyond it."""
+    h = 0.4
+    cube = _cube_mesh(h)
+    mesh = wp.Mesh(points=wp.array(cube.vertices, dtype=wp.vec3), indices=wp.array(cube.indices.ravel(), dtype=int))
+    pts = np.random.default_rng(3).uniform(-1.0, 1.0, (64, 3)).astype(np.float32)
+    out = wp.zeros((64, 3), dtype=float)
+    wp.launch(_mesh_and_box_sdf, 64, inputs=[mesh.id, h, wp.array(pts, dtype=wp.vec3)], outputs=[out])
+    d = out.numpy()
+    np.testing.assert_allclose(d[:, 0], d[:, 1], atol=2e-6)
+    assert (d[:, 1] < 0).any() and (d[:, 1] > 0).any()
+    far = np.abs(d[:, 1]) > 0.05
+    np.testing.assert_allclose(d[far, 2], 0.05)

@@ -136,6 +136,19 @@ def plane_sdf(width: float, length: float, p: wp.vec3):
 
 
 @wp.func
+def mesh_sdf(mesh: wp.uint64, p: wp.vec3, max_dist: float):
+    """Signed distance from ``p`` to a closed mesh (negative inside, by the winding-number sign of
+    ``mesh_query_point_sign_normal``); ``max_dist`` when no face lies within ``max_dist``."""
+    face = int(0)  # noqa: UP018, RUF046
+    fu = float(0.0)  # noqa: UP018
+    fv = float(0.0)  # noqa: UP018
+    sign = float(0.0)  # noqa: UP018
+    if wp.mesh_query_point_sign_normal(mesh, p, max_dist, sign, face, fu, fv):
+        return wp.length(p - wp.mesh_eval_position(mesh, face, fu, fv)) * sign
+    return max_dist
+
+
+@wp.func
 def counter_increment(counter: wp.array(dtype=int), counter_index: int, tids: wp.array(dtype=int), tid: int):
     """Take the next slot of ``counter`` and remember it for thread ``tid`` (so the adjoint replay reuses it)."""
     count = wp.atomic_add(counter, counter_index, 1)
