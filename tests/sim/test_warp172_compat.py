@@ -61,3 +61,50 @@ def test_warp172_cloth_self_contact_example_runs_without_interpenetration():
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["finite"] and result["frames"] == frames
     assert result["worst_crossings"] == 0
+
+
+_COLLISION_RUNNER = r"""
+import importlib.util, sys, unittest
+sys.path.insert(0, {root!r}); sys.path.insert(0, {compat!r})
+import warp_shim
+warp_shim.install({tests!r})
+spec = importlib.util.spec_from_file_location("warp.tests.sim.test_collision", {tests!r} + "/sim/test_collision.py")
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+names = {names!r}
+suite = unittest.TestSuite([mod.TestCollision(n + "_cpu") for n in names])
+result = unittest.TextTestRunner(verbosity=2).run(suite)
+ok = result.wasSuccessful() and result.testsRun == len(names) and not result.skipped
+sys.exit(0 if ok else 1)
+"""
+
+
+def _run_collision_tests(names):
+    code = _COLLISION_RUNNER.format(root=str(ROOT), compat=str(ROOT / "tests" / "compat"), tests=str(WARP172_TESTS),
+                                    names=list(names))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=1800, check=False,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.skipif(not (WARP172_TESTS / "sim" / "test_collision.py").exists(), reason="warp-lang 1.7.2 not installed")
+def test_warp172_collision_tests_pass_under_weft():
+    """warp.sim 1.7.2's test_collision imports under weft (TriMeshCollisionDetector and the names it takes from
+    warp.sim.collide / warp.sim.integrator_euler); its particle-triangle contact and mesh-ground contact index tests
+    pass."""
+    _run_collision_tests(["test_particle_collision", "test_mesh_ground_collision_index"])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (WARP172_TESTS / "sim" / "test_collision.py").exists(), reason="warp-lang 1.7.2 not installed")
+def test_warp172_trimesh_detector_tests_pass_under_weft():
+    """warp.sim 1.7.2's vertex-triangle and edge-edge tests: TriMeshCollisionDetector on the Stanford bunny at four
+    query radii against the test's brute-force kernels (equal counts and minimum distances). Each brute force is
+    O(vertices x triangles): about a minute per test on this machine, so they run at WEFT_TEST_SIZE=full only
+    (tests/sim/test_trimesh_collision.py checks the same at a small size against NumPy)."""
+    from sizes import size
+
+    pytest.importorskip("pxr", reason="the tests read the bunny through usd-core (pxr)")
+    if not size(small=0, full=1):
+        pytest.skip("about two minutes of brute force: runs at WEFT_TEST_SIZE=full")
+    _run_collision_tests(["test_vertex_triangle_collision", "test_edge_edge_collision"])

@@ -382,3 +382,37 @@ def collide(model, state, edge_sdf_iter: int = 10, iterate_mesh_vertices: bool =
                           model.soft_contact_particle, model.soft_contact_shape],
                   outputs=[model.soft_contact_body_pos, model.soft_contact_body_vel, model.soft_contact_normal],
                   device=model.device)
+
+
+# warp.sim 1.7.2 keeps its triangle-mesh self-proximity queries in this module (weft: trimesh_collision.py)
+from .trimesh_collision import (
+    EDGE_COLLISION_BUFFER_OVERFLOW_INDEX,  # noqa: F401
+    TRI_COLLISION_BUFFER_OVERFLOW_INDEX,  # noqa: F401
+    TRI_CONTACT_FEATURE_EDGE_AB,  # noqa: F401
+    TRI_CONTACT_FEATURE_EDGE_AC,  # noqa: F401
+    TRI_CONTACT_FEATURE_EDGE_BC,  # noqa: F401
+    TRI_CONTACT_FEATURE_FACE_INTERIOR,  # noqa: F401
+    TRI_CONTACT_FEATURE_VERTEX_A,  # noqa: F401
+    TRI_CONTACT_FEATURE_VERTEX_B,  # noqa: F401
+    TRI_CONTACT_FEATURE_VERTEX_C,  # noqa: F401
+    TRI_TRI_COLLISION_BUFFER_OVERFLOW_INDEX,  # noqa: F401
+    VERTEX_COLLISION_BUFFER_OVERFLOW_INDEX,  # noqa: F401
+    TriMeshCollisionDetector,  # noqa: F401
+    TriMeshCollisionInfo,  # noqa: F401
+    compute_edge_aabbs,  # noqa: F401
+    compute_tri_aabb,  # noqa: F401
+    compute_tri_aabbs,  # noqa: F401
+    edge_colliding_edges_detection_kernel,  # noqa: F401
+    get_edge_colliding_edges,  # noqa: F401
+    get_edge_colliding_edges_count,  # noqa: F401
+    get_triangle_colliding_vertices,  # noqa: F401
+    get_triangle_colliding_vertices_count,  # noqa: F401
+    get_vertex_colliding_triangles,  # noqa: F401
+    get_vertex_colliding_triangles_count,  # noqa: F401
+    init_triangle_collision_data_kernel,  # noqa: F401
+    tri_is_neighbor,  # noqa: F401
+    triangle_closest_point,  # noqa: F401
+    triangle_triangle_collision_detection_kernel,  # noqa: F401
+    vertex_adjacent_to_triangle,  # noqa: F401
+    vertex_triangle_collision_detection_kernel,  # noqa: F401
+)

@@ -611,7 +611,7 @@ def allocate_rigid_contacts(m, requires_grad: bool) -> None:
     for name in ("point0", "point1", "offset0", "offset1", "normal"):
         setattr(m, "rigid_contact_" + name, wp.zeros(cap, dtype=wp.vec3, device=dev, requires_grad=requires_grad))
     m.rigid_contact_thickness = wp.zeros(cap, dtype=wp.float32, device=dev, requires_grad=requires_grad)
-    m.rigid_contact_tids = wp.zeros(max(m.rigid_contact_max, 1), dtype=wp.int32, device=dev)
+    m.rigid_contact_tids = wp.full(max(m.rigid_contact_max, 1), -1, dtype=wp.int32, device=dev)
     m.rigid_pair_active = wp.zeros(max(m.rigid_pair_count, 1), dtype=wp.int32, device=dev)
 
 
@@ -635,6 +635,7 @@ def collide_rigid(model, state, edge_sdf_iter: int, requires_grad: bool) -> None
         allocate_rigid_contacts(model, True)
     else:
         model.rigid_contact_count.zero_()
+        model.rigid_contact_tids.fill_(-1)  # (as warp.sim: -1 for every narrow-phase thread that finds no contact)
     dev = model.device
     X_ws = model.__dict__.get("_rigid_shape_world")
     if X_ws is None or X_ws.shape[0] != model.shape_count or X_ws.device != dev:
