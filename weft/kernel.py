@@ -268,7 +268,7 @@ class Kernel:
             self.annotations()
             if self._fixed_types is None:
                 raise AttributeError(f"kernel {self.__name__} is generic: launch it (or wp.overload it) first")
-            spec = self._lower(self._fixed_types, config.mode == "debug")
+            spec = self._lower(self._fixed_types, self.debug_mode())
         fn = spec.fn
         written, read = _array_access(fn)
         return KernelParams(tuple(KernelArg(name, p.type, i in read, i in written)
@@ -306,8 +306,14 @@ class Kernel:
         return tuple(out)
 
     # ------------------------------------------------------------------ compilation
+    def debug_mode(self) -> bool:
+        """Whether this kernel compiles in debug mode (bounds checks, asserts): its module's or its own ``mode``
+        option (``wp.set_module_options({"mode": "debug"})``, ``@wp.kernel(module_options=...)``), else
+        ``wp.config.mode``, as in Warp."""
+        return self.options.get("mode", config.mode) == "debug"
+
     def specialize(self, types: tuple[T.Type, ...], block_dim: int | None = None) -> Spec:
-        debug = config.mode == "debug"
+        debug = self.debug_mode()
         key = (types, debug)
         spec = self._specs.get(key)
         if spec is not None and spec.tile_dim and block_dim and spec.tile_dim != block_dim:
@@ -341,7 +347,7 @@ class Kernel:
         try:
             self.annotations()
             types = self._fixed_types
-            debug = config.mode == "debug"
+            debug = self.debug_mode()
             if types is None or self._specs:
                 return None
             spec = self._lower(types, debug, 1)  # the block size a plain CPU wp.launch (and launch_tiled) runs with

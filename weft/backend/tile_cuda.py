@@ -23,6 +23,7 @@ from __future__ import annotations
 from ..ir import types as T
 from ..ir.nodes import If, Pop, Return, While
 from ..ir.roles import Role
+from ..ops.tile import TileUpdate
 from . import cuda as cuda_backend
 from . import rules, tile_adjoint
 from . import tiles as tile_render
@@ -286,7 +287,11 @@ def _update(r, s, args) -> None:
     if d != args[0]:
         r.out(f"weft::cta::copy({d}, {args[0]});")
     idx = ", ".join(args[1:-1])
-    r.out(f"weft::cta::tile_update<{mode.value}>({d}, {args[-1]}, {r.lane_active()}, {idx});")
+    active = r.lane_active()
+    ok = tile_render.tile_index_checks(r, s, args[1:-1])  # debug mode: run-time indices inside the tile
+    if ok:
+        active = f"({active} && ({args[1]} < 0 || ({ok})))" if mode is TileUpdate.MASKED else f"({active} && ({ok}))"
+    r.out(f"weft::cta::tile_update<{mode.value}>({d}, {args[-1]}, {active}, {idx});")
 
 
 def _from_thread(r, s, args) -> None:

@@ -11,8 +11,9 @@ from ..ir import types as T
 from ..ir.aliases import plan_aliases
 from ..ir.blocks import LaneRun, Model, analyse
 from ..ir.blocks import walk as model_walk
-from ..ir.nodes import Assign, For, Function, If, Let, Pop, Push, Repeat, Return, Stmt, Var, While
+from ..ir.nodes import Assign, Const, For, Function, If, Let, Pop, Push, Repeat, Return, Stmt, Var, While
 from ..ir.roles import Role
+from ..ops.tile import TileUpdate
 from . import rules
 from .names import Names
 from .renderer import Emitter, Renderer, RenderOptions, _defined_vars
@@ -331,8 +332,22 @@ def _untile(r, s: Let, args) -> None:
     r.out(f"{_d(r, s)} = weft::untile({args[0]}, {r.lane_index()});")
 
 
+def tile_index_checks(r, s: Let, idx: list) -> str:
+    """Debug mode: the C++ condition that every run-time index of a tile element access lies inside the tile (each
+    failing one reports an error naming the dimension, index and valid range); "" when there is nothing to check."""
+    if not r.opts.debug:
+        return ""
+    shape = s.args[0].type.shape
+    where = f"line {s.loc.line}" if getattr(s, "loc", None) is not None else ""
+    conds = [f'weft::check_tile_index({name}, {n}, {d}, "{r.opts.kernel_name}", "{where}")'
+             for d, (v, name, n) in enumerate(zip(s.args[1:], idx, shape)) if not isinstance(v, Const)]
+    return " && ".join(conds)
+
+
 def _extract(r, s: Let, args) -> None:
-    r.out(f"{_d(r, s)} = {r.tile_call('tile_extract', ', '.join(args), s.call.op.lane_level)};")
+    stmt = f"{_d(r, s)} = {r.tile_call('tile_extract', ', '.join(args), s.call.op.lane_level)};"
+    ok = tile_index_checks(r, s, args[1:])
+    r.out(f"if ({ok}) {{ {stmt} }} else {{ {_d(r, s)} = {{}}; }}" if ok else stmt)
 
 
 def _update(r, s: Let, args) -> None:
@@ -342,8 +357,12 @@ def _update(r, s: Let, args) -> None:
     d = _d(r, s)
     if d != args[0]:
         r.out(r.assign_line(s.dsts[0].type, d, args[0]))
-    idx = ", ".join(r.lane_value(a) for a in s.args[1:-1])
-    r.out(f"{r.lanes_loop()} weft::tile_update<{mode.value}>({d}, {r.lane_value(s.args[-1])}, {idx}); }}")
+    idx = [r.lane_value(a) for a in s.args[1:-1]]
+    ok = tile_index_checks(r, s, idx)
+    if mode is TileUpdate.MASKED and ok:  # a lane without a value passes -1 as its first index: not an error
+        ok = f"({idx[0]} < 0 || ({ok}))"
+    update = f"weft::tile_update<{mode.value}>({d}, {r.lane_value(s.args[-1])}, {', '.join(idx)});"
+    r.out(f"{r.lanes_loop()} {f'if ({ok}) ' if ok else ''}{update} }}")
 
 
 def _sort(r, s: Let, args) -> None:

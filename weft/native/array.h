@@ -119,6 +119,30 @@ WEFT_FN bool check_component(int64 i, int64 n, const char* kernel, const char* t
     return false;
 }
 
+// Debug mode: a tile element index computed at run time (t[i, j], t[i] = v), checked against the tile's extent n
+// along dimension dim.
+WEFT_FN bool check_tile_index(int64 i, int64 n, int dim, const char* kernel, const char* where) {
+    if (i >= 0 && i < n) return true;
+    char buf[400];
+    int p = 0;
+    const int cap = int(sizeof(buf));
+    auto put = [&](const char* s) { while (*s && p < cap - 1) buf[p++] = *s++; };
+    auto put_int = [&](int64 v) {
+        char tmp[24];
+        int k = 0;
+        unsigned long long u = v < 0 ? (unsigned long long)(-v) : (unsigned long long)v;
+        do { tmp[k++] = char('0' + u % 10); u /= 10; } while (u && k < 22);
+        if (v < 0 && p < cap - 1) buf[p++] = '-';
+        while (k && p < cap - 1) buf[p++] = tmp[--k];
+    };
+    put("tile index out of bounds in kernel '"); put(kernel); put("': coordinate dimension "); put_int(dim);
+    put(" has index "); put_int(i); put(", outside valid range [0, "); put_int(n); put(")");
+    if (*where) { put(" at "); put(where); }
+    buf[p] = 0;
+    report_error(1, buf);
+    return false;
+}
+
 // ---- element access (release: no checks; debug: checked variants below)
 template <bool C = false, typename T, typename... I>
 WEFT_FN T& address(const array_t<T>& a, I... idx) {

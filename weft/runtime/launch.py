@@ -224,7 +224,7 @@ def _default_is_cpu() -> bool:
 
 def _launch_fast(fast: _Fast, dim, inputs, outputs, device, record_tape, block_dim=None) -> bool:
     """Run the launch if it is a plain one; False (nothing done) sends it down the general path."""
-    if config.mode == "debug" or config.verify_fp or _capture.get() is not None:
+    if config.mode == "debug" or fast.spec.debug or config.verify_fp or _capture.get() is not None:
         return False
     tape = active_tape.get() if record_tape else None
     if tape is not None and (fast.spec.snapshot or fast.spec.replay_reads):
