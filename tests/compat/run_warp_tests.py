@@ -259,6 +259,10 @@ DELIBERATE_DIFFERENCES = {
         "Warp's CPU capture has no recording path for strided or indexed fills and strided copies and raises "
         "NotImplementedError; weft's CPU graphs record them and run them at every replay "
         "(tests/runtime/test_capture_fill.py)") for t in ("fill_noncontiguous", "fill_indexed", "copy_noncontiguous")},
+    "tile/test_tile_oob::test_shared_tile": (
+        "Warp aborts the process (SIGABRT) on an out-of-bounds tile index in debug mode; weft reports it as a Python "
+        "exception after the launch (the process survives: nothing may crash the interpreter), naming the same "
+        "coordinate, index and valid range (tests/tiles/test_errors.py)"),
     "test_runlength_encode::test_runlength_encode_error_unsupported_dtype": (
         "Warp's runlength_encode takes only int32 values and raises for others; weft's encodes values of any dtype "
         "on purpose (README: wp.utils.runlength_encode)"),

@@ -92,12 +92,12 @@ def tile_index_debug(n: int, out: wp.array(dtype=float)):
     _b, lane = wp.tid()
     t = wp.tile_full(shape=(2, 3), value=2.0, dtype=float)
     t[lane % 2, lane * n] = 1.0
-    out[lane] = t[lane % 2, n + 1]
+    out[lane] = t[lane % 2, n]
 
 
 def test_debug_mode_checks_run_time_tile_indices():
-    """A module in debug mode (Warp's mode option) checks run-time tile element indices: a read outside the tile
-    gives zero, a write is skipped, and the launch raises naming the dimension, index and valid range."""
+    """A module in debug mode (Warp's mode option) checks tile element indices: a read outside the tile gives zero,
+    a write is skipped, and the launch raises naming the dimension, index and valid range."""
     import re
 
     import numpy as np
@@ -106,10 +106,11 @@ def test_debug_mode_checks_run_time_tile_indices():
 
     out = wp.zeros(4, dtype=float)
     wp.launch_tiled(tile_index_debug, dim=1, inputs=[0, out], block_dim=4)  # in range: no error
-    np.testing.assert_array_equal(out.numpy(), 2.0)
-    with pytest.raises(RuntimeError_, match=re.escape("coordinate dimension 1 has index -1, outside valid range [0, 3)")):
-        wp.launch_tiled(tile_index_debug, dim=1, inputs=[-1, out], block_dim=4)  # lanes 1-3 write columns -1..-3
-    np.testing.assert_array_equal(out.numpy(), [1.0, 2.0, 1.0, 2.0])  # those writes were skipped
-    with pytest.raises(RuntimeError_, match=re.escape("coordinate dimension 1 has index 4, outside valid range [0, 3)")):
-        wp.launch_tiled(tile_index_debug, dim=1, inputs=[2, out], block_dim=4)
+    np.testing.assert_array_equal(out.numpy(), 1.0)
+    # negative subscripts count from the end (as Warp): lane 1 writes column -2 = 1, lanes 2 and 3 columns -4, -6
+    with pytest.raises(RuntimeError_, match=re.escape("dimension 1 has index -4, outside valid range [-3, 3)")):
+        wp.launch_tiled(tile_index_debug, dim=1, inputs=[-2, out], block_dim=4)
+    np.testing.assert_array_equal(out.numpy(), [2.0, 1.0, 2.0, 1.0])  # column 1 (lanes 2 and 3 wrote nothing)
+    with pytest.raises(RuntimeError_, match=re.escape("dimension 1 has index 3, outside valid range [-3, 3)")):
+        wp.launch_tiled(tile_index_debug, dim=1, inputs=[3, out], block_dim=4)
     np.testing.assert_array_equal(out.numpy(), 0.0)  # every lane read column 3: zero

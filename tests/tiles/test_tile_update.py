@@ -290,3 +290,20 @@ def test_load_module_object_with_block_dim():
     x = wp.ones(BD, dtype=float)
     wp.launch_tiled(lone_tile_kernel, dim=1, inputs=[x], block_dim=2 * BD)
     np.testing.assert_array_equal(x.numpy(), 2.0)
+
+
+@wp.kernel
+def negative_subscripts(n: int, out: wp.array(dtype=float)):
+    t = wp.tile_arange(6, dtype=float)
+    t[n] = 10.0  # a run-time negative index counts from the end, as in Warp
+    u = wp.tile_zeros(shape=(2, 3), dtype=float)
+    u[n + 1, n] += 1.0
+    out[0] = t[-1]
+    out[1] = t[n]
+    out[2] = u[1, 1]
+
+
+def test_negative_tile_subscripts_count_from_the_end():
+    out = wp.zeros(3, dtype=float)
+    wp.launch_tiled(negative_subscripts, dim=1, inputs=[-2, out], block_dim=1)
+    np.testing.assert_array_equal(out.numpy(), [5.0, 10.0, 1.0])

@@ -339,8 +339,12 @@ def tile_index_checks(r, s: Let, idx: list) -> str:
         return ""
     shape = s.args[0].type.shape
     where = f"line {s.loc.line}" if getattr(s, "loc", None) is not None else ""
-    conds = [f'weft::check_tile_index({name}, {n}, {d}, "{r.opts.kernel_name}", "{where}")'
-             for d, (v, name, n) in enumerate(zip(s.args[1:], idx, shape)) if not isinstance(v, Const)]
+    negative = s.call.op.name != "tile_extract"  # subscripts count negative indices from the end; Warp's builtin not
+    conds = []
+    for d, (v, name, n) in enumerate(zip(s.args[1:], idx, shape)):
+        lo = -n if negative else 0
+        if not (isinstance(v, Const) and lo <= v.value < n):
+            conds.append(f'weft::check_tile_index({name}, {lo}, {n}, {d}, "{r.opts.kernel_name}", "{where}")')
     return " && ".join(conds)
 
 

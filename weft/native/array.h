@@ -119,10 +119,10 @@ WEFT_FN bool check_component(int64 i, int64 n, const char* kernel, const char* t
     return false;
 }
 
-// Debug mode: a tile element index computed at run time (t[i, j], t[i] = v), checked against the tile's extent n
-// along dimension dim.
-WEFT_FN bool check_tile_index(int64 i, int64 n, int dim, const char* kernel, const char* where) {
-    if (i >= 0 && i < n) return true;
+// Debug mode: a tile element index (t[i, j], t[i] = v, wp.tile_extract) checked against [lo, n) along dimension dim
+// of the tile: lo = -n for subscripts (negative ones count from the end), 0 for wp.tile_extract (as in Warp).
+WEFT_FN bool check_tile_index(int64 i, int64 lo, int64 n, int dim, const char* kernel, const char* where) {
+    if (i >= lo && i < n) return true;
     char buf[400];
     int p = 0;
     const int cap = int(sizeof(buf));
@@ -136,7 +136,7 @@ WEFT_FN bool check_tile_index(int64 i, int64 n, int dim, const char* kernel, con
         while (k && p < cap - 1) buf[p++] = tmp[--k];
     };
     put("tile index out of bounds in kernel '"); put(kernel); put("': coordinate dimension "); put_int(dim);
-    put(" has index "); put_int(i); put(", outside valid range [0, "); put_int(n); put(")");
+    put(" has index "); put_int(i); put(", outside valid range ["); put_int(lo); put(", "); put_int(n); put(")");
     if (*where) { put(" at "); put(where); }
     buf[p] = 0;
     report_error(1, buf);

@@ -487,14 +487,15 @@ WEFT_FN void adj_untile(const tile_t<T, R, C, BD>&, int lane, tile_t<T, R, C, BD
         for (int j = 0; j < C; ++j) adj_t.data[(i * C + j) * BD + lane] += adj_ret.row[i].c[j];
 }
 
-// t[i, j]: one element (row-major flat index computed by the caller's indices).
+// t[i, j]: one element (row-major flat index computed by the caller's indices); a negative index counts from the
+// end of its dimension, as Warp's tile subscripts do (debug mode checks the range before, backend/tiles.py).
 template <typename T, int... D, typename... I>
 WEFT_FN int tile_flat_index(const tile_t<T, D...>&, I... idx) {
     typedef tiles::dims<D...> S;
     static_assert(sizeof...(I) == sizeof...(D), "tile element access needs one index per dimension");
     const int ids[S::n] = {int(idx)...};
     int k = 0;
-    for (int d = 0; d < S::n; ++d) k = k * S::v[d] + ids[d];
+    for (int d = 0; d < S::n; ++d) k = k * S::v[d] + (ids[d] < 0 ? ids[d] + S::v[d] : ids[d]);
     return k;
 }
 template <typename T, int... D, typename... I>
