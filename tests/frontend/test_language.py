@@ -588,6 +588,17 @@ def test_print_and_printf(capfd):
     assert out.count("1") >= 2 and "3" in out
 
 
+def test_printf_takes_at_most_32_values():
+    @wp.kernel(module="unique")
+    def too_many(x: wp.array(dtype=int)):
+        i = x[0]
+        wp.printf("%d", i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i,
+                  i)
+
+    with pytest.raises(wp.CompileError, match=r"passed to `printf` is 32\n"):
+        run1(too_many, 1, wp.zeros(1, dtype=int))
+
+
 @wp.kernel
 def k_expect(x: wp.array(dtype=int)):
     i = wp.tid()

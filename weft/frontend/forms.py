@@ -47,12 +47,18 @@ def _expected_outputs(lw, call_node) -> int:
     return 1
 
 
+_PRINTF_MAX_ARGS = 32
+
+
 def _printf(lw, node, name: str, syntax: Syntax):
     if not node.args:
         raise lw.error(f"wp.{name}() needs a format string", node)
     fmt = lw.visit(node.args[0])
     if not isinstance(fmt, str):
         raise lw.error(f"the first argument of wp.{name}() must be a string literal", node.args[0])
+    if len(node.args) - 1 > _PRINTF_MAX_ARGS:  # Warp's limit (its CUDA printf), kept so programs stay portable
+        raise lw.error(f"the maximum number of variadic arguments that can be passed to `{name}` is "
+                       f"{_PRINTF_MAX_ARGS}", node.args[_PRINTF_MAX_ARGS + 1])
     vals = [lw.operand(lw.visit(a), a) for a in node.args[1:]]
     for v, a in zip(vals, node.args[1:]):
         if not isinstance(v.type, T.ScalarType):
