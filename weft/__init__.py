@@ -32,7 +32,7 @@ from .runtime import struct_host as _struct_host  # fills weft.types.struct's ru
 from .runtime.copy import copy
 from .runtime.device import (Device, ScopedDevice, get_cuda_device_count, get_cuda_devices, get_cuda_supported_archs,
                              get_device, get_devices, get_preferred_device, is_conditional_graph_supported, is_cuda_available,
-                             is_device_available, set_device)
+                             is_device_available, map_cuda_device, set_device, unmap_cuda_device)
 from .runtime.launch import Launch, launch
 from .runtime.tiles import launch_tiled
 from .runtime.streams import (Event, ScopedStream, Stream, get_stream, record_event, synchronize, synchronize_device,

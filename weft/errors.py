@@ -159,8 +159,8 @@ class BackwardDisabledError(Error, ValueError):
     """An adjoint Jacobian asked of a kernel whose ``enable_backward`` option (its own or its module's) is False."""
 
 
-class DeviceError(Error):
-    """A device was requested that does not exist or cannot be used."""
+class DeviceError(Error, RuntimeError):
+    """A device was requested that does not exist or cannot be used (a RuntimeError, as Warp raises)."""
 
 
 class GeometryError(Error, ValueError):

@@ -185,6 +185,10 @@ OUT_OF_SCOPE_TESTS = {
                                                            "warning helper) and checks the arguments Warp passes it "
                                                            "(stacklevel=5, once=True); weft warns with warnings.warn "
                                                            "(UserWarning, tests/runtime/test_tape_copy.py)",
+    "test_devices::test_devices_unmap_cuda_device_clears_access_caches": "fills Warp's private runtime tables "
+                                                                          "(device_map, context_map, the peer and "
+                                                                          "mempool access caches) with fake devices "
+                                                                          "and inspects them",
     "test_graph::test_cuda_graph_memory_bindings": "checks the ctypes signatures of Warp's native library entry "
                                                     "points (wp_cuda_device_get_graph_mem_current, "
                                                     "wp_cuda_device_graph_mem_trim)",

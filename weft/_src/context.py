@@ -11,13 +11,16 @@ import ctypes
 import sys
 import typing
 
-from .. import init  # noqa: F401
+from .. import (
+    config,
+    init,  # noqa: F401
+)
 from ..builtins import public_builtins
 from ..cuda import driver
 from ..ir import types as T
 from ..module import _MODULES as _module_registry
 from ..module import get_module as _get_module
-from ..runtime.device import is_cuda_available
+from ..runtime.device import get_device, is_cuda_available
 from ..runtime.launch import resolve_block_dim as _resolve_launch_block_dim  # noqa: F401 (Warp's private name)
 from ..runtime.packing import make_packer
 from ..types.mapping import to_ir
@@ -64,6 +67,13 @@ class _Runtime:
     @property
     def is_cuda_enabled(self) -> bool:
         return is_cuda_available()
+
+    def verify_cuda_device(self, device=None) -> None:
+        """With ``wp.config.verify_cuda``, wait for a CUDA device's work and raise the CUDA error it hit, if any
+        (nothing to wait for on the CPU)."""
+        dev = get_device(device)
+        if config.verify_cuda and not dev.impl.synchronous:  # (a GPU's queued work may have failed)
+            dev.impl.synchronize(dev)
 
 
 runtime = _Runtime()

@@ -146,8 +146,49 @@ def get_cuda_device_count() -> int:
     return len(get_cuda_devices())
 
 
+#: extra names of CUDA devices (wp.map_cuda_device)
+_aliases: dict[str, Device] = {}
+
+
+def map_cuda_device(alias: str, context=None) -> Device:
+    """Give the CUDA device of ``context`` (default: the current device's, when it is a CUDA device) the extra name
+    ``alias``; ``wp.get_device(alias)`` and ``device=alias`` then name it. weft drives the primary context of each
+    GPU: a context weft did not create is refused.
+
+    Raises:
+        RuntimeError: no CUDA device with that context, or ``alias`` already names another device.
+    """
+    if context is None:
+        current = get_device()
+        if current not in get_cuda_devices():
+            raise DeviceError(f"Unable to determine CUDA context for device alias '{alias}'")
+        context = current.context
+    found = next((d for d in get_cuda_devices() if d.context is context or d.context == context), None)
+    if found is None:
+        raise DeviceError(f"wp.map_cuda_device('{alias}'): the context is not one of weft's CUDA devices (weft drives "
+                          "the primary context of each GPU)")
+    taken = _aliases.get(alias) or _devices.get(alias)
+    if taken is not None and taken is not found:
+        raise DeviceError(f"Device alias '{alias}' already exists")
+    if alias not in _devices:
+        _aliases[alias] = found
+    return found
+
+
+def unmap_cuda_device(alias: str) -> None:
+    """Remove a name given by :func:`map_cuda_device`.
+
+    Raises:
+        RuntimeError: ``alias`` is not such a name.
+    """
+    if alias not in _aliases:
+        raise DeviceError(f"Invalid CUDA device alias '{alias}'")
+    del _aliases[alias]
+
+
 def get_device(ident=None) -> Device:
-    """Resolve ``None`` (the current default), ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or a Device."""
+    """Resolve ``None`` (the current default), ``"cpu"``, ``"cuda"``, ``"cuda:N"``, a name given by
+    ``wp.map_cuda_device``, or a Device."""
     if isinstance(ident, Device):
         return ident
     if ident is None:
@@ -159,6 +200,8 @@ def get_device(ident=None) -> Device:
         raise DeviceError(f"invalid device {ident!r}; expected 'cpu', 'cuda' or 'cuda:N'")
     if ident == "cpu":
         return CPU
+    if ident in _aliases:
+        return _aliases[ident]
     if ident.startswith("cuda"):
         _probe_cuda()
         cudas = [d for d in _devices.values() if d.is_cuda]
