@@ -235,6 +235,10 @@ DELIBERATE_DIFFERENCES = {
         "Warp refuses a local initialised from a literal (x = 0.0) and updated in a dynamic loop, asking for "
         "x = float(0.0); weft gives the local storage of the literal's type and runs the loop as Python would "
         "(value and gradient: tests/frontend/test_kernel_decl.py; README: Python literals adapt)"),
+    "test_codegen::test_overloaded_slot_update_backward_rejected": (
+        "Warp refuses a differentiable augmented assignment to a vector component of an array element (a[0].x += y) "
+        "through a user operator func, which it cannot differentiate; weft differentiates it (gradients of both "
+        "operands exact: tests/frontend/test_kernel_decl.py; README: gradients are right or an error)"),
     "test_codegen::test_error_unmatched_arguments": (
         "Warp raises for 1 * 1.0 (int32 times float32); weft folds arithmetic on Python literals as Python does "
         "(README: Python literals adapt; mixed typed operands, such as its wp.dot(vec2f, vec2h) case, are errors)"),

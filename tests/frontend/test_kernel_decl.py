@@ -417,3 +417,20 @@ def test_literal_local_updated_in_dynamic_loop():
     tape.backward(grads={out: wp.ones(1, dtype=float)})
     assert out.numpy()[0] == 14.0
     np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0, 6.0])  # d/dx sum x^2, exact
+
+
+@wp.kernel
+def _user_operator_slot_backward(v: wp.array(dtype=wp.vec3h), h: wp.array(dtype=wp.float16)):
+    v[0].x += h[0]  # the user's float16 add of this file: v.x * h
+
+
+def test_user_operator_slot_update_is_differentiated():
+    v = wp.array([wp.vec3h(3.0, 5.0, 7.0)], dtype=wp.vec3h, requires_grad=True)
+    h = wp.array([2.0], dtype=wp.float16, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(_user_operator_slot_backward, dim=1, inputs=[v, h])
+    tape.backward(grads={v: wp.array([wp.vec3h(1.0, 1.0, 1.0)], dtype=wp.vec3h)})
+    np.testing.assert_array_equal(v.numpy(), [[6.0, 5.0, 7.0]])
+    np.testing.assert_array_equal(h.grad.numpy(), [3.0])  # d(v.x * h)/dh = v.x before the update
+    np.testing.assert_array_equal(v.grad.numpy(), [[2.0, 1.0, 1.0]])  # d/dv.x = h; the other components pass through
