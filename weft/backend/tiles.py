@@ -332,26 +332,30 @@ def _untile(r, s: Let, args) -> None:
     r.out(f"{_d(r, s)} = weft::untile({args[0]}, {r.lane_index()});")
 
 
-def tile_index_checks(r, s: Let, idx: list) -> str:
+def tile_index_checks(r, s: Let, idx: list, from_end: bool = True) -> str:
     """Debug mode: the C++ condition that every run-time index of a tile element access lies inside the tile (each
     failing one reports an error naming the dimension, index and valid range); "" when there is nothing to check."""
     if not r.opts.debug:
         return ""
     shape = s.args[0].type.shape
     where = f"line {s.loc.line}" if getattr(s, "loc", None) is not None else ""
-    negative = s.call.op.name != "tile_extract"  # subscripts count negative indices from the end; Warp's builtin not
     conds = []
     for d, (v, name, n) in enumerate(zip(s.args[1:], idx, shape)):
-        lo = -n if negative else 0
+        lo = -n if from_end else 0  # subscripts count negative indices from the end; Warp's tile_extract does not
         if not (isinstance(v, Const) and lo <= v.value < n):
             conds.append(f'weft::check_tile_index({name}, {lo}, {n}, {d}, "{r.opts.kernel_name}", "{where}")')
     return " && ".join(conds)
 
 
-def _extract(r, s: Let, args) -> None:
+def _extract(r, s: Let, args, from_end: bool = True) -> None:
     stmt = f"{_d(r, s)} = {r.tile_call('tile_extract', ', '.join(args), s.call.op.lane_level)};"
-    ok = tile_index_checks(r, s, args[1:])
+    ok = tile_index_checks(r, s, args[1:], from_end)
     r.out(f"if ({ok}) {{ {stmt} }} else {{ {_d(r, s)} = {{}}; }}" if ok else stmt)
+
+
+def _extract_builtin(r, s: Let, args) -> None:
+    """wp.tile_extract(t, i, ...): indices must lie in [0, n) (only the subscript form t[i] counts from the end)."""
+    _extract(r, s, args, from_end=False)
 
 
 def _update(r, s: Let, args) -> None:
@@ -496,7 +500,7 @@ _FORWARD = (
     ("tile_arange", _call("tile_arange")),
     ("tile", _tile_of),
     ("untile", _untile),
-    ("tile_extract", _extract),
+    ("tile_extract", _extract_builtin),
     ("extract", _extract),
     ("tile_view", _call("tile_view")),
     ("tile_slice", _call("tile_slice")),
