@@ -146,7 +146,45 @@ def _scales(rng, n):
     return [rng.uniform(0.5, 2.0, size=n)]
 
 
+V3D = wp.vec3d
+
+
+@wp.func
+def g_edge_edge(p1: V3D, q1: V3D, p2: V3D, q2: V3D):
+    return wp.closest_point_edge_edge(p1, q1, p2, q2, wp.float64(1.0e-8))
+
+
+def _edge_pairs(branch: str):
+    """Segment pairs whose closest points lie firmly inside one branch of the forward (central differences never
+    straddle a clamp): both parameters interior ("interior"), or t clamped below / above with s interior."""
+    def sample(rng, n):
+        out = []
+        while len(out) < n:
+            p1, q1, p2, q2 = rng.normal(size=(4, 3))
+            d1, d2, r = q1 - p1, q2 - p2, p1 - p2
+            a, e, b, c, f = d1 @ d1, d2 @ d2, d1 @ d2, d1 @ r, d2 @ r
+            den = a * e - b * b
+            if min(a, e) < 0.1 or den < 1e-2 * a * e:
+                continue
+            s_uc = (b * f - c * e) / den
+            t0 = (b * np.clip(s_uc, 0, 1) + f) / e
+            m = 0.05
+            if branch == "interior":
+                ok = m < s_uc < 1 - m and m < t0 < 1 - m
+            elif branch == "t below 0":
+                ok = t0 < -m and m < -c / a < 1 - m
+            else:
+                ok = t0 > 1 + m and m < (b - c) / a < 1 - m
+            if ok:
+                out.append((p1, q1, p2, q2))
+        return [np.array([o[k] for o in out]) for k in range(4)]
+    return sample
+
+
 def add_entries(entry, case) -> None:
+    entry("geometry", "closest_point_edge_edge",
+          *(case(f"segments, {branch}", (V3D, V3D, V3D, V3D), V3D, _edge_pairs(branch), g_edge_edge, n=4)
+            for branch in ("interior", "t below 0", "t above 1")))
     f32 = {"eps": 1e-3, "rtol": 2e-2, "atol": 2e-3, "n": 6}
     for name, kernel in (("mesh_query_point", k_point), ("mesh_query_point_no_sign", k_point_no_sign),
                          ("mesh_query_point_sign_normal", k_point_normal),

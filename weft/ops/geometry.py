@@ -251,10 +251,11 @@ def _edge_edge(args, attrs):
     return None
 
 
-register(Op("closest_point_edge_edge", _edge_edge, native="closest_point_edge_edge", adjoint=Adjoint.NONE, domain=D,
+register(Op("closest_point_edge_edge", _edge_edge, native="closest_point_edge_edge", adjoint=Adjoint.NATIVE, domain=D,
             header=HEADER, doc="closest_point_edge_edge(p1, q1, p2, q2, epsilon) -> vec3 (s, t, d): the closest points "
             "p1 + s (q1 - p1) and p2 + t (q2 - p2) of two segments and their distance; a segment with squared length "
-            "<= epsilon is a point. Not differentiable in weft (no gradient flows through it)."))
+            "<= epsilon is a point. Differentiable w.r.t. the end points (s or t clamped to 0 or 1 is a constant; "
+            "not differentiable where the closest points coincide or the branch changes)."))
 register(Op("intersect_tri_tri", _vec3s(6, lambda v: T.INT32), native="intersect_tri_tri", adjoint=Adjoint.NONE,
             domain=D, header=HEADER, doc="intersect_tri_tri(v0, v1, v2, u0, u1, u2) -> int: 1 when the two triangles "
             "intersect (touching counts, coplanar overlaps included), else 0."))

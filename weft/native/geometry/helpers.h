@@ -46,6 +46,82 @@ WEFT_FN vec_t<3, T> closest_point_edge_edge(const vec_t<3, T>& p1, const vec_t<3
     return vec_t<3, T>(s, t, length(c1 - c2));
 }
 
+// Adjoint: the branch the forward took is recomputed and differentiated; a clamped parameter (s or t at 0 or 1, or a
+// degenerate segment) is a constant there, the distance's gradient is zero where the closest points coincide.
+template <typename T>
+WEFT_FN void adj_closest_point_edge_edge(const vec_t<3, T>& p1, const vec_t<3, T>& q1, const vec_t<3, T>& p2,
+                                         const vec_t<3, T>& q2, T eps, vec_t<3, T>& adj_p1, vec_t<3, T>& adj_q1,
+                                         vec_t<3, T>& adj_p2, vec_t<3, T>& adj_q2, T& /*adj_eps*/,
+                                         const vec_t<3, T>& adj_ret) {
+    const vec_t<3, T> d1 = q1 - p1, d2 = q2 - p2, r = p1 - p2;
+    const T a = dot(d1, d1), e = dot(d2, d2), f = dot(d2, r), c = dot(d1, r), b = dot(d1, d2);
+    const vec_t<3, T> st = closest_point_edge_edge(p1, q1, p2, q2, eps);
+    const T s = st[0], t = st[1];
+    vec_t<3, T> adj_d1, adj_d2, adj_r;
+    // dist = |c1 - c2| with c1 = p1 + d1 s, c2 = p2 + d2 t
+    const vec_t<3, T> u = (p1 + d1 * s) - (p2 + d2 * t);
+    const T len = length(u);
+    const vec_t<3, T> adj_u = len > T(0) ? u * (adj_ret[2] / len) : vec_t<3, T>();
+    adj_p1 += adj_u;
+    adj_p2 -= adj_u;
+    adj_d1 += adj_u * s;
+    adj_d2 -= adj_u * t;
+    T adj_s = adj_ret[0] + dot(adj_u, d1), adj_t = adj_ret[1] - dot(adj_u, d2);
+    T adj_a = T(0), adj_b = T(0), adj_c = T(0), adj_e = T(0), adj_f = T(0);
+    auto interior = [](T x) { return x > T(0) && x < T(1); };
+    auto s_from = [&](T num) {  // s = clamp01(num / a): d/dnum and d/da when not clamped
+        const T q = num / a;
+        if (!interior(q)) return T(0);
+        adj_a -= adj_s * q / a;
+        return adj_s / a;
+    };
+    if (a <= eps && e <= eps) {
+    } else if (a <= eps) {
+        const T q = f / e;
+        if (interior(q)) {
+            adj_f += adj_t / e;
+            adj_e -= adj_t * q / e;
+        }
+    } else if (e <= eps) {
+        adj_c -= s_from(-c);
+    } else {
+        const T denom = a * e - b * b;
+        const T s0 = denom != T(0) ? geo::clamp01((b * f - c * e) / denom) : T(0);
+        const T t0 = (b * s0 + f) / e;
+        if (t0 < T(0)) {
+            adj_c -= s_from(-c);
+        } else if (t0 > T(1)) {
+            const T g = s_from(b - c);
+            adj_b += g;
+            adj_c -= g;
+        } else {
+            // t = (b s0 + f) / e, s = s0 = clamp01((b f - c e) / denom)
+            adj_b += adj_t * s0 / e;
+            adj_f += adj_t / e;
+            adj_e -= adj_t * t0 / e;
+            const T adj_s0 = adj_s + adj_t * b / e;
+            const T q = denom != T(0) ? (b * f - c * e) / denom : T(0);
+            if (denom != T(0) && interior(q)) {
+                const T adj_num = adj_s0 / denom, adj_den = -adj_s0 * q / denom;
+                adj_b += adj_num * f - T(2) * adj_den * b;
+                adj_f += adj_num * b;
+                adj_c -= adj_num * e;
+                adj_e += adj_den * a - adj_num * c;
+                adj_a += adj_den * e;
+            }
+        }
+    }
+    adj_d1 += d1 * (T(2) * adj_a) + d2 * adj_b + r * adj_c;
+    adj_d2 += d2 * (T(2) * adj_e) + d1 * adj_b + r * adj_f;
+    adj_r += d2 * adj_f + d1 * adj_c;
+    adj_q1 += adj_d1;
+    adj_p1 -= adj_d1;
+    adj_q2 += adj_d2;
+    adj_p2 -= adj_d2;
+    adj_p1 += adj_r;
+    adj_p2 -= adj_r;
+}
+
 namespace geo {
 // Whether segment [a, b] meets triangle (v0, v1, v2) (non-coplanar case; boundaries count).
 template <typename T>
