@@ -182,3 +182,55 @@ def test_replay_reads_what_its_launch_saved_even_after_a_later_launch_overwrote_
     tape.backward(grads={y1: wp.array(w1, dtype=wp.float64), y2: wp.array(w2, dtype=wp.float64)})
     np.testing.assert_allclose(x1.grad.numpy(), 2.0 * x1.numpy() * w1[slots1], rtol=1e-14)
     np.testing.assert_allclose(x2.grad.numpy(), 2.0 * x2.numpy() * w2[slots2], rtol=1e-14)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# plain stores into adjoints (wp.adjoint[x.vec].y = v) and component updates of gradient arrays
+
+
+@wp.struct
+class _VecHolder:
+    vec: wp.vec3
+
+
+@wp.func
+def _sum_vec(x: _VecHolder):
+    return x.vec[0] + x.vec[1] + x.vec[2]
+
+
+@wp.func_grad(_sum_vec)
+def _sum_vec_grad(x: _VecHolder, adj_ret: float):
+    wp.adjoint[x.vec][0] += adj_ret  # accumulated, then overwritten whole by the store below
+    wp.adjoint[x.vec] = wp.vec3(0.0, 0.0, 3.0) * adj_ret
+    wp.adjoint[x.vec].y = adj_ret * 5.0
+
+
+@wp.func
+def _lookup_x(values: wp.array(dtype=wp.vec3), i: int):
+    return values[i].x
+
+
+@wp.func_grad(_lookup_x)
+def _lookup_x_grad(values: wp.array(dtype=wp.vec3), i: int, adj_ret: float):
+    wp.adjoint[values][i].y += adj_ret * 2.0
+    wp.adjoint[values][i].z = -1.0
+
+
+@wp.kernel
+def _k_adjoint_stores(xs: wp.array(dtype=_VecHolder), values: wp.array(dtype=wp.vec3), out: wp.array(dtype=float)):
+    i = wp.tid()
+    out[i] = _sum_vec(xs[i]) + _lookup_x(values, i)
+
+
+def test_adjoint_stores_and_gradient_array_components():
+    h = _VecHolder()
+    h.vec = wp.vec3(1.0, 2.0, 3.0)
+    xs = wp.array([h, h], dtype=_VecHolder, requires_grad=True)
+    values = wp.zeros(2, dtype=wp.vec3, requires_grad=True)
+    out = wp.zeros(2, dtype=float, requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(_k_adjoint_stores, dim=2, inputs=[xs, values], outputs=[out])
+    tape.backward(grads={out: wp.array([1.0, 2.0], dtype=float)})
+    np.testing.assert_allclose(xs.grad.numpy()["vec"], [[0.0, 5.0, 3.0], [0.0, 10.0, 6.0]])
+    np.testing.assert_allclose(values.grad.numpy(), [[0.0, 2.0, -1.0], [0.0, 4.0, -1.0]])

@@ -189,6 +189,15 @@ OUT_OF_SCOPE_TESTS = {
                                                                           "(device_map, context_map, the peer and "
                                                                           "mempool access caches) with fake devices "
                                                                           "and inspects them",
+    **{f"deterministic/test_deterministic_options::{t}": (
+        "Warp's deterministic-mode internals: Module.resolve_options / adj.build / adj.det_meta (its compile "
+        "metadata), warp._src.deterministic's scatter buffers and record counts, its native deterministic.cu source")
+       for t in ("test_metadata_refresh_struct_tile_stack", "test_config_deterministic_max_records_default",
+                 "test_deterministic_enum_parity", "test_run_sort_reduce_uses_emitted_record_count",
+                 "test_scatter_record_count_capture_uses_capacity", "test_scatter_capacity_overflow_rejected")},
+    "deterministic/test_deterministic_scatter::test_overlap_check_matrix_blocks": (
+        "calls warp._src.deterministic._deterministic_arrays_overlap (the private overlap test of Warp's deferred "
+        "scatters)"),
     "test_graph::test_cuda_graph_memory_bindings": "checks the ctypes signatures of Warp's native library entry "
                                                     "points (wp_cuda_device_get_graph_mem_current, "
                                                     "wp_cuda_device_graph_mem_trim)",
@@ -271,6 +280,17 @@ DELIBERATE_DIFFERENCES = {
         "Warp aborts the process (SIGABRT) on an out-of-bounds tile index in debug mode; weft reports it as a Python "
         "exception after the launch (the process survives: nothing may crash the interpreter), naming the same "
         "coordinate, index and valid range (tests/tiles/test_errors.py)"),
+    **{k: ("Warp's deterministic mode reorders atomics (sorted slot assignment, deferred scatters) and so raises "
+           "WarpDeterminismError for kernels it cannot make deterministic or differentiate that way (other accesses "
+           "to a counter or scatter target, backward passes of consumed counters); weft's deterministic mode runs "
+           "each CPU launch on one thread in index order, where these kernels are deterministic and their "
+           "gradients right (docs/autodiff.md: atomic results used)")
+       for k in ("deterministic/test_deterministic_backward::test_deterministic_backward_counter_store_rejected",
+                 # (runs the test above in a child process twice and expects it to pass)
+                 "deterministic/test_deterministic_options::test_cpu_cache_hit_refreshes_deterministic_replay_metadata",
+                 "deterministic/test_deterministic_backward::test_deterministic_custom_adjoint_consumed_counter_rejected",
+                 "deterministic/test_deterministic_counter::test_counter_target_access_rejected",
+                 "deterministic/test_deterministic_scatter::test_scatter_target_access_rejected")},
     "test_runlength_encode::test_runlength_encode_error_unsupported_dtype": (
         "Warp's runlength_encode takes only int32 values and raises for others; weft's encodes values of any dtype "
         "on purpose (README: wp.utils.runlength_encode)"),

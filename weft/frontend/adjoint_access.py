@@ -5,7 +5,10 @@
   the adjoint of a struct / vector / matrix input (a zero value of the input's type with that part set is added);
 - ``wp.adjoint[a][i] += v`` for an array input ``a``: an atomic add into ``a``'s gradient array;
 - ``wp.adjoint[a]`` read as a value for an array input: a view of its gradient array (``tile_load`` /
-  ``tile_atomic_add`` of it, as Warp's custom tile gradients do).
+  ``tile_atomic_add`` of it, as Warp's custom tile gradients do);
+- ``wp.adjoint[x] = v``, ``wp.adjoint[x.vec].y = v``: the adjoint of input ``x`` (or that part of it) is set to ``v``;
+  ``wp.adjoint[a][i].x = v`` / ``wp.adjoint[a][i] = v``: a store into ``a``'s gradient array (Warp's plain adjoint
+  stores).
 """
 
 from __future__ import annotations
@@ -98,10 +101,50 @@ def accumulate(lw, node: ast.AugAssign) -> None:
     lw.op("adj_accum", [target, lw.read_name(hidden, node)], node=node)
 
 
+def assign(lw, target: ast.AST, value) -> None:
+    """``wp.adjoint[...] ... = value``: a plain store into the adjoint (of an input, or a gradient array's element)."""
+    targets = _targets(lw, target)
+    marker, outer = split(lw, target)
+    name, inner = _key_path(lw, marker.slice, targets)
+    path = inner + outer
+    inp = targets[name]
+    lw._pinned += 1
+    hidden = f"adjoint.{lw._pinned}"  # no Python name contains '.'
+    if isinstance(inp.type, T.ArrayType):
+        if not path or not isinstance(path[0], ast.Subscript):
+            raise lw.error(f"wp.adjoint[{name}] of an array is stored element by element: wp.adjoint[{name}][i] = "
+                           "value", target)
+        if not T.is_differentiable_type(inp.type.dtype):
+            return
+        lw.frame.env[hidden] = lw.op("adj_array", [inp], node=target)  # the gradient array (a view)
+        lw.store(_rebuild(ast.copy_location(ast.Name(id=hidden, ctx=ast.Load()), marker), path, store=True), value)
+        return
+    if not T.is_differentiable_type(inp.type):
+        return
+    if not path:
+        new = lw.operand(value, target, want=inp.type)
+        if new.type != inp.type:
+            raise lw.error(f"wp.adjoint[{name}] has type {inp.type}, the value has type {new.type}", target)
+    else:  # the current adjoint with that part replaced
+        lw.frame.mutable.add(hidden)
+        lw.bind(hidden, lw.op("adj_value", [inp], node=target), target)
+        lw.store(_rebuild(ast.copy_location(ast.Name(id=hidden, ctx=ast.Load()), marker), path, store=True), value)
+        new = lw.read_name(hidden, target)
+    lw.op("adj_reset", [inp], node=target)
+    lw.op("adj_accum", [inp, new], node=target)
+
+
 def _array_add(lw, node: ast.AugAssign, arr, name: str, path: list) -> None:
-    if len(path) != 1 or not isinstance(path[0], ast.Subscript):
+    if not path or not isinstance(path[0], ast.Subscript):
         raise lw.error(f"wp.adjoint[{name}] of an array takes one element: wp.adjoint[{name}][i] += value", node.target)
     if not T.is_differentiable_type(arr.type.dtype):
+        return
+    if len(path) > 1:  # a component of an element (wp.adjoint[a][i].x += v): an atomic add into the gradient array
+        lw._pinned += 1
+        hidden = f"adjoint.{lw._pinned}"
+        lw.frame.env[hidden] = lw.op("adj_array", [arr], node=node)
+        lhs = _rebuild(ast.copy_location(ast.Name(id=hidden, ctx=ast.Load()), node.target), path, store=True)
+        lw.visit(ast.copy_location(ast.AugAssign(target=lhs, op=node.op, value=node.value), node))
         return
     idx = lw.indices(path[0].slice)
     if len(idx) != arr.type.ndim:

@@ -489,6 +489,9 @@ class Lowerer:
         return getattr(value, "_wp_adjoint_marker_", False)
 
     def store(self, target: ast.AST, value) -> None:
+        if isinstance(target, (ast.Subscript, ast.Attribute)) and adjoint_access.split(self, target) is not None:
+            adjoint_access.assign(self, target, value)
+            return
         if isinstance(target, ast.Name):
             self.bind(target.id, value, target)
             if self.frame.tile_aliases:
