@@ -6,6 +6,7 @@ models (triangles and tets: Neo-Hookean with rest stability, Smith et al. 2018; 
 """
 
 from dataclasses import dataclass
+from operator import attrgetter
 
 import weft as wp
 
@@ -248,6 +249,7 @@ class _Segment:
 _MODEL_INPUTS = ("spring_indices", "spring_rest_length", "spring_stiffness", "spring_damping", "tri_indices",
                  "tri_poses", "tri_materials", "edge_indices", "edge_rest_angle", "edge_bending_properties",
                  "tet_indices", "tet_poses", "tet_materials")
+_model_inputs = attrgetter(*_MODEL_INPUTS)
 
 
 def _segments(model, control, kinds) -> list:
@@ -273,7 +275,7 @@ def eval_elastic_forces(model, state, control, particle_f, kinds=("spring", "tri
     callback per call); triangles with lift or drag by the generic adjoints of their kernels."""
     # the segments of the last (control, kinds) seen, kept on the model (rebuilding them costs a few us per step)
     ident = (kinds, id(getattr(control, "tri_activations", None)), id(getattr(control, "tet_activations", None)),
-             *(id(getattr(model, name)) for name in _MODEL_INPUTS))
+             *map(id, _model_inputs(model)))
     last = model.__dict__.get("_elastic_segments")
     if last is None or last[0] != ident:
         segs = _segments(model, control, kinds)
