@@ -140,6 +140,7 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
         raise LaunchError(f"kernel '{kernel.__name__}' takes {len(names)} arguments ({', '.join(names)}), "
                           f"got {len(args)}")
     dev = D.get_device(device) if device is not None else _infer_device(args)
+    requested = block_dim
     block_dim = resolve_block_dim(dev, block_dim)
     dims = normalize_dim(dim)
     types = kernel.infer_types(args)
@@ -154,6 +155,15 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
                               block_dim=block_dim, stream=stream, max_blocks=max_blocks)
     spec = kernel.specialize(types, block_dim)
     note_exec(kernel, dev, block_dim)
+    if spec.tile_dim and block_dim == 1 and requested is not None and requested > 1 and dev.impl.lanes_opt_in \
+            and not record_cmd and (not record_tape or active_tape.get() is None):
+        from .tiles import lanes_invariant
+
+        # one-lane blocks (Warp 1.19's CPU rule) and blocks of the requested lanes give the same result for this
+        # kernel: run the lanes together (SIMD across them); not on a Tape, whose backward sums in another order
+        if lanes_invariant(spec.fn):
+            block_dim = int(requested)
+            spec = kernel.specialize(types, block_dim)
     if read_only:
         _check_read_only(kernel, spec, read_only)
     _check_devices(kernel, spec, args, dev)

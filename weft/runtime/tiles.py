@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from ..errors import LaunchError
+from ..ir import types as T
+from ..ir.nodes import Assign, For, If, Let, Var
 from . import device as D
 from .launch import _infer_device, launch, normalize_dim, resolve_block_dim
 
@@ -44,3 +46,83 @@ def check_tiled_launch(kernel, spec, dims: tuple[int, ...]) -> None:
     if spec.tid_arity > len(dims):
         raise LaunchError(f"kernel '{kernel.__name__}' unpacks wp.tid() into {spec.tid_arity} indices but was "
                           f"launched with a {len(dims)}-D grid {dims}")
+
+
+# ---------------------------------------------------------------------- lanes that cannot be told apart
+#: tile ops whose result is the same whichever lanes of a block run them, given lane-independent operands
+_LANE_FREE_TILE_OPS = frozenset({"tile_load", "extract", "copy"})
+_LANE_INVARIANT: dict[int, tuple] = {}  # id(fn) -> (fn, verdict)
+
+
+def lanes_invariant(fn) -> bool:
+    """True when running a CPU block with all its lanes gives exactly what one-lane blocks (Warp 1.19's CPU rule
+    without ``enable_cpu_blocks``) give: the only tile ops are loads whose operands do not depend on the thread
+    (``wp.tid()`` and what is computed from it, also through control flow), reads of their elements and copies,
+    none under a branch or a thread-dependent loop, and nothing leaves a loop or the kernel early. Then every lane
+    sees the same tiles either way, so ``wp.launch(..., block_dim=64)`` of such a kernel (Warp's tile n-body)
+    runs its lanes together, in SIMD, instead of one block per thread."""
+    hit = _LANE_INVARIANT.get(id(fn))
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+    verdict = _lanes_invariant(fn)
+    _LANE_INVARIANT[id(fn)] = (fn, verdict)
+    return verdict
+
+
+def _lanes_invariant(fn) -> bool:
+    tainted: set[int] = set()
+
+    def dep(x) -> bool:
+        return isinstance(x, Var) and x.id in tainted
+
+    def tiles(xs) -> bool:
+        return any(isinstance(getattr(x, "type", None), T.TileType) for x in xs)
+
+    def taint(vs) -> bool:
+        new = [v.id for v in vs if isinstance(v, Var) and v.id not in tainted]
+        tainted.update(new)
+        return bool(new)
+
+    def visit(stmts, branch: bool, thread_ctl: bool) -> bool | None:
+        """None: not invariant; else whether the taint set grew."""
+        grew = False
+        for s in stmts:
+            if isinstance(s, Let):
+                name = s.call.op.name
+                if name == "block_dim":  # the block size itself differs
+                    return None
+                if tiles(s.args) or tiles(s.dsts):
+                    if name not in _LANE_FREE_TILE_OPS or branch:
+                        return None
+                    if name == "tile_load" and any(dep(a) for a in s.args):
+                        return None
+                if thread_ctl or name == "tid" or any(dep(a) for a in s.args):
+                    grew |= taint(s.dsts)
+            elif isinstance(s, Assign):
+                if thread_ctl or dep(s.src):
+                    grew |= taint([s.dst])
+            elif isinstance(s, For):
+                thread = thread_ctl or dep(s.start) or dep(s.stop) or dep(s.step)
+                if thread:
+                    grew |= taint([s.var])
+                inner = visit(s.body, branch or thread, thread)
+                if inner is None:
+                    return None
+                grew |= inner
+            elif isinstance(s, If):
+                thread = thread_ctl or dep(s.cond)
+                for body in (s.then, s.orelse):
+                    inner = visit(body, True, thread)
+                    if inner is None:
+                        return None
+                    grew |= inner
+            else:  # while loops, early exits, custom-gradient calls, ...: not analysed
+                return None
+        return grew
+
+    while True:  # to a fixed point: loops carry values back to earlier statements
+        grew = visit(fn.body, False, False)
+        if grew is None:
+            return False
+        if not grew:
+            return True
