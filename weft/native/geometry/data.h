@@ -72,7 +72,7 @@ struct BvhData {
     // host-only bookkeeping of the wide nodes' refit (appended last: the fields above keep their offsets)
     int32* wide_spans;       // (first, count) of each run of wide nodes numbered depth-first: the top, then subtrees
     int32 num_wide_spans;
-    float* wide_box;         // refit scratch: 6 floats (exact lo, hi) per wide node
+    float* wide_box;         // refit scratch: 8 floats (exact lo, hi; x, y, z, unused) per wide node
 };
 
 // Per-child data of the fast winding number (Barill et al. 2018, first order): the area-weighted normal sum, its

@@ -515,26 +515,30 @@ static inline __m256 all_max8(__m256 v) {
 }
 #endif
 
-// Quantize n child boxes into out (origin, scale, qlo, qhi). l[a][i], h[a][i]: child i's bounds on axis a, with
-// the unused slots (i >= n) holding copies of a used slot's. Per axis: a step a little over extent / 254, and bounds
-// checked with the decoding's own arithmetic plus a slack for rounding differences (fused multiply-adds): decoded
+// Quantize n child boxes into out (origin, scale, qlo, qhi). Child i's bounds on axis a: l[a][i], h[a][i] (lanes
+// of Lv[a], Hv[a]), the unused slots (i >= n) holding copies of a used slot's. Per axis: a step a little over
+// extent / 254, and bounds checked with the decoding's own arithmetic plus a slack for rounding differences (fused multiply-adds): decoded
 // boxes never shrink below the true ones. The codes of [l - slack, h + slack] are estimated in lanes (truncation is
 // floor: the values are >= 0); lanes whose estimate might be off (by a step, from rounding) are checked and moved
 // with the decoding's arithmetic one by one.
-static void wide_quantize(const float (*l)[WIDE], const float (*h)[WIDE], int n, WideNode& out) {
-    const uint32 used = (1u << n) - 1u;
 #if defined(__AVX2__)
+// lo_out / hi_out: the union of the children (the node's exact box), per axis in every lane.
+static void wide_quantize8(const __m256* Lv, const __m256* Hv, int n, WideNode& out, __m256* lo_out, __m256* hi_out) {
+    const uint32 used = (1u << n) - 1u;
     const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     for (int a = 0; a < 3; ++a) {
-        const __m256 L = _mm256_loadu_ps(l[a]), H = _mm256_loadu_ps(h[a]);
+        const __m256 L = Lv[a], H = Hv[a];
         const __m256 lo = all_min8(L), hi = all_max8(H);
+        lo_out[a] = lo;
+        hi_out[a] = hi;
         const __m256 sign = _mm256_set1_ps(-0.0f);
         const __m256 mag = _mm256_add_ps(_mm256_andnot_ps(sign, lo), _mm256_andnot_ps(sign, hi));
         const __m256 vs = _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(1e-6f), mag), _mm256_set1_ps(1e-30f));
-        const __m256 vstep = _mm256_add_ps(_mm256_mul_ps(_mm256_div_ps(_mm256_sub_ps(hi, lo), _mm256_set1_ps(254.0f)),
-                                                         _mm256_set1_ps(1.0001f)),
+        const __m256 vstep = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(hi, lo), _mm256_set1_ps(1.0001f / 254.0f)),
                                            _mm256_mul_ps(vs, _mm256_set1_ps(4.0f / 254.0f)));
-        const __m256 vi = _mm256_div_ps(_mm256_set1_ps(1.0f), vstep);
+        // 1 / step to ~23 bits (an estimate and one Newton step): the codes are only estimates, checked below
+        const __m256 r0 = _mm256_rcp_ps(vstep);
+        const __m256 vi = _mm256_mul_ps(r0, _mm256_sub_ps(_mm256_set1_ps(2.0f), _mm256_mul_ps(vstep, r0)));
         const __m256 vo = _mm256_sub_ps(lo, vs);
         const __m256 zero = _mm256_setzero_ps();
         const __m256 Ls = _mm256_sub_ps(L, vs), Hs = _mm256_add_ps(H, vs);
@@ -558,12 +562,15 @@ static void wide_quantize(const float (*l)[WIDE], const float (*h)[WIDE], int n,
                            used;
         if (__builtin_expect(bad != 0, 0)) {
             int32 ql[WIDE], qh[WIDE];
+            float lf[WIDE], hf[WIDE];
+            _mm256_storeu_ps(lf, L);
+            _mm256_storeu_ps(hf, H);
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(ql), il);
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(qh), ih);
             for (uint32 m = bad; m != 0; m &= m - 1) {
                 const int i = __builtin_ctz(m);
-                while (ql[i] > 0 && o + float(ql[i]) * step > l[a][i] - slack) --ql[i];
-                while (qh[i] < 255 && o + float(qh[i]) * step < h[a][i] + slack) ++qh[i];
+                while (ql[i] > 0 && o + float(ql[i]) * step > lf[i] - slack) --ql[i];
+                while (qh[i] < 255 && o + float(qh[i]) * step < hf[i] + slack) ++qh[i];
             }
             il = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
             ih = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh));
@@ -576,7 +583,19 @@ static void wide_quantize(const float (*l)[WIDE], const float (*h)[WIDE], int n,
         _mm_storel_epi64(reinterpret_cast<__m128i*>(out.qlo[a]), qlb);
         _mm_storel_epi64(reinterpret_cast<__m128i*>(out.qhi[a]), _mm_srli_si128(qlb, 8));
     }
+}
+#endif
+
+static void wide_quantize(const float (*l)[WIDE], const float (*h)[WIDE], int n, WideNode& out) {
+#if defined(__AVX2__)
+    __m256 L[3], H[3], lo[3], hi[3];
+    for (int a = 0; a < 3; ++a) {
+        L[a] = _mm256_loadu_ps(l[a]);
+        H[a] = _mm256_loadu_ps(h[a]);
+    }
+    wide_quantize8(L, H, n, out, lo, hi);
 #else
+    const uint32 used = (1u << n) - 1u;
     for (int a = 0; a < 3; ++a) {
         float lo = l[a][0], hi = h[a][0];
         for (int i = 1; i < WIDE; ++i) {
@@ -585,7 +604,7 @@ static void wide_quantize(const float (*l)[WIDE], const float (*h)[WIDE], int n,
         }
         const float mag = std::fabs(lo) + std::fabs(hi);
         const float slack = 1e-6f * mag + 1e-30f;
-        const float step = (hi - lo) / 254.0f * 1.0001f + slack * (4.0f / 254.0f);
+        const float step = (hi - lo) * (1.0001f / 254.0f) + slack * (4.0f / 254.0f);
         const float inv = 1.0f / step;
         const float o = lo - slack;
         out.origin[a] = o;
@@ -751,9 +770,60 @@ static int bvh_refit_wide(BvhData* b) {
     const int32 m = b->num_prims - 1;
     if (m < 1 || b->wide == nullptr || b->num_wide_spans == 0) return 0;
     if (b->wide_box == nullptr) {
-        b->wide_box = alloc<float>(6 * int64(m));  // the bound; only the entries of the nodes made are touched
+        b->wide_box = alloc_lines<float>(8 * int64(m));  // the bound; only the entries of the nodes made are touched
         if (b->wide_box == nullptr) return 2;
     }
+    // wide_box[w]: lo (x, y, z, -), hi (x, y, z, -) of wide node w
+#if defined(__AVX2__)
+    const bool records = b->leaf_data != nullptr && b->leaf_stride == 9;  // (padded by 3 floats: 4-float loads)
+    auto refit_node = [b, records](int32 w) {
+        WideNode& nd = b->wide[w];
+        const int n = nd.count;
+        __m128 rl[WIDE], rh[WIDE];  // child i's lo / hi corner (x, y, z, -)
+        for (int i = 0; i < n; ++i) {
+            const int32 ch = nd.child[i];
+            if (ch >= 0) {
+                const float* cb = b->wide_box + 8 * int64(ch);
+                rl[i] = _mm_load_ps(cb);
+                rh[i] = _mm_load_ps(cb + 4);
+            } else if (records) {
+                const float* v = b->leaf_data + 9 * int64(~ch);
+                const __m128 p0 = _mm_loadu_ps(v), p1 = _mm_loadu_ps(v + 3), p2 = _mm_loadu_ps(v + 6);
+                rl[i] = _mm_min_ps(p0, _mm_min_ps(p1, p2));
+                rh[i] = _mm_max_ps(p0, _mm_max_ps(p1, p2));
+            } else {
+                float lo[3], hi[3];
+                leaf_box(b, ~ch, lo, hi);
+                rl[i] = _mm_setr_ps(lo[0], lo[1], lo[2], 0.0f);
+                rh[i] = _mm_setr_ps(hi[0], hi[1], hi[2], 0.0f);
+            }
+        }
+        for (int i = n; i < WIDE; ++i) {
+            rl[i] = rl[0];
+            rh[i] = rh[0];
+        }
+        // rows (one child's x, y, z) to lanes (one axis's eight children)
+        __m256 L[3], H[3], lo[3], hi[3];
+        for (int side = 0; side < 2; ++side) {
+            __m128* r = side == 0 ? rl : rh;
+            __m128 a0 = r[0], a1 = r[1], a2 = r[2], a3 = r[3], b0 = r[4], b1 = r[5], b2 = r[6], b3 = r[7];
+            _MM_TRANSPOSE4_PS(a0, a1, a2, a3);
+            _MM_TRANSPOSE4_PS(b0, b1, b2, b3);
+            __m256* out = side == 0 ? L : H;
+            out[0] = _mm256_set_m128(b0, a0);
+            out[1] = _mm256_set_m128(b1, a1);
+            out[2] = _mm256_set_m128(b2, a2);
+        }
+        wide_quantize8(L, H, n, nd, lo, hi);
+        float* box = b->wide_box + 8 * int64(w);
+        const __m128 bl = _mm_blend_ps(_mm_blend_ps(_mm256_castps256_ps128(lo[0]), _mm256_castps256_ps128(lo[1]), 2),
+                                       _mm256_castps256_ps128(lo[2]), 4);
+        const __m128 bh = _mm_blend_ps(_mm_blend_ps(_mm256_castps256_ps128(hi[0]), _mm256_castps256_ps128(hi[1]), 2),
+                                       _mm256_castps256_ps128(hi[2]), 4);
+        _mm_store_ps(box, bl);
+        _mm_store_ps(box + 4, bh);
+    };
+#else
     auto refit_node = [b](int32 w) {
         WideNode& nd = b->wide[w];
         float l[3][WIDE], h[3][WIDE];
@@ -762,10 +832,10 @@ static int bvh_refit_wide(BvhData* b) {
             const int32 ch = nd.child[i];
             float lo[3], hi[3];
             if (ch >= 0) {
-                const float* cb = b->wide_box + 6 * int64(ch);
+                const float* cb = b->wide_box + 8 * int64(ch);
                 for (int k = 0; k < 3; ++k) {
                     lo[k] = cb[k];
-                    hi[k] = cb[3 + k];
+                    hi[k] = cb[4 + k];
                 }
             } else {
                 leaf_box(b, ~ch, lo, hi);
@@ -775,7 +845,7 @@ static int bvh_refit_wide(BvhData* b) {
                 h[k][i] = hi[k];
             }
         }
-        float* box = b->wide_box + 6 * int64(w);
+        float* box = b->wide_box + 8 * int64(w);
         for (int k = 0; k < 3; ++k) {
             for (int i = n; i < WIDE; ++i) {
                 l[k][i] = l[k][0];
@@ -787,10 +857,11 @@ static int bvh_refit_wide(BvhData* b) {
                 hi = std::max(hi, h[k][i]);
             }
             box[k] = lo;
-            box[3 + k] = hi;
+            box[4 + k] = hi;
         }
         wide_quantize(l, h, n, nd);
     };
+#endif
     const int32 spans = b->num_wide_spans;
 #pragma omp parallel for schedule(dynamic, 1) if (m > PARALLEL_MIN)
     for (int32 k = 1; k < spans; ++k)
@@ -1219,7 +1290,7 @@ GEO_API int32 geo_bvh_group_root(uint64 id, int32 group) {
 // first, and every box is then taken from them (leaf_box); the triangle boxes are needed only by the build's sort.
 static int mesh_rebuild_boxes(MeshData* m, bool build, const int32* groups = nullptr) {
     if (build) {
-        m->leaf_tris = alloc<float>(9 * int64(m->num_tris));
+        m->leaf_tris = alloc<float>(9 * int64(m->num_tris) + 3);  // + 3: a record may be read as 4-float groups
         if (m->leaf_tris == nullptr) return 2;
     }
     m->bvh.leaf_data = m->leaf_tris;
