@@ -114,6 +114,11 @@ class LaunchError(Error, RuntimeError):
     for launch arguments)."""
 
 
+class LaunchValueError(LaunchError, ValueError):
+    """A launch argument that cannot be converted to its parameter's type at all (``None`` for a vector): also a
+    ``ValueError``, as Warp raises."""
+
+
 class StructFieldError(Error, TypeError):
     """A value assigned to a ``@wp.struct`` field does not fit the field's type (also a ``TypeError``)."""
 

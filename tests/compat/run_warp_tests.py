@@ -291,6 +291,11 @@ DELIBERATE_DIFFERENCES = {
                  "deterministic/test_deterministic_backward::test_deterministic_custom_adjoint_consumed_counter_rejected",
                  "deterministic/test_deterministic_counter::test_counter_target_access_rejected",
                  "deterministic/test_deterministic_scatter::test_scatter_target_access_rejected")},
+    **{f"test_types::{t}": (
+        "weft's host scalars are NumPy scalars (wp.float32(1.25) is an np.float32 that also has Warp's .value), so "
+        "they carry .dtype and np.asarray/np.array of them give the numeric dtype; Warp's are ctypes-like objects "
+        "that NumPy stores as dtype=object (README: host scalars)")
+       for t in ("test_numpy_dtype_metadata", "test_numpy_dtype_scalar_inference")},
     "test_runlength_encode::test_runlength_encode_error_unsupported_dtype": (
         "Warp's runlength_encode takes only int32 values and raises for others; weft's encodes values of any dtype "
         "on purpose (README: wp.utils.runlength_encode)"),

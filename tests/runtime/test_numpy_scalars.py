@@ -159,6 +159,65 @@ def test_config_options_take_numpy_values():
         wp.config.num_threads, wp.config.verbose = old_threads, old_verbose
 
 
+# ------------------------------------------------------------------ weft's own scalar values (Warp's .value)
+@wp.kernel
+def _vec_param(v: wp.vec3, out: wp.array(dtype=wp.vec3)):
+    out[0] = v
+
+
+@wp.struct
+class _Typed:
+    u8: wp.uint8
+    f16: wp.float16
+    flag: wp.bool
+    v: wp.vec3
+
+
+def test_weft_scalar_values_carry_value_and_stay_numpy_scalars():
+    x = wp.float32(1.5)
+    assert x.value == 1.5 and type(x.value) is float and isinstance(x, np.float32) and isinstance(x, wp.float32)
+    assert np.asarray(x).dtype == np.float32 and np.array([x, x]).dtype == np.float32  # NumPy interop unchanged
+    assert wp.float16(1.25).value == 1.25 and wp.int16(123).value == 123 and wp.uint8(-1).value == 255
+    assert isinstance(np.float64(2.0), wp.float64) and not isinstance(x, wp.float64)
+    b = wp.bool(17)  # NumPy's bool cannot be subclassed: a small stand-in with the same interop
+    assert b.value is True and b and b == True and isinstance(b, wp.bool) and np.asarray(b).dtype == np.bool_
+    a = wp.full(3, b)
+    assert a.dtype is wp.bool and a.numpy().all()
+    a.fill_(wp.bool(False))
+    assert not a.numpy().any()
+    out = wp.zeros(2, dtype=float)
+    wp.launch(_scalar_args, dim=2, inputs=[wp.float32(0.5), wp.int32(3), wp.float64(0.25), wp.bool(True), out])
+    np.testing.assert_array_equal(out.numpy(), [2.75, 2.75])
+    s = _Typed()
+    assert isinstance(s.u8, wp.uint8) and isinstance(s.f16, wp.float16)  # fields keep their weft type
+    s.u8 = wp.uint8(7)
+    s.flag = wp.bool(True)
+    assert isinstance(s.u8, wp.uint8) and s.u8 == 7 and s.flag
+    s.u8 = 9  # a Python number stays one
+    assert type(s.u8) is int
+
+
+def test_single_value_for_a_composite_is_refused_or_promoted_as_warp():
+    out = wp.zeros(1, dtype=wp.vec3)
+    s = _Typed()
+    for v in (123, 1.5, wp.float32(1.5), wp.int32(2)):  # Python and weft scalars: refused
+        with pytest.raises(RuntimeError, match="argument 'v' expects vec3f but got a single value"):
+            wp.launch(_vec_param, 1, inputs=[v, out])
+        with pytest.raises(TypeError, match="Struct field 'v' expects vec3f but got a single value"):
+            s.v = v
+    for v in (True, np.bool_(True), wp.bool(True), np.float32(1.5), np.int64(3)):  # still broadcast, deprecated
+        with pytest.warns(DeprecationWarning, match=r"`vec3f` for kernel parameter 'v' is deprecated"):
+            wp.launch(_vec_param, 1, inputs=[v, out])
+        np.testing.assert_array_equal(out.numpy()[0], np.full(3, float(v), np.float32))
+        with pytest.warns(DeprecationWarning, match=r"`vec3f` for struct field 'v' is deprecated"):
+            s.v = v
+        np.testing.assert_array_equal(np.asarray(s.v), np.full(3, float(v), np.float32))
+    s.v = None  # zero, as a new struct's field
+    np.testing.assert_array_equal(np.asarray(s.v), np.zeros(3))
+    with pytest.raises(ValueError, match="Failed to convert argument for param v to vec3f"):
+        wp.launch(_vec_param, 1, inputs=[None, out])
+
+
 # ------------------------------------------------------------------ the suite's own use of pytest.approx
 def _plain_number_expr(node: ast.AST) -> bool:
     """A tolerance expression that is certainly a Python number: literals, names, float()/int() calls and

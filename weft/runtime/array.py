@@ -20,6 +20,7 @@ from ..types import composite as C
 from ..types.dtypes import element_size, np_layout, resolve_dtype, struct_np_dtype, to_host_value
 from ..types.layout import ARRAY_DESC
 from ..types.mapping import scalar_class
+from ..types.scalars import bool_value
 from ..types.struct import StructInstance
 from . import device as D
 from .pool import active_pool, grads_off
@@ -856,7 +857,7 @@ def _infer_dtype(data):
         return cls
     if isinstance(seq, np.generic):
         return cls
-    if isinstance(seq, bool):
+    if isinstance(seq, (bool, bool_value)):
         return bool
     if isinstance(seq, int):
         return np.int32 if not isinstance(data, np.ndarray) else data.dtype.type
@@ -949,7 +950,7 @@ def full(shape=None, value=0, dtype=typing.Any, device=None, requires_grad=False
         dtype = type(value) if isinstance(value, (C.VectorBase, C.MatrixBase, StructInstance)) else (
             _infer_dtype(value) if isinstance(value, np.generic) else  # NumPy scalars keep their own type
             np.int32 if isinstance(value, int) and not isinstance(value, bool) else
-            (bool if isinstance(value, bool) else float))
+            (bool if isinstance(value, (bool, bool_value)) else float))
     a = zeros(shape, dtype, device, requires_grad, pinned, length, **kwargs)
     a.fill_(value)
     return a

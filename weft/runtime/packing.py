@@ -8,11 +8,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..errors import LaunchError
+from ..errors import LaunchError, LaunchValueError
 from ..ir import types as T
 from ..types.composite import class_for
 from ..types.layout import args_layout, layout
-from ..types.scalars import bf16_bits, check_host_scalar
+from ..types.scalars import bf16_bits, check_host_scalar, single_value_promotion
 
 
 def _scalar_packer(t: T.ScalarType, where: Callable[[], str]) -> Callable:
@@ -68,6 +68,10 @@ def _composite_packer(t: T.Type, where) -> Callable:
     n = t.length if isinstance(t, T.VectorType) else t.rows * t.cols
 
     def pack(v):
+        if v is None:  # nothing to convert (Warp's ValueError)
+            w = where()
+            param = w.rsplit(" argument ", 1)[-1].strip("'")
+            raise LaunchValueError(f"{w}: Failed to convert argument for param {param} to {t}")
         a = getattr(v, "_a", None)
         if v is None:  # (Warp's ValueError)
             raise LaunchValueError(f"{where()}: Failed to convert argument for param {_param_name(where())} to {t} "
@@ -78,7 +82,11 @@ def _composite_packer(t: T.Type, where) -> Callable:
             raise LaunchError(f"{where()}: expected {t}, got {type(v).__name__}") from None
         if flat.size != n:
             if np.ndim(v) == 0:  # a single number for a vector or matrix (Warp's RuntimeError)
-                raise LaunchError(f"{where()} expects {t} but got a single value")
+                w = where()
+                param = w.rsplit(" argument ", 1)[-1]  # 'v'
+                if flat.size == 1 and single_value_promotion(v, t, f"kernel parameter {param}"):
+                    return st.pack(*np.broadcast_to(flat, (n,)).tolist())
+                raise LaunchError(f"{w} expects {t} but got a single value")
             raise LaunchError(f"{where()}: expected {t} ({n} components), got {flat.size} components")
         return st.pack(*flat.tolist())
     return pack

@@ -53,7 +53,7 @@ def to_ir(annotation) -> T.Type:
 
 def type_of_value(value) -> T.Type:
     """The IR type a Python value takes when passed to a kernel or captured as a constant."""
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, (bool, np.bool_, S.bool_value)):
         return T.BOOL
     if isinstance(value, np.generic):  # before float: np.float64 subclasses Python float
         return scalar_class(type(value))._ir_

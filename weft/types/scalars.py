@@ -23,7 +23,14 @@ class _ScalarMeta(type):
             value &= (1 << bits) - 1
             if not issubclass(cls._np_, np.unsignedinteger) and value >> (bits - 1):
                 value -= 1 << bits
-        return cls._np_(value)
+        return cls._host_(value)
+
+    def __instancecheck__(cls, obj) -> bool:
+        # isinstance(x, wp.float32): any float32 value (weft's host scalars are NumPy scalars), as Warp's check
+        np_type = cls.__dict__.get("_np_")
+        if isinstance(np_type, type) and issubclass(np_type, np.generic):
+            return isinstance(obj, (np_type, cls.__dict__["_host_"]))
+        return type.__instancecheck__(cls, obj)
 
     def __repr__(cls) -> str:
         return f"<weft type {cls.__name__}>"
@@ -52,11 +59,97 @@ _CTYPES = {"bool": ctypes.c_bool, "int8": ctypes.c_int8, "int16": ctypes.c_int16
            "float64": ctypes.c_double}
 
 
+def _value(self):
+    """The Python number (``wp.float32(1.5).value == 1.5``), as Warp's scalar instances have."""
+    return self.item()
+
+
+class bool_value:
+    """A host ``wp.bool(x)`` value. NumPy's bool cannot be subclassed (its instances are two singletons), so this
+    small class stands in for it: truth, ``.value``, comparisons, hashing as the Python bool, ``int()``/``float()``,
+    and NumPy interop through ``__array__`` (``np.asarray(wp.bool(1)).dtype`` is bool)."""
+
+    __slots__ = ("_v",)
+    _ir_ = T.BOOL
+    __numpy_dtype__ = np.dtype(np.bool_)  # np.dtype(wp.bool(1)) is bool, as for the other scalar values
+
+    def __init__(self, v=False):
+        object.__setattr__(self, "_v", bool(v))
+
+    @property
+    def value(self) -> bool:
+        return self._v
+
+    def _wp_scalar_value_(self) -> bool:
+        return self._v
+
+    def __bool__(self) -> bool:
+        return self._v
+
+    def __index__(self) -> int:
+        return int(self._v)
+
+    __int__ = __index__
+
+    def __float__(self) -> float:
+        return float(self._v)
+
+    def __eq__(self, other):
+        return self._v == (other._v if isinstance(other, bool_value) else other)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash(self._v)
+
+    def __invert__(self):
+        return bool_value(not self._v)
+
+    def __and__(self, other):
+        return bool_value(self._v and bool(other))
+
+    def __or__(self, other):
+        return bool_value(self._v or bool(other))
+
+    def __xor__(self, other):
+        return bool_value(self._v != bool(other))
+
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
+
+    def __array__(self, dtype=None, copy=None):
+        return np.array(self._v, dtype=dtype if dtype is not None else np.bool_)
+
+    def __repr__(self) -> str:
+        return f"bool({self._v})"
+
+    def __str__(self) -> str:
+        return str(self._v)
+
+    def __reduce__(self):
+        return (bool_value, (self._v,))
+
+
+def _host_class(name: str, np_type: type) -> type:
+    """The class of ``wp.<name>(x)`` values on the host: a NumPy scalar (same dtype, arithmetic, NumPy interop;
+    results of arithmetic are plain NumPy scalars) that also has Warp's ``.value`` (bool: :class:`bool_value`)."""
+    if np_type is np.bool_:
+        return bool_value
+    cls = type(f"{name}_value", (np_type,), {"__slots__": (), "value": property(_value),
+                                              "__module__": __name__, "__doc__": f"A host {name} value."})
+    globals()[cls.__name__] = cls  # picklable by name
+    return cls
+
+
 def _make(name: str, ir: T.ScalarType, base: type) -> type:
     # __numpy_dtype__: NumPy's dtype protocol (NumPy >= 2.4), so np.dtype(wp.float32) is float32 as in Warp
-    cls = _ScalarMeta(name, (base,), {"_ir_": ir, "_np_": ir.np_dtype.type, "_type_": _CTYPES[name], "_length_": 1,
+    np_type = ir.np_dtype.type
+    cls = _ScalarMeta(name, (base,), {"_ir_": ir, "_np_": np_type, "_host_": _host_class(name, np_type),
+                                      "_type_": _CTYPES[name], "_length_": 1,
                                       "__numpy_dtype__": np.dtype(ir.np_dtype),
                                       "__doc__": f"The {name} scalar type."})
+    if cls._host_ is not np_type and cls._host_ is not bool_value:
+        cls._host_._ir_ = ir
     return cls
 
 
@@ -82,6 +175,7 @@ def _bf16_host(v):
 
 
 bfloat16 = _ScalarMeta("bfloat16", (Float,), {"_ir_": T.BFLOAT16, "_np_": staticmethod(_bf16_host),
+                                                "_host_": staticmethod(_bf16_host),
                                                 "__doc__": "The bfloat16 scalar type."})
 
 
@@ -120,6 +214,7 @@ PY_ALIASES: dict[object, type] = {
     np.uint64: uint64,
     np.bool_: bool_,
 }
+PY_ALIASES.update({cls._host_: cls for cls in SCALAR_CLASSES[:-1]})
 if "ml_dtypes" in sys.modules:  # already imported by someone else: its bfloat16 maps to ours (see scalar_class)
     PY_ALIASES[sys.modules["ml_dtypes"].bfloat16] = bfloat16
 
@@ -159,3 +254,18 @@ def check_host_scalar(t: T.ScalarType, v):
     if abs(x) > limit and abs(x) != float("inf"):
         raise ValueError(f"{v!r} is out of range for {t} (largest finite value {limit:.7g})")
     return x
+
+
+def single_value_promotion(v, target, where: str) -> bool:
+    """Whether a single number ``v`` given for a vector / matrix / quaternion / transform ``target`` is broadcast,
+    as Warp 1.19: NumPy scalars and booleans (Python, NumPy, ``wp.bool``) still are, with a DeprecationWarning;
+    Python numbers and weft's own scalar values (``wp.float32(1.5)``) are refused (False: the caller raises).
+    ``where`` names the receiver in the warning ("kernel parameter 'v'", "struct field 'v'")."""
+    if isinstance(v, (bool, np.bool_, bool_value)) or (isinstance(v, np.generic) and not hasattr(type(v), "_ir_")):
+        import warnings
+
+        warnings.warn(f"Promoting a single value of type `{type(v).__name__}` to `{target}` for {where} is "
+                      f"deprecated; pass a `{target}` value", DeprecationWarning, stacklevel=4)
+        return True
+    return False
+

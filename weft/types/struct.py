@@ -13,7 +13,7 @@ from ..errors import StructDefinitionError, StructFieldError
 from ..ir import types as T
 from .dtypes import struct_np_dtype
 from .mapping import check_not_array_value, to_ir
-from .scalars import check_host_scalar
+from .scalars import check_host_scalar, single_value_promotion
 
 #: host operations on struct values that need the runtime (the layer above this one: arrays, devices); filled by
 #: weft/runtime/struct_host.py, which ``import weft`` loads before any struct can hold an array
@@ -169,7 +169,7 @@ def _field_plan(cls) -> tuple:
 
 def _default(ftype: T.Type):
     if isinstance(ftype, T.ScalarType):
-        return ftype.np_dtype.type(0).item()
+        return _scalar_value(ftype, 0)
     if isinstance(ftype, (T.VectorType, T.MatrixType)):
         from .composite import class_for
 
@@ -179,17 +179,36 @@ def _default(ftype: T.Type):
     return None
 
 
+def _scalar_value(ftype: T.ScalarType, v):
+    """A scalar field's value keeps its weft type (``isinstance(s.u8, wp.uint8)``, as Warp)."""
+    from .scalars import BY_NAME
+
+    cls = BY_NAME.get(ftype.name)
+    host = getattr(cls, "_host_", None)
+    return host(v) if isinstance(host, type) else ftype.np_dtype.type(v).item()
+
+
 def _convert(ftype: T.Type, value, name: str):
     if isinstance(ftype, T.ScalarType):
         try:
-            return ftype.np_dtype.type(check_host_scalar(ftype, value)).item()
+            v = check_host_scalar(ftype, value)
+            if type(value) in (int, float, bool):  # a Python number stays one (checked and rounded to the field)
+                return ftype.np_dtype.type(v).item()
+            return _scalar_value(ftype, v)
         except (TypeError, ValueError) as exc:
             raise StructFieldError(f"field '{name}': {exc}") from None
     if isinstance(ftype, (T.VectorType, T.MatrixType)):
         from .composite import class_for
 
-        if value is None or isinstance(value, (str, bytes)):
+        if value is None:  # zero, as a new struct's field (Warp)
+            return class_for(ftype)()
+        if isinstance(value, (str, bytes)):
             raise StructFieldError(f"field '{name}' expects {ftype}, got {type(value).__name__} {value!r}")
+        if np.ndim(value) == 0 and not hasattr(value, "_a"):  # one number for a composite field (as Warp 1.19)
+            if not single_value_promotion(value, ftype, f"struct field '{name}'"):
+                raise StructFieldError(f"Struct field '{name}' expects {ftype} but got a single value")
+            value = np.full(ftype.length if isinstance(ftype, T.VectorType) else (ftype.rows, ftype.cols),
+                            value, dtype=ftype.scalar.np_dtype)
         try:
             return class_for(ftype)(value)
         except (TypeError, ValueError) as exc:
