@@ -83,6 +83,7 @@ class Spec:
     #: (parameter index, field path) of the arrays held in struct parameters that the kernel writes (what
     #: wp.config.verify_fp checks besides array parameters); computed on first need
     struct_written: tuple | None = None
+    struct_read: tuple | None = None  # (parameter index, field path) of struct-held arrays the kernel loads from
     _strided: object = None  # the forward entry of the general (any layout) instantiation, built on first need
 
     def strided_fwd(self):

@@ -1012,3 +1012,27 @@ def test_56_atomic_add_then_store_and_store_then_atomic_add():
 
 def test_57_two_stores_to_different_elements():
     check(store_twice_other_index, 3, [arr([0.5, -1.2, 2.0])], [zeros(6)])
+
+
+@wp.struct
+class _Held:
+    values: wp.array(dtype=wp.vec3d)
+
+
+@wp.kernel
+def struct_held_update(holder: _Held, x: wp.array(dtype=f64), out: wp.array(dtype=f64)):
+    i = wp.tid()
+    holder.values[i].x += x[i]  # read-modify-write of an array held in a struct parameter
+    out[i] = holder.values[i].x * holder.values[i].x + holder.values[i].y
+
+
+def test_58_store_into_an_array_held_in_a_struct_consumes_its_gradient():
+    # the gradient of the values the store overwrote flows only through the update (it was counted twice)
+    def run(values, x):
+        holder = _Held()
+        holder.values = wp.clone(values)  # the kernel updates it: each evaluation starts from the same state
+        out = zeros(3)
+        wp.launch(struct_held_update, dim=3, inputs=[holder, x], outputs=[out])
+        return out
+    r = rng(58)
+    check_fn(run, [arr(r.normal(size=(3, 3)), wp.vec3d), arr(r.normal(size=3))])

@@ -111,6 +111,15 @@ def rewritten_arrays(fn: Function) -> frozenset[int]:
 def struct_arrays_written(fn: Function) -> tuple[tuple[int, tuple[str, ...]], ...]:
     """Arrays held in struct parameters that the kernel writes, as (parameter index, field path) pairs: what
     ``wp.config.verify_fp`` checks besides the array parameters."""
+    return _struct_arrays(fn, WRITES_ARRAY)
+
+
+def struct_arrays_read(fn: Function) -> tuple[tuple[int, tuple[str, ...]], ...]:
+    """Arrays held in struct parameters whose elements the kernel loads, as (parameter index, field path) pairs."""
+    return _struct_arrays(fn, READS_ARRAY)
+
+
+def _struct_arrays(fn: Function, roles) -> tuple[tuple[int, tuple[str, ...]], ...]:
     from .nodes import Assign
 
     origin: dict[int, tuple[int, tuple[str, ...]]] = {
@@ -129,7 +138,7 @@ def struct_arrays_written(fn: Function) -> tuple[tuple[int, tuple[str, ...]], ..
             origin[s.dsts[0].id] = (src[0], (*src[1], s.call.attrs[0]))
         elif role in (Role.VIEW, Role.COPY) and s.dsts:
             origin[s.dsts[0].id] = src
-        elif src[1] and role in WRITES_ARRAY:
+        elif src[1] and role in roles:
             written.add(src)
     return tuple(sorted(written))
 

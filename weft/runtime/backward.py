@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import struct
+
 from .. import abi, ahead
 from ..errors import LaunchError
 from ..ir import types as T
-from ..types.layout import ARRAY_DESC
+from ..types.layout import ARRAY_DESC, ARRAY_FLAGS_OFFSET, field_offset
 from .array import _PENDING, array, flush_pending_zeros, materialize_launch
 from .launch import check_errors
 
@@ -74,6 +76,10 @@ def run_record_adjoint(rec) -> None:
             scratch.append(buf)
             overrides[i] = buf._desc_flags(abi.ARRAY_FLAG_REPLAY_WRITES)
             continue
+        fields = [path for j, path in rec.consume_fields if j == i]
+        if fields:  # a struct holding arrays whose gradients the kernel's stores consume
+            overrides[i] = _consuming_struct(a, fields)
+            continue
         if not hasattr(a, "desc_with"):
             continue
         flags = abi.ARRAY_FLAG_CONSUME_GRAD if i in rec.consume else 0
@@ -90,6 +96,16 @@ def run_record_adjoint(rec) -> None:
             overrides[i] = a.desc_with(flags=flags)
     _run_bwd(rec.kernel, rec.spec, rec.dims, list(rec.args), rec.device, overrides, rec.block_dim, rec.stream,
              rec.max_blocks)
+
+
+def _consuming_struct(value, paths) -> bytes:
+    """The packed struct ``value`` with the consume flag set in the descriptors of its arrays at ``paths``."""
+    packed = bytearray(value._pack())
+    for path in paths:
+        at = field_offset(value._ir_, path) + ARRAY_FLAGS_OFFSET
+        (flags,) = struct.unpack_from("<i", packed, at)
+        struct.pack_into("<i", packed, at, flags | abi.ARRAY_FLAG_CONSUME_GRAD)
+    return bytes(packed)
 
 
 def launch_adjoint(kernel, dims, args, adj_args, device, n_inputs, block_dim: int = 256, stream=None,

@@ -11,7 +11,6 @@ import numpy as np
 from .. import abi, config
 from ..errors import Error, LaunchError, RuntimeError_
 from ..ir import types as T
-from ..ir.access import struct_arrays_written
 from ..types.composite import class_for
 from ..types.layout import layout
 from . import device as D
@@ -19,6 +18,7 @@ from . import threads as _threads
 from .array import _PENDING, materialize_launch
 from .backends import _DIMS, finish_entry
 from .capture import _capture, active_capture
+from .struct_access import struct_arrays_written_by
 from .tape import active_tape
 from .threads import launch_threads
 
@@ -319,7 +319,7 @@ def verify_fp(spec, args) -> None:
     struct parameters)."""
     name = spec.kernel.__name__
     targets = [(f"argument '{spec.kernel._param_names[i]}'", args[i]) for i in spec.written]
-    for i, path in _struct_arrays_written(spec):
+    for i, path in struct_arrays_written_by(spec):
         obj = args[i]
         for field in path:
             obj = getattr(obj, field, None)
@@ -332,19 +332,6 @@ def verify_fp(spec, args) -> None:
             bad = np.argwhere(~np.isfinite(data))[0]
             raise RuntimeError_(f"kernel '{name}' wrote a non-finite value into {label} at index "
                                 f"{tuple(int(x) for x in bad)} (wp.config.verify_fp is set)")
-
-
-def _struct_arrays_written(spec) -> tuple:
-    found = spec.struct_written
-    if found is None:
-
-        if not any(isinstance(t, T.StructType) for t in spec.types):
-            found = ()
-        else:
-            fn = spec.fn if spec.fn is not None else spec._relower()  # a spec restored from its record: lower now
-            found = struct_arrays_written(fn)
-        spec.struct_written = found
-    return found
 
 
 def adopt_foreign(kernel, types, args: list) -> list[int]:

@@ -22,6 +22,7 @@ from ..ir import types as T
 from . import access_check
 from .array import defer_zero
 from .backends import CopyAdjoint, backend_for
+from .struct_access import field_array, struct_arrays_read_by, struct_arrays_written_by
 
 #: the Tape recording now (launches, copies and library calls record themselves on it)
 active_tape: contextvars.ContextVar = contextvars.ContextVar("weft_tape", default=None)
@@ -64,6 +65,8 @@ class LaunchRecord:
     stream: object = None  # the launch's stream (None: the device's current stream); the backward runs there too
     max_blocks: int = 0  # CUDA block cap of the launch, kept for the backward
     after: dict = field(default_factory=dict)  # param index -> copy taken right after the launch (Spec.replay_reads)
+    #: (param index, field path) of arrays held in struct parameters whose gradients a store consumes
+    consume_fields: frozenset = frozenset()
 
     def __getitem__(self, i):
         """Warp's record layout, ``[kernel, dim, max_blocks, inputs, outputs, device, block_dim, metadata]``, for
@@ -160,8 +163,19 @@ class Tape:
             if (self._written.get(key) or i in spec.read) and not getattr(a, "_retain_grad", False):
                 consume.add(i)  # (retain_grad: the user keeps the gradient, as Warp's flag does)
             self._written.setdefault(key, []).append(index)
+        consume_fields = set()
+        for i, path in struct_arrays_written_by(spec):  # arrays held in struct parameters: the same rule
+            a = field_array(args[i], path)
+            if not hasattr(a, "_shared"):
+                continue
+            key = id(a._shared)
+            if (self._written.get(key) or (i, path) in struct_arrays_read_by(spec)) and \
+                    not getattr(a, "_retain_grad", False):
+                consume_fields.add((i, path))
+            self._written.setdefault(key, []).append(index)
         self.launches.append(LaunchRecord(kernel, spec, tuple(dims), tuple(args), device, n_inputs, block_dim,
-                                          versions, snapshots, frozenset(consume), stream, max_blocks, after or {}))
+                                          versions, snapshots, frozenset(consume), stream, max_blocks, after or {},
+                                          frozenset(consume_fields)))
         if access_check.enabled():
             access_check.check_launch(self, kernel, spec, args)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ..ir import types as T
 
 ARRAY_DESC = struct.Struct("<QQ4iii4q")  # array_t<T>: data, grad, shape[4], ndim, flags, strides[4]
+ARRAY_FLAGS_OFFSET = struct.calcsize("<QQ4ii")  # where array_t's int32 flags sit in the descriptor
 ARRAY_SIZE = ARRAY_DESC.size  # 72
 INDEXED_DESC_SIZE = ARRAY_SIZE + 4 * 8 + 4 * 4  # arr, indices[4], shape[4]
 FABRIC_DESC = struct.Struct("<Qq4iii")  # fabricarray_t<T>: buckets, nbuckets, shape[4], ndim, flags
@@ -73,6 +74,24 @@ def _struct_layout(fields: tuple[T.Type, ...]) -> Layout:
     if tail:
         fmt.append(f"{tail}x")
     return Layout(offset + tail, align, "".join(fmt))
+
+
+def field_offset(t: T.StructType, path: tuple[str, ...]) -> int:
+    """The byte offset of the field at ``path`` (field names, nested structs first) inside a packed ``t``."""
+    offset = 0
+    for name in path:
+        pos = 0
+        for fname, ft in t.fields:
+            fl = layout(ft)
+            pos += (-pos) % fl.align
+            if fname == name:
+                break
+            pos += fl.size
+        else:
+            raise KeyError(f"struct {t.name} has no field '{name}'")
+        offset += pos
+        t = ft
+    return offset
 
 
 def args_layout(types: tuple[T.Type, ...]) -> Layout:
