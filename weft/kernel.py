@@ -206,12 +206,18 @@ class Kernel:
             ahead.note_local_kernel(self)
         remember_source(func)
         statics.declare(func, lambda: self.source)  # wp.static() expressions evaluated now, as in Warp
+
+    def _register(self) -> Kernel:
+        """Record a kernel the decorator returns by its qualified name (the decorator form of ``wp.overload`` finds
+        it there, and ``Module.mark_modified`` / ``_get_live_kernels``). A module-level or custom-named kernel is kept
+        alive, as Warp's module keeps it (a stub rebinding its name still finds it); one made in a function without a
+        name of its own lives as long as its references."""
+        func = self.func
         same = _BY_QUALNAME.setdefault((func.__module__, func.__qualname__), [])
-        same[:] = [r for r in same if r() is not None and r().key != self.key] + [weakref.ref(self)]
-        # a module-level or custom-named kernel is kept alive, as Warp's module keeps it (a stub rebinding its name
-        # still finds it); a kernel made in a function without a name of its own lives as long as its references
-        if "<locals>" not in func.__qualname__ or (options or {}).get("name"):
+        same[:] = [r for r in same if r() is not None and r() is not self and r().key != self.key] + [weakref.ref(self)]
+        if "<locals>" not in func.__qualname__ or self.options.get("name"):
             _KEPT[(func.__module__, func.__qualname__, self.key)] = self
+        return self
 
     @property
     def module(self):
@@ -751,8 +757,8 @@ def kernel(f=None, *, enable_backward: bool | None = None, module=None, launch_b
         if module_options is not None or module == "unique":
             from .module import unique_kernel
 
-            return unique_kernel(fn, opts, module, module_options)
-        return Kernel(fn, options=opts, module=module)
+            return unique_kernel(fn, opts, module, module_options)._register()
+        return Kernel(fn, options=opts, module=module)._register()
 
     if f is not None:
         return wrap(f)
