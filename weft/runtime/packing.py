@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import struct
 from collections.abc import Callable
 
@@ -52,16 +51,6 @@ def _scalar_packer(t: T.ScalarType, where: Callable[[], str]) -> Callable:
     return pack_int
 
 
-class LaunchValueError(LaunchError, ValueError):
-    """A launch argument that cannot be converted to its parameter's type (Warp raises a ValueError)."""
-
-
-def _param_name(where: str) -> str:
-    """The parameter name in a ``where()`` text (``kernel 'k' argument 'v'`` -> ``v``)."""
-    found = re.search(r"argument '([^']*)'", where)
-    return found.group(1) if found else where
-
-
 def _composite_packer(t: T.Type, where) -> Callable:
     lay = layout(t)
     st = struct.Struct("<" + lay.fmt)
@@ -73,9 +62,6 @@ def _composite_packer(t: T.Type, where) -> Callable:
             param = w.rsplit(" argument ", 1)[-1].strip("'")
             raise LaunchValueError(f"{w}: Failed to convert argument for param {param} to {t}")
         a = getattr(v, "_a", None)
-        if v is None:  # (Warp's ValueError)
-            raise LaunchValueError(f"{where()}: Failed to convert argument for param {_param_name(where())} to {t} "
-                                   "(got None)")
         try:
             flat = (a if a is not None else np.asarray(v)).reshape(-1)
         except (TypeError, ValueError):
