@@ -419,3 +419,11 @@ def test_extents_beyond_int32_raise_before_allocating():
     view = np.broadcast_to(np.zeros(1, dtype=np.int8), (2**31,))  # no real buffer behind it
     with pytest.raises(ValueError, match="maximum representable value of a signed 32-bit integer"):
         wp.array(view, dtype=wp.int8)
+
+
+def test_empty_array_numpy_interface_uses_dense_strides():
+    a = wp.zeros((1, 0), dtype=wp.vec2f)
+    assert a.__array_interface__["data"][0] != 0
+    na = np.asarray(a)
+    assert na.shape == (1, 0, 2) and na.dtype == np.float32 and na.strides == (0, 8, 4)  # as Warp
+    assert np.asarray(wp.zeros((2, 3), dtype=wp.vec2f)).strides == (24, 8, 4)  # non-empty: unchanged

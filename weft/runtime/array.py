@@ -492,7 +492,15 @@ class array:
     def __array_interface__(self):
         if not self.device.impl.host_memory:
             raise AttributeError("__array_interface__ is only available for CPU arrays")
-        return self._np.__array_interface__
+        interface = self._np.__array_interface__
+        if self.size == 0:  # as Warp: the strides of a dense layout, a zero extent zeroing the outer ones
+            base, trailing = np_layout(self._ir)
+            strides, step = [], element_size(self._ir)
+            for n in reversed(self.shape):
+                strides.append(step)
+                step *= int(n)
+            interface = dict(interface, strides=tuple(reversed(strides)) + _trailing_strides(base, trailing))
+        return interface
 
     @property
     def __cuda_array_interface__(self):
