@@ -296,6 +296,10 @@ DELIBERATE_DIFFERENCES = {
         "they carry .dtype and np.asarray/np.array of them give the numeric dtype; Warp's are ctypes-like objects "
         "that NumPy stores as dtype=object (README: host scalars)")
        for t in ("test_numpy_dtype_metadata", "test_numpy_dtype_scalar_inference")},
+    **{f"test_verify_fp::{t}": (
+        "with wp.config.verify_fp Warp prints a warning for a non-finite value a kernel wrote and continues; weft "
+        "raises wp.RuntimeError_ naming the kernel, the argument, the index and the value (docs/reliability.md)")
+       for t in ("test_nan", "test_verify_fp_reports_composite_slot_overflow")},
     "test_grad_debug::test_gradcheck_nan": (
         "expects gradcheck to fail on the NaN of Warp's sqrt adjoint at 0 (the length of a zero vector); weft's sqrt "
         "adjoint is 0 there, so the analytic gradient matches central differences (README)"),

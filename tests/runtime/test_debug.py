@@ -110,7 +110,7 @@ def test_verify_fp_reports_nan(verify_fp):
     y = wp.zeros(4, dtype=float)
     with pytest.raises(wp.RuntimeError_) as info:
         wp.launch(k_make_nan, dim=4, inputs=[x, y])
-    assert "kernel 'k_make_nan' wrote a non-finite value into argument 'y' at index (2,)" in str(info.value)
+    assert "kernel 'k_make_nan' wrote a non-finite value (nan) into argument 'y' at index (2,)" in str(info.value)
     # finite results pass
     wp.launch(k_make_nan, dim=4, inputs=[wp.array(np.ones(4, dtype=np.float32)), y])
     np.testing.assert_array_equal(y.numpy(), 1.0)

@@ -330,7 +330,7 @@ def verify_fp(spec, args) -> None:
         data = a.numpy()
         if data.dtype.kind == "f" and not np.isfinite(data).all():
             bad = np.argwhere(~np.isfinite(data))[0]
-            raise RuntimeError_(f"kernel '{name}' wrote a non-finite value into {label} at index "
+            raise RuntimeError_(f"kernel '{name}' wrote a non-finite value ({data[tuple(bad)]}) into {label} at index "
                                 f"{tuple(int(x) for x in bad)} (wp.config.verify_fp is set)")
 
 
