@@ -198,6 +198,16 @@ OUT_OF_SCOPE_TESTS = {
     "deterministic/test_deterministic_scatter::test_overlap_check_matrix_blocks": (
         "calls warp._src.deterministic._deterministic_arrays_overlap (the private overlap test of Warp's deferred "
         "scatters)"),
+    **{f"test_context::{t}": (
+        "calls warp._src.context._validate_cuda_device_arch, Warp's private check of the CUDA toolkit its own wheel was "
+        "built with against a device's architecture (its message recommends Warp's CUDA 12 build); weft asks NVRTC "
+        "which architectures it can target (toolchain/nvrtc.py target_arch)")
+       for t in ("test_cuda_13_rejects_unsupported_device_arch", "test_cuda_13_accepts_minimum_device_arch",
+                 "test_cuda_12_accepts_older_device_arch", "test_unknown_cuda_toolkit_accepts_device_arch")},
+    **{f"test_context::{t}": (
+        "Warp's generated-symbol naming internals: Kernel.get_mangled_name / _mangled_name, Module._set_strip_hash, "
+        "module.execs and warp._src.codegen._codegen_lock")
+       for t in ("test_kernel_mangled_name_cache", "test_kernel_mangled_name_cache_is_synchronized")},
     "test_graph::test_cuda_graph_memory_bindings": "checks the ctypes signatures of Warp's native library entry "
                                                     "points (wp_cuda_device_get_graph_mem_current, "
                                                     "wp_cuda_device_graph_mem_trim)",
