@@ -95,6 +95,14 @@ class Module:
             k.invalidate()
         self.execs.clear()
 
+    def unload(self) -> None:
+        """Drop the module's loaded variants and its kernels' compiled specialisations: the next launch (or ``load``)
+        loads them again, from the kernel cache when nothing changed. Launches already recorded (a captured graph, a
+        ``wp.Launch``) keep the code they hold and still run."""
+        for k in self._get_live_kernels():
+            k.invalidate()
+        self.execs.clear()
+
     @property
     def structs(self) -> dict:
         """The ``@wp.struct`` classes defined in this module, by qualified name (a redefinition replaces one)."""

@@ -77,3 +77,16 @@ def test_capture_while_and_capture_if_run_at_every_replay():
 @wp.kernel
 def _decrement(c: wp.array(dtype=wp.int32)):
     wp.atomic_sub(c, 0, 1)
+
+
+def test_module_unload_keeps_captured_launches_and_reloads():
+    src = wp.ones(4, dtype=float)
+    dst = wp.zeros(4, dtype=float)
+    wp.launch(_accumulate, 4, inputs=[src, dst])
+    with wp.ScopedCapture() as capture:
+        wp.launch(_accumulate, 4, inputs=[src, dst])
+    _accumulate.module.unload()
+    assert not _accumulate.module.execs
+    wp.capture_launch(capture.graph)  # the graph keeps the code it captured
+    wp.launch(_accumulate, 4, inputs=[src, dst])  # loaded again
+    np.testing.assert_array_equal(dst.numpy(), 3.0)
