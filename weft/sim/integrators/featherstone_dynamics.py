@@ -27,15 +27,17 @@ import weft as wp
 
 from ..forces.joints import joint_axis_force
 from .featherstone_math import (
-    carried_axes_rate,
+    body_inertia_world,
     cross_force,
     cross_motion,
-    dof_axis,
     dof_count,
     dot6,
     has_axes,
     inertia_apply,
+    joint_bias_term,
+    motion_column,
     rotation_axes,
+    wrench_about_origin,
 )
 
 
@@ -75,12 +77,9 @@ def dynamics_joint_terms(joint_articulation: wp.array(dtype=int), joint_q: wp.ar
     w_rel = wp.vec3(0.0, 0.0, 0.0)
     u_rel = wp.vec3(0.0, 0.0, 0.0)
     for i in range(dof_count(jtype, lin, ang)):
-        e, angular = dof_axis(jtype, lin, ang, joint_axis_start[j], i, joint_axis, e0, b1, b2)
-        e = wp.quat_rotate(R, e)
+        s, e, angular = motion_column(jtype, lin, ang, joint_axis_start[j], i, joint_axis, e0, b1, b2, R, P)
         qd = joint_qd[d0 + i]
-        s = wp.spatial_vector(wp.vec3(0.0, 0.0, 0.0), e)
         if angular != 0:
-            s = wp.spatial_vector(e, wp.cross(P, e))
             w_rel = w_rel + e * qd
         else:
             u_rel = u_rel + e * qd
@@ -89,23 +88,17 @@ def dynamics_joint_terms(joint_articulation: wp.array(dtype=int), joint_q: wp.ar
     v_rel[j] = v
     # velocity-product acceleration of the joint's own motion: axes carried by its coordinates, and for axes through
     # the moving child origin (free, D6) the term u_rel x w_rel (the parent's velocity enters in kernel 3)
-    al = wp.quat_rotate(R, carried_axes_rate(jtype, lin, ang, d0, joint_qd, e0, b1, b2))
-    c_rel[j] = wp.spatial_vector(al, wp.cross(P, al) + wp.cross(u_rel, w_rel))
+    c_rel[j] = joint_bias_term(jtype, lin, ang, d0, joint_qd, e0, b1, b2, R, P, u_rel, w_rel)
     # the child body's spatial inertia about the world origin
     m = body_mass[child]
-    com = wp.transform_point(X_wc, body_com[child])
-    Rm = wp.quat_to_matrix(wp.transform_get_rotation(X_wc))
-    h = com * m
-    I_o = Rm * body_inertia[child] * wp.transpose(Rm) + (wp.identity(3, dtype=float) * wp.dot(com, com)
-                                                         - wp.outer(com, com)) * m
+    h, I_o, com = body_inertia_world(X_wc, body_com[child], m, body_inertia[child])
     b_m[j] = m
     b_h[j] = h
     b_I[j] = I_o
     fe = wp.spatial_vector()
     if use_body_f != 0:
         # external wrench about the centre of mass -> about the world origin
-        w = body_f[child]
-        fe = wp.spatial_vector(wp.spatial_top(w) + wp.cross(com, wp.spatial_bottom(w)), wp.spatial_bottom(w))
+        fe = wrench_about_origin(body_f[child], com)
     f_ext[j] = fe
 
 

@@ -176,3 +176,42 @@ def carried_axes_rate(jtype: int, lin_count: int, ang_count: int, d0: int, joint
         if jtype == JOINT_COMPOUND or (jtype == JOINT_D6 and ang_count == 3):
             alpha = alpha + wp.cross(w0 + b1 * joint_qd[idd + 1], b2) * joint_qd[idd + 2]
     return alpha
+
+
+# ------------------------------------------------------------------ terms shared by the fused and per-joint kernels
+@wp.func
+def motion_column(jtype: int, lin_count: int, ang_count: int, axis_start: int, i: int,
+                  joint_axis: wp.array(dtype=wp.vec3), e0: wp.vec3, b1: wp.vec3, b2: wp.vec3, R: wp.quat, P: wp.vec3):
+    """Column ``i`` of the joint's motion subspace (world frame, about the world origin) for axes turned by ``R``
+    through ``P``, its world axis and whether it is angular."""
+    e, angular = dof_axis(jtype, lin_count, ang_count, axis_start, i, joint_axis, e0, b1, b2)
+    e = wp.quat_rotate(R, e)
+    s = wp.spatial_vector(wp.vec3(0.0, 0.0, 0.0), e)
+    if angular != 0:
+        s = wp.spatial_vector(e, wp.cross(P, e))
+    return s, e, angular
+
+
+@wp.func
+def joint_bias_term(jtype: int, lin_count: int, ang_count: int, d0: int, joint_qd: wp.array(dtype=float),
+                    e0: wp.vec3, b1: wp.vec3, b2: wp.vec3, R: wp.quat, P: wp.vec3, u_rel: wp.vec3, w_rel: wp.vec3):
+    """The joint's own velocity-product acceleration (without the parent's velocity): axes carried by its
+    coordinates, and ``u_rel x w_rel`` for axes through the moving child origin (free, D6)."""
+    al = wp.quat_rotate(R, carried_axes_rate(jtype, lin_count, ang_count, d0, joint_qd, e0, b1, b2))
+    return wp.spatial_vector(al, wp.cross(P, al) + wp.cross(u_rel, w_rel))
+
+
+@wp.func
+def body_inertia_world(X_wc: wp.transform, com_body: wp.vec3, m: float, inertia: wp.mat33):
+    """A body's spatial inertia about the world origin (``h = m c``, ``I_o``) and its world centre of mass ``c``."""
+    com = wp.transform_point(X_wc, com_body)
+    Rm = wp.quat_to_matrix(wp.transform_get_rotation(X_wc))
+    I_o = Rm * inertia * wp.transpose(Rm) + (wp.identity(3, dtype=float) * wp.dot(com, com)
+                                             - wp.outer(com, com)) * m
+    return com * m, I_o, com
+
+
+@wp.func
+def wrench_about_origin(w: wp.spatial_vector, com: wp.vec3):
+    """An external wrench (torque, force) about the centre of mass ``com``, moved to the world origin."""
+    return wp.spatial_vector(wp.spatial_top(w) + wp.cross(com, wp.spatial_bottom(w)), wp.spatial_bottom(w))
