@@ -241,3 +241,26 @@ def test_suite_gives_pytest_approx_python_number_tolerances():
                 if kw.arg in ("abs", "rel") and not _plain_number_expr(kw.value):
                     bad.append(f"{path.relative_to(TESTS.parent)}:{node.lineno}: {kw.arg}={ast.unparse(kw.value)}")
     assert not bad, "pytest.approx tolerances must be Python numbers (wrap them in float()):\n" + "\n".join(bad)
+
+
+@wp.struct
+class _Bf16Params:
+    h: wp.bfloat16
+    f: float
+
+
+@wp.kernel
+def _bf16_struct_arg(p: _Bf16Params, out: wp.array(dtype=float)):
+    out[0] = wp.float32(p.h) + p.f
+
+
+def test_bfloat16_struct_fields_and_raw_bits():
+    p = _Bf16Params()
+    p.h = wp.bfloat16(3.5)
+    p.f = 0.25
+    out = wp.zeros(1, dtype=float)
+    wp.launch(_bf16_struct_arg, 1, inputs=[p, out])  # the field is packed as its bit pattern
+    assert out.numpy()[0] == 3.75
+    bits = np.array([0x3F80, 0x4000, 0xC040], dtype=np.uint16)  # 1, 2, -3 in bfloat16
+    a = wp.array(bits, dtype=wp.bfloat16)  # raw bit patterns pass through, as Warp
+    np.testing.assert_array_equal(a.numpy().astype(np.float32), [1.0, 2.0, -3.0])

@@ -203,6 +203,8 @@ class array:
         base, trailing = np_layout(self._ir)
         if isinstance(self._ir, T.StructType):
             arr = _structs_to_np(data, self._ir)
+        elif isinstance(data, np.ndarray) and data.dtype == np.uint16 and T.scalar_of(self._ir) == T.BFLOAT16:
+            arr = data.view(base)  # raw bfloat16 bit patterns pass through, as in Warp
         else:
             arr = np.asarray(_flatten_host_values(data), dtype=base)
         _check_extents(arr.shape)  # before any copy of a (possibly broadcast) source

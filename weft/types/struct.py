@@ -13,7 +13,7 @@ from ..errors import StructDefinitionError, StructFieldError
 from ..ir import types as T
 from .dtypes import struct_np_dtype
 from .mapping import check_not_array_value, to_ir
-from .scalars import check_host_scalar, single_value_promotion
+from .scalars import bf16_bits, check_host_scalar, single_value_promotion
 
 #: host operations on struct values that need the runtime (the layer above this one: arrays, devices); filled by
 #: weft/runtime/struct_host.py, which ``import weft`` loads before any struct can hold an array
@@ -96,7 +96,7 @@ class StructInstance:
         for name, kind, extra in _field_plan(type(self)):
             v = getattr(self, name)
             if kind is _F_SCALAR:
-                out.append(v)
+                out.append(bf16_bits(v) if extra else v)
             elif kind is _F_ARRAY:
                 if v is None:
                     out.append(extra[0])
@@ -161,7 +161,7 @@ def _field_plan(cls) -> tuple:
             elif isinstance(ftype, (T.VectorType, T.MatrixType)):
                 rows.append((name, _F_COMPOSITE, None))
             else:
-                rows.append((name, _F_SCALAR, None))
+                rows.append((name, _F_SCALAR, ftype == T.BFLOAT16))  # extra: packed as its bit pattern
         plan = tuple(rows)
         type.__setattr__(cls, "_field_plan_", plan)
     return plan
