@@ -234,3 +234,45 @@ def test_adjoint_stores_and_gradient_array_components():
     tape.backward(grads={out: wp.array([1.0, 2.0], dtype=float)})
     np.testing.assert_allclose(xs.grad.numpy()["vec"], [[0.0, 5.0, 3.0], [0.0, 10.0, 6.0]])
     np.testing.assert_allclose(values.grad.numpy(), [[0.0, 2.0, -1.0], [0.0, 4.0, -1.0]])
+
+
+# custom gradients and replays of funcs specialised by a wp.Function argument (Warp rejects them)
+@wp.func
+def _dbl(x: float):
+    return 2.0 * x
+
+
+@wp.func
+def _apply(g: wp.Function, x: float):
+    return g(x)
+
+
+@wp.func_grad(_apply)
+def _adj_apply(g: wp.Function, x: float, adj_ret: float):
+    wp.adjoint[x] += adj_ret * 3.0
+
+
+@wp.func
+def _apply_r(g: wp.Function, x: float):
+    return g(x)
+
+
+@wp.func_replay(_apply_r)
+def _rep_apply(g: wp.Function, x: float):
+    return g(x)
+
+
+@wp.kernel
+def _k_function_targets(x: wp.array(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    out[i] = _apply(_dbl, x[i]) + _apply_r(_dbl, x[i]) * x[i]
+
+
+def test_custom_gradient_and_replay_of_function_specialised_funcs():
+    x = wp.array([1.0, 2.0], dtype=float, requires_grad=True)
+    out = wp.zeros(2, dtype=float, requires_grad=True)
+    with wp.Tape() as tape:
+        wp.launch(_k_function_targets, 2, inputs=[x, out])
+    tape.backward(grads={out: wp.ones(2, dtype=float)})
+    np.testing.assert_allclose(out.numpy(), [4.0, 12.0])  # 2x + 2x^2
+    np.testing.assert_allclose(x.grad.numpy(), [7.0, 11.0])  # the custom 3, plus d(2x^2)/dx = 4x

@@ -310,6 +310,9 @@ DELIBERATE_DIFFERENCES = {
         "with wp.config.verify_fp Warp prints a warning for a non-finite value a kernel wrote and continues; weft "
         "raises wp.RuntimeError_ naming the kernel, the argument, the index and the value (docs/reliability.md)")
        for t in ("test_nan", "test_verify_fp_reports_composite_slot_overflow")},
+    "test_func_parameter_targets::test_function_custom_grad_rejected": (
+        "Warp rejects @wp.func_grad / @wp.func_replay on funcs specialised by wp.Function arguments; weft lowers them "
+        "(tests/autodiff/test_custom_grad.py checks the gradient)"),
     "test_grad_debug::test_gradcheck_nan": (
         "expects gradcheck to fail on the NaN of Warp's sqrt adjoint at 0 (the length of a zero vector); weft's sqrt "
         "adjoint is 0 there, so the analytic gradient matches central differences (README)"),
