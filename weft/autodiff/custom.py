@@ -98,7 +98,9 @@ def lower_custom_call(lw, func: Func, bound: dict, node):
         replay, grad = _replay_and_grad(lw, func, bound, inputs, outs, node)
     finally:
         lw.in_custom_body -= 1
-    lw.b.emit(CustomCall(inputs, tuple(outs), primal, replay, grad, lw.b.loc))
+    # (static arguments, such as wp.Function targets, specialise the bodies and are no operands of the call)
+    operands = tuple(v for v in inputs if isinstance(v, (Var, Const)))
+    lw.b.emit(CustomCall(operands, tuple(outs), primal, replay, grad, lw.b.loc))
     if not outs:
         return None
     return outs[0] if len(outs) == 1 else tuple(outs)
