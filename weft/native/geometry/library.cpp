@@ -517,10 +517,10 @@ static inline __m256 all_max8(__m256 v) {
 
 // Quantize n child boxes into out (origin, scale, qlo, qhi). Child i's bounds on axis a: l[a][i], h[a][i] (lanes
 // of Lv[a], Hv[a]), the unused slots (i >= n) holding copies of a used slot's. Per axis: a step a little over
-// extent / 254, and bounds checked with the decoding's own arithmetic plus a slack for rounding differences (fused multiply-adds): decoded
-// boxes never shrink below the true ones. The codes of [l - slack, h + slack] are estimated in lanes (truncation is
-// floor: the values are >= 0); lanes whose estimate might be off (by a step, from rounding) are checked and moved
-// with the decoding's arithmetic one by one.
+// extent / 254, and bounds checked with the decoding's own arithmetic plus a slack for rounding differences (fused
+// multiply-adds): decoded boxes never shrink below the true ones. The codes of [l - slack, h + slack] are estimated in lanes (truncation is
+// floor: the values are >= 0; an estimate is off by a tiny fraction of a step at most); lanes whose decoded bound
+// lands within the slack are checked and moved with the scalar decoding's arithmetic one by one.
 #if defined(__AVX2__)
 // lo_out / hi_out: the union of the children (the node's exact box), per axis in every lane.
 static void wide_quantize8(const __m256* Lv, const __m256* Hv, int n, WideNode& out, __m256* lo_out, __m256* hi_out) {
@@ -551,11 +551,12 @@ static void wide_quantize8(const __m256* Lv, const __m256* Hv, int n, WideNode& 
         const float o = _mm256_cvtss_f32(vo), step = _mm256_cvtss_f32(vstep), slack = _mm256_cvtss_f32(vs);
         out.origin[a] = o;
         out.scale[a] = step;
-        // lanes the scalar check might move: within a margin of rounding differences of their bound
+        // lanes to check in scalar code: an estimate whose decoded bound (in this arithmetic) reaches past half of
+        // the slack. The others stay at least slack / 2 (5e-7 of the coordinates' magnitude) outside the true box,
+        // more than any rounding difference of another decoding (fused or not, a few ulps) can take back.
         const __m256 dl = _mm256_add_ps(vo, _mm256_mul_ps(_mm256_cvtepi32_ps(il), vstep));
         const __m256 dh = _mm256_add_ps(vo, _mm256_mul_ps(_mm256_cvtepi32_ps(ih), vstep));
-        const __m256 margin = _mm256_add_ps(_mm256_mul_ps(vstep, _mm256_set1_ps(0.01f)),
-                                            _mm256_mul_ps(mag, _mm256_set1_ps(4e-7f)));
+        const __m256 margin = _mm256_mul_ps(vs, _mm256_set1_ps(0.5f));
         const uint32 bad = uint32(_mm256_movemask_ps(
                                _mm256_or_ps(_mm256_cmp_ps(_mm256_sub_ps(dl, margin), Ls, _CMP_GT_OQ),
                                             _mm256_cmp_ps(_mm256_add_ps(dh, margin), Hs, _CMP_LT_OQ)))) &
