@@ -434,3 +434,11 @@ def test_user_operator_slot_update_is_differentiated():
     np.testing.assert_array_equal(v.numpy(), [[6.0, 5.0, 7.0]])
     np.testing.assert_array_equal(h.grad.numpy(), [3.0])  # d(v.x * h)/dh = v.x before the update
     np.testing.assert_array_equal(v.grad.numpy(), [[2.0, 1.0, 1.0]])  # d/dv.x = h; the other components pass through
+
+
+def test_missing_struct_field_is_an_attribute_error():
+    def body(d: _HalfPair):
+        _ = d.nothing
+
+    with pytest.raises(AttributeError, match=r"`nothing` is not an attribute of 'd' \(.*_HalfPair\)"):
+        wp.launch(wp.kernel(body, module="unique"), dim=1, inputs=[_HalfPair()])

@@ -850,7 +850,10 @@ class Lowerer:
             t = base.type
             if isinstance(t, T.StructType):
                 if t.field_type(attr) is None:
-                    raise self.error(f"struct {t.name} has no field '{attr}'", node,
+                    cls = t.pyclass
+                    where = f"{cls.__module__}.{cls.__qualname__}" if cls is not None else t.name
+                    raise self.error(f"struct {t.name} has no field '{attr}': `{attr}` is not an attribute of "
+                                     f"'{ast.unparse(node.value)}' ({where})", node, kind=KernelAttributeError,
                                      hint="fields: " + ", ".join(n for n, _ in t.fields))
                 return self.op("getfield", [base], attrs=(attr,), node=node)
             if isinstance(t, T.VectorType) and attr in _SWIZZLE and _SWIZZLE[attr] < t.length:
