@@ -197,3 +197,15 @@ def test_dtype_aliases_and_errors():
 
     with pytest.raises(TypeError, match="device_type=123"):
         wp.from_dlpack(Odd())
+
+
+def test_dlpack_stream_argument_checked_as_warp():
+    a = wp.array(np.arange(4.0))
+    for ok in (None, -1):
+        np.testing.assert_array_equal(wp.from_dlpack(a.__dlpack__(stream=ok)).numpy(), np.arange(4.0))
+    for bad in (0, 1, 1742, -2):
+        with pytest.raises(TypeError, match="DLPack stream must be None or -1 for CPU device"):
+            a.__dlpack__(stream=bad)
+    from weft._src.dlpack import _from_dlpack  # Warp's private path to the same function
+
+    np.testing.assert_array_equal(_from_dlpack(a.__dlpack__()).numpy(), np.arange(4.0))

@@ -183,9 +183,15 @@ def to_capsule(arr, stream=None, max_version=None, dl_device=None, copy=None):
 
     Raises:
         BufferError: the array cannot be exported (struct dtype, annotation, unsupported device request).
+        TypeError: a ``stream`` other than None / -1 for a CPU array, or not an integer >= -1 for a CUDA array.
     """
     if getattr(arr, "_annotation", False):
         raise BufferError("an array annotation has no data to export")
+    if arr.device.is_cuda:  # the DLPack standard's stream values (as Warp checks them)
+        if stream is not None and (not isinstance(stream, int) or isinstance(stream, bool) or stream < -1):
+            raise TypeError("DLPack stream must None or an integer >= -1")
+    elif stream is not None and stream != -1:
+        raise TypeError("DLPack stream must be None or -1 for CPU device")
     if isinstance(arr._ir, T.StructType):
         # the DLPack protocol reports unexportable arrays with BufferError
         raise BufferError(f"arrays of struct {arr._ir} have no DLPack dtype; view them as bytes")  # noqa: TRY004

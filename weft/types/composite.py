@@ -6,6 +6,7 @@ same thing on the host and in a kernel (``m * v`` is a matrix-vector product, ``
 
 from __future__ import annotations
 
+import ctypes
 import numbers
 import operator
 from typing import Any
@@ -591,6 +592,12 @@ class TransformBase(VectorBase):
 _CACHE: dict[tuple, type] = {}
 
 
+def _component_ctype(scls) -> type:
+    """The ctypes type of one component (Warp's composite classes are ctypes arrays of it: ``ctypes.sizeof(
+    wp.vec3._type_)`` is 4); half types as their 16 bits."""
+    return getattr(scls, "_type_", None) or ctypes.c_uint16
+
+
 def vector(length: Any, dtype: Any = S.float32) -> type:
     """The vector class of ``length`` components of scalar ``dtype`` (``Any`` for a generic annotation)."""
     from typing import Any as _Any
@@ -604,7 +611,7 @@ def vector(length: Any, dtype: Any = S.float32) -> type:
         name = str(ir)
         _CACHE[key] = type(name, (VectorBase,), {
             "__slots__": (), "_ir_": ir, "_length_": int(length), "_wp_scalar_type_": scls, "_np_": _storage_np(scls),
-            "_shape_": (int(length),),
+            "_shape_": (int(length),), "_type_": _component_ctype(scls),
             "__doc__": f"A {int(length)}-component vector of {scls._ir_} (``{name}(x, y, ...)``, ``{name}()`` is zero).",
         })
     return _CACHE[key]
@@ -627,7 +634,7 @@ def matrix(shape: Any, dtype: Any = S.float32) -> type:
         ir = T.MatrixType(r, c, scls._ir_)
         _CACHE[key] = type(str(ir), (MatrixBase,), {
             "__slots__": (), "_ir_": ir, "_shape_": (r, c), "_length_": r * c, "_wp_scalar_type_": scls,
-            "_np_": _storage_np(scls),
+            "_np_": _storage_np(scls), "_type_": _component_ctype(scls),
             "__doc__": f"A {r}x{c} matrix of {scls._ir_}, row-major (from {r * c} scalars, {r} row vectors, or zero).",
         })
     return _CACHE[key]
@@ -660,6 +667,7 @@ def quaternion(dtype: Any = S.float32) -> type:
         ir = T.VectorType(4, scls._ir_, T.VecFlavor.QUAT)
         _CACHE[key] = type(str(ir), (QuatBase,), {
             "__slots__": (), "_ir_": ir, "_length_": 4, "_wp_scalar_type_": scls, "_np_": _storage_np(scls), "_shape_": (4,),
+            "_type_": _component_ctype(scls),
             "__doc__": f"A quaternion of {scls._ir_}, stored (x, y, z, w) with w the real part.",
         })
     return _CACHE[key]
@@ -673,6 +681,7 @@ def transformation(dtype: Any = S.float32) -> type:
         ir = T.VectorType(7, scls._ir_, T.VecFlavor.TRANSFORM)
         _CACHE[key] = type(str(ir), (TransformBase,), {
             "__slots__": (), "_ir_": ir, "_length_": 7, "_wp_scalar_type_": scls, "_np_": _storage_np(scls), "_shape_": (7,),
+            "_type_": _component_ctype(scls),
             "__doc__": f"A rigid transform of {scls._ir_}: position vec3 p and rotation quaternion q (p, q).",
         })
     return _CACHE[key]
