@@ -1,8 +1,10 @@
 """Tape.zero's pending zero: gradients weft owns are zeroed on their first touch, and every way of reading or
 writing one sees zeros (runtime/array.py ``defer_zero``)."""
 
+import copy
 import ctypes
 import gc
+import pickle
 
 import numpy as np
 import pytest
@@ -103,6 +105,8 @@ READERS = {
     "reshape": lambda g: g.reshape((2, N // 2)).numpy().copy(),
     "str": lambda g: np.array([t for t in str(g).strip("[]").split() if t != "..."], dtype=np.float32),
     "clone": lambda g: wp.clone(g).numpy(),
+    "deepcopy": lambda g: copy.deepcopy(g).numpy(),
+    "pickle": lambda g: pickle.loads(pickle.dumps(g)).numpy(),
     "copy": _copy,
     "kernel": _kernel_read,
     "kernel_general": _kernel_read_general,

@@ -40,6 +40,11 @@ class _Shared:
         # weft did not allocate): it can be read without weft knowing, so it is zeroed at once, never deferred
         self.escaped = True
 
+    def __getstate__(self):
+        """copy.deepcopy / pickle of an array: the memory is copied as it reads (a pending zero zeroed first)."""
+        _materialize(self)
+        return None, {"version": self.version, "is_read": self.is_read, "zero": None, "escaped": True}
+
 
 # ---------------------------------------------------------------------- pending zeros (Tape.zero)
 # Tape.zero marks a gradient pending instead of writing ~N bytes of zeros at memory bandwidth; the memory is zeroed
