@@ -19,6 +19,20 @@ from .names import Names
 from .renderer import Emitter, Renderer, RenderOptions, _defined_vars
 from .rules import RuleTable
 
+#: a block body whose locals take more than this many bytes checks, before it runs on a CPU thread, that the thread's
+#: stack has room for them (CPU tiles are locals: an oversized one would overflow the stack and crash the process)
+STACK_CHECK_BYTES = 256 * 1024
+
+
+def value_bytes(t) -> int:
+    """Bytes a local of IR type ``t`` takes (an upper estimate for types without a known size)."""
+    if isinstance(t, T.TileType):
+        return t.size * value_bytes(t.dtype)
+    if isinstance(t, T.StructType):
+        return sum(value_bytes(ft) for _, ft in t.fields)
+    size = getattr(t, "size", None)
+    return size if isinstance(size, int) else 8
+
 
 class LaneNames(Names):
     """Names of variables as seen from lane code (``v[_l]``) or block code (``v[0]``) for per-lane storage."""
@@ -84,7 +98,9 @@ class BlockRendering:
                 yield v, "adj_" + self.names.raw(v)
 
     def declare_one(self, v, ct: str, name: str, out) -> None:
-        if self.names.is_lane_array(v):
+        lanes = self.names.is_lane_array(v)
+        self.frame_bytes = getattr(self, "frame_bytes", 0) + value_bytes(v.type) * (self.block_dim if lanes else 1)
+        if lanes:
             out(f"{ct} {name}[{self.block_dim}] = {{}};")
         else:
             out(f"{ct} {name} = {{}};")
@@ -102,6 +118,14 @@ class BlockRendering:
         """The CPU entry of a block module: blocks of ``block_dim`` lanes over the grid (hooks: ``entry_prologue``,
         ``block_runner``)."""
         bd = self.block_dim
+        checked = ""
+        frame = getattr(self, "frame_bytes", 0)
+        if frame > STACK_CHECK_BYTES:  # large tiles live on the thread's stack: check it has room (stack_guard.h)
+            checked = ('#include "release_checks.h"\n#include "stack_guard.h"\n'
+                       f"template <bool C>\nstatic void {body}_checked(const Args& args, const weft::Grid& grid, "
+                       f'int64_t block) {{\n    if (weft::stack_fits({frame}, "{self.opts.kernel_name}")) '
+                       f"{body}<C>(args, grid, block);\n}}\n")
+            body = f"{body}_checked"
         prologue = self.entry_prologue()
         args = "const Args args" if prologue is None else "Args args"
         head = [f"    {args} = *static_cast<const Args*>(argbuf);",
@@ -109,7 +133,8 @@ class BlockRendering:
         head += prologue or []
         contig = self.contiguity_check()
         return (
-            'extern "C" WEFT_EXPORT int32_t weft_args_size() { return int32_t(sizeof(Args)); }\n'
+            checked
+            + 'extern "C" WEFT_EXPORT int32_t weft_args_size() { return int32_t(sizeof(Args)); }\n'
             f'extern "C" WEFT_EXPORT int32_t weft_block_dim() {{ return {bd}; }}\n'
             f'extern "C" WEFT_EXPORT int32_t {entry}(const void* argbuf, const int64_t* dims, int32_t ndim, '
             "int32_t nthreads) {\n"

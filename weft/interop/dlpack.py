@@ -187,7 +187,7 @@ def to_capsule(arr, stream=None, max_version=None, dl_device=None, copy=None):
     """
     if getattr(arr, "_annotation", False):
         raise BufferError("an array annotation has no data to export")
-    if arr.device.is_cuda:  # the DLPack standard's stream values (as Warp checks them)
+    if not arr.device.impl.synchronous:  # a device with streams: the DLPack standard's stream values (as Warp)
         if stream is not None and (not isinstance(stream, int) or isinstance(stream, bool) or stream < -1):
             raise TypeError("DLPack stream must None or an integer >= -1")
     elif stream is not None and stream != -1:
