@@ -22,6 +22,7 @@ from ..ops.forms import Form, LanguageForm, Syntax
 from ..types.composite import class_for
 from ..types.mapping import to_ir, type_of_value
 from ..typing.resolve import Weak
+from . import components
 from .construct import construct
 from .grad_call import lower_grad_form
 
@@ -418,7 +419,7 @@ def _transform_set(lw, node, form: LanguageForm):
     base = lw.operand(lw.visit(target), target)
     if not (isinstance(base.type, T.VectorType) and base.type.flavor is T.VecFlavor.TRANSFORM):
         raise lw.error(f"wp.{form.name}() takes a transform, got {base.type}", target)
-    lw.store(target, lw.set_transform_part(base, form.arg, lw.visit(node.args[1]), node))
+    lw.store(target, components.set_transform_part(lw, base, form.arg, lw.visit(node.args[1]), node))
 
 
 def _arguments(lw, node) -> tuple[list, dict]:

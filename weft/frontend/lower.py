@@ -34,11 +34,21 @@ from ..ops import registry
 from ..ops.tile import TileUpdate
 from ..types.composite import class_for
 from ..types.mapping import to_ir
-from ..typing.resolve import Weak, describe, resolve
-from . import adjoint_access, tile_alias, tile_slices
+from ..typing.resolve import Weak, resolve
+from . import adjoint_access, components, tile_alias, tile_slices
 from .analysis import binding_analysis, loop_has_break_or_continue, may_return
 from .deps import DepRecorder
 from .grad_call import GradWrapper
+from .messages import (
+    cast_hint,
+    composite_tile_arithmetic,
+    composite_tile_message,
+    describe_py,
+    describe_value,
+    overload_hint,
+    overload_message,
+    struct_tile_message,
+)
 from .source import FunctionSource
 
 _BINOPS = {
@@ -53,8 +63,6 @@ _PY_BINOPS = {
 }
 #: a @ b of tiles is their matrix product (of matrices and vectors it is mul)
 _TILE_BINOPS = {ast.MatMult: "tile_matmul"}
-#: Python's spelling of the arithmetic operators (error messages)
-_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}
 #: a[i] += x and a[i] -= x on arrays are atomic updates, as in Warp
 _ATOMIC_BINOPS = {ast.Add: "atomic_add", ast.Sub: "atomic_sub"}
 #: t[i] += x and the other in-place operators on tile elements (every lane's update lands, as in Warp)
@@ -211,14 +219,14 @@ class Lowerer:
         arg_types = tuple(v if isinstance(v, Weak) else v.type for v in vals)
         found = resolve(name, arg_types, attrs)
         if found is None:
-            struct = _struct_tile_message(name, arg_types, attrs, node)
+            struct = struct_tile_message(name, arg_types, attrs, node)
             if struct:
                 raise self.error(struct, node, kind=KernelTypeError)
-            if _composite_tile_arithmetic(arg_types):
-                raise self.error(_composite_tile_message(arg_types, node), node, kind=KernelTypeError,
+            if composite_tile_arithmetic(arg_types):
+                raise self.error(composite_tile_message(arg_types, node), node, kind=KernelTypeError,
                                  hint="a tile of vectors or matrices combines with a scalar tile or a scalar")
-            raise self.error(_overload_message(name, arg_types, attrs, node), node,
-                             hint=_overload_hint(arg_types, node))
+            raise self.error(overload_message(name, arg_types, attrs, node), node,
+                             hint=overload_hint(arg_types, node))
         opr, results, typed = found
         operands = tuple(self._const(v.value, t) if isinstance(v, Weak) else v for v, t in zip(vals, typed))
         dsts = self.b.let(Call(opr, attrs), operands, results, result_name)
@@ -250,7 +258,7 @@ class Lowerer:
             return self._composite_const(value, host_ir)
         if isinstance(host_ir, T.StructType) and not any(isinstance(f, T.ArrayType) for _, f in host_ir.fields):
             return self._struct_const(value, host_ir, node)  # e.g. the value of a wp.static(...) expression
-        raise self.error(f"{_describe_py(value)} cannot be used as a value in kernel code", node,
+        raise self.error(f"{describe_py(value)} cannot be used as a value in kernel code", node,
                          hint="only numbers, weft value types, arrays and structs can be used in kernels")
 
     def _struct_const(self, value, t: T.StructType, node):
@@ -365,7 +373,7 @@ class Lowerer:
                     raise self.error(
                         f"cannot assign a {src.type} value to '{name}', which was first assigned a {current.type} "
                         "(a variable keeps one type)", node,
-                        hint=f"convert explicitly, e.g. {name} = {_cast_hint(current.type)}(...), or use a new name")
+                        hint=f"convert explicitly, e.g. {name} = {cast_hint(current.type)}(...), or use a new name")
                 self.b.assign(current, src)
                 self.carry_storage(src, current)
             else:
@@ -416,7 +424,7 @@ class Lowerer:
                                                         else type(value).__name__)
                 raise self.error(f"'{ast.unparse(node.target)}' is annotated as {want} but its value is {got_text}",
                                  node, hint=f"weft never converts types implicitly; convert the value, e.g. "
-                                            f"{_cast_hint(want)}(...)" if isinstance(want, T.ScalarType) else "")
+                                            f"{cast_hint(want)}(...)" if isinstance(want, T.ScalarType) else "")
         self.store(node.target, value)
 
     def visit_AugAssign(self, node: ast.AugAssign):
@@ -518,7 +526,7 @@ class Lowerer:
                 return
             if isinstance(base, (Var, Const)) and isinstance(base.type, (T.VectorType, T.MatrixType)) \
                     and _has_slice(target.slice):
-                self.store(target.value, self.component_slice_store(base, target.slice, value, target))
+                self.store(target.value, components.store_slice(self, base, target.slice, value, target))
                 return
             idx = self.indices(target.slice)
             if isinstance(base, (Var, Const)) and isinstance(base.type, (T.VectorType, T.MatrixType)):
@@ -531,7 +539,7 @@ class Lowerer:
         elif isinstance(target, ast.Attribute):
             base = self.visit(target.value)
             if not isinstance(base, Var):
-                raise self.error(f"cannot assign to attribute '{target.attr}' of {_describe_py(base)}", target)
+                raise self.error(f"cannot assign to attribute '{target.attr}' of {describe_py(base)}", target)
             if isinstance(base.type, T.StructType):
                 ftype = base.type.field_type(target.attr)
                 if ftype is None:
@@ -540,7 +548,7 @@ class Lowerer:
                 new = self.op("setfield", [base, value], attrs=(target.attr,), node=target)
             elif isinstance(base.type, T.VectorType) and base.type.flavor is T.VecFlavor.TRANSFORM \
                     and target.attr in ("p", "q"):
-                new = self.set_transform_part(base, target.attr, value, target)
+                new = components.set_transform_part(self, base, target.attr, value, target)
             elif isinstance(base.type, T.VectorType) and target.attr in _SWIZZLE:
                 value = self.operand(value, target, want=base.type.scalar)
                 new = self.op("insert", [base, Const(_SWIZZLE[target.attr], T.INT32), value], node=target)
@@ -569,7 +577,7 @@ class Lowerer:
         if val.type != dt:
             raise self.error(f"cannot assign a {val.type} value to an element of a tile of {dt}", target)
         if mode.bitwise and isinstance(dt, T.StructType):
-            raise self.error(_struct_tile_message("tile_update", (tile.type,), (mode,)), target, kind=KernelTypeError)
+            raise self.error(struct_tile_message("tile_update", (tile.type,), (mode,)), target, kind=KernelTypeError)
         if mode.bitwise and not (isinstance(dt, (T.ScalarType, T.VectorType, T.MatrixType)) and T.scalar_of(dt).is_int):
             raise self.error(f"bitwise in-place operators need a tile of integers or of integer vectors / matrices, "
                              f"not of {dt}", target)
@@ -582,7 +590,7 @@ class Lowerer:
             return value
         if isinstance(value, Var) and isinstance(value.type, T.VectorType) and value.type.length == n:
             return [self.op("extract", [value, Const(i, T.INT32)], node=node) for i in range(n)]
-        raise self.error(f"cannot unpack {_describe_value(value)} into {n} names", node)
+        raise self.error(f"cannot unpack {describe_value(value)} into {n} names", node)
 
     def visit_If(self, node: ast.If):
         cond = self.visit(node.test)
@@ -892,9 +900,9 @@ class Lowerer:
                 path = ast.unparse(node)
                 head = f"Could not find function {path}" if call else \
                     f"`{attr}` is not an attribute of {ast.unparse(node.value)}"
-                raise self.error(f"{head}: {_describe_py(base)} has no attribute '{attr}'", node,
+                raise self.error(f"{head}: {describe_py(base)} has no attribute '{attr}'", node,
                                  kind=KernelAttributeError) from None
-            raise self.error(f"`{attr}` is not an attribute of {ast.unparse(node.value)}: {_describe_py(base)} has no "
+            raise self.error(f"`{attr}` is not an attribute of {ast.unparse(node.value)}: {describe_py(base)} has no "
                              f"attribute '{attr}'", node, kind=KernelAttributeError) from None
 
     def _record_attribute(self, node, value) -> None:
@@ -926,7 +934,7 @@ class Lowerer:
         if isinstance(t, T.TileType):
             return tile_slices.read(self, base, node.slice, node)
         if isinstance(t, (T.VectorType, T.MatrixType)) and _has_slice(node.slice):
-            return self.component_slice(base, node.slice, node)
+            return components.read_slice(self, base, node.slice, node)
         if isinstance(t, T.ArrayType) and _has_slice(node.slice):
             return self.array_slice(base, node.slice, node)
         idx = self.indices(node.slice)
@@ -984,107 +992,6 @@ class Lowerer:
                     raise self.error(f"index {i.value} is out of range for a {t} (valid {-n}..{n - 1})", node)
                 if i.value < 0:  # Python's negative indices count from the end
                     out[k] = Const(i.value + n, i.type)
-        return out
-
-    def component_slice(self, base, slice_node, node):
-        """``v[a:b:c]``, ``m[1:3]``, ``m[i, a:b]``, ``m[a:b, c:d]`` with compile-time bounds: a new vector / matrix.
-        An empty selection is a zero-length vector, or a 0x0 matrix (as Warp: a zero extent zeroes both)."""
-        t = base.type
-        sel = self.component_selection(t, slice_node, node)
-        rtype, cells = self._slice_cells(t, sel)
-        if isinstance(rtype, T.MatrixType) and not cells:
-            return self.op("construct", [], attrs=(rtype,), node=node)
-        parts = [self.op("extract", [base, *c], node=node) for c in cells]
-        return self.op("construct", parts, attrs=(rtype,), node=node)
-
-    @staticmethod
-    def _slice_cells(t, sel) -> tuple:
-        """The type a component selection reads (vector or matrix) and its cells' constant indices, row-major."""
-        if isinstance(t, T.VectorType):
-            return T.VectorType(len(sel[0]), t.scalar), [(Const(i, T.INT32),) for i in sel[0]]
-        rows = sel[0]
-        cols = sel[1] if len(sel) > 1 else list(range(t.cols))
-        if isinstance(rows, Const) or isinstance(cols, Const):  # one row or one column: a vector
-            cells = [(rows, Const(c, T.INT32)) for c in cols] if isinstance(rows, Const) \
-                else [(Const(r, T.INT32), cols) for r in rows]
-            return T.VectorType(len(cells), t.scalar), cells
-        if not rows or not cols:
-            return T.MatrixType(0, 0, t.scalar), []
-        cells = [(Const(r, T.INT32), Const(c, T.INT32)) for r in rows for c in cols]
-        return T.MatrixType(len(rows), len(cols), t.scalar), cells
-
-    def set_transform_part(self, base, part: str, value, node):
-        """``t.p = v`` / ``t.q = r`` (and wp.transform_set_translation / _rotation): t with those components."""
-        t = base.type
-        want = T.VectorType(3, t.scalar) if part == "p" else T.VectorType(4, t.scalar, T.VecFlavor.QUAT)
-        v = self.operand(value, node)
-        if v.type != want:
-            raise self.error(f"the {'translation' if part == 'p' else 'rotation'} of a {t} is a {want}, got {v.type}",
-                             node)
-        first = 0 if part == "p" else 3
-        new = base
-        for i in range(want.length):
-            x = self.op("extract", [v, Const(i, T.INT32)], node=node)
-            new = self.op("insert", [new, Const(first + i, T.INT32), x], node=node)
-        return new
-
-    def component_slice_store(self, base, slice_node, value, node):
-        """``v[a:b] = w``, ``m[i, a:b] = w``, ``m[a:b, c:d] = n``: the base with those components replaced. The
-        value has the selection's own type (no broadcasting of a scalar, as Warp); mismatches are Warp's
-        ValueErrors."""
-        t = base.type
-        sel = self.component_selection(t, slice_node, node)
-        want, cells = self._slice_cells(t, sel)
-        v = self.operand(value, node)
-        vt = v.type
-        scalar = t.scalar.name
-        if isinstance(want, T.VectorType):
-            n = want.length
-            if not isinstance(vt, T.VectorType):
-                raise self.error(f"The provided value is expected to be a vector of length {n}, with dtype {scalar}.",
-                                 node, kind=KernelValueError)
-            if vt.scalar != t.scalar:
-                raise self.error(f"The provided vector is expected to be of length {n} with dtype {scalar}.", node,
-                                 kind=KernelValueError)
-            if vt.length != n:
-                raise self.error(f"The length of the provided vector ({vt.length}) isn't compatible with the given "
-                                 f"slice (expected {n}).", node, kind=KernelValueError)
-            flat = [(Const(i, T.INT32),) for i in range(n)]
-        else:
-            shape = (want.rows, want.cols)
-            if not isinstance(vt, T.MatrixType):
-                raise self.error(f"The provided value is expected to be a matrix of shape {shape}, with dtype "
-                                 f"{scalar}.", node, kind=KernelValueError)
-            if vt.scalar != t.scalar:
-                raise self.error(f"The provided matrix is expected to be of shape {shape} with dtype {scalar}.", node,
-                                 kind=KernelValueError)
-            if (vt.rows, vt.cols) != shape:
-                raise self.error(f"The shape of the provided matrix ({(vt.rows, vt.cols)}) isn't compatible with the "
-                                 f"given slice (expected {shape}).", node, kind=KernelValueError)
-            flat = [(Const(r, T.INT32), Const(c, T.INT32)) for r in range(vt.rows) for c in range(vt.cols)]
-        new = base
-        for cell, f in zip(cells, flat):
-            new = self.op("insert", [new, *cell, self.op("extract", [v, *f], node=node)], node=node)
-        return new
-
-    def component_selection(self, t, slice_node, node) -> list:
-        """Per axis: a list of component indices (a slice, bounds known when compiling) or one constant index."""
-        extents = [t.length] if isinstance(t, T.VectorType) else [t.rows, t.cols]
-        parts = slice_node.elts if isinstance(slice_node, ast.Tuple) else [slice_node]
-        if len(parts) > len(extents):
-            raise self.error(f"too many indices for a {t}", node)
-        out = []
-        for p, n in zip(parts, extents):
-            if isinstance(p, ast.Slice):
-                bounds = [None if b is None else self.eval_static(b) for b in (p.lower, p.upper, p.step)]
-                if any(b is not None and not isinstance(b, int) for b in bounds):
-                    raise self.error("slice bounds of a vector or matrix must be integers known when compiling", p)
-                out.append(list(range(n))[slice(*bounds)])
-            else:
-                (i,) = self.check_components(T.VectorType(n, T.FLOAT32), self.indices(p), p)
-                if not isinstance(i, Const):
-                    raise self.error("a slice of a matrix takes a constant row or column index", p)
-                out.append(i)
         return out
 
     def indices(self, slice_node) -> list:
@@ -1463,117 +1370,3 @@ def _is_function_value(value) -> bool:
         return False
     return isinstance(value, Func) or hasattr(value, "_wp_kernel_builtin_") or (
         callable(value) and getattr(value, "__module__", "") in ("weft", "weft.builtins", "weft.mathfuncs"))
-
-
-def _describe_py(value) -> str:
-    if getattr(value, "__name__", None) == "weft" and type(value).__name__ == "module":
-        return "weft (wp)"
-    if isinstance(value, type):
-        return f"type {value.__name__}"
-    if callable(value):
-        return f"function {getattr(value, '__name__', value)!r}"
-    return f"a Python {type(value).__name__}"
-
-
-def _describe_value(value) -> str:
-    if isinstance(value, (Var, Const)):
-        return f"a {value.type} value"
-    return _describe_py(value)
-
-
-def _spelling(name: str, node) -> str:
-    """How the user wrote the call that failed: an arithmetic operator's symbol, else the op's name."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return "unary -"
-    atomic = any(op.role is Role.ATOMIC for op in registry.overloads(name))
-    if isinstance(node, (ast.BinOp, ast.AugAssign)) and type(node.op) in _SYMBOLS and not atomic:
-        return _SYMBOLS[type(node.op)]
-    return name
-
-
-def _composite_tile_arithmetic(arg_types) -> bool:
-    """Two operands, one a tile of vectors / matrices and the other a composite tile or value (Warp: TypeError)."""
-    if len(arg_types) != 2 or not any(isinstance(t, T.TileType) for t in arg_types):
-        return False
-    elems = [t.dtype if isinstance(t, T.TileType) else t for t in arg_types]
-    return all(isinstance(e, (T.VectorType, T.MatrixType)) for e in elems)
-
-
-def _struct_tile_message(name: str, arg_types, attrs: tuple, node=None) -> str:
-    """Warp's TypeError texts for tile operations that tiles of structs do not support ('' when no such tile)."""
-    tiles = [t for t in (*arg_types, *attrs) if isinstance(t, T.TileType) and isinstance(t.dtype, T.StructType)]
-    if not tiles:
-        return ""
-    dtype = tiles[0].dtype
-    bitwise = isinstance(getattr(node, "op", None), (ast.BitAnd, ast.BitOr, ast.BitXor)) or \
-        getattr(attrs[0] if attrs else None, "bitwise", False)
-    if bitwise:
-        return f"bitwise inplace operations are not supported on tiles of a Warp struct ({dtype})"
-    return f"{name}() does not support tiles of a Warp struct ({dtype})"
-
-
-def _composite_tile_message(arg_types, node) -> str:
-    if all(isinstance(t, T.TileType) for t in arg_types):
-        return f"element-wise tile arithmetic on ({describe(arg_types)}): the element type must be scalar on one side"
-    verb = {ast.Mult: "multiply", ast.Div: "divide", ast.Add: "add", ast.Sub: "subtract"}.get(
-        type(getattr(node, "op", None)), "combine")
-    a, b = (f"tile<{t.dtype}>" if isinstance(t, T.TileType) else str(t) for t in arg_types)
-    return f"Cannot {verb} {a} by {b}: at least one operand must be a scalar type"
-
-
-def _overload_message(name: str, arg_types, attrs: tuple, node) -> str:
-    stores = any(op.role is Role.STORE for op in registry.overloads(name))
-    if stores and len(arg_types) >= 2 and isinstance(arg_types[0], T.ArrayType):
-        return f"cannot store a {describe(arg_types[-1:])} value into an array of {arg_types[0].dtype}"
-    if isinstance(node, ast.Call) and attrs and isinstance(attrs[0], T.Type) and arg_types:
-        why = _construct_reason(attrs[0], arg_types)  # a constructor or conversion; Warp's reason at the end
-        return f"{attrs[0]}() cannot be built from ({describe(arg_types)})" + (f": {why}" if why else "")
-    return f"Couldn't find function overload for '{_spelling(name, node)}' that accepts ({describe(arg_types)})"
-
-
-def _construct_reason(t: T.Type, arg_types) -> str:
-    """Why a vector or matrix constructor rejects its arguments, in Warp's words ('' when none applies)."""
-    if isinstance(t, T.VectorType) and t.flavor is T.VecFlavor.TRANSFORM and len(arg_types) not in (0, 1, 7) and \
-            all(isinstance(a, (Weak, T.ScalarType)) for a in arg_types):
-        # scalar components: none, one (fill) or all seven (a pair is (p, q) of a vec3 and a quat)
-        return f"incompatible number of values given ({len(arg_types)}) when constructing a transform; expected 0, " \
-               f"1, or 7"
-    if not isinstance(t, (T.VectorType, T.MatrixType)) or (isinstance(t, T.VectorType) and t.flavor is not
-                                                             T.VecFlavor.VECTOR):
-        return ""
-    kind = "vector" if isinstance(t, T.VectorType) else "matrix"
-    size = f"length {t.length}" if kind == "vector" else f"shape ({t.rows}, {t.cols})"
-    n = t.length if kind == "vector" else t.rows * t.cols
-    types = [a.default_type if isinstance(a, Weak) else a for a in arg_types]
-    if len(types) == 1 and kind == "vector" and isinstance(types[0], T.VectorType) and types[0].length != t.length:
-        # (Warp's wording names the target's length first)
-        return f"incompatible vector of length {t.length} given when copy constructing a vector of length " \
-               f"{types[0].length}"
-    if len(types) == 1 and kind == "matrix" and isinstance(types[0], T.MatrixType) and \
-            (types[0].rows, types[0].cols) != (t.rows, t.cols):
-        return f"incompatible matrix of shape ({t.rows}, {t.cols}) given when copy constructing a matrix of shape " \
-               f"({types[0].rows}, {types[0].cols})"
-    if not all(isinstance(a, T.ScalarType) for a in types):
-        return ""
-    if len(types) == 1:
-        return f"the value used to fill this {kind} is expected to be of the type `{t.scalar}`" \
-            if types[0] != t.scalar and not isinstance(arg_types[0], Weak) else ""
-    if len(types) != n and not (kind == "matrix" and len(types) == t.rows):
-        return f"incompatible number of values given ({len(types)}) when constructing a {kind} of {size}"
-    if any(a != t.scalar and not isinstance(w, Weak) for a, w in zip(types, arg_types)):
-        return f"all values used to initialize this {kind} are expected to be of the type `{t.scalar}`"
-    return ""
-
-
-def _cast_hint(t: T.Type) -> str:
-    return f"wp.{t}"
-
-
-def _overload_hint(arg_types, node) -> str:
-    scalars = {T.scalar_of(t) for t in arg_types if not isinstance(t, Weak) and T.scalar_of(t) is not None}
-    if len(scalars) > 1:
-        return "weft never converts types implicitly; cast one side, e.g. wp.float32(x) or float(i)"
-    product = isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(node.op, ast.Mult)
-    if product and all(isinstance(t, T.VectorType) for t in arg_types):
-        return "use wp.dot(a, b) or wp.cw_mul(a, b) for vector products"
-    return ""
