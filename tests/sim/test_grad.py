@@ -33,8 +33,14 @@ def _weights(n):
     return wp.array(np.random.default_rng(0).normal(size=(n, 3)).astype(np.float32), dtype=wp.vec3)
 
 
-def _rollout(m, w):
-    states = [m.state() for _ in range(STEPS + 1)]
+def _states(m):
+    # made before a Tape records (as warp.sim's examples do): m.state() copies the model's arrays, and a copy
+    # recorded on a Tape moves the destination's gradient to its source (Warp 1.19)
+    return [m.state() for _ in range(STEPS + 1)]
+
+
+def _rollout(m, w, states=None):
+    states = states or _states(m)
     loss = wp.zeros(1, dtype=float, requires_grad=True)
     integ = sim.SemiImplicitIntegrator()
     for k in range(STEPS):
@@ -62,8 +68,9 @@ def _edit(name, index, delta):
 @pytest.fixture(scope="module")
 def taped():
     m = _build(True)
+    states = _states(m)
     with wp.Tape() as tape:
-        loss, states = _rollout(m, _weights(m.particle_count))
+        loss, states = _rollout(m, _weights(m.particle_count), states)
     tape.backward(loss)
     # copy before anything zeroes the gradients (CPU arrays are NumPy views)
     return {"qd": states[0].particle_qd.grad.numpy().copy(), "q": states[0].particle_q.grad.numpy().copy(),
@@ -144,8 +151,9 @@ def test_checkpointed_rollout_gives_the_tape_gradient():
     g_ckpt = s0.particle_qd.grad.numpy().copy()
 
     m2 = _build(True)
+    states = _states(m2)
     with wp.Tape() as tape2:
-        loss2, states = _rollout(m2, w)
+        loss2, states = _rollout(m2, w, states)
     tape2.backward(loss2)
     assert float(loss.numpy()[0]) == pytest.approx(float(loss2.numpy()[0]), rel=1e-5)
     np.testing.assert_allclose(g_ckpt, states[0].particle_qd.grad.numpy(), rtol=1e-4, atol=1e-6)
@@ -163,8 +171,8 @@ def test_gradient_through_triangle_lift_and_drag_matches_fd():
         m.ground = False
         return m
 
-    def rollout(m, qd0):
-        states = [m.state() for _ in range(21)]
+    def rollout(m, qd0, states=None):
+        states = states or [m.state() for _ in range(21)]  # the taped call makes them before the Tape records
         states[0].particle_qd.assign(qd0)
         loss = wp.zeros(1, dtype=float, requires_grad=True)
         integ = sim.SemiImplicitIntegrator()
@@ -176,8 +184,9 @@ def test_gradient_through_triangle_lift_and_drag_matches_fd():
 
     m = build(True)
     qd0 = m.particle_qd.numpy().astype(np.float64)
+    states = [m.state() for _ in range(21)]
     with wp.Tape() as tape:
-        loss, states = rollout(m, qd0.astype(np.float32))
+        loss, states = rollout(m, qd0.astype(np.float32), states)
     tape.backward(loss)
     g = states[0].particle_qd.grad.numpy().copy()
     eps = 1e-2

@@ -178,9 +178,16 @@ def _grad_scene(requires_grad):
     return b.finalize("cpu", requires_grad=requires_grad)
 
 
-def _grad_loss(m, v0, steps=20, dt=2e-3):
+def _grad_states(m, v0, steps=20):
+    # made before a Tape records (as warp.sim's examples do): m.state() copies the model's arrays, and a copy
+    # recorded on a Tape moves the destination's gradient to its source (Warp 1.19)
     states = [m.state() for _ in range(steps + 1)]
     states[0].particle_qd.assign(v0)
+    return states
+
+
+def _grad_loss(m, v0, steps=20, dt=2e-3, states=None):
+    states = states or _grad_states(m, v0, steps)
     w = wp.array(np.random.default_rng(1).normal(size=(m.particle_count, 3)).astype(np.float32), dtype=wp.vec3)
     loss = wp.zeros(1, dtype=float, requires_grad=True)
     integ = sim.XPBDIntegrator(iterations=2)
@@ -194,8 +201,9 @@ def test_gradient_wrt_initial_velocity_matches_fd():
     """Tets, a spring and ground contacts on a tape: d loss / d v0 against central differences (float64 loss)."""
     m = _grad_scene(True)
     v0 = m.particle_qd.numpy().copy()
+    states = _grad_states(m, v0)
     with wp.Tape() as tape:
-        loss, states = _grad_loss(m, v0)
+        loss, states = _grad_loss(m, v0, states=states)
     tape.backward(loss)
     grad = states[0].particle_qd.grad.numpy().copy()
     mf = _grad_scene(False)
