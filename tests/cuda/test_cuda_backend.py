@@ -191,7 +191,10 @@ def test_copy_adjoint_accumulates_the_range_and_consumes(fake):  # noqa: F811
     src = wp.zeros(8, device=fake.device, requires_grad=True)
     dest = wp.zeros(8, device=fake.device, requires_grad=True)
     dest.grad.fill_(1.0)
-    rec = SimpleNamespace(dest=dest, src=src, dest_offset=2, src_offset=1, count=3, consume=True)
+    from weft.runtime.backends import CopyAdjoint
+
+    rec = SimpleNamespace(dest=dest, src=src, dest_offset=2, src_offset=1, count=3, consume=True,
+                          adjoint=CopyAdjoint.ACCUMULATE)
     impl.copy_adjoint(rec)
     assert len(fake.launches) == 1 and fake.launches[0]["grid"] == (1, 1, 1)  # one accumulation over the range
     np.testing.assert_array_equal(impl.to_host(dest.grad), [1, 1, 0, 0, 0, 1, 1, 1])  # the copied range consumed
