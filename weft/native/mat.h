@@ -12,7 +12,11 @@ template <typename T> struct is_vec1_<vec_t<1, T>> { static constexpr bool value
 
 template <unsigned R, unsigned C, typename T>
 struct mat_t {
+#if WEFT_CUDA
+    vec_t<C, T> row[R > 0 ? R : 1];  // row-major (a 0x0 slice's matrix, a local only, keeps one empty row for NVRTC)
+#else
     vec_t<C, T> row[R];  // row-major; default constructors zero-initialise
+#endif
 
     WEFT_FN_SMALL mat_t() {}
 

@@ -13,7 +13,11 @@ struct id_ {
 
 template <unsigned N, typename T>
 struct vec_t {
+#if WEFT_CUDA
+    T c[N > 0 ? N : 1];  // an empty slice's zero-length vector (a local only): NVRTC rejects zero-size arrays
+#else
     T c[N];
+#endif
 
     WEFT_FN_SMALL vec_t() : c() {}
 
