@@ -74,24 +74,13 @@ WEFT_FN bool in_bounds(const int32* shape, int64 i, int64 j, int64 k, int64 l) {
 
 WEFT_FN void format_index(char* buf, int cap, const char* what, const char* kernel, const char* name,
                           const int32* shape, int ndim, const int64* idx) {
-    // minimal formatter usable on device: "<what> out of bounds in kernel K: array 'a' index [i, j] shape (n, m)"
-    int p = 0;
-    auto put = [&](const char* s) { while (*s && p < cap - 1) buf[p++] = *s++; };
-    auto put_int = [&](int64 v) {
-        char tmp[24];
-        int n = 0;
-        bool neg = v < 0;
-        unsigned long long u = neg ? (unsigned long long)(-v) : (unsigned long long)v;
-        do { tmp[n++] = char('0' + u % 10); u /= 10; } while (u && n < 22);
-        if (neg && p < cap - 1) buf[p++] = '-';
-        while (n && p < cap - 1) buf[p++] = tmp[--n];
-    };
-    put(what); put(" out of bounds in kernel '"); put(kernel); put("': array '"); put(name); put("' index [");
-    for (int d = 0; d < ndim; ++d) { if (d) put(", "); put_int(idx[d]); }
-    put("] shape (");
-    for (int d = 0; d < ndim; ++d) { if (d) put(", "); put_int(shape[d]); }
-    put(")");
-    buf[p] = 0;
+    // "<what> out of bounds in kernel K: array 'a' index [i, j] shape (n, m)"
+    MessageText m(buf, cap);
+    m.put(what).put(" out of bounds in kernel '").put(kernel).put("': array '").put(name).put("' index [");
+    for (int d = 0; d < ndim; ++d) { if (d) m.put(", "); m.put_int(idx[d]); }
+    m.put("] shape (");
+    for (int d = 0; d < ndim; ++d) { if (d) m.put(", "); m.put_int(shape[d]); }
+    m.put(")");
 }
 }  // namespace detail
 
@@ -100,21 +89,10 @@ WEFT_FN void format_index(char* buf, int cap, const char* what, const char* kern
 WEFT_FN bool check_component(int64 i, int64 n, const char* kernel, const char* type, const char* where) {
     if (i >= 0 && i < n) return true;
     char buf[400];
-    int p = 0;
-    const int cap = int(sizeof(buf));
-    auto put = [&](const char* s) { while (*s && p < cap - 1) buf[p++] = *s++; };
-    auto put_int = [&](int64 v) {
-        char tmp[24];
-        int k = 0;
-        unsigned long long u = v < 0 ? (unsigned long long)(-v) : (unsigned long long)v;
-        do { tmp[k++] = char('0' + u % 10); u /= 10; } while (u && k < 22);
-        if (v < 0 && p < cap - 1) buf[p++] = '-';
-        while (k && p < cap - 1) buf[p++] = tmp[--k];
-    };
-    put("component index out of range in kernel '"); put(kernel); put("': index "); put_int(i);
-    put(" of a "); put(type); put(" (valid 0.."); put_int(n - 1); put(")");
-    if (*where) { put(" at "); put(where); }
-    buf[p] = 0;
+    MessageText m(buf, int(sizeof(buf)));
+    m.put("component index out of range in kernel '").put(kernel).put("': index ").put_int(i);
+    m.put(" of a ").put(type).put(" (valid 0..").put_int(n - 1).put(")");
+    if (*where) m.put(" at ").put(where);
     report_error(1, buf);
     return false;
 }
@@ -124,21 +102,10 @@ WEFT_FN bool check_component(int64 i, int64 n, const char* kernel, const char* t
 WEFT_FN bool check_tile_index(int64 i, int64 lo, int64 n, int dim, const char* kernel, const char* where) {
     if (i >= lo && i < n) return true;
     char buf[400];
-    int p = 0;
-    const int cap = int(sizeof(buf));
-    auto put = [&](const char* s) { while (*s && p < cap - 1) buf[p++] = *s++; };
-    auto put_int = [&](int64 v) {
-        char tmp[24];
-        int k = 0;
-        unsigned long long u = v < 0 ? (unsigned long long)(-v) : (unsigned long long)v;
-        do { tmp[k++] = char('0' + u % 10); u /= 10; } while (u && k < 22);
-        if (v < 0 && p < cap - 1) buf[p++] = '-';
-        while (k && p < cap - 1) buf[p++] = tmp[--k];
-    };
-    put("tile index out of bounds in kernel '"); put(kernel); put("': coordinate dimension "); put_int(dim);
-    put(" has index "); put_int(i); put(", outside valid range ["); put_int(lo); put(", "); put_int(n); put(")");
-    if (*where) { put(" at "); put(where); }
-    buf[p] = 0;
+    MessageText m(buf, int(sizeof(buf)));
+    m.put("tile index out of bounds in kernel '").put(kernel).put("': coordinate dimension ").put_int(dim);
+    m.put(" has index ").put_int(i).put(", outside valid range [").put_int(lo).put(", ").put_int(n).put(")");
+    if (*where) m.put(" at ").put(where);
     report_error(1, buf);
     return false;
 }

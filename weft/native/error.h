@@ -19,6 +19,29 @@ WEFT_FN void copy_text(char* dst, const char* src, int cap) {
     dst[i] = 0;
 }
 
+// A message built in place by appending text and integers (usable in device code: no printf), always terminated.
+struct MessageText {
+    char* buf;
+    int cap;
+    int p = 0;
+    WEFT_FN MessageText(char* b, int c) : buf(b), cap(c) { buf[0] = 0; }
+    WEFT_FN MessageText& put(const char* s) {
+        while (*s && p < cap - 1) buf[p++] = *s++;
+        buf[p] = 0;
+        return *this;
+    }
+    WEFT_FN MessageText& put_int(int64 v) {
+        char tmp[24];
+        int n = 0;
+        unsigned long long u = v < 0 ? (unsigned long long)(-v) : (unsigned long long)v;
+        do { tmp[n++] = char('0' + u % 10); u /= 10; } while (u && n < 22);
+        if (v < 0 && p < cap - 1) buf[p++] = '-';
+        while (n && p < cap - 1) buf[p++] = tmp[--n];
+        buf[p] = 0;
+        return *this;
+    }
+};
+
 WEFT_FN void report_error(int32 code, const char* text) {
     ErrorState* s = error_state();
 #if WEFT_CUDA

@@ -497,13 +497,11 @@ def tet_param_grads(pose: wp.array(dtype=wp.mat33), acc: wp.array2d(dtype=float)
     pose_grad[t] = pose_grad[t] + S * Dm + _cofactor(Dm) * acc[6, t]
 
 
-@wp.kernel(enable_backward=False)
-def gather_adjoints(offsets: wp.array(dtype=wp.int32), slots: wp.array(dtype=wp.int32),
-                    adj_x: wp.array(dtype=wp.vec3), adj_v: wp.array(dtype=wp.vec3),
-                    x_grad: wp.array(dtype=wp.vec3), v_grad: wp.array(dtype=wp.vec3)):
-    """Add the per-slot position and velocity gradients of every particle's element corners to its gradients (even
-    and odd entries summed apart, as ``gather.gather_forces``: seed sphere 46 -> 21 us CPU, one thread)."""
-    i = wp.tid()
+@wp.func
+def corner_adjoint_sums(offsets: wp.array(dtype=wp.int32), slots: wp.array(dtype=wp.int32),
+                        adj_x: wp.array(dtype=wp.vec3), adj_v: wp.array(dtype=wp.vec3), i: int):
+    """The position and velocity gradients of particle ``i``'s element corners (slots ``offsets[i]`` to
+    ``offsets[i + 1]``), even and odd entries summed apart (two independent chains, as ``gather.gather_forces``)."""
     end = offsets[i + 1]
     sx0 = wp.vec3()
     sv0 = wp.vec3()
@@ -522,7 +520,18 @@ def gather_adjoints(offsets: wp.array(dtype=wp.int32), slots: wp.array(dtype=wp.
         s0 = slots[e]
         sx0 = sx0 + adj_x[s0]
         sv0 = sv0 + adj_v[s0]
+    return sx0 + sx1, sv0 + sv1
+
+
+@wp.kernel(enable_backward=False)
+def gather_adjoints(offsets: wp.array(dtype=wp.int32), slots: wp.array(dtype=wp.int32),
+                    adj_x: wp.array(dtype=wp.vec3), adj_v: wp.array(dtype=wp.vec3),
+                    x_grad: wp.array(dtype=wp.vec3), v_grad: wp.array(dtype=wp.vec3)):
+    """Add the per-slot position and velocity gradients of every particle's element corners to its gradients (even
+    and odd entries summed apart, as ``gather.gather_forces``: seed sphere 46 -> 21 us CPU, one thread)."""
+    i = wp.tid()
+    sx, sv = corner_adjoint_sums(offsets, slots, adj_x, adj_v, i)
     if x_grad.shape[0] > 0:
-        x_grad[i] = x_grad[i] + (sx0 + sx1)
+        x_grad[i] = x_grad[i] + sx
     if v_grad.shape[0] > 0:
-        v_grad[i] = v_grad[i] + (sv0 + sv1)
+        v_grad[i] = v_grad[i] + sv

@@ -13,6 +13,7 @@ from ...runtime.tape import OverwriteError
 from ..integrators.base import gravity_vec
 from ..model import PARTICLE_FLAG_ACTIVE
 from .elastic import grad_or_sink
+from .elastic_adjoint import corner_adjoint_sums
 
 
 @wp.func
@@ -116,26 +117,9 @@ def adj_gather_particle_step(offsets: wp.array(dtype=wp.int32), slots: wp.array(
     ``v_new``: stored, they are that state's gradients) and, with those complete, the adjoint of the particle step
     that made the state, in one pass over the particles (see ``fuse_gather``)."""
     i = wp.tid()
-    end = offsets[i + 1]
-    sx0 = wp.vec3()
-    sv0 = wp.vec3()
-    sx1 = wp.vec3()
-    sv1 = wp.vec3()
-    e = offsets[i]
-    while e + 1 < end:
-        s0 = slots[e]
-        s1 = slots[e + 1]
-        sx0 = sx0 + adj_xs[s0]
-        sv0 = sv0 + adj_vs[s0]
-        sx1 = sx1 + adj_xs[s1]
-        sv1 = sv1 + adj_vs[s1]
-        e = e + 2
-    if e < end:
-        s0 = slots[e]
-        sx0 = sx0 + adj_xs[s0]
-        sv0 = sv0 + adj_vs[s0]
-    ax = x_new_grad[i] + (sx0 + sx1)
-    av = v_new_grad[i] + (sv0 + sv1)
+    sx, sv = corner_adjoint_sums(offsets, slots, adj_xs, adj_vs, i)
+    ax = x_new_grad[i] + sx
+    av = v_new_grad[i] + sv
     x_new_grad[i] = ax
     v_new_grad[i] = av
     _step_adjoint(i, ax, av, x, v, f, w, particle_flags, radius, gravity, dt, v_max, ground_on, ground, ke, kd, kf,
