@@ -14,60 +14,52 @@ import pytest
 WARP172_TESTS = Path("/opt/warp172/lib/python3.11/site-packages/warp/tests")
 ROOT = Path(__file__).resolve().parents[2]
 
-_RUNNER = r"""
+_SUITE = r"""
 import importlib.util, sys, unittest
 sys.path.insert(0, {root!r}); sys.path.insert(0, {compat!r})
 import warp_shim
 warp_shim.install({tests!r})
-def load(name):
-    spec = importlib.util.spec_from_file_location("warp.tests.sim." + name, {tests!r} + "/sim/" + name + ".py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-model, xpbd, vbd = load("test_model"), load("test_xpbd"), load("test_vbd")
-suite = unittest.TestSuite([model.TestModel("test_add_triangles"), model.TestModel("test_add_edges"),
-                            xpbd.TestXPBD("test_xpbd_free_falling_cpu"), vbd.TestVbd("test_vbd_bending_cpu"),
-                            vbd.TestVbd("test_vbd_bending_non_zero_rest_angle_bending_cpu")])
+modules = {{}}
+def case(module, cls, name):
+    if module not in modules:
+        spec = importlib.util.spec_from_file_location("warp.tests.sim." + module, {tests!r} + "/sim/" + module + ".py")
+        modules[module] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(modules[module])
+    return getattr(modules[module], cls)(name)
+cases = {cases!r}
+suite = unittest.TestSuite([case(*c) for c in cases])
 result = unittest.TextTestRunner(verbosity=2).run(suite)
-sys.exit(0 if result.wasSuccessful() and result.testsRun == 5 else 1)
+ok = result.wasSuccessful() and result.testsRun == len(cases) and ({allow_skips!r} or not result.skipped)
+sys.exit(0 if ok else 1)
 """
 
 
-@pytest.mark.skipif(not (WARP172_TESTS / "sim" / "test_model.py").exists(), reason="warp-lang 1.7.2 not installed")
-def test_warp172_deformable_tests_pass_under_weft():
-    code = _RUNNER.format(root=str(ROOT), compat=str(ROOT / "tests" / "compat"), tests=str(WARP172_TESTS))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=False,
+def _run_warp172_tests(cases, timeout=600, allow_skips=True):
+    """Run warp.sim 1.7.2's unittest cases ``(module, class, test)`` in a child interpreter with ``warp`` aliased to
+    weft (tests/compat/warp_shim.py); every case must run and pass."""
+    code = _SUITE.format(root=str(ROOT), compat=str(ROOT / "tests" / "compat"), tests=str(WARP172_TESTS),
+                         cases=list(cases), allow_skips=allow_skips)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, check=False,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-_RIGID = r"""
-import importlib.util, sys, unittest
-sys.path.insert(0, {root!r}); sys.path.insert(0, {compat!r})
-import warp_shim
-warp_shim.install({tests!r})
-def load(name):
-    spec = importlib.util.spec_from_file_location("warp.tests.sim." + name, {tests!r} + "/sim/" + name + ".py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-kin, inertia, model = load("test_sim_kinematics"), load("test_inertia"), load("test_model")
-names = ["test_cube_mesh_inertia", "test_sphere_mesh_inertia", "test_body_inertia"]
-suite = unittest.TestSuite([kin.TestSimKinematics("test_fk_ik_cpu"), model.TestModel("test_collapse_fixed_joints")]
-                           + [inertia.TestInertia(n) for n in names])
-result = unittest.TextTestRunner(verbosity=2).run(suite)
-sys.exit(0 if result.wasSuccessful() and result.testsRun == 5 else 1)
-"""
+@pytest.mark.skipif(not (WARP172_TESTS / "sim" / "test_model.py").exists(), reason="warp-lang 1.7.2 not installed")
+def test_warp172_deformable_tests_pass_under_weft():
+    _run_warp172_tests([("test_model", "TestModel", "test_add_triangles"), ("test_model", "TestModel", "test_add_edges"),
+                        ("test_xpbd", "TestXPBD", "test_xpbd_free_falling_cpu"),
+                        ("test_vbd", "TestVbd", "test_vbd_bending_cpu"),
+                        ("test_vbd", "TestVbd", "test_vbd_bending_non_zero_rest_angle_bending_cpu")])
 
 
 @pytest.mark.skipif(not (WARP172_TESTS / "sim" / "test_inertia.py").exists(), reason="warp-lang 1.7.2 not installed")
 def test_warp172_rigid_tests_pass_under_weft():
     """warp.sim 1.7.2's kinematics, inertia and collapse_fixed_joints tests (its test_sim_grad and
     test_sim_grad_bounce_linear pass too, 3 of 3, but take minutes of compiling: run by hand, docs/sim.md)."""
-    code = _RIGID.format(root=str(ROOT), compat=str(ROOT / "tests" / "compat"), tests=str(WARP172_TESTS))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=False,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    inertia = [("test_inertia", "TestInertia", n)
+               for n in ("test_cube_mesh_inertia", "test_sphere_mesh_inertia", "test_body_inertia")]
+    _run_warp172_tests([("test_sim_kinematics", "TestSimKinematics", "test_fk_ik_cpu"),
+                        ("test_model", "TestModel", "test_collapse_fixed_joints"), *inertia])
 
 
 @pytest.mark.slow
@@ -92,28 +84,9 @@ def test_warp172_cloth_self_contact_example_runs_without_interpenetration():
     assert result["worst_crossings"] == 0
 
 
-_COLLISION_RUNNER = r"""
-import importlib.util, sys, unittest
-sys.path.insert(0, {root!r}); sys.path.insert(0, {compat!r})
-import warp_shim
-warp_shim.install({tests!r})
-spec = importlib.util.spec_from_file_location("warp.tests.sim.test_collision", {tests!r} + "/sim/test_collision.py")
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
-names = {names!r}
-suite = unittest.TestSuite([mod.TestCollision(n + "_cpu") for n in names])
-result = unittest.TextTestRunner(verbosity=2).run(suite)
-ok = result.wasSuccessful() and result.testsRun == len(names) and not result.skipped
-sys.exit(0 if ok else 1)
-"""
-
-
 def _run_collision_tests(names):
-    code = _COLLISION_RUNNER.format(root=str(ROOT), compat=str(ROOT / "tests" / "compat"), tests=str(WARP172_TESTS),
-                                    names=list(names))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=1800, check=False,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    _run_warp172_tests([("test_collision", "TestCollision", n + "_cpu") for n in names], timeout=1800,
+                       allow_skips=False)
 
 
 @pytest.mark.skipif(not (WARP172_TESTS / "sim" / "test_collision.py").exists(), reason="warp-lang 1.7.2 not installed")
