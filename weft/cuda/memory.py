@@ -170,18 +170,18 @@ def _upload(ptr: int, host: np.ndarray, device, stream=None) -> None:
 def copy_from_host(arr, host: np.ndarray, stream=None) -> None:
     """Fill a device array from a host array of the same shape."""
     if arr.is_contiguous:
-        _upload(arr.ptr, np.ascontiguousarray(host), arr.device, stream)
+        _upload((arr.ptr or 0), np.ascontiguousarray(host), arr.device, stream)
         return
     lo, hi = _span(arr)
-    buf = _download(arr.ptr + lo, hi - lo, arr.device, stream)
+    buf = _download((arr.ptr or 0) + lo, hi - lo, arr.device, stream)
     _host_view(arr, buf, lo)[...] = host
-    _upload(arr.ptr + lo, buf, arr.device, stream)
+    _upload((arr.ptr or 0) + lo, buf, arr.device, stream)
 
 
 def copy_to_host(arr, stream=None) -> np.ndarray:
     """A new host NumPy array (C-contiguous) with the device array's elements (waits for the data)."""
     lo, hi = _span(arr)
-    buf = _download(arr.ptr + lo, hi - lo, arr.device, stream)
+    buf = _download((arr.ptr or 0) + lo, hi - lo, arr.device, stream)
     if hi == lo:
         base, trailing = np_layout(arr._ir)
         return np.zeros(tuple(arr.shape) + trailing, dtype=base)

@@ -600,6 +600,39 @@ def _matrix(lw, node, form: LanguageForm):
     return construct(lw, T.MatrixType(int(shape[0]), int(shape[1]), scalar), args, {}, node)
 
 
+def _array_at(lw, node, form: LanguageForm):
+    """``wp.array(ptr=p, shape=(n, m), dtype=T)`` in kernel code: a contiguous array over the memory at address
+    ``p`` (a uint64 value, e.g. ``a.ptr`` or a kernel argument); the extents may be run-time values, ``dtype`` is a
+    compile-time type. The array has no gradient."""
+    if node.args:
+        raise lw.error("wp.array() in kernel code takes keyword arguments only: wp.array(ptr=, shape=, dtype=)", node)
+    kwargs = {k.arg: k.value for k in node.keywords}
+    unknown = sorted(set(kwargs) - {"ptr", "shape", "dtype"})
+    if unknown:
+        raise lw.error(f"wp.array() in kernel code does not take {', '.join(unknown)}: only ptr=, shape= and dtype=",
+                       node)
+    missing = [k for k in ("ptr", "shape", "dtype") if k not in kwargs]
+    if missing:
+        raise lw.error(f"wp.array() in kernel code needs {', '.join(k + '=' for k in missing)}", node)
+    ptr = lw.operand(lw.visit(kwargs["ptr"]), kwargs["ptr"], want=T.UINT64)
+    if not (isinstance(ptr.type, T.ScalarType) and ptr.type.is_int):
+        raise lw.error(f"wp.array(ptr=...) needs an integer address (uint64), got {ptr.type}", kwargs["ptr"])
+    if ptr.type != T.UINT64:
+        ptr = lw.op("cast", [ptr], attrs=(T.UINT64,), node=node)
+    shape = lw.visit(kwargs["shape"])
+    extents = list(shape) if isinstance(shape, tuple) else [shape]
+    if not 1 <= len(extents) <= 4:
+        raise lw.error(f"wp.array(shape=...) needs 1 to 4 extents, got {len(extents)}", kwargs["shape"])
+    sizes = []
+    for e in extents:
+        v = lw.operand(e, kwargs["shape"], want=T.INT32)
+        if not (isinstance(v.type, T.ScalarType) and v.type.is_int):
+            raise lw.error(f"wp.array(shape=...) extents must be integers, got {v.type}", kwargs["shape"])
+        sizes.append(v if v.type == T.INT32 else lw.op("cast", [v], attrs=(T.INT32,), node=node))
+    dtype = to_ir(lw.eval_static(kwargs["dtype"]))
+    return lw.op("array_at", [ptr, *sizes], attrs=(T.ArrayType(dtype, len(sizes)),), node=node)
+
+
 #: Form -> rule(lw, node, form) for the language forms
 LANGUAGE_RULES = {
     Form.STATIC: _static,
@@ -619,4 +652,5 @@ LANGUAGE_RULES = {
     Form.MATRIX: _matrix,
     Form.FLAVORED_VECTOR: _flavored_vector,
     Form.MATRIX_FROM_VECTORS: _matrix_from_vectors,
+    Form.ARRAY_AT: _array_at,
 }

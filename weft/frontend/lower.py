@@ -878,6 +878,8 @@ class Lowerer:
                 return self.op("cast", [n], attrs=(T.UINT64,), node=node)
             if isinstance(t, T.ArrayType) and attr == "ndim":
                 return Weak(t.ndim)
+            if isinstance(t, T.ArrayType) and attr == "ptr" and t.kind is T.ArrayKind.ARRAY:
+                return self.op("array_ptr", [base], node=node)
             if isinstance(t, T.ArrayType) and attr == "dtype":
                 return class_for(t.dtype)  # a compile-time type: a.dtype(0.0), tile_zeros(..., dtype=a.dtype)
             raise self.error(f"a {t} value has no attribute '{attr}'", node)

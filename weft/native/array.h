@@ -24,6 +24,37 @@ struct array_t {
 template <typename T>
 WEFT_FN bool array_valid(const array_t<T>& a) { return a.data != nullptr; }
 
+// a.ptr in kernel code: the address of the data (0 for a null array)
+template <typename T>
+WEFT_FN uint64 array_ptr(const array_t<T>& a) { return (uint64)(a.data); }
+
+// wp.array(ptr=, shape=, dtype=) in kernel code: the extents of a contiguous array at an address. The element type
+// is the one of the variable it is assigned to (the op's result type), so it converts to any array_t<T>.
+struct array_at_t {
+    uint64 ptr;
+    int32 shape[4];
+    int32 ndim;
+    template <typename T>
+    WEFT_FN operator array_t<T>() const {
+        array_t<T> a;
+        a.data = reinterpret_cast<T*>(ptr);
+        a.grad = nullptr;
+        a.ndim = ndim;
+        a.flags = 0;
+        int64 stride = int64(sizeof(T));
+        for (int d = 3; d >= 0; --d) {
+            a.shape[d] = shape[d];
+            a.strides[d] = d < ndim ? stride : 0;
+            if (d < ndim) stride *= shape[d];
+        }
+        return a;
+    }
+};
+WEFT_FN array_at_t array_at(uint64 p, int32 n0) { return {p, {n0, 0, 0, 0}, 1}; }
+WEFT_FN array_at_t array_at(uint64 p, int32 n0, int32 n1) { return {p, {n0, n1, 0, 0}, 2}; }
+WEFT_FN array_at_t array_at(uint64 p, int32 n0, int32 n1, int32 n2) { return {p, {n0, n1, n2, 0}, 3}; }
+WEFT_FN array_at_t array_at(uint64 p, int32 n0, int32 n1, int32 n2, int32 n3) { return {p, {n0, n1, n2, n3}, 4}; }
+
 // An index into an array along each dimension, optionally remapped by index arrays (wp.indexedarray).
 template <typename T>
 struct indexedarray_t {

@@ -67,3 +67,17 @@ register(Op("array_valid", lambda a, at: T.BOOL if len(a) == 1 and isinstance(a[
             domain=D, doc="An array as a condition (`if a:`): whether it has data (None was passed: False), as Warp."))
 register(Op("fixed_zeros", lambda a, at: at[0] if not a else None, kind=OpKind.SPECIAL, syntax=Syntax(Form.FIXED_ZEROS), adjoint=Adjoint.NONE,
             public=False, domain=D, role=Role.FRESH, doc="wp.zeros(shape, dtype) inside a kernel: a zeroed local array."))
+
+
+def _array_at(args, attrs):
+    (t,) = attrs
+    if len(args) == 1 + t.ndim and args[0] == T.UINT64 and all(a == T.INT32 for a in args[1:]):
+        return t
+    return None
+
+
+register(Op("array_at", _array_at, native="array_at", adjoint=Adjoint.NONE, public=False, domain=D,
+            doc="wp.array(ptr=, shape=, dtype=) in kernel code: a contiguous array over memory at an address."))
+register(Op("array_ptr", lambda a, at: T.UINT64 if len(a) == 1 and isinstance(a[0], T.ArrayType)
+            and a[0].kind is T.ArrayKind.ARRAY else None, native="array_ptr", adjoint=Adjoint.NONE, public=False,
+            domain=D, doc="a.ptr in kernel code: the address of an array's data (uint64; 0 for a null array)."))

@@ -68,6 +68,7 @@ class Form(enum.Enum):
     FOLD = "fold"  # min(a, b, c, ...), max(...): the binary op LanguageForm.arg folded left to right
     LEN = "len"  # len(a): an array's first extent, a vector's or matrix's (compile-time) length
     RANGE = "range"  # range(...) outside a for statement (an error)
+    ARRAY_AT = "array_at"  # wp.array(ptr=, shape=, dtype=): a contiguous array over memory at an address
     TYPE = "type"  # type(x): x's type as a constructor
     BIT_CAST = "bit_cast"  # wp.cast(a, dtype): a's bytes as another value type of the same size
     VECTOR = "vector"  # wp.vector(..., length=, dtype=)

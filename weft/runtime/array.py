@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import LaunchError, ReshapeError, ViewDtypeError
 from ..ir import types as T
+from ..ops.forms import Form, declare
 from ..types import composite as C
 from ..types.dtypes import element_size, np_layout, resolve_dtype, struct_np_dtype, to_host_value
 from ..types.layout import ARRAY_DESC
@@ -158,11 +159,11 @@ class array:
             return
         self.device = D.get_device(device)
         if ptr is not None:
-            self._init_from_ptr(ptr, dtype, shape, strides, device)
+            self._init_from_ptr(ptr, dtype, shape, strides, capacity, deleter)
         elif data is not None:
             self._init_from_data(data, dtype, shape, copy)
         else:
-            self._init_empty(dtype, shape)
+            self._init_empty(dtype, shape, strides)
         if grad is not None:
             self.grad = grad
         elif requires_grad and not grads_off.get():
@@ -181,11 +182,14 @@ class array:
         if isinstance(dtype, type):  # classes live as long as their module: cache them by identity
             _DTYPES[id(dtype)] = (dtype, self._ir, self.dtype)
 
-    def _init_empty(self, dtype, shape) -> None:
+    def _init_empty(self, dtype, shape, strides=None) -> None:
         if dtype is typing.Any:
             dtype = float
         self._set_dtype(dtype)
         shape = _norm_shape(shape)
+        if strides is not None:
+            self._init_strided(shape, _check_alloc_strides(shape, strides))
+            return
         base, trailing = np_layout(self._ir)
         if self.device.impl.host_memory:
             self._np = _pinned_zeros(shape + trailing, base) if self.pinned else aligned_zeros(shape + trailing, base)
@@ -194,7 +198,28 @@ class array:
         else:
             self._alloc_device(shape)
 
+    def _init_strided(self, shape, strides) -> None:
+        """An allocation with the caller's byte strides (transposed or gapped layouts): the memory spans the
+        farthest element, ``capacity`` bytes."""
+        esize = element_size(self._ir)
+        capacity = 0 if 0 in shape else esize + sum((n - 1) * s for n, s in zip(shape, strides))
+        if strides == _contiguous_strides(shape, esize) or capacity == 0:
+            self._init_empty(self.dtype, shape)  # the ordinary dense allocation
+            self.strides = strides
+            return
+        self._capacity = capacity
+        if self.device.impl.host_memory:
+            raw = _pinned_zeros((capacity,), np.uint8) if self.pinned else aligned_zeros((capacity,), np.uint8)
+            base, trailing = np_layout(self._ir)
+            self._np = np_from_ptr(raw.ctypes.data, shape, strides, base, trailing, raw)
+            self._finish_np(len(shape))
+            self._shared.escaped = False
+        else:
+            self._alloc_device((capacity,), nbytes=capacity)
+            self.shape, self.ndim, self.strides = shape, len(shape), strides
+
     def _init_from_data(self, data, dtype, shape, copy) -> None:
+        source = data
         if isinstance(data, array):
             data = data.numpy()
         elif not isinstance(data, np.ndarray) and hasattr(data, "__array_interface__") is False:
@@ -245,13 +270,21 @@ class array:
             self._np = arr
             self._finish_np(outer)
             self._shared.escaped = not own  # the caller's memory when not copied
+            if not own:
+                self._ref = source  # as Warp: the aliased object stays referenced by the array
         else:
             host = np.ascontiguousarray(arr)
             self._alloc_device(host.shape[:outer])
             self.device.impl.upload(self, host)
 
-    def _init_from_ptr(self, ptr, dtype, shape, strides, device) -> None:
+    def _init_from_ptr(self, ptr, dtype, shape, strides, capacity, deleter) -> None:
         self._set_dtype(dtype)
+        if capacity is not None:
+            self._capacity = int(capacity)
+        if deleter is not None:
+            if not callable(deleter):
+                raise TypeError(f"deleter must be a callable taking (ptr, size), got {type(deleter).__name__}")
+            self.deleter = deleter
         shape = _norm_shape(shape)
         esize = element_size(self._ir)
         if strides is None:
@@ -271,12 +304,13 @@ class array:
         self.ndim = outer
         self._ptr = int(raw.ctypes.data) if raw.size else 0
 
-    def _alloc_device(self, shape) -> None:
+    def _alloc_device(self, shape, nbytes=None) -> None:
         self.shape = _norm_shape(shape)
         self.ndim = len(self.shape)
         esize = element_size(self._ir)
         self.strides = _contiguous_strides(self.shape, esize)
-        nbytes = int(np.prod(self.shape, dtype=np.int64)) * esize
+        if nbytes is None:
+            nbytes = int(np.prod(self.shape, dtype=np.int64)) * esize
         self._dev_mem = self.device.impl.alloc(self.device, nbytes, self.pinned)
         self._ptr = int(self._dev_mem.ptr) if nbytes else 0
 
@@ -349,14 +383,54 @@ class array:
         if sh.zero is not None:
             _materialize(sh)
         sh.escaped = True
-        return self._ptr
+        return self._ptr or None  # as Warp: an array without memory (zero size) has no pointer
 
     @property
     def is_contiguous(self) -> bool:
         return self.strides == _contiguous_strides(self.shape, element_size(self._ir))
 
+    #: the object whose memory an array built with ``copy=False`` aliases (kept alive by the array)
+    _ref = None
+
+    def __del__(self) -> None:
+        """Hands memory wrapped with ``wp.array(ptr=..., deleter=fn)`` back: ``fn(ptr, capacity)``, once, when the
+        array goes away (weft frees its own allocations through their owners; nothing to do for them)."""
+        deleter = self.__dict__.get("deleter")
+        ptr = self.__dict__.get("_ptr")
+        if deleter is None or not ptr:
+            return
+        self.deleter = None
+        try:
+            deleter(ptr, self.capacity)
+        except (TypeError, AttributeError):  # callables torn down at interpreter exit
+            pass
+
+    def cptr(self):
+        """A ctypes pointer to the elements of a contiguous CPU array (``None`` without memory): the scalar type for
+        scalar, vector and matrix dtypes (``uint16`` for half floats), a ``ctypes.Structure`` of the struct's native
+        layout for structs. Not bounds checked; the pointer keeps the array alive."""
+        ptr = self.ptr
+        if not ptr:
+            return None
+        if not self.device.impl.host_memory or not self.is_contiguous:
+            raise RuntimeError("Accessing array memory through a ctypes ptr is only supported for contiguous CPU "
+                               "arrays.")
+        if isinstance(self._ir, T.StructType):
+            ctype = np.ctypeslib.as_ctypes_type(struct_np_dtype(self._ir))
+        else:
+            base = np_layout(self._ir)[0]
+            ctype = ctypes.c_uint16 if base == np.float16 else np.ctypeslib.as_ctypes_type(base)
+        p = ctypes.cast(ptr, ctypes.POINTER(ctype))
+        p._ref = self
+        return p
+
+    #: bytes of a strided allocation (``wp.empty(shape, strides=...)``); other arrays span their elements
+    _capacity = None
+
     @property
     def capacity(self) -> int:
+        if self._capacity is not None:
+            return self._capacity
         return self.size * element_size(self._ir)
 
     @property
@@ -430,6 +504,8 @@ class array:
         if g is not None:
             offset = self._ptr - base._ptr
             return _strided_view(g, offset, self.shape, self.strides)
+        if self._capacity is not None:  # a strided allocation: the gradient gets the same layout
+            return array(dtype=self.dtype, shape=self.shape, device=self.device, strides=self.strides)
         return array(dtype=self.dtype, shape=self.shape, device=self.device)
 
     def _root(self) -> array:
@@ -852,6 +928,18 @@ def _norm_shape(shape, allow_neg=False, total=None, orig_shape=None) -> tuple[in
     return shape
 
 
+def _check_alloc_strides(shape, strides) -> tuple[int, ...]:
+    """The byte strides of an allocation, checked against its shape (Warp's errors)."""
+    if isinstance(strides, (int, np.integer)):
+        strides = (strides,)
+    strides = tuple(int(s) for s in strides)
+    if len(strides) != len(shape):
+        raise ValueError(f"Invalid number of strides, expected {len(shape)} strides, got {len(strides)}")
+    if any(s < 0 for s in strides):
+        raise NotImplementedError(f"Negative strides are not supported for allocations, got {strides}")
+    return strides
+
+
 def _check_extents(shape) -> None:
     """Array descriptors hold int32 extents (as Warp's): a longer dimension is an error, not a wrapped size."""
     if any(int(s) > 2**31 - 1 for s in shape):
@@ -935,10 +1023,12 @@ def _resolve_shape(shape, length=None, n=None):
 def zeros(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, length=None, **kwargs) -> array:
     """A zero-filled array."""
     return array(dtype=dtype, shape=_resolve_shape(shape, length, kwargs.get("n")), device=device,
-                 requires_grad=requires_grad, pinned=pinned, retain_grad=kwargs.get("retain_grad", False))
+                 requires_grad=requires_grad, pinned=pinned, retain_grad=kwargs.get("retain_grad", False),
+                 strides=kwargs.get("strides"))
 
 
 zeros._wp_kernel_builtin_ = "fixed_zeros"
+declare(array, "array", Form.ARRAY_AT)  # wp.array(ptr=, shape=, dtype=) in kernel code
 
 
 def empty(shape=None, dtype=float, device=None, requires_grad=False, pinned=False, length=None, **kwargs) -> array:

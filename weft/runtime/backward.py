@@ -91,7 +91,7 @@ def run_record_adjoint(rec) -> None:
             buf = snap._new_like_layout()
             _raw_copy(buf, snap)
             scratch.append(buf)
-            overrides[i] = a.desc_with(flags=flags | abi.ARRAY_FLAG_REPLAY_WRITES, data_ptr=buf.ptr)
+            overrides[i] = a.desc_with(flags=flags | abi.ARRAY_FLAG_REPLAY_WRITES, data_ptr=buf.ptr or 0)
         elif flags:
             overrides[i] = a.desc_with(flags=flags)
     _run_bwd(rec.kernel, rec.spec, rec.dims, list(rec.args), rec.device, overrides, rec.block_dim, rec.stream,
@@ -126,5 +126,5 @@ def launch_adjoint(kernel, dims, args, adj_args, device, n_inputs, block_dim: in
                 if g.shape != a.shape:
                     raise LaunchError(f"kernel '{kernel.__name__}': adjoint of argument "
                                       f"'{kernel._param_names[i]}' has shape {g.shape}, expected {a.shape}")
-                overrides[i] = a.desc_with(grad_ptr=g.ptr)
+                overrides[i] = a.desc_with(grad_ptr=g.ptr or 0)
     _run_bwd(kernel, spec, dims, args, device, overrides, block_dim, stream, max_blocks)

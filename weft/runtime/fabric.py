@@ -321,7 +321,7 @@ class fabricarray(_FabricBase):
         """The kernel descriptor (``flags``: weft/abi.py ARRAY_FLAG_*; the Tape's replay copies set bit 0)."""
         if self._annotation:
             raise FabricError("a wp.fabricarray annotation has no data to pass to a kernel")
-        table = self._table.ptr if self._table is not None else 0
+        table = (self._table.ptr or 0) if self._table is not None else 0
         return FABRIC_DESC.pack(table, len(self.buckets), self.size, 0, 0, 0, self.ndim, flags)
 
     def __getitem__(self, key):
@@ -446,7 +446,7 @@ class indexedfabricarray(_FabricBase):
     def _desc_flags(self, flags: int) -> bytes:
         if self._annotation:
             raise FabricError("a wp.indexedfabricarray annotation has no data to pass to a kernel")
-        return self.fa._desc_flags(flags) + INDEXED_FABRIC_DESC.pack(self.indices.ptr, self.size, 0, 0, 0, self.ndim,
+        return self.fa._desc_flags(flags) + INDEXED_FABRIC_DESC.pack(self.indices.ptr or 0, self.size, 0, 0, 0, self.ndim,
                                                                      0)
 
     def __repr__(self) -> str:

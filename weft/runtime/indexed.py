@@ -73,7 +73,7 @@ class indexedarray:
 
     @property
     def desc(self) -> bytes:
-        ptrs = [i.ptr if i is not None else 0 for i in self.indices] + [0] * (4 - self.ndim)
+        ptrs = [(i.ptr or 0) if i is not None else 0 for i in self.indices] + [0] * (4 - self.ndim)
         shape = list(self.shape) + [0] * (4 - self.ndim)
         return self.data.desc + struct.pack("<4Q4i", *ptrs, *shape)
 
