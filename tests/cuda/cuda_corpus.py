@@ -223,6 +223,13 @@ def k_views(x: wp.array2d(dtype=float), out: wp.array(dtype=float)):
 
 
 @wp.kernel
+def k_array_at(x: wp.array2d(dtype=float), out: wp.array(dtype=float)):
+    i = wp.tid()
+    flat = wp.array(ptr=x.ptr, shape=(x.shape[0] * x.shape[1],), dtype=float)  # the same memory, 1-D
+    out[i] = flat[i * x.shape[1] + 1] * 2.0
+
+
+@wp.kernel
 def k_generic(x: wp.array(dtype=wp.Any), y: wp.array(dtype=wp.Any)):
     i = wp.tid()
     y[i] = x[i] + x[i]
@@ -320,6 +327,7 @@ CASES = {
                                   wp.array(_rand((N, 3)) * 4.0, dtype=wp.vec3, device=d), wp.zeros(N, device=d),
                                   wp.zeros(N, dtype=wp.uint32, device=d)], N),
     "views": (k_views, lambda d: [wp.array(_rand((N, 5)), device=d), wp.zeros(N, device=d)], N),
+    "array_at": (k_array_at, lambda d: [wp.array(_rand((N, 5)), device=d), wp.zeros(N, device=d)], N),
     "fabric": (k_fabric, _fabric_args, N),
     "generic_f32": (k_generic, lambda d: [wp.array(_rand(N), device=d), wp.zeros(N, device=d)], N),
     "generic_vec3d": (k_generic, lambda d: [wp.array(_rand((N, 3), np.float64), dtype=wp.vec3d, device=d),

@@ -44,7 +44,7 @@ def test_corpus_kernel_compiles(name, debug):
 
 
 @pytest.mark.parametrize("name", ["saxpy", "vectors", "matrices", "quats", "structs", "loops", "views", "noise", "native",
-                                  "fabric"])
+                                  "array_at", "fabric"])
 def test_corpus_adjoint_compiles(name):
     from weft import pipeline
     from weft.pipeline import Direction, Target
