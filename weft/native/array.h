@@ -87,6 +87,27 @@ template <bool C, typename T>
 WEFT_FN int64 offset(const array_t<T>& a, int64 i, int64 j, int64 k, int64 l) {
     return i * a.strides[0] + j * a.strides[1] + k * a.strides[2] + (C ? l * int64(sizeof(T)) : l * a.strides[3]);
 }
+// offset() modulo 2^32, in unsigned 32-bit arithmetic (no overflow): the offset itself wherever it fits 32 bits, as
+// the deferred-form backward's recorded offsets do (defer_add; the entry checks grad_offsets_fit). Vectorises in
+// 32-bit lanes, twice as many per vector as the 64-bit offset (measured: the rk3_update backward 1.03 -> 0.87 ms).
+template <bool C, typename T>
+WEFT_FN uint32 offset32(const array_t<T>& a, int64 i) {
+    return uint32(i) * (C ? uint32(sizeof(T)) : uint32(a.strides[0]));
+}
+template <bool C, typename T>
+WEFT_FN uint32 offset32(const array_t<T>& a, int64 i, int64 j) {
+    return uint32(i) * uint32(a.strides[0]) + uint32(j) * (C ? uint32(sizeof(T)) : uint32(a.strides[1]));
+}
+template <bool C, typename T>
+WEFT_FN uint32 offset32(const array_t<T>& a, int64 i, int64 j, int64 k) {
+    return uint32(i) * uint32(a.strides[0]) + uint32(j) * uint32(a.strides[1]) +
+           uint32(k) * (C ? uint32(sizeof(T)) : uint32(a.strides[2]));
+}
+template <bool C, typename T>
+WEFT_FN uint32 offset32(const array_t<T>& a, int64 i, int64 j, int64 k, int64 l) {
+    return uint32(i) * uint32(a.strides[0]) + uint32(j) * uint32(a.strides[1]) + uint32(k) * uint32(a.strides[2]) +
+           uint32(l) * (C ? uint32(sizeof(T)) : uint32(a.strides[3]));
+}
 template <typename T>
 WEFT_FN T* at(T* base, int64 byte_offset) {
     return reinterpret_cast<T*>(reinterpret_cast<char*>(base) + byte_offset);

@@ -470,7 +470,7 @@ constexpr int32 kNoAdd = INT32_MIN;
 template <bool C = false, typename T, typename... I>
 WEFT_FN void defer_add(T& slot, int32& offset_slot, const array_t<T>& a, const T& v, I... idx) {
     slot = v;
-    offset_slot = int32(detail::offset<C>(a, int64(idx)...));
+    offset_slot = int32(detail::offset32<C>(a, int64(idx)...));
 }
 
 // Whether every element of a's gradient lies within 2^31 bytes of its base (deferred adds record 32-bit offsets).
@@ -614,13 +614,13 @@ __attribute__((always_inline)) inline void flush_adds(const array_t<T>& a, const
         const detail::lanes16_i32 step = detail::lanes16_i32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15} *
                                          size;
         const int32 whole = n & ~15;
-        detail::lanes16_i32 off16, bad = {};
-        for (int32 b = 0; b < whole; b += 16) {
-            memcpy(&off16, off + b, 64);
-            bad |= off16 - (off[0] + b * size + step);
-        }
+        detail::lanes16_i32 off16;
+        // an OR reduction in registers (a vector compared through memory stalls on store forwarding)
+        const uint32 first = uint32(off[0]);
+        uint32 bad = 0;
+        for (int32 k = 0; k < whole; ++k) bad |= uint32(off[k]) - (first + uint32(k) * uint32(size));
         // (a real offset exceeds kNoAdd, so no run of offsets starting at a real one contains kNoAdd)
-        if (whole > 0 && detail::all_zero(bad) && (!MaybeEmpty || off[0] != kNoAdd) && off[0] >= lo &&
+        if (whole > 0 && bad == 0 && (!MaybeEmpty || off[0] != kNoAdd) && off[0] >= lo &&
             int64(off[0]) + int64(whole) * size <= hi) {
             for (; l < whole; l += 16) detail::add16<T, S>(g + off[0] + l * size, val + l);
         } else {
