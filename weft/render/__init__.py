@@ -1,6 +1,6 @@
 """``weft.render``: Warp's ``warp.render`` renderers. ``UsdRenderer`` writes USD stages (needs ``usd-core``);
-``OpenGLRenderer`` keeps Warp's name but weft has no OpenGL viewer (it raises a ``RenderError`` saying why). See
-docs/render.md."""
+``OpenGLRenderer`` is an OpenGL 3.3 viewer through ``pyglet`` (in a window, or headless offscreen with
+``get_pixels``). See docs/render.md."""
 
 from __future__ import annotations
 

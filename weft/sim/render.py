@@ -1,4 +1,5 @@
-"""Output of simulations: ``SimRenderer`` writes USD (needs ``usd-core``), ``ImageRenderer`` draws frames headless
+"""Output of simulations: ``SimRenderer`` writes USD (needs ``usd-core``), ``SimRendererOpenGL`` shows the simulation
+in weft's OpenGL viewer (needs ``pyglet``; ``headless=True`` draws offscreen), ``ImageRenderer`` draws frames headless
 with Matplotlib (no display, no OpenGL) and saves PNGs and an animated GIF.
 
 Both take the model at construction and a state per frame::
@@ -17,6 +18,7 @@ import os
 
 import numpy as np
 
+from ..render.opengl import OpenGLRenderer
 from .model import GEO_BOX, GEO_CAPSULE, GEO_CONE, GEO_CYLINDER, GEO_PLANE, GEO_SPHERE, SimError
 
 
@@ -274,3 +276,62 @@ class SimRendererUsd:
 
 
 SimRenderer = SimRendererUsd
+
+
+class SimRendererOpenGL(OpenGLRenderer):
+    """warp.sim's ``SimRendererOpenGL``: an :class:`~weft.render.OpenGLRenderer` that draws a model's shapes (as
+    instances following their bodies), particles (spheres of their radii), deformable surfaces (a mesh), springs
+    (lines) and the ground; :meth:`render` takes a state per frame. ``path`` is the window title; the other keyword
+    arguments go to ``OpenGLRenderer`` (``headless=True``, ``screen_width``, ``camera_pos``...)."""
+
+    def __init__(self, model, path="weft.sim", scaling: float = 1.0, fps: int = 60, up_axis=None,
+                 show_rigid_contact_points=False, contact_points_radius=1e-3, show_joints=False, **render_kwargs):
+        if up_axis is None:
+            up_axis = "XYZ"[int(model.up_axis)]
+        super().__init__(str(path), scaling=scaling, fps=fps, up_axis=up_axis, **render_kwargs)
+        self.show_rigid_contact_points = show_rigid_contact_points
+        self.contact_points_radius = contact_points_radius
+        self.show_joints = show_joints
+        self.populate(model)
+
+    def populate(self, model) -> None:
+        """Register the model's bodies and add one instance per primitive shape (meshes and SDFs are not drawn)."""
+        self.model = model
+        self.skip_rendering = False
+        self.body_names = [f"body_{b}" for b in range(model.body_count)]
+        for name in self.body_names:
+            self.register_body(name)
+        self._tris = _surface(model)
+        self._radii = model.particle_radius.numpy().astype(float) if model.particle_count else None
+        if model.shape_count > 1:
+            xs = model.shape_transform.numpy().astype(np.float64)
+            bodies = model.shape_body.numpy()
+            kinds = model.shape_geo.type.numpy()[:-1]
+            scales = model.shape_geo.scale.numpy()[:-1].astype(np.float64)
+            for s, (t, sc) in enumerate(zip(kinds, scales)):
+                name, p, q = f"shape_{s}", xs[s, :3], xs[s, 3:]
+                args = {GEO_SPHERE: ("render_sphere", (sc[0],)), GEO_BOX: ("render_box", (sc[:3],)),
+                        GEO_CAPSULE: ("render_capsule", (sc[0], sc[1])),
+                        GEO_CYLINDER: ("render_cylinder", (sc[0], sc[1])),
+                        GEO_CONE: ("render_cone", (sc[0], sc[1]))}.get(int(t))
+                if args is None:
+                    continue
+                shape = getattr(self, args[0])(name, p, q, *args[1], is_template=True)
+                self.add_shape_instance(name, shape, int(bodies[s]), p, q)
+        if model.ground:
+            self.render_ground()
+
+    def render(self, state) -> None:
+        """Draw ``state``: particles, surfaces, springs and the bodies' shapes."""
+        if self.skip_rendering:
+            return
+        model = self.model
+        if model.particle_count:
+            x = state.particle_q.numpy()
+            self.render_points("particles", x, radius=self._radii, colors=(0.8, 0.3, 0.2))
+            if len(self._tris):
+                self.render_mesh("surface", x, self._tris, colors=(0.75, 0.25, 0.0))
+            if model.spring_count:
+                self.render_line_list("springs", x, model.spring_indices.numpy().ravel(), (0.25, 0.5, 0.25), 0.02)
+        if model.body_count and state.body_q is not None:
+            self.update_body_transforms(state.body_q)

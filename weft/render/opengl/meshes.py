@@ -61,6 +61,7 @@ def capsule_mesh(radius, half_height, up_axis=1, segments=DEFAULT_SEGMENTS):
     theta = np.concatenate([np.linspace(0.0, np.pi / 2, k + 1), np.linspace(np.pi / 2, np.pi, k + 1)])
     shift = np.where(np.arange(2 * k + 2) <= k, half_height, -half_height)
     vertices, tris = _latitude_mesh(theta, radius, segments, shift)
+    vertices[:, 7] = (vertices[:, 1] + half_height + radius) / (2.0 * (half_height + radius))  # v along the axis
     return _to_up_axis(vertices, up_axis), tris.astype(np.uint32).ravel()
 
 
@@ -138,7 +139,7 @@ def plane_mesh(width, length, u_scaling=1.0, v_scaling=1.0):
     """A quad of half sizes ``width`` (x) and ``length`` (z) in the y = 0 plane, facing +y."""
     w, h = float(width), float(length)
     p = np.array([[-w, 0, -h], [-w, 0, h], [w, 0, h], [w, 0, -h]], dtype=np.float64)
-    uv = np.stack([(p[:, 0] + w) * u_scaling, (p[:, 2] + h) * v_scaling], -1)
+    uv = np.stack([(p[:, 0] + w) * 0.5 * u_scaling, (p[:, 2] + h) * 0.5 * v_scaling], -1)  # 1-unit squares
     vertices = np.hstack([p, np.tile([0.0, 1.0, 0.0], (4, 1)), uv]).astype(np.float32)
     return vertices, np.array([0, 1, 2, 0, 2, 3], dtype=np.uint32)
 

@@ -60,10 +60,14 @@ class OpenGLRenderer:
                  enable_backface_culling: bool = True, enable_mouse_interaction: bool = True,
                  enable_keyboard_interaction: bool = True, device=None, use_legacy_opengl=None):
         self.window = None
-        self._closed = False
+        self._closed = self._close_requested = False
         pyglet = self._import_pyglet(headless)
         self.headless = bool(pyglet.options.get("headless", False)) if headless is None else bool(headless)
-        if not self.headless and not pyglet.options.get("headless", False) and not _has_display():
+        if not self.headless and pyglet.options.get("headless", False):
+            raise RenderError("OpenGLRenderer(headless=False) needs a display, but pyglet runs headless in this process "
+                              "(pyglet.options['headless'] is set): pass headless=True and read frames with "
+                              "get_pixels, or write a USD stage with weft.render.UsdRenderer")
+        if not self.headless and not _has_display():
             raise RenderError("OpenGLRenderer needs a display for its window (no DISPLAY or WAYLAND_DISPLAY is set): "
                               "pass headless=True to render offscreen (read frames with get_pixels), or write a USD "
                               "stage with weft.render.UsdRenderer")
@@ -218,12 +222,12 @@ class OpenGLRenderer:
 
     @property
     def has_exit(self):
-        """Whether the window was closed."""
-        return self._closed
+        """Whether the window was closed (or Esc pressed)."""
+        return not self.is_running()
 
     def is_running(self):
         """Whether the viewer is still open (the window was not closed, ``close`` was not called)."""
-        return not self._closed
+        return not (self._closed or self._close_requested)
 
     @property
     def scaling(self):
@@ -352,7 +356,8 @@ class OpenGLRenderer:
         self._switch_context()
         if not self.headless:
             self.window.dispatch_events()
-            if self._closed:
+            if self._close_requested:  # Esc or the window's close button, acted on after pyglet's event loop
+                self.close()
                 return
             self._process_inputs()
         if self.skip_rendering:
@@ -460,7 +465,7 @@ class OpenGLRenderer:
             self.window.close()
 
     def _close_callback(self):
-        self.close()
+        self._close_requested = True
         return True
 
     # --- input -------------------------------------------------------------------------------------------------
@@ -509,7 +514,7 @@ class OpenGLRenderer:
         toggles = {key.C: "draw_axis", key.G: "draw_grid", key.I: "show_info", key.X: "render_wireframe",
                    key.T: "render_depth", key.B: "enable_backface_culling", key.TAB: "skip_rendering"}
         if symbol == key.ESCAPE:
-            self.close()
+            self._close_requested = True
         elif symbol == key.SPACE:
             self.paused = not self.paused
         elif symbol in toggles:
@@ -590,10 +595,10 @@ class OpenGLRenderer:
                            custom_index=-1, visible=True):
         """Add an instance of a registered shape at ``pos`` / ``rot`` (relative to ``body`` if given) and return
         its id."""
-        if color1 is None:
-            color1 = self._shapes[shape][2]
         if color2 is None:
             color2 = self._shapes[shape][3] if color1 is None else color1
+        if color1 is None:
+            color1 = self._shapes[shape][2]
         instance = self._next_instance
         self._next_instance += 1
         self._shape_instances[shape].append(instance)
