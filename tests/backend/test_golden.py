@@ -146,6 +146,22 @@ def g_guarded(n: int, m: int, u: wp.array2d(dtype=float), out: wp.array2d(dtype=
         out[i, j] = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
 
 
+@wp.kernel
+def g_hash_grid_lanes(grid: wp.uint64, pts: wp.array(dtype=wp.vec3), r: float, out: wp.array(dtype=float)):
+    # threads of one cell walk one candidate stream: fwd_lanes (backend/lanes.py), branches as selects
+    tid = wp.tid()
+    i = wp.hash_grid_point_id(grid, tid)
+    p = pts[i]
+    s = float(0.0)
+    for j in wp.hash_grid_query(grid, p, r):
+        d = wp.length(p - pts[j])
+        if d < r:
+            s += r - d
+        else:
+            s -= 0.0
+    out[i] = s
+
+
 CORPUS = {
     "saxpy": (g_saxpy, [1.0, wp.zeros(1, dtype=float), wp.zeros(1, dtype=float)]),
     "stencil": (g_stencil, [4, wp.zeros((2, 2), dtype=float), wp.zeros((2, 2), dtype=float)]),
@@ -159,6 +175,7 @@ CORPUS = {
     "tile_matmul": (g_tile_matmul, [wp.zeros((8, 16), dtype=float), wp.zeros((16, 8), dtype=float),
                                     wp.zeros((8, 8), dtype=float)]),
     "tile_reduce": (g_tile_reduce, [wp.zeros((8, 16), dtype=float), wp.zeros(1, dtype=float)]),
+    "hash_grid_lanes": (g_hash_grid_lanes, [wp.uint64(0), wp.zeros(1, dtype=wp.vec3), 0.1, wp.zeros(1, dtype=float)]),
     "guarded": (g_guarded, [4, 4, wp.zeros((2, 2), dtype=float), wp.zeros((2, 2), dtype=float)]),
 }
 #: block_dim of the tile kernels (the block size their modules are rendered for)

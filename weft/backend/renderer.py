@@ -36,6 +36,7 @@ from ..ops.random import STATEFUL
 from ..ops.registry import OpKind
 from . import rules
 from .guards import GuardPlan, Side, plan_guards
+from .lanes import LanePlan, plan_lanes, render_lanes
 from .names import Names
 from .rules import RuleTable
 
@@ -77,6 +78,8 @@ class Renderer(CpuTarget):
     definition_rules = RuleTable("definition")
     #: the guard-splitting plan of the forward module (see guards.py); set by render_module
     guard: GuardPlan | None = None
+    #: the lane-run plan of the forward module (see lanes.py); set by render_module
+    lanes: LanePlan | None = None
     #: Var id -> the constant a specialised body renders for it (the guard plan's atoms)
     _known: Mapping[int, bool] = MappingProxyType({})
     #: Var id -> the value a specialised body copies into it (the guard plan's ``(j + c) % n`` identities)
@@ -101,6 +104,9 @@ class Renderer(CpuTarget):
             parts.append(self.render_body("fwd_known", self.fn.body))
             self._known, self._copies, self._last_line = MappingProxyType({}), MappingProxyType({}), None
             parts.append(self.render_clip(self.guard))
+        self.lanes = plan_lanes(self.fn, self.opts.debug) if self.guard is None else None
+        if self.lanes is not None:
+            parts.append(render_lanes(self, self.lanes))
         parts += ["}  // namespace", self.render_entry()]
         return "\n".join(p for p in parts if p) + "\n"
 
@@ -287,6 +293,9 @@ class Renderer(CpuTarget):
         if self.guard is not None and entry == "weft_fwd":
             fast_launch = self.split_launch(independent)
             general = self.split_launch(independent, "false")  # strided rows are split too
+        if self.lanes is not None and entry == "weft_fwd":  # 1-D launches in lane runs (lanes.py)
+            fast_launch = (f"if (ndim == 1) weft::run_grid_ranges(dims, ndim, nthreads, [args](int64_t b, int64_t e) "
+                           f"{{ fwd_lanes<true>(args, b, e); }}); else {fast_launch}")
         extra, fast = self.contiguous_launch(fast_launch)
         contig = self.contiguity_check()
         lines = [f"    if (!({contig})) return weft::kEntryNeedsStrided;"] if contig != "true" else []

@@ -227,6 +227,7 @@ class OpaqueType(Type):
 
     name: str
     native: str  # the C++ type, in namespace weft
+    lanes_equal: bool = False  # weft::lanes_equal(a, b) compares two values (lane runs, backend/lanes.py)
 
     @property
     def ctype(self) -> str:

@@ -291,6 +291,24 @@ inline void run_grid(const int64* dims, int32 ndim, int32 nthreads, Body&& body)
     run_slices(slices, threads, omp_get_thread_num(), [&](int64 b, int64 e) { run_range<Independent, ND>(g, b, e, body); });
 }
 
+// Runs range(b, e) over contiguous pieces of the flat grid (the slices of run_grid): for bodies that carry work from
+// one point to the next, the lane runs of query loops (weft/backend/lanes.py).
+template <typename Range>
+inline void run_grid_ranges(const int64* dims, int32 ndim, int32 nthreads, Range&& range) {
+    const int64 total = grid_total(dims, ndim);
+    if (total <= 0) return;
+    const int threads = grid_threads(dims, ndim, nthreads);
+    if (threads <= 1) {
+        SerialScope serial;
+        range(int64(0), total);
+        return;
+    }
+    GridSlice slices[kMaxGridThreads];
+    make_slices(total, threads, slices);
+#pragma omp parallel num_threads(threads)
+    run_slices(slices, threads, omp_get_thread_num(), [&](int64 b, int64 e) { range(b, e); });
+}
+
 // ---- guard splitting (weft/backend/guards.py)
 // A kernel whose work sits under comparisons of its thread indices against row-invariant values runs each row in
 // three parts: clip(i0, i1, i2, i3, base, lo, hi) narrows the row piece [lo, hi) to an interval of the innermost

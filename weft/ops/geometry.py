@@ -19,7 +19,7 @@ D = "geometry"
 HEADER = "geometry/geometry.h"
 
 VEC3 = T.VectorType(3, T.FLOAT32)
-HASH_GRID_QUERY = T.OpaqueType("HashGridQuery", "hash_grid_query_t")
+HASH_GRID_QUERY = T.OpaqueType("HashGridQuery", "hash_grid_query_t", lanes_equal=True)
 
 
 

@@ -144,6 +144,17 @@ WEFT_FN void hash_grid_query_step(const hash_grid_query_t& q, int32 index_in, bo
     ok = hash_grid_query_next(q_next, index);
 }
 
+// Lane runs (weft/backend/lanes.py): threads whose query states (and indices) are equal walk one candidate stream.
+WEFT_FN bool lanes_equal(const hash_grid_query_t& a, const hash_grid_query_t& b) {
+    return a.grid == b.grid && a.lo[0] == b.lo[0] && a.lo[1] == b.lo[1] && a.lo[2] == b.lo[2] && a.n[0] == b.n[0] &&
+           a.n[1] == b.n[1] && a.n[2] == b.n[2] && a.cell == b.cell && a.cur == b.cur && a.end == b.end &&
+           a.group == b.group && a.grouped == b.grouped && a.rows == b.rows;
+}
+template <typename T>
+WEFT_FN bool lanes_equal(const T& a, const T& b) {
+    return a == b;
+}
+
 WEFT_FN int32 hash_grid_point_id(uint64 id, int32 index) {
     const geo::HashGridData* g = geo::hash_grid(id, "hash_grid_point_id: argument 'id' is not a live HashGrid");
     if (g == nullptr || g->sorted_ids == nullptr || index < 0 || index >= g->num_points) return -1;
