@@ -26,7 +26,6 @@ from ..ir import types as T
 from ..ir.nodes import Assign, Break, Const, Continue, CustomCall, For, Function, If, Let, Return, Stmt, Var, \
     VarKind, While, walk
 from ..ir.roles import Role
-from ..ops.registry import OpKind
 from .names import Names
 
 #: slots of a run (16 float lanes: one AVX-512 register, two AVX2 ones); runs are cut at this length
@@ -70,14 +69,12 @@ def _vars(ops) -> list[Var]:
 
 
 def _speculable(s: Let) -> bool:
+    """Whether a statement may run where its branch is not taken: no side effect, no memory access (no array
+    operand, not a load), no error report (the ops that report errors need an extra header: geometry, volumes)."""
     op = s.call.op
-    if op.side_effect:
+    if op.side_effect or op.header or any(isinstance(a.type, T.ArrayType) for a in s.args):
         return False
-    if op.kind in (OpKind.INFIX, OpKind.PREFIX):
-        return True
-    if op.kind is OpKind.CALL and not op.header and op.role is Role.CALL:
-        return True  # core math: no memory access (loads are SPECIAL), no error reports (those need a header)
-    return op.kind is OpKind.SPECIAL and op.role in _SPECULABLE_ROLES
+    return op.role is Role.CALL or op.role in _SPECULABLE_ROLES
 
 
 def _body_ok(block: list[Stmt], guarded: bool) -> bool:
