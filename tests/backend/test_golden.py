@@ -152,7 +152,7 @@ def g_hash_grid_lanes(grid: wp.uint64, pts: wp.array(dtype=wp.vec3), r: float, o
     tid = wp.tid()
     i = wp.hash_grid_point_id(grid, tid)
     p = pts[i]
-    s = float(0.0)
+    s = float(0.0)  # noqa: UP018
     for j in wp.hash_grid_query(grid, p, r):
         d = wp.length(p - pts[j])
         if d < r:

@@ -23,8 +23,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir import types as T
-from ..ir.nodes import Assign, Break, Const, Continue, CustomCall, For, Function, If, Let, Return, Stmt, Var, \
-    VarKind, While, walk
+from ..ir.nodes import (
+    Assign,
+    Break,
+    Const,
+    Continue,
+    CustomCall,
+    For,
+    Function,
+    If,
+    Let,
+    Return,
+    Stmt,
+    Var,
+    VarKind,
+    While,
+    walk,
+)
 from ..ir.roles import Role
 from .names import Names
 
