@@ -13,6 +13,7 @@ from .errors import (CacheError, CompileError, DeviceError, Error, FabricError, 
 
 WarpCodegenError = CompileError  # Warp's name for the error a kernel or func that cannot be compiled raises
 WarpCodegenTypeError = TypeError_  # Warp's name for a type error in kernel code
+from .errors import warn as _warn
 from .errors import KernelValueError as WarpCodegenValueError  # Warp's name for a value error in kernel code
 from .types.scalars import (Float, Int, Scalar, bfloat16, bool_ as bool, float16, float32, float64, int8, int16, int32,
                             int64, uint8, uint16, uint32, uint64)
@@ -196,10 +197,8 @@ def __getattr__(name: str):
 
         return importlib.import_module(f".{name}", __name__)
     if name == "MarchingCubes":  # Warp 1.19 deprecates the top-level name (the class itself, not a subclass)
-        import warnings
-
-        warnings.warn("wp.MarchingCubes is deprecated; use wp.geometry.IsoSurfaceMarchingCubes", DeprecationWarning,
-                      stacklevel=2)
+        _warn("wp.MarchingCubes is deprecated; use wp.geometry.IsoSurfaceMarchingCubes", DeprecationWarning,
+              stacklevel=2)
         return _IsoSurfaceMarchingCubes
     raise AttributeError(f"module 'weft' has no attribute '{name}'")
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 import enum
 import heapq
 import operator
-import warnings
 
 import numpy as np
 
+from .errors import warn
 from .runtime.array import array
 from .types.scalars import int32
 
@@ -195,8 +195,8 @@ def graph_coloring_balance(edges, node_colors, color_count: int, target_max_min_
         if move is None:
             break
         if moves == max_iterations:
-            warnings.warn(f"Graph coloring stopped because it reached the {max_iterations}-iteration limit (achieved "
-                          f"ratio {best_ratio:g}, target {target_max_min_ratio:g}).", stacklevel=2)
+            warn(f"Graph coloring stopped because it reached the {max_iterations}-iteration limit (achieved "
+                 f"ratio {best_ratio:g}, target {target_max_min_ratio:g}).", stacklevel=2)
             break
         v, source, target = move
         colors[v] = target

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import linecache
+import sys
+import warnings
 from dataclasses import dataclass
+
+from . import config
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,3 +197,39 @@ class FabricError(Error, ValueError):
 class FabricUnsupportedError(Error, RuntimeError):
     """A Fabric attribute or operation weft does not support (a RuntimeError, as Warp raises): unusable or text
     attributes, unknown base types, filling a jagged Fabric array of arrays."""
+
+
+def _show_as_warp(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warp's display of its warnings: ``Warp UserWarning: message`` on the current ``sys.stderr`` (with the source
+    location when ``wp.config.verbose_warnings`` is set)."""
+    text = f"Warp {category.__name__}: {message}"
+    if config.verbose_warnings:
+        text += f" ({filename}:{lineno})"
+        line = line if line is not None else linecache.getline(filename, lineno)
+        if line and line.strip():
+            text += f"\n  {line.strip()}"
+    (file or sys.stderr).write(text + "\n")
+
+
+def _default_display() -> bool:
+    """Whether a shown warning would go to Python's own display (nothing records warnings: no
+    ``catch_warnings(record=True)``, ``pytest.warns`` or ``logging.captureWarnings``, no custom ``showwarning``)."""
+    orig = getattr(warnings, "_showwarning_orig", None)
+    impl = getattr(warnings, "_showwarnmsg_impl", None)
+    return orig is not None and warnings.showwarning is orig and getattr(impl, "__module__", None) == "warnings"
+
+
+def warn(message: str, category: type[Warning] = UserWarning, stacklevel: int = 1) -> None:
+    """weft's warnings: issued through :mod:`warnings`, so filters apply as usual (``"error"``, ``"ignore"``, once per
+    location by default; ``pytest.warns`` and ``catch_warnings(record=True)`` record them). Shown, when nothing records
+    them, in Warp's form ``Warp UserWarning: message`` on stderr. ``stacklevel`` counts from the caller of ``warn``."""
+    if not _default_display():
+        warnings.warn(message, category, stacklevel=stacklevel + 1)
+        return
+    previous = warnings.showwarning
+    warnings.showwarning = _show_as_warp
+    try:
+        warnings.warn(message, category, stacklevel=stacklevel + 1)
+    finally:
+        if warnings.showwarning is _show_as_warp:
+            warnings.showwarning = previous

@@ -1,21 +1,29 @@
-"""``warp._src.logger``: Warp's warning helper, routed through :mod:`warnings` (weft's one warning channel).
+"""``warp._src.logger``: Warp's warning helper, routed through weft's (``weft.errors.warn``: :mod:`warnings` filters
+apply; shown as Warp shows them, ``Warp UserWarning: message`` on stderr).
 
-``once=True`` warns only the first time a message is seen; ``_warnings_seen`` is that set (Warp's tests clear it).
+``once=True`` warns only the first time a ``(category, message)`` pair is seen, and deprecation warnings always are
+deduplicated so, as in Warp; ``_warnings_seen`` is that set (Warp's tests clear it). Nothing is issued when
+``wp.config.log_level`` is above ``LOG_WARNING``.
 """
 
 from __future__ import annotations
 
-import warnings
+from .. import config
+from ..errors import warn
 
 _warnings_seen: set = set()
 
 
 def log_warning(message: str, category: type[Warning] | None = None, stacklevel: int = 1, once: bool = False) -> None:
-    """Warn with ``message`` (``UserWarning`` by default); with ``once``, at most once per distinct message."""
+    """Warn with ``message`` (``UserWarning`` by default); with ``once`` (always for ``DeprecationWarning``), at most
+    once per distinct message."""
+    if config.log_level > config.LOG_WARNING:
+        return
     category = category or UserWarning
-    if once:
-        key = (message, category)
-        if key in _warnings_seen:
-            return
+    key = (category, message)
+    dedup = once or category is DeprecationWarning
+    if dedup and key in _warnings_seen:
+        return
+    warn(message, category, stacklevel=stacklevel + 1)
+    if dedup:
         _warnings_seen.add(key)
-    warnings.warn(message, category, stacklevel=stacklevel + 1)

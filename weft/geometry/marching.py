@@ -15,11 +15,10 @@ into closed polygons, fanned into triangles.
 # no `from __future__ import annotations`: the kernels' annotations are evaluated where they are defined
 import abc
 import functools
-import warnings
 
 import numpy as np
 
-from ..errors import GeometryError, GeometryTypeError
+from ..errors import GeometryError, GeometryTypeError, warn
 
 #: corner (x, y, z) offsets of a cell; the corner index bit pattern of a case follows this order
 CUBE_CORNER_OFFSETS = ((0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 1, 0), (0, 0, 1), (1, 0, 1), (1, 1, 1), (0, 1, 1))
@@ -233,7 +232,7 @@ _UNSET = object()  # a legacy argument not passed (None passed explicitly still 
 
 
 def _warn(message: str, stacklevel: int = 3) -> None:
-    warnings.warn(message, DeprecationWarning, stacklevel=stacklevel)
+    warn(message, DeprecationWarning, stacklevel=stacklevel)
 
 
 class IsoSurfaceBase(abc.ABC):

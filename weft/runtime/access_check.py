@@ -17,6 +17,7 @@ import os
 import warnings
 
 from .. import config
+from ..errors import warn
 from ..ir.access import written_after_read
 
 _SUFFIX = "This may corrupt gradient computation in the backward pass."
@@ -48,7 +49,7 @@ def _user_frame():
 
 def _warn(message: str) -> None:
     _, _, level = _user_frame()
-    warnings.warn(message, AccessWarning, stacklevel=level)
+    warn(message, AccessWarning, stacklevel=level)
 
 
 def mark_read(a) -> None:

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import warnings
 import weakref
 from dataclasses import dataclass, field
 
 from ..autodiff.value_reads import adjoint_value_reads
-from ..errors import Error
+from ..errors import Error, warn
 from ..ir import types as T
 from . import access_check
 from .array import defer_zero
@@ -394,9 +393,9 @@ def _copy_adjoint(rec: CopyRecord) -> None:
     if dest.grad is None or src.grad is None:
         return
     if rec.adjoint is CopyAdjoint.OVERLAP:
-        warnings.warn("the gradient of an overlapping copy (wp.copy between overlapping parts of one array) cannot "
-                      "yet be fully tracked: the destination's gradient is copied to the source as it is",
-                      UserWarning, stacklevel=4)
+        warn("the gradient of an overlapping copy (wp.copy between overlapping parts of one array) cannot "
+             "yet be fully tracked: the destination's gradient is copied to the source as it is",
+             UserWarning, stacklevel=4)
     backend_for(dest.device, src.device).copy_adjoint(rec)
 
 

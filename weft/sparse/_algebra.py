@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 import weft as wp
 
+from ..errors import warn
 from . import _kernels
 from ._assemble import _int_dev, assemble, matrix_source
 from ._matrix import (
@@ -133,8 +132,8 @@ def bsr_mm(x, y, z: BsrMatrix | None = None, alpha=1.0, beta=0.0, work_arrays=No
     else:
         keys = np.unique(np.concatenate([pkeys, zkeys]) if beta != 0.0 else pkeys)
         if max_new_nnz is not None and beta == 0.0 and keys.shape[0] > int(max_new_nnz):
-            warnings.warn(f"bsr_mm: the product has {keys.shape[0]} blocks, max_new_nnz={max_new_nnz} exceeded; "
-                          f"blocks past the bound were dropped", stacklevel=2)
+            warn(f"bsr_mm: the product has {keys.shape[0]} blocks, max_new_nnz={max_new_nnz} exceeded; "
+                 f"blocks past the bound were dropped", stacklevel=2)
             keys = keys[: int(max_new_nnz)]
         rows, cols = np.divmod(keys, ncol)
         if t is Topology.PADDED:

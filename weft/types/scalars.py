@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 
+from ..errors import warn
 from ..ir import types as T
 
 
@@ -262,10 +263,8 @@ def single_value_promotion(v, target, where: str) -> bool:
     Python numbers and weft's own scalar values (``wp.float32(1.5)``) are refused (False: the caller raises).
     ``where`` names the receiver in the warning ("kernel parameter 'v'", "struct field 'v'")."""
     if isinstance(v, (bool, np.bool_, bool_value)) or (isinstance(v, np.generic) and not hasattr(type(v), "_ir_")):
-        import warnings
-
-        warnings.warn(f"Promoting a single value of type `{type(v).__name__}` to `{target}` for {where} is "
-                      f"deprecated; pass a `{target}` value", DeprecationWarning, stacklevel=4)
+        warn(f"Promoting a single value of type `{type(v).__name__}` to `{target}` for {where} is "
+             f"deprecated; pass a `{target}` value", DeprecationWarning, stacklevel=4)
         return True
     return False
 
