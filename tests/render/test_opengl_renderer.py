@@ -294,6 +294,19 @@ def test_window_under_xvfb_keys_mouse_and_close(tmp_path):
             r.get_pixels(img, split_up_tiles=False)
             c = img.numpy()[r.screen_height // 2, r.screen_width // 2]
             assert c[0] > 0.3 and c[1] < 0.01, c
+            # the window shows the frame: read its back buffer before the swap
+            import ctypes
+            from pyglet import gl
+            r.window.flip = lambda: None
+            r.update()
+            del r.window.flip
+            w, h = r.window.get_framebuffer_size()
+            gl.glBindFramebuffer(gl.GL_READ_FRAMEBUFFER, 0)
+            gl.glReadBuffer(gl.GL_BACK)
+            shown = np.empty((h, w, 3), np.uint8)
+            gl.glPixelStorei(gl.GL_PACK_ALIGNMENT, 1)
+            gl.glReadPixels(0, 0, w, h, gl.GL_RGB, gl.GL_UNSIGNED_BYTE, shown.ctypes.data_as(ctypes.c_void_p))
+            assert np.abs(shown[h // 2, w // 2] / 255.0 - c).max() < 1.5 / 255, (shown[h // 2, w // 2], c)
             r.window.dispatch_event("on_key_press", key.SPACE, 0)
             r.update()
             assert r.paused and "paused" in r.window.caption
