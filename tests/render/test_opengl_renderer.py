@@ -184,9 +184,16 @@ def test_points_lines_and_tiles(make):
     assert t[0, 18, 24, 0] > 0.3 and t[0, 18, 24, 1] < 0.01  # tile 0: red box only
     assert t[1, 18, 24, 1] > 0.3 and t[1, 18, 24, 0] < 0.01  # tile 1: green box only
     r.update_tile(1, instances=ids)
+    # Warp's matrix format (16 column-major floats): tile 0 seen from a camera 1 unit to the right
+    r.update_tile(0, view_matrix=r.compute_view_matrix((1.0, 0.0, 5.0), (0.0, 0.0, -1.0), (0.0, 1.0, 0.0)))
     r.end_frame()
     r.get_pixels(tiles)
-    assert tiles.numpy()[1, 18, 24, 0] > 0.3
+    t = tiles.numpy()
+    assert t[1, 18, 24, 0] > 0.3
+    # the box (x in [-0.5, 0.5]) now spans x - 1 in [-1.5, -0.5]: columns 24 - 18 * [1.5, 0.5] / (5 tan 22.5)
+    scale = 18.0 / (5.0 * np.tan(np.radians(22.5)))
+    assert t[0, 18, int(24 - scale), 0] > 0.3 and t[0, 18, int(24 - scale), 1] < 0.01
+    np.testing.assert_allclose(t[0, 18, int(24 + scale)], t[0, 0, 0], atol=1e-6)  # world x = 2: background
     with pytest.raises(ValueError, match=r"target_image shape must be \(2, 36, 48, 1\)"):
         r.get_pixels(wp.zeros((2, 36, 48, 3), dtype=wp.float32), mode="depth")
     with pytest.raises(ValueError, match="mode must be"):

@@ -192,6 +192,9 @@ class Frame:
         gl.glFramebufferRenderbuffer(gl.GL_FRAMEBUFFER, gl.GL_COLOR_ATTACHMENT0, gl.GL_RENDERBUFFER, self.color)
         gl.glFramebufferRenderbuffer(gl.GL_FRAMEBUFFER, gl.GL_DEPTH_ATTACHMENT, gl.GL_RENDERBUFFER, self.depth)
         status = gl.glCheckFramebufferStatus(gl.GL_FRAMEBUFFER)
+        if status == gl.GL_FRAMEBUFFER_COMPLETE:  # no undefined pixels before the first frame
+            gl.glClearColor(0.0, 0.0, 0.0, 1.0)
+            gl.glClear(gl.GL_COLOR_BUFFER_BIT | gl.GL_DEPTH_BUFFER_BIT)
         gl.glBindFramebuffer(gl.GL_FRAMEBUFFER, 0)
         if status != gl.GL_FRAMEBUFFER_COMPLETE:
             raise RenderError(f"OpenGLRenderer: the offscreen framebuffer is incomplete (status {status:#x})")

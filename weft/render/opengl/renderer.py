@@ -304,24 +304,29 @@ class OpenGLRenderer:
                 setattr(self, attr, old * (1.0 - stiffness) + np.asarray(new, dtype=np.float64) * stiffness)
 
     def compute_view_matrix(self, cam_pos, cam_front, cam_up):
-        """View matrix (4x4, row-major) of a camera given in world axes."""
+        """View matrix of a camera given in world axes, as Warp returns it: 16 floats in OpenGL's column-major
+        order (what ``setup_tiled_rendering`` / ``update_tile`` take)."""
+        return _to_gl(self._look(cam_pos, cam_front, cam_up))
+
+    def _look(self, cam_pos, cam_front, cam_up):
         r = self._axis_rot
         return meshes.look_at(r @ np.asarray(cam_pos, float), r @ np.asarray(cam_front, float),
                               r @ np.asarray(cam_up, float))
 
     @property
     def _view_matrix(self):
-        return self.compute_view_matrix(self._camera_pos, self._camera_front, self._camera_up)
+        return self._look(self._camera_pos, self._camera_front, self._camera_up)
 
     @staticmethod
     def compute_projection_matrix(fov, aspect_ratio, near_plane, far_plane):
-        """Perspective projection (4x4, row-major) with a vertical field of view ``fov`` in degrees."""
-        return meshes.perspective(fov, aspect_ratio, near_plane, far_plane)
+        """Perspective projection with a vertical field of view ``fov`` in degrees: 16 floats in OpenGL's
+        column-major order, as Warp returns it."""
+        return _to_gl(meshes.perspective(fov, aspect_ratio, near_plane, far_plane))
 
     @property
     def _projection_matrix(self):
-        return self.compute_projection_matrix(self.camera_fov, self.screen_width / max(self.screen_height, 1),
-                                              self.camera_near_plane, self.camera_far_plane)
+        return meshes.perspective(self.camera_fov, self.screen_width / max(self.screen_height, 1),
+                                  self.camera_near_plane, self.camera_far_plane)
 
     def update_projection_matrix(self):
         """Kept for Warp programs: the projection follows ``camera_fov`` and the window size at every frame."""
@@ -351,6 +356,7 @@ class OpenGLRenderer:
         if self._closed:
             return
         now = time.time() - self._start_time
+        self.clock_time = now
         self._frame_speed = max(now - self._last_time, 1e-3) * 100.0
         self._last_time = now
         self._switch_context()
@@ -382,8 +388,8 @@ class OpenGLRenderer:
             for i, viewport in enumerate(self._tile_viewports):
                 gl.glViewport(*(int(x) for x in viewport))
                 view = self._tile_view_matrices[i]
-                view = self._view_matrix if view is None else np.asarray(view, float).reshape(4, 4)
-                proj = np.asarray(self._tile_projection_matrices[i], float).reshape(4, 4)
+                view = self._view_matrix if view is None else _from_gl(view)
+                proj = _from_gl(self._tile_projection_matrices[i])
                 self._draw_scene(view, proj, set(self._tile_instances[i]))
             gl.glViewport(0, 0, self._frame.width, self._frame.height)
             self._upload_instances(force=True)
@@ -813,6 +819,9 @@ class OpenGLRenderer:
                 colors = colors.reshape(3)
         if not update_topology and name in self._instances:
             shape = self._instances[name][2]
+            topology = getattr(self, "_shape_topology", {}).get(shape)
+            if per_vertex is not None and topology is not None:
+                self._shape_topology[shape] = (topology[0], topology[1], per_vertex)
             self.update_shape_instance(name, pos, rot, color1=colors, color2=colors, scale=scale, visible=visible)
             self.update_shape_vertices(shape, points)
             return shape
@@ -947,9 +956,9 @@ class OpenGLRenderer:
         projection_matrices = projection_matrices or [None] * n
         self._tile_projection_matrices = [
             self.compute_projection_matrix(self.camera_fov, vp[2] / vp[3], self.camera_near_plane,
-                                           self.camera_far_plane) if m is None else np.asarray(m, float).reshape(4, 4)
+                                           self.camera_far_plane) if m is None else _gl_flat(m)
             for vp, m in zip(viewports, projection_matrices)]
-        self._tile_view_matrices = [None if m is None else np.asarray(m, float).reshape(4, 4)
+        self._tile_view_matrices = [None if m is None else _gl_flat(m)
                                     for m in (view_matrices or [None] * n)]
         self._tiled_rendering = True
 
@@ -964,9 +973,9 @@ class OpenGLRenderer:
         if instances is not None:
             self._tile_instances[tile_id] = list(instances)
         if projection_matrix is not None:
-            self._tile_projection_matrices[tile_id] = np.asarray(projection_matrix, float).reshape(4, 4)
+            self._tile_projection_matrices[tile_id] = _gl_flat(projection_matrix)
         if view_matrix is not None:
-            self._tile_view_matrices[tile_id] = np.asarray(view_matrix, float).reshape(4, 4)
+            self._tile_view_matrices[tile_id] = _gl_flat(view_matrix)
         x, y, w, h = self._tile_viewports[tile_id]
         if tile_size is not None:
             w, h = tile_size
@@ -1052,6 +1061,24 @@ class OpenGLRenderer:
     @staticmethod
     def _create_box_mesh(extents):
         return meshes.box_mesh(extents)
+
+
+def _to_gl(m: np.ndarray) -> np.ndarray:
+    """A row-major 4x4 matrix as OpenGL's 16 column-major floats (Warp's matrix format)."""
+    return np.ascontiguousarray(np.asarray(m, dtype=np.float64).T).ravel()
+
+
+def _gl_flat(m) -> np.ndarray:
+    """A matrix given to Warp's API (16 floats, or 4x4 flattened row by row) as 16 column-major floats: Warp reads
+    both forms as OpenGL's column-major order."""
+    flat = np.asarray(m, dtype=np.float64).ravel()
+    if flat.size != 16:
+        raise ValueError(f"a 4x4 matrix (16 values) is needed, got {flat.size} values")
+    return flat
+
+
+def _from_gl(flat) -> np.ndarray:
+    return np.asarray(flat, dtype=np.float64).reshape(4, 4).T
 
 
 def _quat_between(a, b):
