@@ -403,6 +403,9 @@ class Kernel:
 
         spec.packers = [make_packer(t, where_for(i)) for i, t in enumerate(types)]
         spec.pads, spec.tail, _ = padding_plan(types)
+        from .module import note_references  # module.py builds on this one (Warp's module objects)
+
+        note_references(self)  # a redefinition of a func it calls (a reload) drops this spec
         return spec
 
     def _record_key(self, types, debug: bool, block_dim) -> str | None:

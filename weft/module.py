@@ -17,9 +17,10 @@ import hashlib
 import operator
 import sys
 import types as pytypes
+import weakref
 
 from .frontend.deps import fingerprint, source_text
-from .frontend.func import Func, func_sets
+from .frontend.func import Func, func_sets, on_func_change
 from .kernel import Kernel, _module_options, compile_kernels, get_module_options, live_kernels
 from .runtime import device as D
 from .runtime.launch import ModuleExec, resolve_block_dim
@@ -69,7 +70,10 @@ class Module:
 
     def get_module_hash(self, block_dim=None) -> bytes:
         """A digest of the module's content: its name, options and the specialisations of its kernels compiled or
-        declared so far (a generic kernel's new overload changes it; launching an existing one does not)."""
+        declared so far (a generic kernel's new overload changes it; launching an existing one does not). Also
+        records the modules whose funcs the kernels call (``references`` / ``dependents``)."""
+        for k in self.kernels():
+            note_references(k)
         h = hashlib.sha256(self.name.encode())
         h.update(repr(sorted((k, repr(v)) for k, v in self.options.items())).encode())
         for k in self.kernels():
@@ -88,12 +92,19 @@ class Module:
             hasher.function(k.func)
         return hasher.h.hexdigest()
 
-    def mark_modified(self) -> None:
-        """Recompile on the next launch: each kernel of the module is lowered again with the values its code names
-        then (a changed global or closure variable is compiled in; unchanged kernels reuse their binaries)."""
+    def mark_modified(self, _seen: set | None = None) -> None:
+        """Recompile on the next launch: each kernel of the module, and of the modules calling its funcs
+        (``dependents``), is lowered again with the values its code names then (a changed global or closure variable
+        is compiled in; unchanged kernels reuse their binaries)."""
+        seen = set() if _seen is None else _seen
+        if self.name in seen:
+            return
+        seen.add(self.name)
         for k in self._get_live_kernels():
             k.invalidate()
         self.execs.clear()
+        for dep in list(self.dependents):
+            dep.mark_modified(seen)
 
     def unload(self) -> None:
         """Drop the module's loaded variants and its kernels' compiled specialisations: the next launch (or ``load``)
@@ -160,6 +171,67 @@ def _func_module(f: Func) -> Module:
 
 
 Func.module = property(_func_module)  # Func lives in a lower layer; its module object is made here
+
+
+# ---------------------------------------------------------------------------------------------- func references
+#: func key -> the kernels whose code calls a func of that key (directly, through a module attribute such as
+#: ``ref.magic``, a kernel-local binding ``f = ref.magic``, or inside another func they call)
+_USERS: dict[str, weakref.WeakSet] = {}
+
+
+def _called_funcs(fn, found: dict[int, Func], seen: set[int]) -> None:
+    """The ``@wp.func``s the code of ``fn`` can call: names bound to funcs, and attributes of modules it names."""
+    code = getattr(fn, "__code__", None)
+    if code is None or id(fn) in seen:
+        return
+    seen.add(id(fn))
+    names = _code_names(code)
+    closure = {}
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        try:
+            closure[name] = cell.cell_contents
+        except ValueError:  # a cell not filled yet
+            pass
+    values = []
+    for name in names:
+        v = closure[name] if name in closure else fn.__globals__.get(name)
+        if isinstance(v, pytypes.ModuleType):
+            values.extend(getattr(v, attr, None) for attr in names)  # ref.magic
+        else:
+            values.append(v)
+    for v in values:
+        if isinstance(v, Func) and id(v) not in found:
+            found[id(v)] = v
+            for ov in v.overloads:
+                for g in (ov, ov.custom_grad, ov.custom_replay):
+                    if g is not None:
+                        _called_funcs(g.func, found, seen)
+
+
+def note_references(kernel: Kernel) -> None:
+    """Record which funcs ``kernel`` calls: its module's ``references`` and their ``dependents``, and the index that
+    drops the kernel's compiled code when one of those funcs is redefined (``importlib.reload`` of their module)."""
+    found: dict[int, Func] = {}
+    _called_funcs(kernel.func, found, set())
+    mod = get_module(kernel._module_name)
+    for f in found.values():
+        _USERS.setdefault(f.key, weakref.WeakSet()).add(kernel)
+        ref = get_module(f.func.__module__)
+        if ref is not mod:
+            mod.references.add(ref)
+            ref.dependents.add(mod)
+
+
+def _func_changed(key: str) -> None:
+    """An overload set changed: the kernels that called it lower again on their next launch."""
+    for k in list(_USERS.get(key, ())):
+        k.invalidate()
+        mod = _MODULES.get(k._module_name)
+        if mod is not None:
+            mod.execs.clear()
+
+
+on_func_change(_func_changed)
 
 
 def is_cpu_available() -> bool:

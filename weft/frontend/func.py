@@ -250,6 +250,16 @@ def func_sets() -> dict[str, Func]:
     return dict(_FUNCS)
 
 
+#: called with the key of an overload set that changed after kernels may have used it (an overload added or
+#: redefined, e.g. by ``importlib.reload`` of its module): the runtime drops what those kernels compiled
+_CHANGE_LISTENERS: list[Callable[[str], None]] = []
+
+
+def on_func_change(callback: Callable[[str], None]) -> None:
+    """Register ``callback(key)``, called when an existing ``@wp.func`` overload set changes."""
+    _CHANGE_LISTENERS.append(callback)
+
+
 def make_func(fn: Callable, key: str | None = None, cls: type | None = None, **extra) -> Func:
     """Create or extend an overload set: a second ``@wp.func`` with the same name adds an overload."""
     new = (cls or Func)(fn, key=key, **extra)
@@ -257,11 +267,19 @@ def make_func(fn: Callable, key: str | None = None, cls: type | None = None, **e
     if existing is not None and _sig_key(existing) != _sig_key(new):
         _check_refness(existing, new)
         existing.overloads = [f for f in existing.overloads if _sig_key(f) != _sig_key(new)] + [new]
+        _changed(new.key)
         return existing
     if existing is not None:  # the first overload redefined: the others stay (as in Warp)
         new.overloads = [new] + [f for f in existing.overloads if _sig_key(f) != _sig_key(new)]
     _FUNCS[new.key] = new
+    if existing is not None:
+        _changed(new.key)
     return new
+
+
+def _changed(key: str) -> None:
+    for callback in _CHANGE_LISTENERS:
+        callback(key)
 
 
 def _raw_annotations(f: Func) -> dict:
