@@ -32,7 +32,7 @@ import threading
 import weakref
 
 from . import config
-from .ir.nodes import Let, walk
+from .ir.nodes import For, If, Let, While, walk
 from .ir.types import TileType, VectorType
 from .pipeline import cpu_options
 from .toolchain import batch, cache, runtime
@@ -103,12 +103,12 @@ def module_cold(kernel, spec, key: str) -> None:
     options = _options()
     alone = prepared
     if batch.available():  # a batch of the cold ones, with the runtime libraries they need (alone: nothing to do)
-        members = [batch.Member(kernel.__name__, spec.source, key)]
+        members = [_member(kernel.__name__, spec, key)]
         keys = {}
         for k, s in prepared:
             try:
                 keys[k] = k.cpp_key(s)
-                members.append(batch.Member(k.__name__, s.source, keys[k]))
+                members.append(_member(k.__name__, s, keys[k]))
             except Exception:  # noqa: BLE001,S112 - reported at its launch
                 continue
         members += _runtime_members([spec, *(s for k, s in prepared if k in keys)], options)
@@ -179,13 +179,27 @@ def batch_kernels(kernels) -> None:
     by_debug: dict[bool, list] = {}
     for k, s in prepared:
         try:
-            by_debug.setdefault(s.debug, []).append((batch.Member(k.__name__, s.source, k.cpp_key(s)), s))
+            by_debug.setdefault(s.debug, []).append((_member(k.__name__, s, k.cpp_key(s)), s))
         except Exception:  # noqa: BLE001,S112 - the caller's compile reports it
             continue
     for debug, group in by_debug.items():
         options = cpu_options(debug)
         members = [m for m, _ in group] + _runtime_members([s for _, s in group], options)
         run_batches(batch.plan(members, options, os.cpu_count() or 1))
+
+
+#: ``batch.Member.balance`` of a kernel whose body branches or loops: g++ compiled the seed sphere's such kernels
+#: (particle steps and their adjoints, contacts, gathers) at 6-11 us of CPU per character of source, its straight-line
+#: ones (elements and their adjoints, whose loop over elements it vectorises) at 21-28 (docs/compile.md)
+BRANCHY_BALANCE = 0.4
+
+
+def _member(name: str, spec, key: str):
+    """The batch member of a lowered kernel specialisation, its balance estimated from its IR (``spec._fn``, the
+    lowered function with its funcs inlined; 1 when it is not at hand)."""
+    fn = getattr(spec, "_fn", None)
+    branchy = fn is not None and any(isinstance(s, (If, For, While)) for s in fn.walk())
+    return batch.Member(name, spec.source, key, balance=BRANCHY_BALANCE if branchy else 1.0)
 
 
 def batch_adjoints(items) -> None:

@@ -146,6 +146,38 @@ def test_failing_member_leaves_the_others_published(tmp_path, monkeypatch):
         pipeline.build(bad, "bad", False)
 
 
+def test_batches_are_shared_out_by_estimated_compile_time(tmp_path, monkeypatch):
+    """``plan`` shares members out by weight x balance (``ahead._member``: less for a kernel that branches or loops,
+    which g++ compiles faster per character than a straight-line body it vectorises); how many batches to make still
+    follows the weights alone."""
+    monkeypatch.setattr(wp.config, "batch_compile", True)
+    monkeypatch.setattr(wp.config, "compile_ahead", False)
+    text = MODULE.replace("@wp.kernel\ndef broken", "def broken") + """
+@wp.kernel
+def clamp(a: wp.array(dtype=float)):
+    i = wp.tid()
+    if a[i] > {other}:
+        a[i] = {other}
+"""
+    mod = _load(tmp_path, "weft_batch_module_balance", 6.625, text=text)
+    straight = ahead._member("add", mod.add.specialize(tuple(mod.add.annotations())), "k0")
+    branchy = ahead._member("clamp", mod.clamp.specialize(tuple(mod.clamp.annotations())), "k1")
+    assert straight.balance == 1.0 and branchy.balance == ahead.BRANCHY_BALANCE
+    base = _generated(mod.add, tuple(mod.add.annotations()))
+    # five members of one length: three straight-line, the last two branchy (distinct sources the cache lacks)
+    sources = [base + f"\n// balance test {i} {tmp_path.name}\n" for i in range(5)]
+    members = [batch.Member(f"m{i}", s, pipeline.built_key(s, False), balance=1.0 if i < 3 else 0.4)
+               for i, s in enumerate(sources)]
+    monkeypatch.setattr(batch, "MIN_BATCH_WEIGHT", len(sources[0]))
+    batches = batch.plan(members, pipeline.cpu_options(False), 2)
+    try:
+        # by weight alone: m0 m2 m4 / m1 m3; by estimated time: m0 m2 (2.0) / m1 m3 m4 (1.8)
+        assert sorted([m.name for m in b.members] for b in batches) == [["m0", "m2"], ["m1", "m3", "m4"]]
+    finally:
+        for b in batches:
+            b.release()
+
+
 CONCURRENT = """
 import sys
 import numpy as np

@@ -85,10 +85,18 @@ class Member:
     #: source's length; a runtime library's short source instantiates much more code)
     cost: int = 0
     kind: str = "cpu"  # its cache entry's kind (cache.RUNTIME: a runtime library, in the runtime directory)
+    #: compile time per unit of weight relative to a straight-line kernel body (which GCC vectorises, the costliest
+    #: per character): only for sharing members out between batches (``plan``), not for how many batches to make
+    balance: float = 1.0
 
     @property
     def weight(self) -> int:
         return self.cost or len(self.source)
+
+    @property
+    def load(self) -> float:
+        """The estimate ``plan`` balances batches by."""
+        return self.weight * self.balance
 
     def exports(self) -> list[str]:
         return sorted(set(_EXPORT.findall(self.source)))
@@ -268,12 +276,12 @@ def plan(members: list[Member], options: CpuOptions, parts: int) -> list[Batch]:
         return []
     parts = max(1, min(parts, len(claimed) // 2, sum(m.weight for m, _ in claimed) // MIN_BATCH_WEIGHT))
     groups: list[list[tuple[Member, cache.Claim]]] = [[] for _ in range(parts)]
-    sizes = [0] * parts
-    first, rest = claimed[0], sorted(claimed[1:], key=lambda mc: -mc[0].weight)
+    sizes = [0.0] * parts
+    first, rest = claimed[0], sorted(claimed[1:], key=lambda mc: -mc[0].load)
     for mc in [first, *rest]:  # heaviest first into the lightest group (deterministic for a given list)
         g = sizes.index(min(sizes)) if mc is not first else 0
         groups[g].append(mc)
-        sizes[g] += mc[0].weight
+        sizes[g] += mc[0].load
     batches = []
     for g in groups:
         if len(g) < 2:

@@ -14,6 +14,7 @@ from ..integrators.base import gravity_vec
 from ..model import PARTICLE_FLAG_ACTIVE
 from .elastic import grad_or_sink
 from .elastic_adjoint import corner_adjoint_sums
+from .tape_params import record_on_tape
 
 
 @wp.func
@@ -89,20 +90,6 @@ def _step_adjoint(tid: int, ax: wp.vec3, av: wp.vec3, x: wp.array(dtype=wp.vec3)
 
 
 @wp.kernel(enable_backward=False)
-def adj_particle_step(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), f: wp.array(dtype=wp.vec3),
-                      w: wp.array(dtype=float), particle_flags: wp.array(dtype=wp.uint32),
-                      radius: wp.array(dtype=float), gravity: wp.vec3, dt: float, v_max: float, ground_on: int,
-                      ground: wp.array(dtype=float), ke: float, kd: float, kf: float, mu: float,
-                      x_new_grad: wp.array(dtype=wp.vec3), v_new_grad: wp.array(dtype=wp.vec3),
-                      x_grad: wp.array(dtype=wp.vec3), v_grad: wp.array(dtype=wp.vec3),
-                      f_grad: wp.array(dtype=wp.vec3), w_grad: wp.array(dtype=float),
-                      radius_grad: wp.array(dtype=float), ground_grad: wp.array(dtype=float)):
-    tid = wp.tid()
-    _step_adjoint(tid, x_new_grad[tid], v_new_grad[tid], x, v, f, w, particle_flags, radius, gravity, dt, v_max,
-                  ground_on, ground, ke, kd, kf, mu, x_grad, v_grad, f_grad, w_grad, radius_grad, ground_grad)
-
-
-@wp.kernel(enable_backward=False)
 def adj_gather_particle_step(offsets: wp.array(dtype=wp.int32), slots: wp.array(dtype=wp.int32),
                              adj_xs: wp.array(dtype=wp.vec3), adj_vs: wp.array(dtype=wp.vec3),
                              x_new_grad: wp.array(dtype=wp.vec3), v_new_grad: wp.array(dtype=wp.vec3),
@@ -115,7 +102,8 @@ def adj_gather_particle_step(offsets: wp.array(dtype=wp.int32), slots: wp.array(
                              radius_grad: wp.array(dtype=float), ground_grad: wp.array(dtype=float)):
     """``elastic_adjoint.gather_adjoints`` of one step's element corners into the gradients of its state (``x_new``,
     ``v_new``: stored, they are that state's gradients) and, with those complete, the adjoint of the particle step
-    that made the state, in one pass over the particles (see ``fuse_gather``)."""
+    that made the state, in one pass over the particles (see ``fuse_gather``). With an empty gather (``_no_gather``)
+    it is the step's adjoint alone."""
     i = wp.tid()
     sx, sv = corner_adjoint_sums(offsets, slots, adj_xs, adj_vs, i)
     ax = x_new_grad[i] + sx
@@ -126,8 +114,24 @@ def adj_gather_particle_step(offsets: wp.array(dtype=wp.int32), slots: wp.array(
                   mu, x_grad, v_grad, f_grad, w_grad, radius_grad, ground_grad)
 
 
+def _no_gather(model) -> tuple:
+    """The first four arguments of ``adj_gather_particle_step`` for a gather of nothing (every particle's range of
+    slots empty): the step adjoint of a state no elastic adjoint gathers into (the rollout's last step) runs on the
+    same kernel as the fused ones, so a cold backward compiles one particle-step adjoint, not two (0.25 s of g++ CPU
+    for the sphere)."""
+    hit = model.__dict__.get("_no_gather")
+    if hit is None or len(hit[0]) != model.particle_count + 1:
+        dev = model.device
+        hit = model.__dict__["_no_gather"] = (wp.zeros(model.particle_count + 1, dtype=wp.int32, device=dev),
+                                              wp.zeros(0, dtype=wp.int32, device=dev),
+                                              wp.zeros(0, dtype=wp.vec3, device=dev),
+                                              wp.zeros(0, dtype=wp.vec3, device=dev))
+    return hit
+
+
 def hand_step_ok(model, state_in, state_out) -> bool:
-    """Whether a taped particle step can use ``adj_particle_step``: the new state has gradients to propagate."""
+    """Whether a taped particle step can use the hand-written step adjoint (``adj_gather_particle_step``): the new
+    state has gradients to propagate."""
     return bool(model.particle_count and state_out.particle_q.grad is not None
                 and state_out.particle_qd.grad is not None and state_in.particle_f is not None
                 and state_in.particle_f.grad is not None)
@@ -181,8 +185,8 @@ class _StepAdjoint:
             self.fused = False
             return
         self._check()
-        wp.launch(adj_particle_step, dim=self.model.particle_count,
-                  inputs=[*self.args, self.xn.grad, self.vn.grad, *self._grad_args()],
+        wp.launch(adj_gather_particle_step, dim=self.model.particle_count,
+                  inputs=[*_no_gather(self.model), self.xn.grad, self.vn.grad, *self.args, *self._grad_args()],
                   device=self.model.device, record_tape=False)
 
 
@@ -195,5 +199,5 @@ def integrate_particles_taped(model, state_in, state_out, dt: float, tape, groun
               inputs=[x, v, f, model.particle_inv_mass, model.particle_flags, gravity, dt, model.particle_max_velocity],
               outputs=[state_out.particle_q, state_out.particle_qd], device=model.device, record_tape=False)
     xn, vn = state_out.particle_q, state_out.particle_qd
-    tape.record_func(_StepAdjoint(model, x, v, f, xn, vn, gravity, dt, ground),
-                     [x, v, f, xn, vn, model.particle_inv_mass, model.particle_radius, model.ground_plane])
+    record_on_tape(tape, _StepAdjoint(model, x, v, f, xn, vn, gravity, dt, ground), [x, v, f, xn, vn],
+                   (model.particle_inv_mass, model.particle_radius, model.ground_plane))

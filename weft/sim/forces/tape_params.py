@@ -76,11 +76,18 @@ class TapeSums:
         self.model = model
         self.layout = layout
         self.launches = launches  # the tape's record list when this was made (tape.reset() replaces it)
-        self.acc = wp.zeros((layout.acc_rows, count), dtype=float, device=dev)
-        self.idx_t = wp.zeros((layout.corners, count), dtype=int, device=dev)
-        self.pose_t = wp.zeros((layout.pose_rows, count), dtype=float, device=dev)
-        self.mat_t = wp.zeros((3, count), dtype=float, device=dev)
+        # not zeroed here: every backward pass starts with begin_pass, which zeroes the sums and fills the rows
+        self.acc = wp.empty((layout.acc_rows, count), dtype=float, device=dev)
+        self.idx_t = wp.empty((layout.corners, count), dtype=int, device=dev)
+        self.pose_t = wp.empty((layout.pose_rows, count), dtype=float, device=dev)
+        self.mat_t = wp.empty((3, count), dtype=float, device=dev)
         self.steps = 0
+
+    def next_step(self) -> int:
+        """The index of a step recorded with these sums among those recorded so far (the backward pass's first step
+        adjoint, the last index, starts the pass: ``begin_pass``)."""
+        self.steps += 1
+        return self.steps - 1
 
     def begin_pass(self, indices, pose, materials) -> None:
         """Zero the sums and copy the element data into rows (the first step adjoint of a backward pass)."""
@@ -114,9 +121,9 @@ class TapeSums:
             pose.grad._mark_written()
 
 
-def tape_sums(model, tape, seg, grad_or_sink) -> tuple[TapeSums, int]:
-    """The sums of ``seg`` (a tetrahedron or triangle segment) on ``tape`` and this step's index among the steps
-    recorded with them; the first call for a tape, model and segment records the callback that applies the sums."""
+def tape_sums(model, tape, seg, grad_or_sink) -> TapeSums:
+    """The sums of ``seg`` (a tetrahedron or triangle segment) on ``tape``; the first call for a tape, model and
+    segment records the callback that applies the sums. Each step using them takes its index with ``next_step``."""
     pose, materials = seg.inputs[0], seg.inputs[2]
     table = tape.__dict__.setdefault("_sim_element_sums", {})
     key = (seg.key, id(model), id(seg.indices), id(pose), id(materials))
@@ -130,9 +137,22 @@ def tape_sums(model, tape, seg, grad_or_sink) -> tuple[TapeSums, int]:
             sums.apply(pose, materials, grad_or_sink)
 
         tape.record_func(apply, [pose, materials])
-    index = sums.steps
-    sums.steps += 1
-    return sums, index
+    return sums
+
+
+def record_on_tape(tape, backward, arrays, constant) -> None:
+    """``tape.record_func(backward, arrays + constant)``, passing the ``constant`` arrays (model arrays every step
+    reads alike) only the first time on this tape's record list: the tape keeps each array it was given until
+    ``reset``, so once is enough for ``zero()`` and ``gradients`` (the arrays of the records are read nowhere else)."""
+    seen = tape.__dict__.get("_sim_constant_arrays")
+    if seen is None or seen[0] is not tape.launches:
+        seen = tape.__dict__["_sim_constant_arrays"] = (tape.launches, set())
+    key = tuple(map(id, constant))
+    if key in seen[1]:
+        tape.record_func(backward, arrays)
+        return
+    seen[1].add(key)  # (the tape holds these arrays from now on, so their ids stay theirs)
+    tape.record_func(backward, [*arrays, *constant])
 
 
 def corner_major_slots(model, glist, segments):

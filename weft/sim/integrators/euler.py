@@ -80,9 +80,7 @@ def euler_kernels(model) -> list:
                   (model.edge_count, elastic_adjoint.adj_bending),
                   (model.spring_count + model.tri_count + model.edge_count + model.tet_count,
                    elastic_adjoint.gather_adjoints),
-                  (model.particle_count, particle_adjoint.adj_particle_step),
-                  (model.particle_count and model.spring_count + model.tri_count + model.edge_count + model.tet_count,
-                   particle_adjoint.adj_gather_particle_step)]
+                  (model.particle_count, particle_adjoint.adj_gather_particle_step)]
     return [k for present, k in pairs if present]
 
 
