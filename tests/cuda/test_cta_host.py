@@ -154,27 +154,43 @@ static void run_all() {
         fill(t);
         t.data[40] = t.data[13] = 5.f;   // ties: the first index wins
         t.data[50] = t.data[22] = -5.f;
-        tile_sum(r1, t);
-        run_block(lanes, [&] { cta::tile_sum(r2, t, g_scratch); });
-        check("tile_sum", lanes, tdiff(r1, r2), 1e-5);
-        tile_max(r1, t);
-        run_block(lanes, [&] { cta::tile_max(r2, t, g_scratch); });
-        check("tile_max", lanes, tdiff(r1, r2), 0);
-        tile_min(r1, t);
-        run_block(lanes, [&] { cta::tile_min(r2, t, g_scratch); });
-        check("tile_min", lanes, tdiff(r1, r2), 0);
-        tile_argmax(i1, t);
-        run_block(lanes, [&] { cta::tile_argmax(i2, t, g_scratch); });
-        check("tile_argmax", lanes, tdiff(i1, i2), 0);
-        tile_argmin(i1, t);
-        run_block(lanes, [&] { cta::tile_argmin(i2, t, g_scratch); });
-        check("tile_argmin", lanes, tdiff(i1, i2), 0);
-        static tile_t<float, 7, 9> g1, g2;
-        g1 = g2 = tile_t<float, 7, 9>();
-        r1.data[0] = 1.5f;
-        adj_tile_max(t, g1, r1);
-        run_block(lanes, [&] { cta::adj_tile_max(t, g2, r1, g_scratch); });
-        check("adj_tile_max", lanes, tdiff(g1, g2), 0);
+        // a partial block (running < lanes) leaves out the elements of the lanes it lacks (element k: lane k % lanes)
+        for (int running : {lanes, (lanes + 1) / 2, 1}) {
+            const Lanes ln{running, lanes};
+            tile_sum(r1, t, ln);
+            run_block(lanes, [&] { cta::tile_sum(r2, t, ln, g_scratch); });
+            check("tile_sum", lanes, tdiff(r1, r2), 1e-5);
+            tile_max(r1, t, ln);
+            run_block(lanes, [&] { cta::tile_max(r2, t, ln, g_scratch); });
+            check("tile_max", lanes, tdiff(r1, r2), 0);
+            tile_min(r1, t, ln);
+            run_block(lanes, [&] { cta::tile_min(r2, t, ln, g_scratch); });
+            check("tile_min", lanes, tdiff(r1, r2), 0);
+            tile_argmax(i1, t, ln);
+            run_block(lanes, [&] { cta::tile_argmax(i2, t, ln, g_scratch); });
+            check("tile_argmax", lanes, tdiff(i1, i2), 0);
+            tile_argmin(i1, t, ln);
+            run_block(lanes, [&] { cta::tile_argmin(i2, t, ln, g_scratch); });
+            check("tile_argmin", lanes, tdiff(i1, i2), 0);
+            static tile_t<float, 7, 9> g1, g2;
+            g1 = g2 = tile_t<float, 7, 9>();
+            r1.data[0] = 1.5f;
+            adj_tile_max(t, g1, r1, ln);
+            run_block(lanes, [&] { cta::adj_tile_max(t, g2, r1, ln, g_scratch); });
+            check("adj_tile_max", lanes, tdiff(g1, g2), 0);
+            g1 = g2 = tile_t<float, 7, 9>();
+            adj_tile_sum(g1, r1, ln);
+            run_block(lanes, [&] { cta::adj_tile_sum(g2, r1, ln); });
+            check("adj_tile_sum", lanes, tdiff(g1, g2), 0);
+            static tile_t<float, 9> s1, s2;
+            tile_sum_axis<0>(s1, t, ln);
+            run_block(lanes, [&] { cta::tile_sum_axis<0>(s2, t, ln, g_scratch); });
+            check("tile_sum_axis", lanes, tdiff(s1, s2), 1e-5);
+            static tile_t<float, 7, 9> c1, c2;
+            tile_scan_inclusive(c1, t, ln);
+            run_block(lanes, [&] { cta::tile_scan_inclusive(c2, t, ln); });
+            check("tile_scan_inclusive", lanes, tdiff(c1, c2), 0);
+        }
     }
     // ---- matmul (plain and accumulating) and adjoints
     {

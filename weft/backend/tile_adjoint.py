@@ -177,7 +177,7 @@ def _all_vars(stmts: list, locals_: list) -> list:
 def _rule(fn: str, fmt):
     """A rule calling the native ``fn`` with the arguments ``fmt`` forms from the args, adj_args, adj_out lists."""
     def rule(r, s, args, adj_args, adj_out):
-        r.out(r.tile_call(fn, fmt(args, adj_args, adj_out)) + ";")
+        r.out(r.tile_call(fn, ", ".join([fmt(args, adj_args, adj_out), *r.owned_lanes(s)])) + ";")
     return rule
 
 
@@ -258,29 +258,34 @@ def _map(r, s, args, adj_args, adj_out):
 
 
 def _reduce_axis(r, s, args, adj_args, adj_out):
-    """tile_reduce along an axis: each slice's fold replayed and swept back, as the whole-tile fold below."""
+    """tile_reduce along an axis: each slice's fold over its owned elements replayed and swept back, as the whole-tile
+    fold below (a slice without one took the identity: no adjoint)."""
     body, axis = s.call.attrs
     t = s.args[0].type
     ct = t.dtype.ctype
     count, n, inner = axis_slices(t, axis)
     a, g = args[0], adj_args[0]
+    (lanes,) = r.owned_lanes(s)
+    r.out(f"{{ const weft::Lanes ln_ = {lanes};")
     r.out(f"for (int32_t o_ = 0; o_ < {count}; ++o_) {{ const int32_t b_ = (o_ / {inner}) * {n * inner} + "
-          f"o_ % {inner}; {ct} accs_[{n}]; accs_[0] = {a}.data[b_];")
-    r.out(f"for (int32_t k_ = 1; k_ < {n}; ++k_) {{")
+          f"o_ % {inner}; {ct} accs_[{n}]; int32_t at_[{n}]; int32_t m_ = 0;")
+    r.out(f"for (int32_t k_ = 0; k_ < {n}; ++k_) {{")
     r.out.depth += 1
-    r.nested_body(body, ["accs_[k_ - 1]", f"{a}.data[b_ + k_ * {inner}]"], "accs_[k_]")
+    r.out(f"const int32_t i_ = b_ + k_ * {inner}; if (!ln_.owns(i_)) continue;")
+    r.out(f"at_[m_] = i_; if (m_ == 0) {{ accs_[m_++] = {a}.data[i_]; continue; }}")
+    r.nested_body(body, ["accs_[m_ - 1]", f"{a}.data[i_]"], "accs_[m_]")
+    r.out("++m_;")
     r.out.depth -= 1
     r.out("}")
-    r.out(f"{ct} adj_acc_ = {adj_out[0]}.data[o_];")
-    r.out(f"for (int32_t k_ = {n - 1}; k_ >= 1; --k_) {{")
+    r.out(f"if (m_ == 0) continue; {ct} adj_acc_ = {adj_out[0]}.data[o_];")
+    r.out("for (int32_t k_ = m_ - 1; k_ >= 1; --k_) {")
     r.out.depth += 1
     r.out(f"{ct} g_acc_ = {{}};")
-    r.nested_adjoint(body, ["accs_[k_ - 1]", f"{a}.data[b_ + k_ * {inner}]"], "adj_acc_",
-                     ["g_acc_", f"{g}.data[b_ + k_ * {inner}]"])
+    r.nested_adjoint(body, ["accs_[k_ - 1]", f"{a}.data[at_[k_]]"], "adj_acc_", ["g_acc_", f"{g}.data[at_[k_]]"])
     r.out("adj_acc_ = g_acc_;")
     r.out.depth -= 1
     r.out("}")
-    r.out(f"{g}.data[b_] += adj_acc_; }}")
+    r.out(f"{g}.data[at_[0]] += adj_acc_; }} }}")
 
 
 def _reduce(r, s, args, adj_args, adj_out):
@@ -291,15 +296,19 @@ def _reduce(r, s, args, adj_args, adj_out):
     t = s.args[0].type
     size = t.size
     ct = t.dtype.ctype
-    r.out(f"{{ {ct} accs_[{size}]; accs_[0] = {args[0]}.data[0];")
+    (lanes,) = r.owned_lanes(s)
+    # an element a partial block leaves out carries the fold (accs_[k] = accs_[k - 1]) and gets no adjoint
+    r.out(f"{{ const weft::Lanes ln_ = {lanes}; {ct} accs_[{size}]; accs_[0] = {args[0]}.data[0];")
     r.out(f"for (int32_t k_ = 1; k_ < {size}; ++k_) {{")
     r.out.depth += 1
+    r.out("if (!ln_.owns(k_)) { accs_[k_] = accs_[k_ - 1]; continue; }")
     r.nested_body(body, ["accs_[k_ - 1]", f"{args[0]}.data[k_]"], "accs_[k_]")
     r.out.depth -= 1
     r.out("}")
     r.out(f"{ct} adj_acc_ = {adj_out[0]}.data[0];")
     r.out(f"for (int32_t k_ = {size - 1}; k_ >= 1; --k_) {{")
     r.out.depth += 1
+    r.out("if (!ln_.owns(k_)) continue;")
     r.out(f"{ct} g_acc_ = {{}};")
     r.nested_adjoint(body, ["accs_[k_ - 1]", f"{args[0]}.data[k_]"], "adj_acc_", ["g_acc_", f"{adj_args[0]}.data[k_]"])
     r.out("adj_acc_ = g_acc_;")
@@ -340,7 +349,8 @@ _RULES = (
     ("tile_map", _map),
     ("tile_reduce", _reduce),
     ("tile_sum", lambda r, s, a, g, o: r.out(r.tile_call(
-        f"adj_tile_sum_axis<{s.call.attrs[0]}>" if s.call.attrs else "adj_tile_sum", f"{g[0]}, {o[0]}") + ";")),
+        f"adj_tile_sum_axis<{s.call.attrs[0]}>" if s.call.attrs else "adj_tile_sum",
+        ", ".join([g[0], o[0], *r.owned_lanes(s)])) + ";")),
     ("tile_min", _rule("adj_tile_min", lambda a, g, o: f"{a[0]}, {g[0]}, {o[0]}")),
     ("tile_max", _rule("adj_tile_max", lambda a, g, o: f"{a[0]}, {g[0]}, {o[0]}")),
     ("tile_matmul", _matmul),

@@ -126,6 +126,8 @@ class BlockRendering:
                        f'int64_t block) {{\n    if (weft::stack_fits({frame}, "{self.opts.kernel_name}")) '
                        f"{body}<C>(args, grid, block);\n}}\n")
             body = f"{body}_checked"
+        if getattr(self, "uses_release_checks", False):  # an op reports errors in release mode too
+            checked = '#include "release_checks.h"\n' + checked.replace('#include "release_checks.h"\n', "")
         prologue = self.entry_prologue()
         args = "const Args args" if prologue is None else "Args args"
         head = [f"    {args} = *static_cast<const Args*>(argbuf);",
@@ -192,6 +194,11 @@ class BlockRendering:
         head = ("for (int32_t _l = nl_ - 1; _l >= 0; --_l) {" if reverse else
                 "for (int32_t _l = 0; _l < nl_; ++_l) {")
         return head + (" if (!_alive[_l]) continue;" if self.model.lane_returns else "")
+
+    def owned_lanes(self, s: Let) -> list[str]:
+        """The block's running lanes, passed as the last argument (before a cooperative form's scratch) to the native
+        functions of an op that leaves out the elements of lanes a last, partial block lacks (``Op.owner_lanes``)."""
+        return [f"weft::Lanes{{nl_, {self.block_dim}}}"] if s.call.op.owner_lanes else []
 
     def lane_value(self, operand, adjoint: bool = False) -> str:
         """Lane ``_l``'s value of an operand read by block-level code (or its adjoint): per-lane storage is indexed,
@@ -330,7 +337,7 @@ def _d(r, s: Let) -> str:
 
 def _call(fn: str, with_dst: bool = True):
     def rule(r, s: Let, args) -> None:
-        parts = ([_d(r, s)] if with_dst else []) + list(args)
+        parts = ([_d(r, s)] if with_dst else []) + list(args) + r.owned_lanes(s)
         r.out(r.tile_call(fn, ", ".join(parts)) + ";")
     return rule
 
@@ -471,24 +478,40 @@ def axis_slices(t: T.TileType, axis: int) -> tuple[int, int, int]:
     return t.size // n, n, inner
 
 
+def reduce_identity(r, s: Let) -> str:
+    """The C++ value of an axis slice of ``tile_reduce`` that has no owned element (a last, partial block): the
+    operator's identity, or an error the launch raises."""
+    body = s.call.attrs[0]
+    ct = s.args[0].type.dtype.ctype
+    return f'weft::empty_reduction<{ct}>({body.identity.value}, "{r.opts.kernel_name}")'
+
+
 def _reduce(r, s: Let, args) -> None:
+    """tile_reduce(f, t[, axis]): f folded over the elements in order, leaving out those of lanes a last, partial
+    block lacks (element 0 always has its lane; a slice along an axis may have none: see ``reduce_identity``)."""
     body = s.call.attrs[0]
     d = _d(r, s)
     size = s.args[0].type.size
     t = s.args[0].type.dtype.ctype
+    (lanes,) = r.owned_lanes(s)
     if len(s.call.attrs) > 1:  # along an axis: one fold per slice
+        r.uses_release_checks = True
         count, n, inner = axis_slices(s.args[0].type, s.call.attrs[1])
+        r.out(f"{{ const weft::Lanes ln_ = {lanes};")
         r.out(f"for (int32_t o_ = 0; o_ < {count}; ++o_) {{ const int32_t b_ = (o_ / {inner}) * {n * inner} + "
-              f"o_ % {inner}; {t} acc_ = {args[0]}.data[b_];")
-        r.out(f"for (int32_t k_ = 1; k_ < {n}; ++k_) {{")
+              f"o_ % {inner}; {t} acc_ = {{}}; bool got_ = false;")
+        r.out(f"for (int32_t k_ = 0; k_ < {n}; ++k_) {{")
         r.out.depth += 1
-        r.nested_body(body, ["acc_", f"{args[0]}.data[b_ + k_ * {inner}]"], "acc_")
+        r.out(f"const int32_t i_ = b_ + k_ * {inner}; if (!ln_.owns(i_)) continue;")
+        r.out(f"if (!got_) {{ acc_ = {args[0]}.data[i_]; got_ = true; continue; }}")
+        r.nested_body(body, ["acc_", f"{args[0]}.data[i_]"], "acc_")
         r.out.depth -= 1
-        r.out(f"}} {d}.data[o_] = acc_; }}")
+        r.out(f"}} {d}.data[o_] = got_ ? acc_ : {reduce_identity(r, s)}; }} }}")
         return
-    r.out(f"{{ {t} acc_ = {args[0]}.data[0];")
+    r.out(f"{{ const weft::Lanes ln_ = {lanes}; {t} acc_ = {args[0]}.data[0];")
     r.out(f"for (int32_t k_ = 1; k_ < {size}; ++k_) {{")
     r.out.depth += 1
+    r.out("if (!ln_.owns(k_)) continue;")
     r.nested_body(body, ["acc_", f"{args[0]}.data[k_]"], "acc_")
     r.out.depth -= 1
     r.out(f"}} {d}.data[0] = acc_; }}")
@@ -496,7 +519,7 @@ def _reduce(r, s: Let, args) -> None:
 
 def _sum(r, s: Let, args) -> None:
     fn = f"tile_sum_axis<{s.call.attrs[0]}>" if s.call.attrs else "tile_sum"
-    r.out(r.tile_call(fn, f"{_d(r, s)}, {args[0]}") + ";")
+    r.out(r.tile_call(fn, ", ".join([_d(r, s), args[0], *r.owned_lanes(s)])) + ";")
 
 
 def _block_dim(r, s: Let, args) -> None:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import CompileError, KernelTypeError, KernelValueError
 from ..ir import types as T
-from ..ir.nodes import Const, Stmt, Var
+from ..ir.nodes import Const, Let, Stmt, Var
 from ..ops import registry
 from ..ops.forms import Form, LanguageForm, Syntax, language_form
 from ..types.mapping import to_ir
@@ -33,6 +33,9 @@ class TileBody:
     block: list[Stmt]
     result: object  # Var or Const
     name: str = ""
+    #: the identity of a builtin's binary op (``Op.identity``): what a reduction of an empty slice gives; a @wp.func
+    #: declares none
+    identity: registry.Identity = registry.Identity.NONE
 
 
 def block_dim(lw) -> int:
@@ -540,6 +543,7 @@ def lower_body(lw, fn_node: ast.AST, elem_types: list[T.Type], node, what: str) 
     """Lower the mapped function once on element-typed parameters (inlined, in a separate block)."""
     f = lw.eval_static(fn_node) if not isinstance(fn_node, ast.Name) else lw.read_name(fn_node.id, fn_node)
     params = tuple(Var(t, f"elem{i}") for i, t in enumerate(elem_types))
+    identity = registry.Identity.NONE
     with lw.b.nested() as block:
         if isinstance(f, Func):
             result = inline(lw, f, list(params), {}, node)
@@ -548,12 +552,15 @@ def lower_body(lw, fn_node: ast.AST, elem_types: list[T.Type], node, what: str) 
             if language_form(f) is not None or registry.syntax(name).form is not Form.OPERANDS:
                 raise lw.error(f"wp.{name} cannot be used in {what}", fn_node)
             result = _builtin(lw, name, list(params), {}, node)
+            calls = [st for st in block if isinstance(st, Let)]
+            if len(calls) == 1:
+                identity = calls[0].call.op.identity
         else:
             raise lw.error(f"{what} needs a weft builtin or a @wp.func, got {f!r}", fn_node)
         if isinstance(result, tuple) or result is None:
             raise lw.error(f"the function of {what} must return one value", fn_node)
         result = lw.operand(result, node)
-    return TileBody(params, block, result, getattr(f, "__name__", ""))
+    return TileBody(params, block, result, getattr(f, "__name__", ""), identity)
 
 
 def _tile_map(lw, node, name: str, syntax: Syntax):

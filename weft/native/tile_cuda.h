@@ -328,22 +328,26 @@ __device__ void adj_tile_assign(tile_t<T, DD...>& adj_dst, tile_t<S, DS...>& adj
     sync();
 }
 
-// tile_sum(t, axis): the result's elements split over the lanes
+// tile_sum(t, axis): the result's elements split over the lanes (the elements of lanes a partial block lacks left
+// out, as tile_reduce.h)
 template <int AX, typename T, int... DO, int... D>
-__device__ void tile_sum_axis(tile_t<T, DO...>& out, const tile_t<T, D...>& t, void*) {
+__device__ void tile_sum_axis(tile_t<T, DO...>& out, const tile_t<T, D...>& t, Lanes ln, void*) {
     typedef tiles::axis_slices<AX, D...> S;
     WEFT_CTA_FOR(o, S::count) {
-        T s = t.data[S::base(o)];
-        for (int j = 1; j < S::n; ++j) s = add(s, t.data[S::base(o) + j * S::inner]);
+        T s{};
+        tiles::sum_run(t.data, S::base(o), S::inner, 0, S::n, ln, s);
         out.data[o] = s;
     }
     sync();
 }
 template <int AX, typename T, int... DO, int... D>
-__device__ void adj_tile_sum_axis(tile_t<T, D...>& adj_t, const tile_t<T, DO...>& adj_out) {
+__device__ void adj_tile_sum_axis(tile_t<T, D...>& adj_t, const tile_t<T, DO...>& adj_out, Lanes ln) {
     typedef tiles::axis_slices<AX, D...> S;
     WEFT_CTA_FOR(o, S::count)
-        for (int j = 0; j < S::n; ++j) adj_t.data[S::base(o) + j * S::inner] += adj_out.data[o];
+        for (int j = 0; j < S::n; ++j) {
+            const int i = S::base(o) + j * S::inner;
+            if (ln.owns(i)) adj_t.data[i] += adj_out.data[o];
+        }
     sync();
 }
 
@@ -594,9 +598,10 @@ __device__ void adj_tile_neg(tile_t<T, D...>& adj_a, const tile_t<T, D...>& adj_
 
 // ---------------------------------------------------------------------------------------------- reductions
 template <typename T, int... D>
-__device__ void tile_sum(tile_t<T, 1>& out, const tile_t<T, D...>& t, void* scratch) {
+__device__ void tile_sum(tile_t<T, 1>& out, const tile_t<T, D...>& t, Lanes ln, void* scratch) {
     // each lane from its first element on, then the lanes that hold elements in lane order, with the element type's
-    // add (struct fields that do not add up carry element 0's, as tile.h's serial sum)
+    // add (struct fields that do not add up carry element 0's, as tile_reduce.h's sum); lane l holds the elements
+    // k = l mod block_dim, so the lanes a partial block lacks take no part
     constexpr int n = tile_t<T, D...>::size;
     T partial = t.data[lane() < n ? lane() : 0];
     for (int k = lane() + lanes(); k < n; k += lanes()) partial = add(partial, t.data[k]);
@@ -605,24 +610,26 @@ __device__ void tile_sum(tile_t<T, 1>& out, const tile_t<T, D...>& t, void* scra
     sync();
     if (lane() == 0) {
         T total = buf[0];
-        const int used = lanes() < n ? lanes() : n;
+        const int running = ln.full() ? lanes() : ln.running;
+        const int used = running < n ? running : n;
         for (int l = 1; l < used; ++l) total = add(total, buf[l]);
         out.data[0] = total;
     }
     sync();
 }
 template <typename T, int... D>
-__device__ void adj_tile_sum(tile_t<T, D...>& adj_t, const tile_t<T, 1>& adj_out) {
-    WEFT_CTA_FOR(k, (tile_t<T, D...>::size)) adj_t.data[k] += adj_out.data[0];
+__device__ void adj_tile_sum(tile_t<T, D...>& adj_t, const tile_t<T, 1>& adj_out, Lanes ln) {
+    WEFT_CTA_FOR(k, (tile_t<T, D...>::size)) if (ln.owns(k)) adj_t.data[k] += adj_out.data[0];
     sync();
 }
 
-// The first index of the minimum (MAX: maximum), as tile.h's serial loop finds it; every lane gets it.
+// The first index of the minimum (MAX: maximum) of the owned elements, as tile_reduce.h's serial loop finds it; every
+// lane gets it.
 template <bool MAX, typename T, int... D>
-__device__ int arg_extreme(const tile_t<T, D...>& t, void* scratch) {
+__device__ int arg_extreme(const tile_t<T, D...>& t, Lanes ln, void* scratch) {
     int best = -1;
     WEFT_CTA_FOR(k, (tile_t<T, D...>::size))
-        if (best < 0 || (MAX ? t.data[best] < t.data[k] : t.data[k] < t.data[best])) best = k;
+        if (ln.owns(k) && (best < 0 || (MAX ? t.data[best] < t.data[k] : t.data[k] < t.data[best]))) best = k;
     int* buf = static_cast<int*>(scratch);
     buf[lane()] = best;
     sync();
@@ -638,40 +645,40 @@ __device__ int arg_extreme(const tile_t<T, D...>& t, void* scratch) {
     return k;
 }
 template <typename T, int... D>
-__device__ void tile_min(tile_t<T, 1>& out, const tile_t<T, D...>& t, void* scratch) {
-    const int k = arg_extreme<false>(t, scratch);
+__device__ void tile_min(tile_t<T, 1>& out, const tile_t<T, D...>& t, Lanes ln, void* scratch) {
+    const int k = arg_extreme<false>(t, ln, scratch);
     if (lane() == 0) out.data[0] = t.data[k];
     sync();
 }
 template <typename T, int... D>
 __device__ void adj_tile_min(const tile_t<T, D...>& t, tile_t<T, D...>& adj_t, const tile_t<T, 1>& adj_out,
-                             void* scratch) {
-    const int k = arg_extreme<false>(t, scratch);
+                             Lanes ln, void* scratch) {
+    const int k = arg_extreme<false>(t, ln, scratch);
     if (lane() == 0) adj_t.data[k] += adj_out.data[0];
     sync();
 }
 template <typename T, int... D>
-__device__ void tile_max(tile_t<T, 1>& out, const tile_t<T, D...>& t, void* scratch) {
-    const int k = arg_extreme<true>(t, scratch);
+__device__ void tile_max(tile_t<T, 1>& out, const tile_t<T, D...>& t, Lanes ln, void* scratch) {
+    const int k = arg_extreme<true>(t, ln, scratch);
     if (lane() == 0) out.data[0] = t.data[k];
     sync();
 }
 template <typename T, int... D>
 __device__ void adj_tile_max(const tile_t<T, D...>& t, tile_t<T, D...>& adj_t, const tile_t<T, 1>& adj_out,
-                             void* scratch) {
-    const int k = arg_extreme<true>(t, scratch);
+                             Lanes ln, void* scratch) {
+    const int k = arg_extreme<true>(t, ln, scratch);
     if (lane() == 0) adj_t.data[k] += adj_out.data[0];
     sync();
 }
 template <typename T, int... D>
-__device__ void tile_argmin(tile_t<int32, 1>& out, const tile_t<T, D...>& t, void* scratch) {
-    const int k = arg_extreme<false>(t, scratch);
+__device__ void tile_argmin(tile_t<int32, 1>& out, const tile_t<T, D...>& t, Lanes ln, void* scratch) {
+    const int k = arg_extreme<false>(t, ln, scratch);
     if (lane() == 0) out.data[0] = k;
     sync();
 }
 template <typename T, int... D>
-__device__ void tile_argmax(tile_t<int32, 1>& out, const tile_t<T, D...>& t, void* scratch) {
-    const int k = arg_extreme<true>(t, scratch);
+__device__ void tile_argmax(tile_t<int32, 1>& out, const tile_t<T, D...>& t, Lanes ln, void* scratch) {
+    const int k = arg_extreme<true>(t, ln, scratch);
     if (lane() == 0) out.data[0] = k;
     sync();
 }
@@ -780,13 +787,14 @@ __device__ void adj_tile_cholesky_solve(const tile_t<T, N, N>& L, const tile_t<T
 // scans and sorts: serial, by lane 0
 #define WEFT_CTA_SCAN(NAME)                                                                                      \
     template <typename T, int... D>                                                                             \
-    __device__ void NAME(tile_t<T, D...>& out, const tile_t<T, D...>& a) {                                      \
-        if (lane() == 0) weft::NAME(out, a);                                                                    \
+    __device__ void NAME(tile_t<T, D...>& out, const tile_t<T, D...>& a, Lanes ln) {                            \
+        if (lane() == 0) weft::NAME(out, a, ln);                                                                \
         sync();                                                                                                 \
     }                                                                                                           \
     template <typename T, int... D>                                                                             \
-    __device__ void adj_##NAME(const tile_t<T, D...>& a, tile_t<T, D...>& adj_a, const tile_t<T, D...>& adj_out) { \
-        if (lane() == 0) weft::adj_##NAME(a, adj_a, adj_out);                                                   \
+    __device__ void adj_##NAME(const tile_t<T, D...>& a, tile_t<T, D...>& adj_a, const tile_t<T, D...>& adj_out, \
+                               Lanes ln) {                                                                      \
+        if (lane() == 0) weft::adj_##NAME(a, adj_a, adj_out, ln);                                               \
         sync();                                                                                                 \
     }
 WEFT_CTA_SCAN(tile_scan_inclusive)

@@ -46,6 +46,17 @@ class Factor(enum.Enum):
     DIVISOR = "divisor"  # a / b with b constant: the adjoint of a reads only b
 
 
+class Identity(enum.Enum):
+    """The identity element of a binary op used as a reduction (``tile_reduce`` of an axis slice with no element left,
+    in a last, partial block); NONE: the op declares none."""
+
+    NONE = 0
+    ZERO = 1  # add
+    ONE = 2  # mul
+    HIGHEST = 3  # min: +inf (the type's largest value for integers)
+    LOWEST = 4  # max: -inf (the type's smallest value for integers)
+
+
 class InPlace(enum.Enum):
     """Which operands' storage the result may overwrite (the tile alias analysis shares storage through this)."""
 
@@ -97,6 +108,12 @@ class Op:
     collective: bool = False
     #: computed by each lane on per-lane values (tile ops): no cooperative form, every target uses the CPU rule
     lane_level: bool = False
+    #: a tile reduction or scan that, in a last, partial block, leaves out the elements of the lanes the block lacks
+    #: (Warp's layout: element i of a tile belongs to lane i % block_dim); the tile renderers pass the block's
+    #: running lanes (``weft::Lanes``) to its native forward and adjoint functions
+    owner_lanes: bool = False
+    #: the identity of a binary op used as a reduction (``tile_reduce``)
+    identity: Identity = Identity.NONE
     #: callable as ``wp.<name>`` (False: an internal op the frontend emits, such as load, store, copy, comparisons)
     public: bool = True
     #: what the IR analyses must recognise the op as (array access, thread index, copy...): ``ir.roles.Role``

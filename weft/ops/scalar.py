@@ -6,7 +6,7 @@ import numpy as np
 
 from ..ir import types as T
 from . import rules as R
-from .registry import Adjoint, Factor, Op, OpKind, register
+from .registry import Adjoint, Factor, Identity, Op, OpKind, register
 
 D = "scalar"
 
@@ -19,6 +19,7 @@ for _name, _sym in _ARITH:
     register(Op(_name, R.scalar_binary, native=_name, kind=OpKind.INFIX, operator=_sym, domain=D,
                 adjoint_linear=_name in ("add", "sub"),
                 constant_factor={"mul": Factor.EITHER, "div": Factor.DIVISOR}.get(_name, Factor.NONE),
+                identity={"add": Identity.ZERO, "mul": Identity.ONE}.get(_name, Identity.NONE),
                 doc=f"Scalar ``a {_sym} b`` (integer division truncates toward zero, as in C)."))
 
 register(Op("div_approx", R.float_binary, native="div", domain=D, constant_factor=Factor.DIVISOR, host=np.divide,
@@ -79,9 +80,9 @@ register(Op("frac", R.float_unary, native="frac", domain=D, host=lambda x: x - n
 register(Op("abs", R.scalar_unary, native="abs", domain=D, host=np.abs, doc="Absolute value."))
 register(Op("sign", R.scalar_unary, native="sign", adjoint=Adjoint.NONE, domain=D,
             host=lambda x: np.where(x < 0, -1, 1).astype(np.asarray(x).dtype), doc="-1 if x < 0 else 1."))
-register(Op("min", R.scalar_binary, native="min", domain=D, host=np.fmin,
+register(Op("min", R.scalar_binary, native="min", domain=D, host=np.fmin, identity=Identity.HIGHEST,
             doc="Smaller of two scalars (C's fmin for floats: a NaN operand counts as missing)."))
-register(Op("max", R.scalar_binary, native="max", domain=D, host=np.fmax,
+register(Op("max", R.scalar_binary, native="max", domain=D, host=np.fmax, identity=Identity.LOWEST,
             doc="Larger of two scalars (C's fmax for floats: a NaN operand counts as missing)."))
 register(Op("clamp", R.scalar_ternary, native="clamp", domain=D, host=lambda x, a, b: np.fmin(np.fmax(x, a), b),
             doc="clamp(x, lo, hi) = min(max(x, lo), hi), with min / max's NaN rule."))

@@ -412,7 +412,7 @@ def _reduce(args, attrs):
 _reg("tile_map", _map, "tile_map(f, a, b, ...): f applied to every element (f a builtin or @wp.func).",
      in_place=InPlace.ALL, collective=True, role=Role.TILE_MAP, syntax=_form(Form.TILE_MAP))
 _reg("tile_reduce", _reduce, "tile_reduce(f, t, axis=None): t reduced with the binary function f to a one-element "
-     "tile, or along axis (that dimension removed).", collective=True, syntax=_form(Form.TILE_REDUCE))
+     "tile, or along axis (that dimension removed).", collective=True, owner_lanes=True, syntax=_form(Form.TILE_REDUCE))
 
 
 def _reduction(result_dtype=None, ordered=False):
@@ -432,16 +432,16 @@ def _reduction(result_dtype=None, ordered=False):
 
 
 _reg("tile_sum", _reduction(), "tile_sum(t, axis=None): the sum of all elements, as a one-element tile, or along "
-     "axis (that dimension removed).", **_PRIMAL_FREE, scratch=True, collective=True,
+     "axis (that dimension removed).", **_PRIMAL_FREE, scratch=True, collective=True, owner_lanes=True,
      syntax=Syntax(Form.TILE_AXIS_REDUCTION, params=("a", "axis")))
 _reg("tile_min", _reduction(ordered=True), "tile_min(t): the smallest element, as a one-element tile.", scratch=True,
-     adjoint_scratch=True, collective=True)
+     adjoint_scratch=True, collective=True, owner_lanes=True)
 _reg("tile_max", _reduction(ordered=True), "tile_max(t): the largest element, as a one-element tile.", scratch=True,
-     adjoint_scratch=True, collective=True)
+     adjoint_scratch=True, collective=True, owner_lanes=True)
 _reg("tile_argmin", _reduction(T.INT32, ordered=True), "tile_argmin(t): flat index of the smallest element.",
-     adjoint=Adjoint.NONE, scratch=True, collective=True)
+     adjoint=Adjoint.NONE, scratch=True, collective=True, owner_lanes=True)
 _reg("tile_argmax", _reduction(T.INT32, ordered=True), "tile_argmax(t): flat index of the largest element.",
-     adjoint=Adjoint.NONE, scratch=True, collective=True)
+     adjoint=Adjoint.NONE, scratch=True, collective=True, owner_lanes=True)
 
 
 def _scan(args, attrs):
@@ -455,7 +455,7 @@ for _name, _doc in (("tile_scan_inclusive", "the inclusive prefix sums (element 
                     ("tile_scan_max_inclusive", "the inclusive prefix maxima (C fmax: NaN elements are skipped)"),
                     ("tile_scan_min_inclusive", "the inclusive prefix minima (C fmin: NaN elements are skipped)")):
     _reg(_name, _scan, f"{_name}(a): {_doc}, over the tile's row-major sequence, in a tile of a's shape.",
-         collective=True, adjoint_linear=_name in ("tile_scan_inclusive", "tile_scan_exclusive"),
+         collective=True, owner_lanes=True, adjoint_linear=_name in ("tile_scan_inclusive", "tile_scan_exclusive"),
          adjoint_reads_primal=_name not in ("tile_scan_inclusive", "tile_scan_exclusive"))
 
 def _print(args, attrs):
