@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from .. import abi
+from ..autodiff.decls import DeclPlan, plan_declarations
 from ..ir import types as T
 from ..ir.access import rewritten_arrays
 from ..ir.nodes import (
@@ -60,6 +61,8 @@ class AdjointRenderer(Renderer):
         self._rewritten: frozenset[int] | None = None  # arrays whose store adjoints consume (see rewritten_arrays)
         self._once: set[int] | None = None  # see _run_once
         self._grad_plan: GradPlan | None = None
+        self._decl_plan: DeclPlan | None = None
+        self._placing = False  # while render_bwd_body renders: declarations at first use (decl_plan)
 
     def render_module(self) -> str:
         self.deferred = plan_deferred(self)
@@ -118,31 +121,73 @@ class AdjointRenderer(Renderer):
     def render_bwd_body(self, deferred: bool = False, name: str = "bwd_body_deferred") -> str:
         body = Emitter()
         self.out = body
+        for v in self._locals_to_declare():
+            self.names(v)  # C++ names in declaration order, wherever the declarations land
         if self.prog.uses_stack:
             self.out("weft::LoopStack stack;")
         replay_at = len(body.lines)
         self.out("// ---- forward replay")
-        self.block(self.prog.replay)
-        self.out("// ---- reverse sweep")
-        self._last_line = None
-        self.seed_adjoints()
-        self.block(self.prog.reverse)
+        self._placing = True
+        try:
+            self.block(self.prog.replay)
+            self.out("// ---- reverse sweep")
+            self._last_line = None
+            self.seed_adjoints()
+            self.block(self.prog.reverse)
+        finally:
+            self._placing = False
         if deferred:
             # a site under a branch (or after an early return) marks its slot empty first, before the replay: every
             # lane writes every slot
             body.lines[replay_at:replay_at] = [f"    d.o{k}[lane] = weft::kNoAdd;" for k, st in enumerate(self._sites)
                                                if st.conditional]
         decls = Emitter()
-        seen: set[int] = set()
-        everything = self.prog.replay + self.prog.reverse
-        for v in list(_defined_vars(everything, self.prog.locals)) + _popped(everything):
-            if v.id in seen or v.kind is VarKind.PARAM:
-                continue
-            seen.add(v.id)
-            decls(f"{v.type.ctype} {self.names(v)} = {{}};")
-            decls(f"{v.type.ctype} {self.names.adj(v)} = {{}};")
+        plan = self.decl_plan
+        placed, adj_placed = plan.placed(), plan.adjoints_placed()
+        for v in self._locals_to_declare():
+            if v.id not in placed:
+                decls(f"{v.type.ctype} {self.names(v)} = {{}};")
+            if v.id not in adj_placed:
+                decls(f"{v.type.ctype} {self.names.adj(v)} = {{}};")
         self.declare_adjoint_scratch(decls)
         return self.bwd_signature(deferred, name) + " {\n" + "\n".join(decls.lines + body.lines) + "\n}"
+
+    def _locals_to_declare(self) -> list[Var]:
+        """Every local of the backward body (each once, no parameters), in declaration order."""
+        seen: set[int] = set()
+        out = []
+        everything = self.prog.replay + self.prog.reverse
+        for v in list(_defined_vars(everything, self.prog.locals)) + _popped(everything):
+            if v.id not in seen and v.kind is not VarKind.PARAM:
+                seen.add(v.id)
+                out.append(v)
+        return out
+
+    @property
+    def decl_plan(self) -> DeclPlan:
+        """Where the body declares each local and adjoint slot (autodiff/decls.py)."""
+        if self._decl_plan is None:
+            self._decl_plan = plan_declarations(self.prog.replay, self.prog.reverse, self.pinned_adjoints(),
+                                                self._run_once())
+        return self._decl_plan
+
+    def pinned_adjoints(self) -> set[int]:
+        """Ids of the variables whose adjoint slots are named before the reverse sweep (see seed_adjoints)."""
+        return set()
+
+    def block(self, block: list[Stmt]) -> None:
+        if not self._placing:
+            super().block(block)
+            return
+        plan = self.decl_plan
+        for k, s in enumerate(block):
+            if (id(block), k) in plan.at or (id(block), k) in plan.adjoints_at:
+                self.comment(s.let.loc if isinstance(s, (AdjLet, ReplayLet)) else getattr(s, "loc", None))
+            for v in plan.at.get((id(block), k), ()):
+                self.out(f"{v.type.ctype} {self.names(v)} = {{}};")
+            for v in plan.adjoints_at.get((id(block), k), ()):
+                self.out(f"{v.type.ctype} {self.names.adj(v)} = {{}};")
+            self.stmt(s)
 
     def bwd_signature(self, deferred: bool, name: str) -> str:
         if deferred:
@@ -374,7 +419,8 @@ class AdjointRenderer(Renderer):
         for d, v in zip(adj_out, s.dsts):
             # a tile's adjoint is read for the last time here unless a loop repeats this statement: resetting it (a
             # block-wide memset) is dead work
-            if not (isinstance(v.type, T.TileType) and id(s) in once):
+            if not (isinstance(v.type, T.TileType) and id(s) in once) \
+                    and not (self._placing and id(s) in self.decl_plan.dead_resets):
                 self.out(self.zero_line(v.type, d))
 
     def _run_once(self) -> set[int]:

@@ -35,6 +35,9 @@ class GradHelperRenderer(AdjointRenderer):
             value = one if isinstance(r.type, T.ScalarType) else f"{r.type.ctype}({one})"
             self.out(f"{self.adj(r)} += {value};")
 
+    def pinned_adjoints(self) -> set[int]:
+        return {r.id for r in self.sub.result if not isinstance(r, Const)}
+
     def declare_adjoint_scratch(self, decls: Emitter) -> None:
         for name, t in self.dummies:  # the parameters' adjoints are the helper's reference parameters
             decls(f"{t.ctype} {name} = {{}};")
