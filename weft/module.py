@@ -37,7 +37,17 @@ _WARP_ONLY_OPTIONS = ("fuse_fp", "cuda_output", "optimization_level", "cpu_compi
 class Module:
     """The kernels of one Python module (or one ``module=`` name) and their shared options."""
 
-    def __init__(self, name: str, kernel: Kernel | None = None):
+    def __new__(cls, name: str, kernel: Kernel | None = None, *args, **kwargs):
+        """One module object per name (weft names a kernel's module by name): ``wp.Module("x")`` is the module
+        kernels and funcs declared with ``module="x"`` (or with that object) belong to."""
+        found = _MODULES.get(name) if kernel is None else None
+        if found is not None:
+            return found
+        return super().__new__(cls)
+
+    def __init__(self, name: str, kernel: Kernel | None = None, *args, **kwargs):
+        if getattr(self, "name", None) == name:  # an existing module asked for again
+            return
         self.name = name
         self.options = _module_options.setdefault(name, {})
         for key, value in get_module_options(name).items():  # Warp's module options always hold every key
@@ -48,6 +58,8 @@ class Module:
         #: ``load`` and ``wp.force_load``
         self.execs: dict = {}
         self.dependents: set[Module] = set()  # modules whose kernels call this module's funcs
+        if kernel is None:
+            _MODULES.setdefault(name, self)
 
     def kernels(self) -> list:
         """The kernels defined in this module that are still alive."""
@@ -91,6 +103,12 @@ class Module:
             hasher.h.update(f"\0kernel {k._full_key} {sorted((o, repr(v)) for o, v in k.options.items())}".encode())
             hasher.function(k.func)
         return hasher.h.hexdigest()
+
+    @property
+    def hashers(self) -> dict:
+        """Warp's content hashers of the loaded variants, by block size: empty until the module is loaded (by a
+        launch, ``load`` or ``wp.force_load``) and again after ``unload()`` / ``mark_modified()``."""
+        return {bd: self.get_module_hash(bd) for bd in sorted({bd for _, bd in self.execs})}
 
     def mark_modified(self, _seen: set | None = None) -> None:
         """Recompile on the next launch: each kernel of the module, and of the modules calling its funcs
@@ -166,8 +184,9 @@ def force_load(device=None, modules=None, block_dim=None, max_workers=None) -> N
 
 
 def _func_module(f: Func) -> Module:
-    """Warp's ``func.module``: the module of the Python module that defines the func."""
-    return get_module(f.func.__module__)
+    """Warp's ``func.module``: the module named by ``@wp.func(module=...)``, else the one of the Python module that
+    defines the func."""
+    return get_module(getattr(f, "_module_name", None) or f.func.__module__)
 
 
 Func.module = property(_func_module)  # Func lives in a lower layer; its module object is made here
@@ -192,7 +211,7 @@ def _called_funcs(fn, found: dict[int, Func], seen: set[int]) -> None:
             closure[name] = cell.cell_contents
         except ValueError:  # a cell not filled yet
             pass
-    values = []
+    values = list(fn.__defaults__ or ()) + list((fn.__kwdefaults__ or {}).values())  # g: wp.Function = target
     for name in names:
         v = closure[name] if name in closure else fn.__globals__.get(name)
         if isinstance(v, pytypes.ModuleType):
@@ -216,10 +235,11 @@ def note_references(kernel: Kernel) -> None:
     mod = get_module(kernel._module_name)
     for f in found.values():
         _USERS.setdefault(f.key, weakref.WeakSet()).add(kernel)
-        ref = get_module(f.func.__module__)
-        if ref is not mod:
-            mod.references.add(ref)
-            ref.dependents.add(mod)
+        for ov in f.overloads:
+            ref = _func_module(ov)
+            if ref is not mod:
+                mod.references.add(ref)
+                ref.dependents.add(mod)
 
 
 def _func_changed(key: str) -> None:

@@ -181,6 +181,9 @@ OUT_OF_SCOPE_TESTS = {
         "test_fixedarray_host_values_leave_overloads_unchanged", "test_fixedarray_subclass_source_annotations",
         "test_function_overloads", "test_shared_specialization", "test_subprocess_cache", "test_views")},
     "test_generics::test_eager_generic_func_does_not_retain_array": _SUBCLASS_OVERLOADS,
+    "test_func_parameter_targets::test_function_parameter_python_scope_argument_count_mismatch": (
+        "patches Warp's Function.get_overload (its overload resolution) to return an overload of another arity "
+        "and checks the consistency error Warp's Python-scope call path then raises"),
     "test_tape::test_tape_copy_adjoint_fallback_warning": "patches warp._src.context.log_warning (Warp's private "
                                                            "warning helper) and checks the arguments Warp passes it "
                                                            "(stacklevel=5, once=True); weft warns with warnings.warn "

@@ -113,3 +113,54 @@ def test_mark_modified_reaches_dependents(modules):
     mods["ref"].magic.module.mark_modified()
     assert not k._specs  # dropped: lowered again on the next launch
     assert _values(mods["dep"]) == [1.0, 1.0, 2.0]
+
+
+PROVIDER = wp.Module("weft_test_provider")
+CONSUMER = wp.Module("weft_test_consumer")
+
+
+@wp.func(module=PROVIDER)
+def add_one(x: float):
+    return x + 1.0
+
+
+@wp.func(module=CONSUMER)
+def apply_default(g: wp.Function = add_one, x: float = 2.0):
+    return g(x)
+
+
+@wp.func(module=CONSUMER)
+def apply_explicit(g: wp.Function, x: float):
+    return g(x)
+
+
+@wp.kernel(module=CONSUMER)
+def consumer_default(out: wp.array(dtype=float)):
+    out[0] = apply_default()
+
+
+@wp.kernel(module=CONSUMER)
+def consumer_local(out: wp.array(dtype=float)):
+    f = add_one
+    out[1] = apply_explicit(f, 5.0)
+
+
+def test_module_objects_are_one_per_name():
+    assert wp.Module("weft_test_provider") is PROVIDER
+    assert add_one.module is PROVIDER and apply_default.module is CONSUMER
+    assert consumer_default.module is CONSUMER
+
+
+def test_function_targets_from_module_scope_defaults_and_locals_register_dependents():
+    out = wp.zeros(2)
+    wp.launch(consumer_default, dim=1, inputs=[out])
+    wp.launch(consumer_local, dim=1, inputs=[out])
+    np.testing.assert_array_equal(out.numpy(), [3.0, 6.0])
+    assert PROVIDER in CONSUMER.references and CONSUMER in PROVIDER.dependents
+    assert CONSUMER.hashers  # loaded by the launches
+    PROVIDER.unload()
+    for dep in PROVIDER.dependents:
+        dep.unload()
+    assert not CONSUMER.hashers and not consumer_default._specs
+    wp.launch(consumer_default, dim=1, inputs=[out])  # loads again
+    assert CONSUMER.hashers and out.numpy()[0] == 3.0

@@ -240,9 +240,18 @@ def func(f: Callable | None = None, *, name: str | None = None, module=None, inl
     unit and always inlines them."""
     if inline is not None and not isinstance(inline, bool):
         raise TypeError(f"inline must be a bool or None, got {type(inline).__name__}: {inline!r}")
-    if f is None:
-        return lambda fn: make_func(fn, key=name)
-    return make_func(f, key=name)
+    module_name = None if module is None or module == "unique" else (
+        module if isinstance(module, str) else getattr(module, "name", None) or getattr(module, "__name__", None))
+
+    def declare(fn):
+        out = make_func(fn, key=name)
+        if module_name is not None:  # the module object the func belongs to (Warp's func.module)
+            for ov in out.overloads:
+                if ov.func is fn:
+                    ov._module_name = module_name
+        return out
+
+    return declare if f is None else declare(f)
 
 
 def func_sets() -> dict[str, Func]:
