@@ -200,6 +200,18 @@ def test_points_lines_and_tiles(make):
         r.get_pixels(tiles, mode="normals")
 
 
+def test_a_closed_renderer_refuses_drawing_calls(make):
+    r = make()
+    r.render_sphere("s", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0), 0.5)
+    r.close()
+    assert not r.is_running()
+    r.end_frame()  # nothing to draw into: a no-op
+    with pytest.raises(weft.render.RenderError, match="closed"):
+        r.render_box("b", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0), (1.0, 1.0, 1.0))
+    with pytest.raises(weft.render.RenderError, match="closed"):
+        r.get_pixels(np.zeros((H, W, 3), np.float32), split_up_tiles=False)
+
+
 def test_render_mesh_index_errors_name_index_and_range(make):
     r = make()
     with pytest.raises(ValueError, match=r"index 3 .*\[0, 3\)"):

@@ -204,8 +204,12 @@ class OpenGLRenderer:
         self._instances_dirty = True
 
     def _switch_context(self):
-        if self.window is not None and not self._closed:
-            self.window.switch_to()
+        window = getattr(self, "window", None)
+        if window is None:
+            return
+        if self._closed:  # no OpenGL call may run without the context: it would be undefined behaviour
+            raise RenderError("OpenGLRenderer: the renderer was closed (close() or its window's close button)")
+        window.switch_to()
 
     # --- state properties --------------------------------------------------------------------------------------
 
