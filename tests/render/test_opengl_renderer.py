@@ -352,3 +352,33 @@ def test_window_under_xvfb_keys_mouse_and_close(tmp_path):
     if "SKIP" in out.stdout:
         pytest.skip(out.stdout.strip())
     assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
+
+
+def test_sim_renderer_opengl_draws_particles_surface_and_springs(make):
+    make()  # skips here without a context
+    builder = wp.sim.ModelBuilder()
+    for p in ((-1.0, -1.0, 0.0), (1.0, -1.0, 0.0), (1.0, 1.0, 0.0), (-1.0, 1.0, 0.0)):
+        builder.add_particle(p, (0.0, 0.0, 0.0), 1.0, radius=0.1)
+    builder.add_triangle(0, 1, 2)
+    builder.add_spring(0, 3, 1.0, 0.0, 0.0)
+    model = builder.finalize()
+    model.ground = False
+    r = wp.sim.render.SimRendererOpenGL(model, "sim", headless=True, screen_width=W, screen_height=H,
+                                        draw_grid=False, draw_axis=False, camera_pos=(0.0, 0.0, 5.0),
+                                        camera_front=(0.0, 0.0, -1.0))
+    try:
+        r.begin_frame(0.0)
+        r.render(model.state())
+        r.end_frame()
+        rgb = frame(r)
+        scale = H / 2 / (5.0 * np.tan(np.radians(22.5)))
+
+        def px(x, y):
+            return rgb[int(round(H / 2 - y * scale)), int(round(W / 2 + x * scale))]
+
+        # the surface (0.75, 0.25, 0) lit from +z, inside the triangle (lower right half of the square)
+        np.testing.assert_allclose(px(0.5, -0.4), lit(r, (0.75, 0.25, 0.0), (0, 0, 1)), atol=1.5 / 255)
+        assert np.allclose(px(-0.5, 0.4), rgb[0, 0], atol=1e-6)  # the other half: background
+        assert px(-1.0, 0.0)[1] > px(-1.0, 0.0)[0]  # the spring 0-3 along x = -1: green (0.25, 0.5, 0.25)
+    finally:
+        r.close()
