@@ -374,7 +374,7 @@ def test_sim_renderer_opengl_draws_particles_surface_and_springs(make):
         scale = H / 2 / (5.0 * np.tan(np.radians(22.5)))
 
         def px(x, y):
-            return rgb[int(round(H / 2 - y * scale)), int(round(W / 2 + x * scale))]
+            return rgb[round(H / 2 - y * scale), round(W / 2 + x * scale)]
 
         # the surface (0.75, 0.25, 0) lit from +z, inside the triangle (lower right half of the square)
         np.testing.assert_allclose(px(0.5, -0.4), lit(r, (0.75, 0.25, 0.0), (0, 0, 1)), atol=1.5 / 255)
