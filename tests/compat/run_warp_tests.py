@@ -96,6 +96,20 @@ _SUBCLASS_OVERLOADS = ("reads Warp's specialisation bookkeeping (Kernel.overload
 OUT_OF_SCOPE_TESTS = {
     "geometry/test_bvh::test_sah_depth_fits_query_stack": "reads bvh.id as a pointer to Warp's C++ BVH struct "
                                                           "through ctypes (weft ids are handles: the read segfaults)",
+    **{f"geometry/test_mesh::{t}": ("simulates a failing C call of Warp's native library: patches "
+                                    "runtime.core.wp_mesh_*_host/_device and runtime.get_error_string, or builds a Mesh "
+                                    "with __new__ and mocks its private runtime and _points")
+       for t in ("test_mesh_create_raises_on_native_failure", "test_mesh_refit_raises_on_native_device_failure",
+                 "test_mesh_points_setter_raises_on_native_device_failure")},
+    "geometry/test_volume_validation::test_volume_rejects_missing_feature_name": (
+        "builds a Volume with __new__, replaces its private runtime with a fake native core "
+        "(wp_volume_get_blind_data_info) and patches the private Volume._decode_nvdb_name"),
+    "test_cpu_block_dim::test_address_sanitizer_gate_precedes_compilation": (
+        "patches Warp's private runtime.clang_sanitizer (its Clang AddressSanitizer build mode, which weft's g++ "
+        "toolchain does not have) and reads Module.execs"),
+    "test_struct::test_struct_array_gc_replacement_clears_grad_keepalive": (
+        "reads the private keep-alive attribute _<field>_grad Warp's struct instances hold for an array field's "
+        "gradient (weft's struct instances keep only the field)"),
     "test_array_subclass::test_fem_cache": "uses warp.fem (Warp's finite-element toolkit, not part of weft; the "
                                            "runner's warp.fem stand-in only lets the module import)",
     # Warp's module hashing

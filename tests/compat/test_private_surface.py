@@ -39,8 +39,15 @@ def test_internals_raise():
         context.ModuleBuilder(None)
     with pytest.raises(wp.Error, match="code generator"):
         codegen.codegen_func_forward(None)
-    with pytest.raises(NotImplementedError):
+
+
+def test_check_array_shape():
+    """warp._src.types.check_array_shape is wp.array's own shape validator."""
+    types.check_array_shape((2**31 - 1, 4))
+    with pytest.raises(ValueError, match="signed 32-bit integer"):
         types.check_array_shape((2**31,))
+    with pytest.raises(ValueError, match="non-negative"):
+        types.check_array_shape((3, -1))
 
 
 def test_log_warning_once():

@@ -15,13 +15,20 @@ from ..types.reference import Reference  # noqa: F401
 from ..types.scalars import Float, Int, Scalar
 from ..types_compat import *
 from ..types_compat import _np_bfloat16_bits_to_float32, _np_float32_to_bfloat16_bits  # noqa: F401
-from ._unsupported import unsupported
 
 #: Warp's names for the abstract scalar bases (``float16`` ... ``float64`` derive from ``float_base`` and so on).
 scalar_base = Scalar
 float_base = Float
 int_base = Int
 
-check_array_shape = unsupported(
-    "warp._src.types.check_array_shape",
-    "weft does not cap host array extents at 2^31; a kernel launch rejects such arrays (LaunchError)")
+
+
+def check_array_shape(shape) -> None:
+    """Warp's array-shape validator (private in Warp; some programs call it): the checks ``wp.array`` makes before
+    allocating or wrapping memory: non-negative extents that fit the int32 of an array descriptor."""
+    from ..runtime.array import _check_extents
+
+    shape = tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"Array shapes must be non-negative, got {shape}")
+    _check_extents(shape)

@@ -513,8 +513,8 @@ class Lowerer:
             if isinstance(base, Var) and isinstance(base.type, T.ArrayType):
                 idx = self.indices(target.slice)
                 if len(idx) != base.type.ndim:
-                    raise self.error(f"storing into a {base.type.ndim}-D array needs {base.type.ndim} indices, "
-                                     f"got {len(idx)}", target)
+                    raise self.error(f"Incorrect number of indices specified for array indexing: storing into a "
+                                     f"{base.type.ndim}-D array needs {base.type.ndim}, got {len(idx)}", target)
                 val = self.operand(value, target, want=base.type.dtype)
                 self.op("store", [base, *idx, val], node=target)
                 return

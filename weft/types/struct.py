@@ -295,7 +295,9 @@ def struct(cls):
     digest = hashlib.sha256(repr((cls.__module__, cls.__qualname__, fields)).encode()).hexdigest()[:10]
     key = "".join(ch if ch.isalnum() else "_" for ch in cls.__name__) + "_" + digest
     ir = T.StructType(cls.__name__, key, tuple(fields))
-    new_cls = type(cls.__name__, (StructInstance,), {
+    # instances are also instances of the decorated class (as in Warp: isinstance(foo, Foo.cls)), whose methods they
+    # keep; fields stay in slots, set through StructInstance.__setattr__'s checks
+    new_cls = type(cls.__name__, (StructInstance, cls), {
         "__slots__": tuple(n for n, _ in fields), "_ir_": ir, "__doc__": cls.__doc__, "__module__": cls.__module__,
         "__qualname__": cls.__qualname__,
     })

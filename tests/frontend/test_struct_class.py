@@ -1,0 +1,51 @@
+"""Struct instances are instances of the decorated class (Warp's ``Foo.cls``), and keep its methods."""
+
+import numpy as np
+import pytest
+
+import weft as wp
+
+
+@wp.struct
+class Inner:
+    data: wp.array(dtype=int)
+    z: wp.vec3
+
+
+@wp.struct
+class Outer:
+    inner: Inner
+    x: int
+
+    def doubled_x(self):
+        return 2 * self.x
+
+
+@wp.kernel
+def _nested(o: Outer):
+    i = wp.tid()
+    o.inner.data[i] = o.x + int(wp.length_sq(o.inner.z)) + i
+
+
+def test_instances_of_the_decorated_class():
+    o = Outer()
+    o.inner = Inner()
+    o.inner.data = wp.zeros(3, dtype=int)
+    o.inner.z = wp.vec3(1.0, 2.0, 3.0)
+    o.x = 5
+    assert isinstance(o, Outer.cls) and isinstance(o.inner, Inner.cls)
+    assert o.doubled_x() == 10
+    with pytest.raises(AttributeError, match="no field 'y'"):
+        o.y = 1.0
+    wp.launch(_nested, dim=3, inputs=[o])
+    np.testing.assert_array_equal(o.inner.data.numpy(), [19, 20, 21])
+
+
+def test_store_index_count_error():
+    @wp.kernel(module="unique")
+    def bad(out: wp.array2d(dtype=wp.mat44)):
+        out[0][2, 2] = 6.0
+
+    m = wp.zeros((1, 1), dtype=wp.mat44)
+    with pytest.raises(wp.WarpCodegenError, match="Incorrect number of indices specified for array indexing"):
+        wp.launch(bad, dim=(1, 1), inputs=[m])
