@@ -10,6 +10,7 @@ from ..runtime.annotations import (  # noqa: F401
     _IndexedArrayAnnotation,
     _IndexedFabricArrayAnnotation,
 )
+from ..runtime.array import _check_extents
 from ..types.generics import Matrix, Quaternion, Transformation, Vector  # noqa: F401
 from ..types.reference import Reference  # noqa: F401
 from ..types.scalars import Float, Int, Scalar
@@ -26,8 +27,6 @@ int_base = Int
 def check_array_shape(shape) -> None:
     """Warp's array-shape validator (private in Warp; some programs call it): the checks ``wp.array`` makes before
     allocating or wrapping memory: non-negative extents that fit the int32 of an array descriptor."""
-    from ..runtime.array import _check_extents
-
     shape = tuple(int(s) for s in shape)
     if any(s < 0 for s in shape):
         raise ValueError(f"Array shapes must be non-negative, got {shape}")
