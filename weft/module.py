@@ -46,7 +46,7 @@ class Module:
         return super().__new__(cls)
 
     def __init__(self, name: str, kernel: Kernel | None = None, *args, **kwargs):
-        if getattr(self, "name", None) == name:  # an existing module asked for again
+        if "references" in self.__dict__:  # an existing module asked for again
             return
         self.name = name
         self.options = _module_options.setdefault(name, {})

@@ -211,3 +211,10 @@ def test_kernel_array_from_ptr_errors():
 
     with pytest.raises(wp.errors.CompileError, match="ptr"):
         wp.launch(wp.kernel(bad_ptr, module="unique"), dim=1, inputs=[wp.zeros(2)])
+
+
+def test_null_pointer_arrays():
+    a = wp.array(ptr=0, shape=(123,), dtype=float)  # as Warp: wrapping a null pointer is allowed
+    assert a.ptr is None and a.shape == (123,) and a.size == 123
+    with pytest.raises(ValueError, match="null pointer"):
+        a.numpy()

@@ -164,3 +164,12 @@ def test_function_targets_from_module_scope_defaults_and_locals_register_depende
     assert not CONSUMER.hashers and not consumer_default._specs
     wp.launch(consumer_default, dim=1, inputs=[out])  # loads again
     assert CONSUMER.hashers and out.numpy()[0] == 3.0
+
+
+def test_kernels_without_a_module_name_record_references():
+    # wp.map makes its kernels outside any module; their module object must still work
+    @wp.func
+    def cube(x: float):
+        return x * x * x
+
+    np.testing.assert_array_equal(wp.map(cube, wp.array([1.0, 2.0])).numpy(), [1.0, 8.0])

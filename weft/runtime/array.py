@@ -293,9 +293,11 @@ class array:
         self.strides = tuple(int(s) for s in strides)
         self.ndim = len(shape)
         self._ptr = int(ptr)
-        if self.device.impl.host_memory:
+        if self.device.impl.host_memory and (self._ptr or not self.size):
             base, trailing = np_layout(self._ir)
             self._np = np_from_ptr(int(ptr), shape, self.strides, base, trailing, None)
+        elif self.device.impl.host_memory:  # a null pointer (Warp allows it): the host cannot read it
+            self._np = None
 
     def _finish_np(self, outer: int) -> None:
         raw = self._npv

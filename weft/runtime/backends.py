@@ -130,7 +130,11 @@ class CpuBackend:
         raise NotImplementedError("CPU arrays allocate NumPy memory (runtime/array.py aligned_zeros)")
 
     def to_host(self, arr, stream=None) -> np.ndarray:
-        return arr._np
+        out = arr._np
+        if out is None:
+            raise ValueError(f"the array of shape {arr.shape} wraps a null pointer (wp.array(ptr=0, ...)): it has no "
+                             "memory to read")
+        return out
 
     def upload(self, arr, host: np.ndarray, stream=None) -> None:
         arr._host_np()[...] = host
