@@ -29,7 +29,7 @@ ENTRY_NEEDS_STRIDED = 1  # a non-contiguous array (or a backward launch outside 
 ENTRY_GRID_UNFIT = 2  # a grid the entry's loop cannot index (launches are checked before; an internal error)
 
 #: weft::kDeferLanes (launch.h): grid points per chunk of a deferred-form backward
-DEFER_LANES = 64
+DEFER_LANES = 128
 
 #: weft::Grid (launch.h), passed by value to CUDA entries: int64 dim[4]; int32 ndim; padding
 GRID = struct.Struct("<4qi4x")

@@ -514,3 +514,106 @@ def test_split_backward_matches_numpy(shape, threads):
     for strided in (False, True):
         got = backward(periodic_rows, shape, [shape[1], arr(u, strided=strided)], [out()], [g], threads)
         np.testing.assert_array_equal(got[0], expect)
+
+
+# ---------------------------------------------------------------------------------------------------- row-affine sites
+@wp.kernel
+def periodic_both(n: int, u: wp.array2d(dtype=f64), w: wp.array2d(dtype=f64), out: wp.array2d(dtype=f64)):
+    """rk3_update's neighbours: rows through a wrap with a fix-up branch (row-invariant), columns folded."""
+    i, j = wp.tid()
+    out[i, j] = (u[wrap_index(i + 1, n), j] * w[i, wrap_index(j - 1, n)] - 2.0 * u[i, j]
+                 + 3.0 * u[wrap_index(i - 1, n), wrap_index(j + 1, n)])
+
+
+@wp.kernel
+def row_from_data(n: int, rows: wp.array(dtype=int), u: wp.array2d(dtype=f64), out: wp.array2d(dtype=f64)):
+    """A row index loaded per point, and a row index chosen under a branch on j: neither is row-invariant."""
+    i, j = wp.tid()
+    k = i
+    if j > 2:
+        k = wrap_index(i + 1, n)
+    out[i, j] = u[rows[j], wrap_index(j + 1, n)] + 2.0 * u[k, wrap_index(j - 1, n)]
+
+
+def _known_body(src: str) -> str:
+    return src[src.index("void bwd_known_deferred"):src.index("void bwd_clip")]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("n", [3, 130, 300])
+def test_row_affine_sites_match_numpy(n, threads):
+    """Every site of periodic_both is row-affine: the split lane body stores values only (no offsets), bwd_bases
+    computes each row's offsets and flush_affine adds whole chunks; the rims (columns 0 and n - 1) run the general
+    body. Bitwise equal to NumPy (integer values), on one thread and on two (ownership mode: pieces split rows)."""
+    shape = (n, n)
+    u, w, g = ints(shape, 31), ints(shape, 32), ints(shape, 33)
+    src = adjoint_source(periodic_both, n, arr(u), arr(w), arr(u))
+    known = _known_body(src)
+    assert "defer_add" not in known and known.count("[lane] = adj_") == 4
+    assert src.count("weft::flush_affine(") == 4 and "d.base[3] = int32_t(weft::detail::offset32<true>(" in src
+    roll = lambda a, di, dj: np.roll(a, (di, dj), axis=(0, 1))
+    # out[i, j] reads u[i + 1, j], w[i, j - 1], u[i, j] and u[i - 1, j + 1] (periodic)
+    gu = roll(g * roll(w, 0, 1), 1, 0) - 2.0 * g + 3.0 * roll(g, -1, 1)
+    gw = roll(g * roll(u, -1, 0), 0, -1)
+    out = wp.zeros(shape, dtype=f64, requires_grad=True)
+    got = backward(periodic_both, shape, [n, arr(u), arr(w)], [out], [g], threads)
+    np.testing.assert_array_equal(got[0], gu)
+    np.testing.assert_array_equal(got[1], gw)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_row_variant_indices_keep_offsets(threads):
+    """A site whose row index is loaded per point or chosen under a branch on j records its offsets in the split
+    lane body too (defer_add): only the row-invariant slice may give a row's offsets."""
+    shape, n = (6, 140), 6
+    rows = np.random.default_rng(36).integers(0, n, size=shape[1]).astype(np.int32)
+    u, g = ints((n, shape[1]), 37), ints(shape, 38)
+    src = adjoint_source(row_from_data, n, wp.array(rows, dtype=int), arr(u), arr(u))
+    known = _known_body(src)
+    assert known.count("weft::defer_add<true>(") == 2 and "flush_affine" not in src
+    # the kernel wraps columns with n: columns j + 1 and j - 1 modulo n; rows rows[j] and k(i, j)
+    m = shape[1]
+    expect = np.zeros((n, m))
+    for i in range(shape[0]):
+        for j in range(m):
+            k = i if j <= 2 else (i + 1) % n
+            expect[rows[j], (j + 1) % n] += g[i, j]
+            expect[k, (j - 1) % n] += 2.0 * g[i, j]
+    out = wp.zeros(shape, dtype=f64, requires_grad=True)
+    got = backward(row_from_data, shape, [n, wp.array(rows, dtype=int), arr(u)], [out], [g], threads)
+    np.testing.assert_array_equal(got[0], expect)
+
+
+def test_split_lane_loop_vectorises():
+    """g++ vectorises the split lane loop of rk3_update's backward (the loop of known lanes in
+    run_chunked_split_row), with the row-affine sites storing values only (-fopt-info-vec-optimized)."""
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from weft.toolchain.compiler import find_compiler
+    from weft.toolchain.options import CpuOptions
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "fluids"))
+    from navier_stokes import rk3_update
+
+    n = 8
+    a = lambda: wp.zeros((n, n), dtype=wp.float32, requires_grad=True)
+    src = adjoint_source(rk3_update, n, 0.1, 1.0, 0.01, 1.0, 0.0, 1.0, a(), a(), a(), a())
+    assert "defer_add" not in _known_body(src) and src.count("weft::flush_affine(") == 10
+    native = Path(wp.__file__).resolve().parent / "native"
+    launch = (native / "launch.h").read_text().splitlines()
+    line = next(k + 1 for k, t in enumerate(launch) if "WEFT_DEFER_CALL(known" in t)
+    cc = find_compiler()
+    if cc.is_clang:
+        pytest.skip("-fopt-info-vec-optimized is g++'s vectoriser report")
+    opts = CpuOptions()
+    with __import__("tempfile").TemporaryDirectory() as tmp:
+        path = Path(tmp) / "rk3_bwd.cpp"
+        path.write_text(src)
+        flags = [f for f in opts.flags(cc.is_clang) if f != "-shared"] + ["-c", "-fopt-info-vec-optimized"]
+        log = subprocess.run([cc.path, *flags, f"-I{native}", str(path), "-o", str(Path(tmp) / "m.o")],
+                             capture_output=True, text=True, timeout=300)
+    assert log.returncode == 0, log.stderr[-2000:]
+    assert re.search(rf"launch\.h:{line}:\d+: optimized: loop vectorized", log.stderr), log.stderr[-2000:]

@@ -162,6 +162,14 @@ def g_hash_grid_lanes(grid: wp.uint64, pts: wp.array(dtype=wp.vec3), r: float, o
     out[i] = s
 
 
+@wp.kernel
+def g_periodic(n: int, u: wp.array2d(dtype=float), out: wp.array2d(dtype=float)):
+    # rk3_update's periodic stencil: the backward's row-affine gradient sites (bwd_known_deferred stores values only,
+    # bwd_bases gives their rows' offsets, flush_affine adds whole chunks)
+    i, j = wp.tid()
+    out[i, j] = u[wrap(i + 1, n), j] * u[i, wrap(j - 1, n)] - 2.0 * u[i, j] + u[i, wrap(j + 1, n)]
+
+
 CORPUS = {
     "saxpy": (g_saxpy, [1.0, wp.zeros(1, dtype=float), wp.zeros(1, dtype=float)]),
     "stencil": (g_stencil, [4, wp.zeros((2, 2), dtype=float), wp.zeros((2, 2), dtype=float)]),
@@ -177,6 +185,7 @@ CORPUS = {
     "tile_reduce": (g_tile_reduce, [wp.zeros((8, 16), dtype=float), wp.zeros(1, dtype=float)]),
     "hash_grid_lanes": (g_hash_grid_lanes, [wp.uint64(0), wp.zeros(1, dtype=wp.vec3), 0.1, wp.zeros(1, dtype=float)]),
     "guarded": (g_guarded, [4, 4, wp.zeros((2, 2), dtype=float), wp.zeros((2, 2), dtype=float)]),
+    "periodic": (g_periodic, [4, wp.zeros((2, 2), dtype=float), wp.zeros((2, 2), dtype=float)]),
 }
 #: block_dim of the tile kernels (the block size their modules are rendered for)
 BLOCK_DIM = {"tile_fft": 32, "tile_matmul": 64, "tile_reduce": 32}

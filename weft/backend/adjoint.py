@@ -38,7 +38,7 @@ from ..ir.nodes import (
 from ..ir.roles import Role
 from ..ops.registry import Adjoint, OpKind
 from . import rules
-from .guards import plan_guards
+from .guards import RowSlice, plan_guards, row_slice
 from .renderer import Emitter, Renderer, RenderOptions, _defined_vars, _is_plain_array
 from .rules import RuleTable
 
@@ -63,6 +63,10 @@ class AdjointRenderer(Renderer):
         self._grad_plan: GradPlan | None = None
         self._decl_plan: DeclPlan | None = None
         self._placing = False  # while render_bwd_body renders: declarations at first use (decl_plan)
+        #: while rendering the guard-split lane body: site number -> (array, outer index operands, c) of its row-affine
+        #: sites (see _row_affine), which record no offset
+        self._affine: dict[int, tuple] | None = None
+        self._slice: RowSlice | None = None
 
     def render_module(self) -> str:
         self.deferred = plan_deferred(self)
@@ -90,32 +94,84 @@ class AdjointRenderer(Renderer):
         body = self.render_bwd_body(deferred=True)
         sites, self._sites = self._sites, None
         parts = [body]
+        affine: dict[int, tuple] = {}
         if self.guard is not None:
-            self._sites, self.dummies = [], []
+            self._sites, self.dummies, self._affine = [], [], affine
+            self._slice = row_slice(self.fn, self.guard.inner_tid)
             self._known, self._copies, self._last_line = self.guard.known, self.guard.copies, None
             known = self.render_bwd_body(deferred=True, name="bwd_known_deferred")
             self._known, self._copies, self._last_line = MappingProxyType({}), MappingProxyType({}), None
+            self._affine = None
             if self._sites == sites:
-                parts += [known, self.render_clip(self.guard, "bwd_clip")]
+                parts += [known, self.render_clip(self.guard, "bwd_clip"), self.render_bases(affine)]
             else:  # pragma: no cover - folding never adds or drops an add site (the plan's atoms guard no stores)
                 self.guard = None
+                affine = {}
             self._sites = None
+        bases = {k: m for m, k in enumerate(sorted(affine))}
         lanes = "weft::kDeferLanes"
         struct = ["struct Defer {"]
         struct += [f"    alignas(64) {st.ctype} v{k}[{lanes}];\n    alignas(64) int32_t o{k}[{lanes}];"
                    for k, st in enumerate(sites)]
+        if bases:
+            struct.append(f"    int32_t base[{len(bases)}];  // the row-affine sites' offsets at j = 0 (bwd_bases)")
         struct.append("};")
         struct += ["struct Spill {"] + [f"    weft::SpillBuf<{st.ctype}> s{k};" for k, st in enumerate(sites)] + ["};"]
-        flush = ["static void bwd_flush(const Args& args, Defer& d, int32_t n, Spill* sp, int64_t b, int64_t e) {"]
-        order = _round_robin(sites)
-        flush += [f"    weft::flush_adds<{'true' if st.conditional else 'false'}>(args.{st.array}, d.o{k}, d.v{k}, n, "
-                  f"sp ? &sp->s{k} : nullptr, "
-                  f"b * int64_t(sizeof({st.ctype})), e * int64_t(sizeof({st.ctype})));" for k, st in order]
+        flush = [("static void bwd_flush(const Args& args, Defer& d, int32_t n, Spill* sp, int64_t b, int64_t e, "
+                  "int32_t ka, int32_t kb, int32_t col) {")]
+        for k, st in _round_robin(sites):
+            tail = (f"sp ? &sp->s{k} : nullptr, b * int64_t(sizeof({st.ctype})), e * int64_t(sizeof({st.ctype}))")
+            if k in bases:
+                first = f"int32_t(uint32_t(d.base[{bases[k]}]) + uint32_t(col) * uint32_t(sizeof({st.ctype})))"
+                flush.append(f"    weft::flush_affine(args.{st.array}, d.o{k}, d.v{k}, n, {tail}, ka, kb, {first});")
+            else:
+                flush.append(f"    weft::flush_adds<{'true' if st.conditional else 'false'}>(args.{st.array}, d.o{k}, "
+                             f"d.v{k}, n, {tail});")
         flush.append("}")
         flush.append("static void bwd_spill(const Args& args, const Spill& sp) {")
         flush += [f"    weft::apply_spill(args.{st.array}, sp.s{k});" for k, st in enumerate(sites)]
         flush.append("}")
         return ["\n".join(struct), *parts, "\n".join(flush)]
+
+    def render_bases(self, affine: dict[int, tuple]) -> str:
+        """bwd_bases: for the row with outer indices i0..i3, the offsets at innermost index 0 of the row-affine sites
+        of the guard-split lane body (into d.base, in site order), computed by the row-invariant statements of the
+        body (guards.row_slice), which give the outer indices the values the lane body gives them."""
+        self.out = Emitter()
+        n = self.names
+        body = list(self._slice.body) if affine else []
+        seen: set[int] = set()
+        for x in walk(body):
+            for d in (x.dsts if isinstance(x, Let) else [x.dst] if isinstance(x, Assign) else []):
+                if d.id not in seen and d.kind is not VarKind.PARAM:
+                    seen.add(d.id)
+                    self.out(f"{d.type.ctype} {n(d)} = {{}};")
+        self.block(body)
+        self._last_line = None
+        for m, k in enumerate(sorted(affine)):
+            array, outer, c = affine[k]
+            idx = ", ".join([n(x) for x in outer] + [str(c)])
+            self.out(f"d.base[{m}] = int32_t(weft::detail::offset32<true>({n(array)}, {idx}));")
+        sig = ("template <bool C>\nstatic inline void bwd_bases(const Args& args, Defer& d, int32_t i0, int32_t i1, "
+               "int32_t i2, int32_t i3)")
+        return sig + " {\n" + "\n".join(self.out.lines) + "\n}"
+
+    def _row_affine(self, s: Let) -> tuple | None:
+        """(array, outer indices, c) when the gradient add of load ``s`` in the guard-split lane body is row-affine:
+        unconditional, its innermost index the innermost thread index + c under the plan's identities
+        (GuardPlan.load_offsets), its other indices constants or row-invariant values (guards.row_slice). Then the
+        lanes of a row add into consecutive elements, and the site needs no recorded offsets."""
+        c = dict(self.guard.load_offsets).get(s.dsts[0].id)
+        if c is None or self.out.depth > 1:
+            return None
+        outer = s.args[1:-1]
+        for x in outer:
+            if isinstance(x, Const):
+                if not isinstance(x.value, int):
+                    return None
+            elif x.id not in self._slice.invariant and not (x.kind is VarKind.PARAM and x.id in self._slice.params):
+                return None
+        return s.args[0], outer, c
 
     # ------------------------------------------------------------------ body
     def render_bwd_body(self, deferred: bool = False, name: str = "bwd_body_deferred") -> str:
@@ -299,11 +355,13 @@ class AdjointRenderer(Renderer):
             runner = f"run_grid_deferred_split<{self.tid_rank()}, {nopre}, "
             bodies += lane.replace("{}", "bwd_known_deferred")
             bodies += ("            [](const Args& args, int32_t i0, int32_t i1, int32_t i2, int32_t i3, int64_t flat, "
-                       "int64_t& lo, int64_t& hi) { bwd_clip<true>(args, i0, i1, i2, i3, flat, lo, hi); },\n")
+                       "int64_t& lo, int64_t& hi) { bwd_clip<true>(args, i0, i1, i2, i3, flat, lo, hi); },\n"
+                       "            [](const Args& args, Defer& d, int32_t i0, int32_t i1, int32_t i2, int32_t i3) "
+                       "{ bwd_bases<true>(args, d, i0, i1, i2, i3); },\n")
         run = scratch + (f"weft::{runner}Defer, Spill>(dims, ndim, threads, args, priv, npriv,"
                f"\n            {owned},\n" + bodies +
-               "            [](const Args& args, Defer& d, int32_t n, Spill* sp, int64_t b, int64_t e) "
-               "{ bwd_flush(args, d, n, sp, b, e); },\n"
+               "            [](const Args& args, Defer& d, int32_t n, Spill* sp, int64_t b, int64_t e, int32_t ka, "
+               "int32_t kb, int32_t col) { bwd_flush(args, d, n, sp, b, e, ka, kb, col); },\n"
                "            [](const Args& args, const Spill& sp) { bwd_spill(args, sp); });")
         return " &&\n        ".join(conds), run
 
@@ -485,6 +543,11 @@ class AdjointRenderer(Renderer):
         if self._sites is not None:  # deferred form: record the add in this site's lane slots
             k = len(self._sites)
             self._sites.append(DeferSite(arr.name, s.dsts[0].type.ctype, self.out.depth > 1))
+            affine = self._row_affine(s) if self._affine is not None else None
+            if affine is not None:  # guard-split lane body, row-affine: the value only (see flush_affine)
+                self._affine[k] = affine
+                self.out(self.assign_line(s.dsts[0].type, f"d.v{k}[lane]", adj_out[0]))
+                return
             self.out(f"weft::defer_add<true>(d.v{k}[lane], d.o{k}[lane], {args[0]}, {adj_out[0]}, "
                      f"{', '.join(args[1:])});")
             return

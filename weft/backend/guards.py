@@ -29,7 +29,7 @@ import enum
 from dataclasses import dataclass
 
 from ..ir import types as T
-from ..ir.nodes import Assign, Const, Function, If, Let, Return, Stmt, Var, VarKind, walk
+from ..ir.nodes import Assign, Break, Const, Continue, Function, If, Let, Return, Stmt, Var, VarKind, walk
 from ..ir.roles import Role
 
 #: ops the bound of an atom may be computed with (int32 in, int32 out, total, no side effects)
@@ -100,6 +100,8 @@ class GuardPlan:
     identities: tuple[Identity, ...] = ()
     ranges: tuple[InnerRange, ...] = ()  # the bounds under which the identities hold
     implied: tuple[OuterAtom, ...] = ()  # comparisons the identities' bounds decide (no bound of their own)
+    #: (load result id, c): in the specialised body the load's innermost index is the innermost thread index + c
+    load_offsets: tuple[tuple[int, int], ...] = ()
 
     @property
     def known(self) -> dict[int, bool]:
@@ -212,10 +214,10 @@ def plan_guards(fn: Function) -> GuardPlan | None:
         inner.append(InnerAtom(s.dsts[0], value, side, bound, 1 if op in ("gt", "le") else 0))
         if isinstance(bound, Var):
             needed.add(bound.id)
-    identities, ranges, implied = ((), (), ())
+    identities, ranges, implied, load_offsets = ((), (), (), {})
     if len(tid.dsts) >= 2:  # see _wrap_identities: a row of a multi-dimensional launch
-        identities, ranges, implied = _wrap_identities(fn.body, inner_tid, is_invariant,
-                                                       {a.dst.id: a.value for a in (*inner, *outer)})
+        identities, ranges, implied, load_offsets = _wrap_identities(
+            fn.body, inner_tid, is_invariant, {a.dst.id: a.value for a in (*inner, *outer)})
     for r in ranges:
         if isinstance(r.bound, Var):
             needed.add(r.bound.id)
@@ -239,7 +241,8 @@ def plan_guards(fn: Function) -> GuardPlan | None:
         close(vid)
     prelude = tuple(s for s in stmts if isinstance(s, Let) and s.call.op.role is not Role.TID
                     and any(d.id in closure for d in s.dsts))
-    return GuardPlan(inner_tid, tid, tuple(inner), tuple(outer), prelude, identities, ranges, implied)
+    return GuardPlan(inner_tid, tid, tuple(inner), tuple(outer), prelude, identities, ranges, implied,
+                     tuple(sorted(load_offsets.items())))
 
 
 def _same(a, b) -> bool:
@@ -274,6 +277,7 @@ def _wrap_identities(body: list[Stmt], inner_tid: Var, is_invariant, known: dict
     identities: list[Identity] = []
     ranges: list[InnerRange] = []
     implied: list[OuterAtom] = []
+    load_offsets: dict[int, int] = {}  # load's result id -> its innermost index is j + this (in the specialised body)
     decided = dict(known)
 
     def facts(x):
@@ -292,6 +296,8 @@ def _wrap_identities(body: list[Stmt], inner_tid: Var, is_invariant, known: dict
                 if len(s.dsts) != 1:
                     continue
                 d, name, args = s.dsts[0], s.call.name, s.args
+                if s.call.op.role is Role.LOAD and len(args) >= 2 and facts(args[-1])[0] is not None:
+                    load_offsets[d.id] = facts(args[-1])[0]
                 if d.type != T.INT32 and name not in _CMP:
                     continue
                 if s.call.op.role is Role.COPY and isinstance(args[0], Var):
@@ -361,4 +367,93 @@ def _wrap_identities(body: list[Stmt], inner_tid: Var, is_invariant, known: dict
                     local_within.pop(vid, None)
 
     visit(body)
-    return tuple(identities), tuple(ranges), tuple(implied)
+    return tuple(identities), tuple(ranges), tuple(implied), load_offsets
+
+
+# ---- row-invariant values and row-affine loads (the deferred-form backward, backend/adjoint.py)
+#: roles of the statements a row slice may run: pure computations on scalars and array extents
+_SLICE_ROLES = frozenset({Role.CALL, Role.COPY, Role.SHAPE})
+
+
+@dataclass(frozen=True)
+class RowSlice:
+    """The statements of a kernel body whose values are the same at every point of a row (they do not depend on the
+    innermost thread index, through data or through a branch), filtered to pure scalar computations: run once per
+    row, they give each row-invariant value the body gives it. ``invariant``: the ids of those values."""
+
+    body: tuple[Stmt, ...]
+    invariant: frozenset[int]
+    params: frozenset[int]  # scalar parameters never reassigned (row-invariant too)
+
+
+def _sliceable(s: Let) -> bool:
+    op = s.call.op
+    if op.role is Role.TID:
+        return True
+    if op.role not in _SLICE_ROLES or op.side_effect or not s.dsts:
+        return False
+    if not all(isinstance(d.type, T.ScalarType) for d in s.dsts):
+        return False
+    return all(isinstance(a, Const) or isinstance(a.type, T.ScalarType)
+               or (op.role is Role.SHAPE and a.kind is VarKind.PARAM) for a in s.args)
+
+
+def row_slice(fn: Function, inner_tid: Var) -> RowSlice:
+    """The row slice of a straight-line body (see RowSlice). A value is row-variant when it is the innermost index,
+    is computed from a row-variant value or by a statement the slice may not run (loads, side effects, non-scalar
+    values), or is a local assigned a row-variant value or assigned under a row-variant branch (flow-insensitive:
+    one such assignment makes every read of the local row-variant); loops make everything in them row-variant."""
+    variant: set[int] = {inner_tid.id}
+    reassigned = {s.dst.id for s in walk(fn.body) if isinstance(s, Assign)}
+
+    def mark(block: list[Stmt], under: bool) -> bool:
+        changed = False
+        for s in block:
+            new: list[Var] = []
+            if isinstance(s, Let):
+                if s.call.op.role is Role.TID:
+                    continue  # its innermost component is in ``variant`` from the start; the others are not
+                args_variant = any(isinstance(a, Var) and (a.id in variant or (a.kind is VarKind.PARAM
+                                                                                 and a.id in reassigned))
+                                   for a in s.args)
+                if under or args_variant or not _sliceable(s):
+                    new = list(s.dsts)
+            elif isinstance(s, Assign):
+                if under or (isinstance(s.src, Var) and s.src.id in variant) or s.dst.kind is VarKind.PARAM:
+                    new = [s.dst]
+            elif isinstance(s, If):
+                cond_variant = under or (isinstance(s.cond, Var) and s.cond.id in variant)
+                changed |= mark(s.then, cond_variant)
+                changed |= mark(s.orelse, cond_variant)
+            elif isinstance(s, (Return, Break, Continue)):
+                pass
+            else:  # loops, custom-gradient calls: every value they define varies
+                new = [d for x in walk([s]) for d in (x.dsts if isinstance(x, Let) else
+                                                       [x.dst] if isinstance(x, Assign) else [])]
+            for d in new:
+                if d.id not in variant:
+                    variant.add(d.id)
+                    changed = True
+        return changed
+
+    while mark(fn.body, False):
+        pass
+
+    def keep(block: list[Stmt]) -> list[Stmt]:
+        out: list[Stmt] = []
+        for s in block:
+            kept_let = isinstance(s, Let) and (s.call.op.role is Role.TID or (
+                bool(s.dsts) and _sliceable(s) and not any(d.id in variant for d in s.dsts)))
+            if kept_let or (isinstance(s, Assign) and s.dst.id not in variant):
+                out.append(s)
+            elif isinstance(s, If) and isinstance(s.cond, Var) and s.cond.id not in variant:
+                then, orelse = keep(s.then), keep(s.orelse)
+                if then or orelse:
+                    out.append(If(s.cond, then, orelse, s.loc))
+        return out
+
+    body = tuple(keep(fn.body))
+    defined = {d.id for s in walk(list(body)) for d in (s.dsts if isinstance(s, Let) else
+                                                         [s.dst] if isinstance(s, Assign) else [])}
+    params = frozenset(p.id for p in fn.params if p.id not in reassigned and isinstance(p.type, T.ScalarType))
+    return RowSlice(body, frozenset(i for i in defined if i not in variant), params)

@@ -641,6 +641,42 @@ __attribute__((always_inline)) inline void flush_adds(const array_t<T>& a, const
     for (; l < n; ++l) one(l);
 }
 
+namespace detail {
+// flush_affine's other chunks (a row's first and last, with rim lanes; atomics; a run across the owned range), out of
+// line: the inlined flush of a kernel's sites stays small.
+template <typename T>
+__attribute__((noinline)) void flush_affine_rim(const array_t<T>& a, int32* off, const T* val, int32 n,
+                                                SpillBuf<T>* spill, int64 lo, int64 hi, int32 ka, int32 kb,
+                                                int32 first) {
+    for (int32 l = ka; l < kb; ++l) off[l] = int32(uint32(first) + uint32(l) * uint32(sizeof(T)));
+    flush_adds<false>(a, off, val, n, spill, lo, hi);
+}
+}  // namespace detail
+
+// flush_adds for a row-affine site (see run_chunked_split_row in launch.h): the lanes [ka, kb) ran the known body,
+// which recorded no offsets for the site; theirs are first + l * sizeof(T) (first: the offset of lane 0, from the
+// row's bases). A chunk whose every lane is known adds its values as one contiguous run without reading any offset;
+// otherwise the known lanes' offsets are filled in and the chunk flushes as any other. The site is unconditional
+// (every known lane reached it).
+template <typename T>
+__attribute__((always_inline)) inline void flush_affine(const array_t<T>& a, int32* off, const T* val, int32 n,
+                                                        SpillBuf<T>* spill, int64 lo, int64 hi, int32 ka, int32 kb,
+                                                        int32 first) {
+    if (!a.grad) return;
+    if (ka == 0 && kb == n && (spill ? int64(first) >= lo && int64(first) + int64(n) * int64(sizeof(T)) <= hi
+                                     : (a.flags & kGradPlain) != 0)) {
+        T* g = detail::at(a.grad, int64(first));
+        typedef typename detail::grad_scalar<T>::type S;
+        int32 l = 0;
+        if constexpr (!detail::is_void_<S>::value && (16 * sizeof(T)) % 64 == 0) {
+            for (; l + 16 <= n; l += 16) detail::add16<T, S>(reinterpret_cast<char*>(g + l), val + l);
+        }
+        for (; l < n; ++l) g[l] += val[l];
+        return;
+    }
+    detail::flush_affine_rim(a, off, val, n, spill, lo, hi, ka, kb, first);
+}
+
 // Ownership mode applies to a's gradient when element offsets are grid flat indices times the element size (a
 // dense row-major array shaped like the launch grid, or a 1-D one as long as a 1-D launch); see run_grid_deferred.
 template <typename T>
