@@ -170,7 +170,7 @@ def build_cpu(source: str, options: CpuOptions, name: str, mode: int = ctypes.DE
 # weft.h.gch in each include directory before weft.h, checks it matches the compile, and otherwise parses weft.h
 # as usual, so a missing or unusable PCH only costs speed. The first compile in a fresh cache starts the PCH build
 # in a detached process (it outlives short scripts) and does not wait for it (a one-kernel script is then done
-# sooner); later compiles of the same process wait for it.
+# sooner); later compiles use it once it is ready, and only compiles ahead of need wait for it (_compile).
 _pch_builds: dict[str, subprocess.Popen] = {}
 
 # The detached build: compile into a private temp directory beside the final one, then rename it into place (atomic;
@@ -268,10 +268,12 @@ def _compile(source: str, options: CpuOptions, tmp: Path, name: str, key: str) -
     src.write_text(source)
     out = tmp / "module.so"
     pch = pch_include_dir(options, start=False)
-    if pch is None and (getattr(_ahead, "on", False) or _pch_key(options) in _pch_builds) and wait_for_pch(options):
-        # a build this process started (the first compile starts it; weft/ahead.py starts it before the first
-        # compile of a module with several kernels): waiting costs less CPU than parsing weft.h without it (about
-        # 0.15 s per unit against 0.7 s for the whole build)
+    if pch is None and getattr(_ahead, "on", False) and wait_for_pch(options):
+        # a compile ahead of need (a background thread, one of several: weft/ahead.py started the build before
+        # queueing them) waits for the header rather than parsing weft.h itself. A compile a launch waits for does
+        # not: parsing weft.h (0.09 s of g++ CPU) costs it less than the rest of a build (0.3 s) started just before,
+        # e.g. by the compile of the kernel before it (a rollout's loss kernel and then its adjoint: the adjoint
+        # waited 0.9 s for it in the sphere benchmark at load 12)
         pch = pch_include_dir(options, start=False)
     includes = ([f"-I{pch}"] if pch is not None else []) + [f"-I{cache.native_dir()}"]
     cmd = [cc.path, *options.flags(cc.is_clang), *includes, str(src), *options.libs(cc.is_clang), "-o", str(out)]
