@@ -15,6 +15,10 @@ WarpCodegenError = CompileError  # Warp's name for the error a kernel or func th
 WarpCodegenTypeError = TypeError_  # Warp's name for a type error in kernel code
 from .errors import warn as _warn
 from .errors import KernelValueError as WarpCodegenValueError  # Warp's name for a value error in kernel code
+from .errors import KernelAttributeError as WarpCodegenAttributeError  # Warp's names for kernel-code errors
+from .errors import KernelIndexError as WarpCodegenIndexError
+from .errors import KernelNameError as WarpCodegenKeyError
+from .errors import DeterminismError as WarpDeterminismError
 from .types.scalars import (Float, Int, Scalar, bfloat16, bool_ as bool, float16, float32, float64, int8, int16, int32,
                             int64, uint8, uint16, uint32, uint64)
 from .types.composite import matrix, matrix_from_cols, matrix_from_rows, quaternion, transformation, vector
@@ -43,6 +47,10 @@ from .runtime.streams import (Event, ScopedStream, Stream, get_stream, record_ev
                               is_peer_access_enabled, is_peer_access_supported)
 from .runtime.capture import ScopedCapture, capture_begin, capture_end, capture_if, capture_launch, capture_while
 from .runtime.timing import ScopedTimer
+from .toolchain.target_key import get_cpu_kernel_cache_key
+from .runtime.stub_names import (Array, Capacity, Cols, DeviceLike, DType, DTypeFloat, DTypeScalar, Length, NDim, Rows,
+                                  Shape, Tile, TileStack)
+from .types.generics import Matrix, Quaternion, Transformation, Vector
 from .geometry import IsoSurfaceMarchingCubes as _IsoSurfaceMarchingCubes
 from .geometry import (Bvh, BvhQuery, HashGrid, HashGridQuery, Mesh, MeshQuery, MeshQueryAABB,
                        MeshQueryPoint, MeshQueryRay, Volume, is_cubql_available)

@@ -110,6 +110,16 @@ class KernelNameError(CompileError, KeyError):
     """Kernel code reads a name defined nowhere: a KeyError, as Warp raises for an undefined symbol."""
 
 
+class KernelIndexError(CompileError, IndexError):
+    """A constant index out of range in kernel code (Warp's ``WarpCodegenIndexError``)."""
+
+
+class DeterminismError(Error, RuntimeError):
+    """Warp's ``WarpDeterminismError`` (deterministic execution was asked for and cannot be given), for programs that
+    catch it. weft's deterministic mode (``wp.config.deterministic``) runs each CPU launch on one thread in index
+    order, which every kernel allows, so no CPU launch raises it."""
+
+
 class UnionAnnotationError(CompileError, RuntimeError):
     """A kernel or func parameter annotated with a Union (``a: X | Y``): a RuntimeError, as Warp raises."""
 

@@ -20,6 +20,7 @@ from .. import config
 from ..errors import (
     CompileError,
     KernelAttributeError,
+    KernelIndexError,
     KernelNameError,
     KernelTypeError,
     KernelValueError,
@@ -991,7 +992,8 @@ class Lowerer:
         for k, (i, n) in enumerate(zip(idx, extents)):
             if isinstance(i, Const) and isinstance(i.value, int):
                 if not -n <= i.value < n:
-                    raise self.error(f"index {i.value} is out of range for a {t} (valid {-n}..{n - 1})", node)
+                    raise self.error(f"index {i.value} is out of range for a {t} (valid {-n}..{n - 1})", node,
+                                     kind=KernelIndexError)
                 if i.value < 0:  # Python's negative indices count from the end
                     out[k] = Const(i.value + n, i.type)
         return out
