@@ -552,6 +552,7 @@ class Lowerer:
                 new = components.set_transform_part(self, base, target.attr, value, target)
             elif isinstance(base.type, T.VectorType) and target.attr in _SWIZZLE:
                 value = self.operand(value, target, want=base.type.scalar)
+                self.check_slot_value(base.type.scalar, value, target)
                 new = self.op("insert", [base, Const(_SWIZZLE[target.attr], T.INT32), value], node=target)
             else:
                 raise self.error(f"cannot assign to '.{target.attr}' of a {base.type} value", target)
@@ -978,6 +979,13 @@ class Lowerer:
         if not (isinstance(v.type, T.ScalarType) and v.type.is_int):
             raise self.error(f"slice bounds and indices must be integers, got {v.type}", part)
         return v if v.type == T.INT64 else self.op("cast", [v], attrs=(T.INT64,), node=part)
+
+    def check_slot_value(self, want: T.Type, value, node) -> None:
+        """A value stored into one component (``v.y = x``) must have the component's type (Warp's ``TypeError``)."""
+        t = getattr(value, "type", None)
+        if t is not None and t != want and not isinstance(t, T.ScalarType):
+            raise self.error(f"Composite slot assignment expects value of type {want}, got {t}", node,
+                             kind=KernelTypeError)
 
     def check_components(self, t: T.Type, idx: list, node) -> list:
         """Constant component indices of a vector / matrix are checked here (run-time ones in debug mode); negative
