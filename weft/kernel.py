@@ -200,7 +200,9 @@ class Kernel:
         #: recorded on a Tape (``rec``: its runtime.tape.LaunchRecord with the arguments, the snapshots of arrays it
         #: updated in place, the versions of the arrays right after it and the indices of the arrays whose gradients
         #: its stores consume); the Tape's overwrite check counts every argument as read by it and the generated
-        #: adjoint is never compiled (weft.sim's eval_fk uses it)
+        #: adjoint is never compiled (weft.sim's eval_fk uses it); pending gradient zeros (Tape.zero) are written
+        #: before it runs unless the function has ``zeroes_lazily = True`` (it touches memory only through weft
+        #: launches and host accesses, which zero what they touch)
         self.custom_adjoint = None
         if "<locals>" in func.__qualname__:  # not an attribute of its module: compile-ahead waves find it here
             ahead.note_local_kernel(self)

@@ -425,3 +425,57 @@ def test_fk_hand_adjoint_matches_generated_adjoint_and_fd():
     lm = _taped_fk(model, hand, [q - h * d], qd, weights)[1]
     got, _ = _taped_fk(model, hand, [q], qd, weights)
     np.testing.assert_allclose(np.dot(got["q0"], d), (lp - lm) / (2 * h), rtol=5e-3)
+
+
+def _rows_after_zero(model, kernel, q, qd, seeds):
+    """One tape of eval_fk's kernel; per seed (body_q, body_qd gradients of a copy of the bodies) a backward, the
+    gradients of every input read, then tape.zero() (pending zeros: the next row's backward sees them)."""
+    q = wp.array(q, dtype=float, requires_grad=True)
+    qd = wp.array(qd, dtype=float, requires_grad=True)
+    state = model.state(requires_grad=True)
+    out = model.state(requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(kernel, dim=model.articulation_count,
+                  inputs=[model.articulation_start, wp.zeros(1, dtype=int), 0, q, qd, model.joint_q_start,
+                          model.joint_qd_start, model.joint_type, model.joint_parent, model.joint_child,
+                          model.joint_ancestor, model.joint_X_p, model.joint_X_c, model.joint_axis,
+                          model.joint_axis_start, model.joint_axis_dim, model.body_com],
+                  outputs=[state.body_q, state.body_qd])
+        wp.launch(_copy_bodies, dim=model.body_count, inputs=[state.body_q, state.body_qd],
+                  outputs=[out.body_q, out.body_qd])
+    tape.zero()
+    rows = []
+    for gq, gqd in seeds:
+        tape.backward(grads={out.body_q: gq, out.body_qd: gqd})
+        rows.append({"q": q.grad.numpy().copy(), "qd": qd.grad.numpy().copy(),
+                     **{n: getattr(model, n).grad.numpy().copy()
+                        for n in ("joint_X_p", "joint_X_c", "joint_axis", "body_com")}})
+        tape.zero()
+    return rows
+
+
+def test_fk_hand_adjoint_rows_after_tape_zero():
+    """Backward rows on one tape with tape.zero() between them (its zeros pending until touched), pose-only rows
+    (the twist half skipped on a pending body_qd gradient) and a row with twist gradients between them: every row
+    gives the generated adjoint's gradients."""
+    from weft.sim.articulation import _fk_kernel, fk_kernel
+
+    model = _tree_model()
+    rng = np.random.default_rng(7)
+    q = model.joint_q.numpy() + rng.uniform(-0.3, 0.3, model.joint_coord_count)
+    qd = rng.uniform(-1.0, 1.0, model.joint_dof_count)
+    nb = model.body_count
+
+    def seed(twist):
+        return (wp.array(rng.normal(size=(nb, 7)), dtype=wp.transform),
+                wp.array(rng.normal(size=(nb, 6)) if twist else np.zeros((nb, 6)), dtype=wp.spatial_vector))
+
+    seeds = [seed(False), seed(False), seed(True), seed(False)]
+    got = _rows_after_zero(model, fk_kernel(model), q, qd, seeds)
+    ref = _rows_after_zero(model, _fk_kernel(16, False), q, qd, seeds)
+    for k, (g, r) in enumerate(zip(got, ref)):
+        for key in r:
+            np.testing.assert_allclose(g[key], r[key], atol=2e-5 * max(1.0, np.abs(r[key]).max()),
+                                       err_msg=f"row {k} {key}")
+    assert np.abs(ref[2]["qd"]).max() > 0.1 and not ref[0]["qd"].any()  # the twist row differs from pose rows

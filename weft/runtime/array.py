@@ -73,6 +73,11 @@ def flush_pending_zeros() -> None:
             _materialize(sh)
 
 
+def is_pending_zero(a) -> bool:
+    """Whether ``a``'s memory is a pending zero of ``Tape.zero`` (all zeros, not written since; nothing touched)."""
+    return type(a) is array and a._shared.zero is not None
+
+
 def _forget(key: int):
     return lambda _ref: _PENDING.pop(key, None)  # the memory died pending: nothing to zero
 

@@ -61,9 +61,13 @@ def compile_adjoints(records) -> None:
 
 
 def run_record_adjoint(rec) -> None:
-    if rec.kernel.custom_adjoint is not None:
-        flush_pending_zeros()  # a hand-written backward may touch any memory
-        rec.kernel.custom_adjoint(rec)
+    custom = rec.kernel.custom_adjoint
+    if custom is not None:
+        # a hand-written backward may touch any memory, unless it declares that it reaches memory only through weft
+        # launches and host accesses (which zero what they touch): it may then also see which gradients are pending
+        if not getattr(custom, "zeroes_lazily", False):
+            flush_pending_zeros()
+        custom(rec)
         return
     overrides = {}
     scratch = []  # keeps the replay buffers alive until the backward launch has run

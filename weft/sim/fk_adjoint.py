@@ -20,6 +20,7 @@ import numpy as np
 
 import weft as wp
 
+from ..runtime.array import is_pending_zero
 from .model import JOINT_BALL, JOINT_DISTANCE, JOINT_FIXED, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE, SimError
 
 # bits of the kernel's ``has_grad`` argument: the inputs whose gradients are accumulated
@@ -298,13 +299,27 @@ def _written_values(rec, forward_kernel):
 
 
 def _twist_adjoint(grad_qd) -> bool:
-    """Whether ``body_qd``'s gradient may hold a non-zero entry (a host array is looked at: ~0.1 ms for 4,096 arms,
-    against ~3 ms of twist backward it saves when only poses are differentiated, e.g. a tape Jacobian of positions)."""
-    if grad_qd is None:
+    """Whether ``body_qd``'s gradient may hold a non-zero entry: not when it is a pending zero of ``Tape.zero``
+    (nothing wrote it since: a tape Jacobian of positions, row after row), else a host array is looked at (~0.1 ms
+    for 4,096 arms, against ~3 ms of twist backward it saves when only poses are differentiated)."""
+    if grad_qd is None or is_pending_zero(grad_qd):
         return False
     if not grad_qd.device.impl.host_memory or not grad_qd.is_contiguous:
         return True
-    return bool(np.any(grad_qd.numpy()))
+    # a transient look (numpy() would mark the memory as seen outside weft: Tape.zero would then write its zeros)
+    return bool(np.any(grad_qd._host_np()))
+
+
+_EMPTY: dict = {}
+
+
+def _empty(dtype, device):
+    """A zero-length array standing for a gradient the backward does not write (one per dtype and device)."""
+    key = (dtype, device)
+    a = _EMPTY.get(key)
+    if a is None:
+        a = _EMPTY[key] = wp.empty(0, dtype=dtype, device=device)
+    return a
 
 
 def launcher(cap: int, forward_kernel):
@@ -316,22 +331,24 @@ def launcher(cap: int, forward_kernel):
         if grad_q is None and grad_qd is None:
             return  # no gradient reaches the outputs
         body_q, body_qd = _written_values(rec, forward_kernel)
+        twist = _twist_adjoint(grad_qd)
         grads = []
-        has = 0
+        has = G_TWIST if twist else 0
         for name, bit, dtype in (("joint_q", G_JOINT_Q, float), ("joint_qd", G_JOINT_QD, float),
                                  ("joint_X_p", G_X_P, wp.transform), ("joint_X_c", G_X_C, wp.transform),
                                  ("joint_axis", G_AXIS, wp.vec3), ("body_com", G_COM, wp.vec3)):
             g = getattr(args[_ARGS[name]], "grad", None)
+            if g is not None and not twist and bit in (G_JOINT_QD, G_COM):
+                g = None  # only the twist half adds to these: without it they stay untouched (a pending zero stays so)
             if g is not None:
                 has |= bit
-            grads.append(g if g is not None else wp.empty(0, dtype=dtype, device=device))
-        if _twist_adjoint(grad_qd):
-            has |= G_TWIST
+            grads.append(g if g is not None else _empty(dtype, device))
         inputs = [*args[:15], args[16], body_q, body_qd,
-                  grad_q if grad_q is not None else wp.empty(0, dtype=wp.transform, device=device),
-                  grad_qd if grad_qd is not None else wp.empty(0, dtype=wp.spatial_vector, device=device),
+                  grad_q if grad_q is not None else _empty(wp.transform, device),
+                  grad_qd if grad_qd is not None and twist else _empty(wp.spatial_vector, device),
                   int(_ARGS["body_q"] in rec.consume), int(_ARGS["body_qd"] in rec.consume), has]
         wp.launch(fk_adjoint_kernel(cap), dim=rec.dims, inputs=inputs, outputs=grads, device=device,
                   record_tape=False)
 
+    run.zeroes_lazily = True  # it reaches memory only through wp.launch and _twist_adjoint's look (both zero first)
     return run
