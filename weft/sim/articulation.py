@@ -353,8 +353,11 @@ def eval_articulation_ik(body_q: wp.array(dtype=wp.transform), body_qd: wp.array
 
 
 def _mask_array(model, mask):
-    if mask is None:
-        return wp.zeros(1, dtype=wp.int32, device=model.device), 0
+    if mask is None:  # a dummy the kernel never reads (kept on the model: one allocation, not one per call)
+        dummy = model.__dict__.get("_fk_no_mask")
+        if dummy is None:
+            dummy = model.__dict__["_fk_no_mask"] = wp.zeros(1, dtype=wp.int32, device=model.device)
+        return dummy, 0
     if len(mask) != model.articulation_count:
         raise SimError(f"eval_fk: 'mask' has {len(mask)} entries, the model {model.articulation_count} articulations")
     if mask.dtype == wp.int32:

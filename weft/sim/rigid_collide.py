@@ -28,6 +28,7 @@ import warnings
 import numpy as np
 
 import weft as wp
+from weft.runtime.capture import active_capture
 
 from .collide import (
     _shape_sdf,
@@ -231,9 +232,14 @@ def shape_world(shape: int, body_q: wp.array(dtype=wp.transform), shape_X_bs: wp
 
 @wp.kernel(enable_backward=False)
 def shape_world_poses(body_q: wp.array(dtype=wp.transform), shape_X_bs: wp.array(dtype=wp.transform),
-                      shape_body: wp.array(dtype=int), X_ws: wp.array(dtype=wp.transform)):
-    """Every shape's world transform, once per collide for the broad phase (which made two per pair)."""
+                      shape_body: wp.array(dtype=int), X_ws: wp.array(dtype=wp.transform),
+                      contact_count: wp.array(dtype=int), active_count: wp.array(dtype=int)):
+    """Every shape's world transform, once per collide for the broad phase (which made two per pair); the first
+    thread zeroes the contact counter and the broad phase's count of active candidates (launched before both)."""
     s = wp.tid()
+    if s == 0:
+        contact_count[0] = 0
+        active_count[0] = 0
     X_ws[s] = shape_world(s, body_q, shape_X_bs, shape_body)
 
 
@@ -241,11 +247,19 @@ def shape_world_poses(body_q: wp.array(dtype=wp.transform), shape_X_bs: wp.array
 def broad_phase(pairs: wp.array(dtype=int, ndim=2), first_ground_pair: int, ground: int,
                 X_ws: wp.array(dtype=wp.transform), shape_body: wp.array(dtype=int), body_mass: wp.array(dtype=float),
                 geo: ModelShapeGeometry, radius: wp.array(dtype=float), margin: float,
-                pair_active: wp.array(dtype=int)):
+                slot_start: wp.array(dtype=int), slot_count: wp.array(dtype=int), pair_active: wp.array(dtype=int),
+                active_count: wp.array(dtype=int), active_slots: wp.array(dtype=int), contact_tids: wp.array(dtype=int)):
     """A pair is active when one of its bodies moves (has mass) and their bounding spheres (for a plane: the other
-    shape's sphere against the plane's closest point) come within the margin (``X_ws``: shape_world_poses)."""
+    shape's sphere against the plane's closest point) come within the margin (``X_ws``: shape_world_poses). The
+    candidate slots of an active pair are appended to ``active_slots`` (the narrow phase runs over those only); the
+    slots of every pair start with no contact (``contact_tids`` -1, as warp.sim's narrow-phase threads that find
+    none)."""
     tid = wp.tid()
     pair_active[tid] = 0
+    first = slot_start[tid]
+    count = slot_count[tid]
+    for k in range(count):
+        contact_tids[first + k] = -1
     if tid >= first_ground_pair and ground == 0:
         return
     a = pairs[tid, 0]
@@ -276,8 +290,11 @@ def broad_phase(pairs: wp.array(dtype=int, ndim=2), first_ground_pair: int, grou
         gap = wp.length(q - closest_point_plane(s[0], s[1], q)) - radius[a]
     else:
         gap = wp.length(p_a - wp.transform_get_translation(X_b)) - radius[a] - radius[b]
-    if gap <= margin + geo.thickness[a] + geo.thickness[b]:
+    if gap <= margin + geo.thickness[a] + geo.thickness[b] and count > 0:
         pair_active[tid] = 1
+        at = wp.atomic_add(active_count, 0, count)
+        for k in range(count):
+            active_slots[at + k] = first + k
 
 
 # --- narrow phase -----------------------------------------------------------------------------------------------
@@ -327,16 +344,17 @@ def point_vs_mesh(p_a: wp.vec3, X_b: wp.transform, s_b: wp.vec3, mesh: wp.uint64
 def narrow_phase(body_q: wp.array(dtype=wp.transform), shape_X_bs: wp.array(dtype=wp.transform),
                  shape_body: wp.array(dtype=int), geo: ModelShapeGeometry, mesh_points: wp.array(dtype=wp.vec3),
                  mesh_point_start: wp.array(dtype=int), margin: float, slot_shape0: wp.array(dtype=int),
-                 slot_shape1: wp.array(dtype=int), slot_point: wp.array(dtype=int), slot_pair: wp.array(dtype=int),
-                 pair_active: wp.array(dtype=int), edge_iters: int, contact_count: wp.array(dtype=int),
+                 slot_shape1: wp.array(dtype=int), slot_point: wp.array(dtype=int), active_slots: wp.array(dtype=int),
+                 active_count: wp.array(dtype=int), edge_iters: int, contact_count: wp.array(dtype=int),
                  contact_shape0: wp.array(dtype=int), contact_shape1: wp.array(dtype=int),
                  contact_point0: wp.array(dtype=wp.vec3), contact_point1: wp.array(dtype=wp.vec3),
                  contact_offset0: wp.array(dtype=wp.vec3), contact_offset1: wp.array(dtype=wp.vec3),
                  contact_normal: wp.array(dtype=wp.vec3), contact_thickness: wp.array(dtype=float),
                  contact_tids: wp.array(dtype=int)):
-    tid = wp.tid()
-    if pair_active[slot_pair[tid]] == 0:
+    # one thread per candidate slot of the pairs the broad phase found active (threads past their count return)
+    if wp.tid() >= active_count[0]:
         return
+    tid = active_slots[wp.tid()]
     a = slot_shape0[tid]
     b = slot_shape1[tid]
     pid = slot_point[tid]
@@ -558,9 +576,12 @@ def build_rigid_contact_table(m, b) -> None:
     nverts = [len(src.vertices) if types[i] == int(GEO_MESH) and src is not None else 0
               for i, src in enumerate(b.shape_geo_src)]
     s0, s1, pid, pair_of = [], [], [], []
+    slot_start = np.zeros(max(len(pairs), 1), dtype=np.int32)
+    slot_count = np.zeros(max(len(pairs), 1), dtype=np.int32)
     unsupported = set()
     for k, (sa, sb) in enumerate(pairs):
         sa, sb = int(sa), int(sb)
+        slot_start[k] = len(s0)
         if (b.shape_body[sa] == -1 and b.shape_body[sb] == -1) or types[sa] == types[sb] == int(GEO_PLANE):
             continue
         if types[sb] < types[sa] or (types[sa] == int(GEO_PLANE)):
@@ -575,6 +596,7 @@ def build_rigid_contact_table(m, b) -> None:
             s1.extend([second] * len(ids))
             pid.extend(ids)
             pair_of.extend([k] * len(ids))
+            slot_count[k] += len(ids)
     dev = m.device
     m.rigid_contact_unsupported_pairs = sorted(unsupported)
     m.rigid_pair_count = len(pairs)
@@ -594,6 +616,11 @@ def build_rigid_contact_table(m, b) -> None:
     m.rigid_contact_broad_shape1 = ints(s1)
     m.rigid_contact_point_id = ints(pid)
     m.rigid_contact_pair = ints(pair_of)
+    # each pair's candidates are consecutive slots: the broad phase lists those of the active pairs for the narrow one
+    m.rigid_pair_slot_start = wp.array(slot_start, dtype=wp.int32, device=dev)
+    m.rigid_pair_slot_count = wp.array(slot_count, dtype=wp.int32, device=dev)
+    m.rigid_active_slot_count = wp.zeros(1, dtype=wp.int32, device=dev)
+    m.rigid_active_slots = wp.zeros(max(n, 1), dtype=wp.int32, device=dev)
     limit = b.rigid_contact_max if getattr(b, "rigid_contact_max", None) else n
     if b.num_rigid_contacts_per_env is not None:
         limit = min(limit, b.num_rigid_contacts_per_env * max(b.num_envs, 1))
@@ -633,27 +660,33 @@ def collide_rigid(model, state, edge_sdf_iter: int, requires_grad: bool) -> None
                       stacklevel=3)
     if requires_grad:
         allocate_rigid_contacts(model, True)
-    else:
-        model.rigid_contact_count.zero_()
-        model.rigid_contact_tids.fill_(-1)  # (as warp.sim: -1 for every narrow-phase thread that finds no contact)
     dev = model.device
     X_ws = model.__dict__.get("_rigid_shape_world")
     if X_ws is None or X_ws.shape[0] != model.shape_count or X_ws.device != dev:
         X_ws = model.__dict__["_rigid_shape_world"] = wp.zeros(model.shape_count, dtype=wp.transform, device=dev)
     wp.launch(shape_world_poses, dim=model.shape_count,
-              inputs=[state.body_q, model.shape_transform, model.shape_body], outputs=[X_ws], device=dev,
-              record_tape=False)
+              inputs=[state.body_q, model.shape_transform, model.shape_body],
+              outputs=[X_ws, model.rigid_contact_count, model.rigid_active_slot_count], device=dev, record_tape=False)
     wp.launch(broad_phase, dim=model.rigid_pair_count,
               inputs=[model.rigid_contact_pairs, model.rigid_first_ground_pair, int(bool(model.ground)), X_ws,
                       model.shape_body, model.body_mass, model.shape_geo, model.shape_collision_radius,
-                      model.rigid_contact_margin],
-              outputs=[model.rigid_pair_active], device=dev, record_tape=False)
-    wp.launch(narrow_phase, dim=model.rigid_contact_max,
+                      model.rigid_contact_margin, model.rigid_pair_slot_start, model.rigid_pair_slot_count],
+              outputs=[model.rigid_pair_active, model.rigid_active_slot_count, model.rigid_active_slots,
+                       model.rigid_contact_tids], device=dev, record_tape=False)
+    wp.launch(narrow_phase, dim=_narrow_dim(model),
               inputs=[state.body_q, model.shape_transform, model.shape_body, model.shape_geo, model.rigid_mesh_points,
                       model.rigid_mesh_point_start, model.rigid_contact_margin, model.rigid_contact_broad_shape0,
-                      model.rigid_contact_broad_shape1, model.rigid_contact_point_id, model.rigid_contact_pair,
-                      model.rigid_pair_active, edge_sdf_iter],
+                      model.rigid_contact_broad_shape1, model.rigid_contact_point_id, model.rigid_active_slots,
+                      model.rigid_active_slot_count, edge_sdf_iter],
               outputs=[model.rigid_contact_count, model.rigid_contact_shape0, model.rigid_contact_shape1,
                        model.rigid_contact_point0, model.rigid_contact_point1, model.rigid_contact_offset0,
                        model.rigid_contact_offset1, model.rigid_contact_normal, model.rigid_contact_thickness,
                        model.rigid_contact_tids], device=dev, record_tape=False)
+
+
+def _narrow_dim(model) -> int:
+    """Narrow-phase threads: the broad phase's count of active candidate slots where reading it is free (memory the
+    host reads, no graph capture), else every slot (threads past the count return at once)."""
+    if model.device.impl.host_memory and active_capture() is None:
+        return int(model.rigid_active_slot_count.numpy()[0])
+    return model.rigid_contact_max

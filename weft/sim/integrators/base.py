@@ -87,7 +87,7 @@ class Integrator:
             wp.launch(integrate_bodies, dim=model.body_count,
                       inputs=[state_in.body_q, state_in.body_qd, state_in.body_f, model.body_com, model.body_mass,
                               model.body_inertia, model.body_inv_mass, model.body_inv_inertia,
-                              wp.vec3(*model.gravity), angular_damping, dt],
+                              gravity_vec(model), angular_damping, dt],
                       outputs=[state_out.body_q, state_out.body_qd], device=model.device)
 
     def integrate_particles(self, model, state_in, state_out, dt: float) -> None:
