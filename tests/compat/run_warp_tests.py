@@ -186,7 +186,7 @@ OUT_OF_SCOPE_TESTS = {
         "test_annotations_are_not_runtime_values", "test_custom_metaclasses_use_real_family_identity",
         "test_family_resolution_does_not_retain_dynamic_classes", "test_inference_describes_without_constructing",
         "test_parent_and_subclass_share_one_type", "test_shared_explicit_overload", "test_cross_family_inheritance",
-        "test_annotation_discovery_keeps_runtime_values")},
+        "test_annotation_discovery_keeps_runtime_values", "test_fixedarray_remains_a_distinct_compiler_type")},
     **{f"test_array_subclass::{t}": _SUBCLASS_FAMILY for t in (
         "test_exact_launch_packing_keeps_fast_path", "test_exact_struct_fields_keep_fast_path",
         "test_scalar_function_calls_keep_fast_path", "test_mock_and_weak_proxies_are_not_array_subclasses",

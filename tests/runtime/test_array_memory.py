@@ -218,3 +218,24 @@ def test_null_pointer_arrays():
     assert a.ptr is None and a.shape == (123,) and a.size == 123
     with pytest.raises(ValueError, match="null pointer"):
         a.numpy()
+
+
+@wp.func
+def empty_local_extent(n: int) -> float:
+    a = wp.zeros(shape=(0,), dtype=float)
+    return float(a.shape[0] + n)
+
+
+@wp.kernel
+def k_empty_local(out: wp.array(dtype=float)):
+    out[0] = empty_local_extent(3)
+
+
+def test_zero_extent_fixed_arrays():
+    t = wp.fixedarray(shape=(0,), dtype=float)  # as Warp: an empty fixed-size array type
+    assert t.shape == (0,) and t.ndim == 1
+    with pytest.raises(ValueError, match="non-negative"):
+        wp.fixedarray(shape=(-1,), dtype=float)
+    out = wp.zeros(1)
+    wp.launch(k_empty_local, dim=1, inputs=[out])
+    assert out.numpy()[0] == 3.0

@@ -19,8 +19,8 @@ class fixedarray:
             self.shape, self.ndim = None, 1
             return
         self.shape = (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
-        if not 1 <= len(self.shape) <= 4 or any(s <= 0 for s in self.shape):
-            raise ValueError(f"fixedarray shape must have 1-4 positive extents, got {shape!r}")
+        if not 1 <= len(self.shape) <= 4 or any(s < 0 for s in self.shape):
+            raise ValueError(f"fixedarray shape must have 1-4 non-negative extents, got {shape!r}")
         self.ndim = len(self.shape)
 
     def _annotation_ir(self) -> T.ArrayType:
