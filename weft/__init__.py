@@ -48,6 +48,7 @@ from .runtime.streams import (Event, ScopedStream, Stream, get_stream, record_ev
 from .runtime.capture import ScopedCapture, capture_begin, capture_end, capture_if, capture_launch, capture_while
 from .runtime.timing import ScopedTimer
 from .toolchain.target_key import get_cpu_kernel_cache_key
+from .logger import Logger, ScopedLogger, get_logger, set_logger
 from .runtime.stub_names import (Array, Capacity, Cols, DeviceLike, DType, DTypeFloat, DTypeScalar, Length, NDim, Rows,
                                   Shape, Tile, TileStack)
 from .types.generics import Matrix, Quaternion, Transformation, Vector

@@ -229,10 +229,28 @@ def _default_display() -> bool:
     return orig is not None and warnings.showwarning is orig and getattr(impl, "__module__", None) == "warnings"
 
 
+#: the logger ``wp.set_logger`` installed (weft/logger.py), or None for weft's own output (warnings through
+#: :mod:`warnings`, debug messages on stdout)
+active_logger = None
+
+
+def log_debug(message: str) -> None:
+    """One of weft's debug-level messages (compiles, cache loads; callers check ``config.debug_messages()``): to the
+    installed logger's ``debug``, else stdout."""
+    if active_logger is not None:
+        active_logger.debug(message)
+    else:
+        print(message)
+
+
 def warn(message: str, category: type[Warning] = UserWarning, stacklevel: int = 1) -> None:
     """weft's warnings: issued through :mod:`warnings`, so filters apply as usual (``"error"``, ``"ignore"``, once per
     location by default; ``pytest.warns`` and ``catch_warnings(record=True)`` record them). Shown, when nothing records
-    them, in Warp's form ``Warp UserWarning: message`` on stderr. ``stacklevel`` counts from the caller of ``warn``."""
+    them, in Warp's form ``Warp UserWarning: message`` on stderr. ``stacklevel`` counts from the caller of ``warn``.
+    With a logger installed (``wp.set_logger``) the warning goes to its ``warning`` method instead."""
+    if active_logger is not None:
+        active_logger.warning(message, category, stacklevel=stacklevel + 1)
+        return
     if not _default_display():
         warnings.warn(message, category, stacklevel=stacklevel + 1)
         return

@@ -27,3 +27,26 @@ def log_warning(message: str, category: type[Warning] | None = None, stacklevel:
     warn(message, category, stacklevel=stacklevel + 1)
     if dedup:
         _warnings_seen.add(key)
+
+
+def log_debug(message: str) -> None:
+    """A debug-level message to the active logger (``wp.set_logger``) when ``wp.config.log_level <= LOG_DEBUG``."""
+    if config.log_level <= config.LOG_DEBUG:
+        _logger().debug(message)
+
+
+def log_info(message: str) -> None:
+    """An info-level message to the active logger when ``wp.config.log_level <= LOG_INFO``."""
+    if config.log_level <= config.LOG_INFO:
+        _logger().info(message)
+
+
+def log_error(message: str) -> None:
+    """An error-level message to the active logger, whatever the log level."""
+    _logger().error(message)
+
+
+def _logger():
+    from ..logger import get_logger
+
+    return get_logger()

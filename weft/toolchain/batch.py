@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import config
+from ..errors import log_debug
 from . import cache
 from .compiler import find_compiler, run
 from .options import CpuOptions, lean_link
@@ -190,7 +191,7 @@ class Batch:
             shutil.rmtree(tmp, ignore_errors=True)
         if config.debug_messages():
             names = ", ".join(m.name for m in self.members)
-            print(f"weft: compiled {len(self.published)} of {len(self.members)} kernels as one unit in "
+            log_debug(f"weft: compiled {len(self.published)} of {len(self.members)} kernels as one unit in "
                   f"{time.perf_counter() - t0:.3f} s: {names}")
 
 

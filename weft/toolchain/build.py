@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .. import __version__ as WEFT_VERSION
 from .. import config
-from ..errors import CacheError, ToolchainError
+from ..errors import CacheError, ToolchainError, log_debug
 from . import cache, runtime
 from .compiler import find_compiler, host_target, run
 from .options import CpuOptions
@@ -155,10 +155,10 @@ def build_cpu(source: str, options: CpuOptions, name: str, mode: int = ctypes.DE
         path = cache.publish(kind, key, "so", compile_into, keep={"cpp": source})
         if config.debug_messages():
             done = "compiled" if built else "waited for another process to compile"
-            print(f"weft: {done} {name} in {time.perf_counter() - t0:.3f} s -> {path}")
+            log_debug(f"weft: {done} {name} in {time.perf_counter() - t0:.3f} s -> {path}")
         lib = _loaded_module(path, mode)
     elif config.debug_messages():
-        print(f"weft: loaded {name} from cache {path}")
+        log_debug(f"weft: loaded {name} from cache {path}")
     with _lock:
         _loaded[key] = lib
     return lib

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .. import __version__ as WEFT_VERSION
 from .. import config
-from ..errors import ToolchainError
+from ..errors import ToolchainError, log_debug
 from . import cache
 
 _INSTALL_HINT = ("NVRTC is not available: install weft's CUDA extra with  pip install 'weft-lang[cuda]'  "
@@ -126,9 +126,9 @@ def build_cuda(source: str, options: NvrtcOptions, name: str) -> bytes:
         path = cache.publish("cuda", key, ext, compile_into, keep={"cu": source})
         if config.verbose:
             done = "NVRTC compiled" if built else "waited for another process to NVRTC-compile"
-            print(f"weft: {done} {name} for sm_{options.arch} in {time.perf_counter() - t0:.3f} s -> {path}")
+            log_debug(f"weft: {done} {name} for sm_{options.arch} in {time.perf_counter() - t0:.3f} s -> {path}")
     elif config.verbose:
-        print(f"weft: loaded {name} (sm_{options.arch}) from cache {path}")
+        log_debug(f"weft: loaded {name} (sm_{options.arch}) from cache {path}")
     image = path.read_bytes()
     with _lock:
         _loaded[key] = image
