@@ -12,6 +12,7 @@ import numpy as np
 
 from .errors import Error
 from .frontend.grad_call import grad
+from .hostcall import call_on_host, numpy_result
 from .ops import registry
 from .ops.forms import Form, declare
 from .types.composite import matrix, quaternion, transformation, vector
@@ -39,9 +40,7 @@ class Builtin:
                     out = op.host(*[np.asarray(a) if not np.isscalar(a) else a for a in args])
                 except (TypeError, ValueError):
                     continue
-                return out.item() if isinstance(out, np.ndarray) and out.ndim == 0 else out
-        from .hostcall import call_on_host
-
+                return numpy_result(args, out)
         return call_on_host(self.__name__, args)
 
     def __repr__(self) -> str:

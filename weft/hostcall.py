@@ -36,7 +36,7 @@ def call_on_host(name: str, args):
     found = resolve(name, tuple(types))
     if found is None:
         raise HostCallError(f"Couldn't find a function '{name}' compatible with the arguments "
-                            f"'{', '.join(type(a).__name__ for a in args)}'")
+                            f"'{', '.join(_type_name(a) for a in args)}'")
     op, results, typed = found
     if not results:
         raise Error(f"wp.{name}() cannot be called from Python (it has no result)")
@@ -45,6 +45,11 @@ def call_on_host(name: str, args):
     if kern is None:
         kern = _cache[key] = _make_kernel(op, typed, tuple(results))
     return kern(args)
+
+
+def _type_name(a) -> str:
+    ir = getattr(type(a), "_ir_", None)  # a host scalar (wp.float64(x) is a float64_value): its type's name
+    return ir.name if isinstance(ir, T.ScalarType) else type(a).__name__
 
 
 class _HostKernel:
@@ -62,8 +67,42 @@ class _HostKernel:
         values = list(args) + outs
         packed = self.spec.pack(values)
         _run(self.spec, packed, (1,), outs[0].device, values)
-        got = tuple(to_host_value(t, o.numpy()[0]) for t, o in zip(self.result_types, outs))
+        got = tuple(host_result(t, o.numpy()[0]) for t, o in zip(self.result_types, outs))
         return got[0] if len(got) == 1 else got
+
+
+#: result types a host call returns as Python numbers (Warp's "native" scalar types); other scalar results are
+#: weft's host scalars of their type (NumPy scalars), as Warp returns its own scalar instances for them
+_PYTHON_RESULTS = (T.FLOAT32, T.INT32, T.BOOL)
+
+
+def host_result(t: T.Type, raw):
+    """The value a host call returns for a result of IR type ``t``: Warp's types (a float32, int32 or bool result is
+    a Python ``float`` / ``int`` / ``bool``; other scalars keep their type; ``wp.config.legacy_scalar_return_types``
+    makes every scalar a Python number)."""
+    if not isinstance(t, T.ScalarType):
+        return to_host_value(t, raw)
+    if t in _PYTHON_RESULTS or config.legacy_scalar_return_types:
+        return raw.item() if hasattr(raw, "item") else raw
+    return class_for(t)(raw)
+
+
+def _python_number(a) -> bool:
+    return isinstance(a, (bool, int, float)) and not isinstance(a, np.generic)
+
+
+def numpy_result(args, out):
+    """The value a builtin computed by its NumPy implementation returns: Python numbers in give a Python number
+    (Warp types a Python float as float32 and returns float32 results as Python floats), otherwise a NumPy
+    scalar result follows :func:`host_result` for its dtype."""
+    if isinstance(out, np.ndarray) and out.ndim == 0:
+        out = out[()]
+    if not isinstance(out, np.generic):
+        return out
+    if all(_python_number(a) for a in args):
+        return out.item()
+    t = next((t for t in T.SCALARS if t.np_dtype == out.dtype), None)
+    return out if t is None else host_result(t, out)
 
 
 def _make_kernel(op, arg_types, result_types):

@@ -131,12 +131,17 @@ class bool_value:
         return (bool_value, (self._v,))
 
 
+def _repr(self) -> str:
+    """Warp's form, ``int8(-1)`` / ``float32(1.5)``: the type's name and the value as NumPy prints it."""
+    return f"{self._ir_.name}({self.dtype.type(self)!s})"
+
+
 def _host_class(name: str, np_type: type) -> type:
     """The class of ``wp.<name>(x)`` values on the host: a NumPy scalar (same dtype, arithmetic, NumPy interop;
     results of arithmetic are plain NumPy scalars) that also has Warp's ``.value`` (bool: :class:`bool_value`)."""
     if np_type is np.bool_:
         return bool_value
-    cls = type(f"{name}_value", (np_type,), {"__slots__": (), "value": property(_value),
+    cls = type(f"{name}_value", (np_type,), {"__slots__": (), "value": property(_value), "__repr__": _repr,
                                               "__module__": __name__, "__doc__": f"A host {name} value."})
     globals()[cls.__name__] = cls  # picklable by name
     return cls
