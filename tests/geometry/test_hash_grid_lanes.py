@@ -30,7 +30,7 @@ def lane_stats(grid: wp.uint64, pts: wp.array(dtype=wp.vec3), r: float, mapped: 
         if d <= r:
             n += 1
             if j != i:
-                s += (r - d) * (r - d) + float(j) * 1.0e-3
+                s += (r - d) * float(j)
         else:
             near = wp.min(near, d)
     count[i] = n
@@ -101,7 +101,7 @@ def test_lane_counts_match_brute_force(n, mapped):
     d, within = _brute(pts, r)
     np.testing.assert_array_equal(count, within.sum(1))
     ids = np.arange(n)
-    ref = np.where(within & (ids[None, :] != ids[:, None]), (r - d) ** 2 + ids[None, :] * 1e-3, 0.0).sum(1)
+    ref = np.where(within & (ids[None, :] != ids[:, None]), (r - d) * ids[None, :], 0.0).sum(1)
     np.testing.assert_allclose(wsum, ref, rtol=1e-5, atol=1e-5)
     if n > 1:
         assert (d == r).any()  # the radius edge case is exercised
@@ -205,3 +205,48 @@ def test_lane_kernel_gradient_matches_central_differences():
             b[k, c] -= h
             fd[k, c] = (energy(a) - energy(b)) / (2 * h)
     np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-7)
+
+
+@wp.kernel
+def lane_heavy_branch(grid: wp.uint64, pts: wp.array(dtype=wp.vec3), r: float, out: wp.array(dtype=wp.vec3)):
+    tid = wp.tid()
+    i = wp.hash_grid_point_id(grid, tid)
+    p = pts[i]
+    f = wp.vec3()
+    for j in wp.hash_grid_query(grid, p, r):
+        d = p - pts[j]
+        dist = wp.length(d)
+        if dist < r and dist > 0.0:
+            n = d / dist
+            t = wp.cross(n, wp.vec3(0.0, 1.0, 0.0))
+            w = (r - dist) * (r - dist)
+            g = wp.normalize(t + n * w)
+            f += n * w + g * 0.5 + t * (w * w) - n * wp.dot(g, t)
+    out[i] = f
+
+
+def test_heavy_branches_keep_the_scalar_loop():
+    """A body with many statements under a rarely taken branch stays scalar (selects would run them for every
+    candidate; lanes.MAX_GUARDED), and gives the brute-force result."""
+    n = 400
+    pts = _dyadic(n, seed=9)
+    p = wp.array(pts, dtype=wp.vec3)
+    grid = wp.HashGrid(8, 8, 8)
+    grid.build(p, 0.25)
+    out = wp.zeros(n, dtype=wp.vec3)
+    args = [grid.id, p, 0.25, out]
+    assert "fwd_lanes" not in _source(lane_heavy_branch, args)
+    wp.launch(lane_heavy_branch, dim=n, inputs=args)
+    x = pts.astype(np.float64)
+    ref = np.zeros((n, 3))
+    for a in range(n):
+        d = x[a] - x
+        dist = np.linalg.norm(d, axis=1)
+        for b in np.nonzero((dist < 0.25) & (dist > 0))[0]:
+            nn = d[b] / dist[b]
+            t = np.cross(nn, [0.0, 1.0, 0.0])
+            w = (0.25 - dist[b]) ** 2
+            g = t + nn * w
+            g = g / np.linalg.norm(g)
+            ref[a] += nn * w + g * 0.5 + t * w * w - nn * np.dot(g, t)
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-4, atol=1e-5)

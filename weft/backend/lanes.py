@@ -13,7 +13,8 @@ of up to ``LANES`` consecutive threads whose loop-condition inputs (the query st
 prefix runs lane by lane into per-lane arrays; the condition (the query's advance) runs once per candidate for the
 whole run; the body runs for all ``LANES`` slots in a fixed-trip loop g++ vectorises (slots past the run hold copies
 of its first lane, whose results are dropped); branches in the body become selects (``x = p ? v : x``), so the loop
-has no masked stores. Each lane sees the same candidates in the same order as the scalar loop, so results are bit for
+has no masked stores. Runs shorter than ``LANES_MIN`` loop over their own lanes only; bodies with more than
+``MAX_GUARDED`` statements under branches keep the scalar loop (selects run them for every candidate). Each lane sees the same candidates in the same order as the scalar loop, so results are bit for
 bit those of ``fwd_body``; a run of one lane is the scalar loop. Debug builds, CUDA, tiles and adjoints render as
 before. ``tests/geometry/test_hash_grid_lanes.py`` compares with brute force; golden: ``hash_grid_lanes``.
 """
@@ -45,6 +46,15 @@ from .names import Names
 
 #: slots of a run (16 float lanes: one AVX-512 register, two AVX2 ones); runs are cut at this length
 LANES = 16
+
+#: the shortest run walked in all LANES slots (shorter runs loop over their own lanes: the fixed-trip loop would do
+#: LANES slots of work for them)
+LANES_MIN = 4
+
+#: the most statements the body may run under branches: every slot runs them for every candidate (as selects),
+#: which costs more than the branch saves when they are many and rarely taken (Warp's example_dem contact force:
+#: 2.6x slower per step; measured with Warp's example_sph, example_dem and example_particle_repulsion)
+MAX_GUARDED = 8
 
 #: roles of SPECIAL ops that may run speculatively under a branch of the body (no memory access, no error report)
 _SPECULABLE_ROLES = (Role.COPY, Role.EXTRACT, Role.INSERT, Role.GETFIELD)
@@ -105,6 +115,16 @@ def _body_ok(block: list[Stmt], guarded: bool) -> bool:
     return True
 
 
+def _guarded(block: list[Stmt], inside: bool) -> int:
+    count = 0
+    for s in block:
+        if isinstance(s, If):
+            count += _guarded(s.then, True) + _guarded(s.orelse, True)
+        elif inside and isinstance(s, Let) and s.call.op.role is not Role.COPY:
+            count += 1
+    return count
+
+
 def _comparable(t: T.Type) -> bool:
     return (isinstance(t, T.ScalarType)) or (isinstance(t, T.OpaqueType) and t.lanes_equal)
 
@@ -135,7 +155,7 @@ def plan_lanes(fn: Function, debug: bool) -> LanePlan | None:
     # only loops over a query whose state can be compared (the hash grid's): where lanes share candidates
     if not any(isinstance(v.type, T.OpaqueType) for v in inputs) or not all(_comparable(v.type) for v in inputs):
         return None
-    if not _body_ok(loop.body, False):
+    if not _body_ok(loop.body, False) or _guarded(loop.body, False) > MAX_GUARDED:
         return None
     uniform = defined | {v.id for v in inputs}
     body_defs = {v.id for s in walk(loop.body) for v in _defs(s)}
@@ -225,24 +245,16 @@ def render_lanes(r, plan: LanePlan) -> str:
     out("    ++m_;")
     out("}")
     out("if (pend_) copy_(W_, m_);  // the next run's first lane waits in the spare slot")
-    out("for (int32_t k_ = m_; k_ < W_; ++k_) copy_(k_, 0);  // slots past the run: copies of its first lane")
     for v in plan.inputs:
         out(f"u_{raw(v)} = {raw(v)}[0];")
-    names.walking = True
-    loop = plan.loop
-    r.comment(loop.loc)
-    out("while (true) {")
+    out(f"if (m_ >= {LANES_MIN}) {{")
     out.depth += 1
-    r.block(loop.cond_body)
-    out(f"if (!{names(loop.cond)}) break;")
-    out("for (int32_t l_ = 0; l_ < W_; ++l_) {")
-    out.depth += 1
-    scalars = [v for v in _body_vars(loop.body) if v.id in plan.scalars]
-    for v in scalars:
-        out(f"{r.decl_type(v.type)} {raw(v)} = {{}};")
-    _select_block(r, loop.body, None, [0])
+    out("for (int32_t k_ = m_; k_ < W_; ++k_) copy_(k_, 0);  // slots past the run: copies of its first lane")
+    _walk(r, plan, "W_")
     out.depth -= 1
-    out("}")
+    out("} else {  // a short run: its lanes only")
+    out.depth += 1
+    _walk(r, plan, "m_")
     out.depth -= 1
     out("}")
     names.walking = False
@@ -256,6 +268,30 @@ def render_lanes(r, plan: LanePlan) -> str:
     r.names, r.out, r._last_line = saved_names, saved_out, None
     sig = f"template <bool C>\n{r.body_qualifiers} void fwd_lanes(const Args& args, int64_t b, int64_t e)"
     return sig + " {\n" + "\n".join(lines) + "\n}"
+
+
+def _walk(r, plan: LanePlan, slots: str) -> None:
+    """The run's walk: the condition once per candidate, the body for slots 0 .. ``slots`` - 1."""
+    out, names = r.out, r.names
+    names.walking = True
+    loop = plan.loop
+    r._last_line = None
+    r.comment(loop.loc)
+    out("while (true) {")
+    out.depth += 1
+    r.block(loop.cond_body)
+    out(f"if (!{names(loop.cond)}) break;")
+    out(f"for (int32_t l_ = 0; l_ < {slots}; ++l_) {{")
+    out.depth += 1
+    for v in _body_vars(loop.body):
+        if v.id in plan.scalars:
+            out(f"{r.decl_type(v.type)} {names.raw(v)} = {{}};")
+    _select_block(r, loop.body, None, [0])
+    out.depth -= 1
+    out("}")
+    out.depth -= 1
+    out("}")
+    names.walking = False
 
 
 def _body_vars(block: list[Stmt]) -> list[Var]:
