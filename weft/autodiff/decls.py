@@ -15,6 +15,11 @@ so it still holds its zero there, as it did with the declaration at the top; the
 they are given, so the first contribution after the declaration adds to an explicit zero the compiler can fold).
 A variable used inside a loop body is declared before the loop (each iteration must see the previous one's value).
 
+An adjoint slot whose first contribution is an op's full write (``Op.adjoint_store``: the derivative rule has a
+store form), at the top level of the reverse sweep and before any other statement names the variable, is ``fresh``:
+the renderer declares it without zeroing and passes it to the store form (``weft::fresh(slot)``). The tile kernels'
+FFT and transpose adjoints take this form (a 64 KB tile's zero fill, and the FFT adjoint's temporary, saved).
+
 Adjoint slots of a ``Let``'s results are also no longer reset after the reverse of a ``Let`` that the sweep runs once
 (outside every loop): SSA results are defined once, so nothing reads their adjoint again (``dead_resets``).
 """
@@ -54,6 +59,9 @@ class DeclPlan:
     at: Mapping[tuple[int, int], tuple[Var, ...]]
     adjoints_at: Mapping[tuple[int, int], tuple[Var, ...]]
     dead_resets: frozenset[int]  # ids of the Lets whose results' adjoint slots need no reset after their reverse
+    #: variable id -> (id of the Let, argument position) whose reverse writes the variable's adjoint slot first, in
+    #: full, before anything else names it (the op's ``adjoint_store`` form): the slot needs no zero fill
+    fresh: Mapping[int, tuple[int, int]]
 
     def placed(self) -> set[int]:
         return {v.id for vs in self.at.values() for v in vs}
@@ -119,6 +127,7 @@ def plan_declarations(replay: list[Stmt], reverse: list[Stmt], pinned_adjoints: 
     adjoint: dict[int, tuple[Var, list]] = {}
     shared: set[int] = set()  # statement lists met at two places (none today): everything in them stays at the top
     seen_lists: set[int] = set()
+    first_in_reverse: dict[int, tuple[Stmt, bool]] = {}  # var id -> the first reverse statement naming it, top level?
 
     def visit(block: list[Stmt], path: tuple, repeated: bool, in_reverse: bool) -> None:
         if id(block) in seen_lists:
@@ -132,6 +141,7 @@ def plan_declarations(replay: list[Stmt], reverse: list[Stmt], pinned_adjoints: 
                 primal.setdefault(v.id, (v, []))[1].append(here)
                 if in_reverse:
                     adjoint.setdefault(v.id, (v, []))[1].append(here)
+                    first_in_reverse.setdefault(v.id, (s, block is root_reverse))
             for child, loops in _children(s):
                 visit(child, here, repeated or loops, in_reverse)
 
@@ -177,5 +187,14 @@ def plan_declarations(replay: list[Stmt], reverse: list[Stmt], pinned_adjoints: 
     for s in walk(reverse):
         if isinstance(s, AdjLet) and id(s.let) in once and all(d.kind is VarKind.SSA for d in s.let.dsts):
             dead.add(id(s.let))
+    fresh: dict[int, tuple[int, int]] = {}
+    for vid, (s, top) in first_in_reverse.items():
+        if not top or not isinstance(s, AdjLet):
+            continue  # under a branch or in a loop the write may not run, or run again
+        let = s.let
+        spots = [k for k, a in enumerate(let.args) if a is primal[vid][0]]
+        if len(spots) == 1 and let.call.op.stores_adjoint(spots[0]) and all(d.id != vid for d in let.dsts):
+            fresh[vid] = (id(let), spots[0])
     return DeclPlan(MappingProxyType({k: tuple(v) for k, v in at.items()}),
-                    MappingProxyType({k: tuple(v) for k, v in adjoints_at.items()}), frozenset(dead))
+                    MappingProxyType({k: tuple(v) for k, v in adjoints_at.items()}), frozenset(dead),
+                    MappingProxyType(fresh))

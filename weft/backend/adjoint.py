@@ -51,6 +51,10 @@ class AdjointRenderer(Renderer):
     #: how the backward replay re-runs side-effecting ops (ops without a rule are skipped: prints, asserts, ...)
     replay_rules = RuleTable("replay")
 
+    #: target hook: whether an adjoint slot whose first contribution is an op's store form (Op.adjoint_store) is left
+    #: unzeroed and passed as ``weft::fresh(slot)`` (autodiff/decls.py); the CPU tile natives have the store forms
+    fresh_adjoint_slots = False
+
     def __init__(self, prog: AdjointProgram, options: RenderOptions):
         super().__init__(prog.fn, options)
         self.prog = prog
@@ -67,6 +71,7 @@ class AdjointRenderer(Renderer):
         #: sites (see _row_affine), which record no offset
         self._affine: dict[int, tuple] | None = None
         self._slice: RowSlice | None = None
+        self._fresh: dict[int, tuple[int, int]] | None = None
 
     def render_module(self) -> str:
         self.deferred = plan_deferred(self)
@@ -226,6 +231,21 @@ class AdjointRenderer(Renderer):
             self._decl_plan = plan_declarations(self.prog.replay, self.prog.reverse, self.pinned_adjoints(),
                                                 self._run_once())
         return self._decl_plan
+
+    def fresh_slots(self) -> dict[int, tuple[int, int]]:
+        """Variable id -> (Let id, argument position) of the adjoint slots this body leaves unzeroed: their first
+        contribution is that argument's store form (the plan's ``fresh`` slots this renderer accepts)."""
+        if self._fresh is None:
+            self._fresh = {}
+            if self.fresh_adjoint_slots:
+                by_id = {v.id: v for v in self._locals_to_declare()}
+                self._fresh = {vid: at for vid, at in self.decl_plan.fresh.items()
+                               if vid in by_id and self.may_be_fresh(by_id[vid])}
+        return self._fresh
+
+    def may_be_fresh(self, v: Var) -> bool:
+        """Whether this renderer can leave ``v``'s adjoint slot unzeroed (target hook; see fresh_adjoint_slots)."""
+        return False
 
     def pinned_adjoints(self) -> set[int]:
         """Ids of the variables whose adjoint slots are named before the reverse sweep (see seed_adjoints)."""
@@ -460,6 +480,11 @@ class AdjointRenderer(Renderer):
         args = [n(a) for a in s.args]
         adj_args = [self.adj(a) for a in s.args]
         adj_out = [self.adj(d) for d in s.dsts]
+        if self.fresh_adjoint_slots:
+            fresh = self.fresh_slots()
+            for k, a in enumerate(s.args):
+                if isinstance(a, Var) and fresh.get(a.id) == (id(s), k):
+                    adj_args[k] = f"weft::fresh({adj_args[k]})"  # the first contribution, a store (Op.adjoint_store)
         if op.adjoint is Adjoint.NATIVE and op.kind in (OpKind.CALL, OpKind.INFIX, OpKind.PREFIX):
             self.out(f"weft::adj_{op.native}({', '.join(args + adj_args + adj_out)});")
         elif op.adjoint is Adjoint.NATIVE and op.kind is OpKind.OUT_CALL:

@@ -86,6 +86,7 @@ class CudaTarget:
     struct_fn_qualifiers = "static WEFT_FN"  # the struct operators, callable on the device
     check_fn = "checked_access"  # debug-mode bounds checks, out of line (see _GRID_HELPERS)
     int64 = "weft::int64"
+    fresh_adjoint_slots = False  # tile_cuda.h has no store forms of tile adjoints (autodiff/decls.py)
 
     def layout_check(self) -> str:
         """A ``static_assert`` that the device's ``Args`` has the size Python packs (NVRTC checks it), when the

@@ -17,13 +17,15 @@ from . import rules
 from .adjoint import AdjointRenderer, _popped
 from .renderer import Emitter, RenderOptions
 from .rules import RuleTable
-from .tiles import BlockRendering, axis_slices
+from .tiles import BlockRendering, axis_slices, value_bytes
 
 
 class TileAdjointRenderer(BlockRendering, AdjointRenderer):
     #: derivative and replay rules of tile ops (filled at the end of this module)
     adjoint_rules = RuleTable("tile adjoint")
     replay_rules = RuleTable("tile replay")
+
+    fresh_adjoint_slots = True  # tile.h / fft.h have the store forms of the Op.adjoint_store ops
 
     def __init__(self, prog: AdjointProgram, options: RenderOptions, block_dim: int):
         super().__init__(prog, options)
@@ -52,6 +54,20 @@ class TileAdjointRenderer(BlockRendering, AdjointRenderer):
         sig = (f"template <bool C>\n{self.body_qualifiers} void bwd_body(const Args& args, const weft::Grid& grid, "
                "int64_t block)")
         return sig + " {\n" + "\n".join(decls.lines + body.lines) + "\n}"
+
+    def may_be_fresh(self, v: Var) -> bool:
+        aliases = self.names.aliases
+        if aliases is not None and (v.id in aliases.target or any(t.id == v.id for t in aliases.target.values())):
+            return False  # a slot shared with another value's
+        return isinstance(v.type, T.TileType) and T.is_differentiable_type(v.type) and not self.names.is_lane_array(v)
+
+    def declare_one(self, v, ct: str, name: str, out) -> None:
+        if name != self.names.raw(v) and v.id in self.fresh_slots():
+            # written in full by its first contribution (autodiff/decls.py): no zero fill
+            self.frame_bytes = getattr(self, "frame_bytes", 0) + value_bytes(v.type)
+            out(f"{ct} {name};")
+            return
+        super().declare_one(v, ct, name, out)
 
     def render_bwd_entry(self) -> str:
         """The CPU backward entry: the forward's block walk, after choosing how the gradients of arrays the kernel

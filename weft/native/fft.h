@@ -697,5 +697,16 @@ WEFT_FN void adj_tile_ifft(tile_t<vec_t<2, T>, D...>& adj_in, const tile_t<vec_t
     tile_fft(g);
     adj_in += g;
 }
+// the store forms (a first contribution, weft::fresh): transform in place, no temporary tile and no add pass
+template <typename T, int... D>
+WEFT_FN void adj_tile_fft(Fresh<tile_t<vec_t<2, T>, D...>> adj_in, const tile_t<vec_t<2, T>, D...>& adj_out) {
+    adj_in.slot = adj_out;
+    tile_ifft(adj_in.slot);
+}
+template <typename T, int... D>
+WEFT_FN void adj_tile_ifft(Fresh<tile_t<vec_t<2, T>, D...>> adj_in, const tile_t<vec_t<2, T>, D...>& adj_out) {
+    adj_in.slot = adj_out;
+    tile_fft(adj_in.slot);
+}
 
 }  // namespace weft

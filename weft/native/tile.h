@@ -30,6 +30,31 @@ struct tile_t {
     WEFT_FN const T& operator[](int i) const { return data[i]; }
 };
 
+// weft::fresh(slot): an adjoint slot that the backward body declared without zeroing because this contribution is its
+// first and writes it in full (Op.adjoint_store, autodiff/decls.py): the derivative overloads taking it store.
+// An element loop writing each element once (tile_map's adjoint: ``fresh(slot).data[k] += g``) stores through it.
+template <typename T>
+struct FreshElement {
+    T& e;
+    WEFT_FN void operator+=(const T& v) { e = v; }
+};
+template <typename T>
+struct FreshElements {
+    T* p;
+    WEFT_FN FreshElement<T> operator[](int i) const { return FreshElement<T>{p[i]}; }
+};
+template <typename S>
+struct Fresh;
+template <typename T, int... D>
+struct Fresh<tile_t<T, D...>> {
+    tile_t<T, D...>& slot;
+    FreshElements<T> data;
+};
+template <typename T, int... D>
+WEFT_FN Fresh<tile_t<T, D...>> fresh(tile_t<T, D...>& slot) {
+    return Fresh<tile_t<T, D...>>{slot, FreshElements<T>{slot.data}};
+}
+
 template <typename T, int... D>
 WEFT_FN tile_t<T, D...>& operator+=(tile_t<T, D...>& a, const tile_t<T, D...>& b) {
     for (int i = 0; i < tile_t<T, D...>::size; ++i) a.data[i] += b.data[i];
@@ -238,6 +263,34 @@ WEFT_FN void adj_tile_store(const array_t<T>& a, tile_t<T, D...>& adj_t, I... of
         adj_t.data[k] += *gp;
         if (consume) *gp = T();
     });
+}
+// The store form (the slot's first contribution, weft::fresh): rows outside the array, or no gradient, read zero.
+template <typename T, int... D, typename... I>
+WEFT_FN void adj_tile_store(const array_t<T>& a, Fresh<tile_t<T, D...>> adj_t, I... offset) {
+    typedef tiles::dims<D...> S;
+    const int64 off[sizeof...(D)] = {int64(offset)...};
+    const bool consume = (a.flags & 2) != 0;
+    const int64 j0 = off[S::n - 1];
+    T* out = adj_t.slot.data;
+    if (a.grad && j0 >= 0 && j0 + S::inner <= a.shape[S::n - 1] && a.strides[S::n - 1] == int64(sizeof(T))) {
+        array_t<T> g = a;
+        g.data = a.grad;
+        for (int r = 0; r < S::outer; ++r) {
+            int64 byte;
+            T* row = out + r * S::inner;
+            if (!tiles::row_offset<D...>(g, off, r, byte)) {
+                for (int j = 0; j < S::inner; ++j) row[j] = T();
+                continue;
+            }
+            T* gp = detail::at(a.grad, byte + j0 * int64(sizeof(T)));
+            for (int j = 0; j < S::inner; ++j) row[j] = gp[j];
+            if (consume)
+                for (int j = 0; j < S::inner; ++j) gp[j] = T();
+        }
+        return;
+    }
+    for (int k = 0; k < S::size; ++k) out[k] = T();
+    adj_tile_store(a, adj_t.slot, offset...);
 }
 // Backward replay: stores only into replay scratch copies (flag bit 0).
 template <typename T, int... D, typename... I>
@@ -759,6 +812,10 @@ WEFT_FN void tile_transpose(tile_t<T, N, M>& out, const tile_t<T, M, N>& t) {
 template <typename T, int M, int N>
 WEFT_FN void adj_tile_transpose(tile_t<T, M, N>& adj_t, const tile_t<T, N, M>& adj_out) {
     for_each_transposed<T, M, N>([&](int src, int dst) { adj_t.data[src] += adj_out.data[dst]; });
+}
+template <typename T, int M, int N>
+WEFT_FN void adj_tile_transpose(Fresh<tile_t<T, M, N>> adj_t, const tile_t<T, N, M>& adj_out) {
+    for_each_transposed<T, M, N>([&](int src, int dst) { adj_t.slot.data[src] = adj_out.data[dst]; });
 }
 
 namespace tiles {

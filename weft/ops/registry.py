@@ -123,9 +123,18 @@ class Op:
     adjoint_linear: bool = False
     #: a binary product whose adjoint reads only a constant factor (``autodiff/value_reads.py``)
     constant_factor: Factor = Factor.NONE
+    #: argument positions whose adjoint slot the derivative rule can write in full instead of adding into: the
+    #: target's store form (``weft::fresh(slot)`` overloads of the ``adj_`` function). A slot whose first contribution
+    #: is such a write, dominating every other, needs no zero fill (``autodiff/decls.py``; CPU tile kernels)
+    adjoint_store: tuple[int, ...] = ()
     #: how a call is written in kernel code: the frontend's lowering rule (``ops/forms.py``); the same on every
     #: overload of a name
     syntax: Syntax = OPERANDS
+
+    def stores_adjoint(self, k: int) -> bool:
+        """Whether the derivative rule has a store form for the adjoint of argument ``k`` (see adjoint_store;
+        ``STORES_EVERY_ADJOINT``: of every argument)."""
+        return self.adjoint_store == STORES_EVERY_ADJOINT or k in self.adjoint_store
 
     @property
     def differentiable(self) -> bool:
@@ -136,6 +145,9 @@ class Op:
         """Whether the reverse sweep can differentiate a call (NONE ops contribute no gradient, which is a rule)."""
         return self.adjoint is not Adjoint.UNSUPPORTED
 
+
+#: Op.adjoint_store of an op whose derivative rule can store the adjoint of every argument (tile_map's element loop)
+STORES_EVERY_ADJOINT = (-1,)
 
 _REGISTRY: dict[str, list[Op]] = {}
 

@@ -13,7 +13,7 @@ from ..ir import types as T
 from ..ir.roles import Role
 from . import rules as R
 from .forms import Form, Syntax
-from .registry import Adjoint, Factor, InPlace, Op, OpKind, register
+from .registry import STORES_EVERY_ADJOINT, Adjoint, Factor, InPlace, Op, OpKind, register
 
 D = "tile"
 
@@ -73,7 +73,7 @@ _reg("tile_load", _load, "tile_load(a, shape, offset=(0, ...)): a tile read from
      "array read as zero.", **_PRIMAL_FREE, collective=True, role=Role.TILE_LOAD, adjoint_linear=True, syntax=_form(Form.TILE_LOAD))
 _reg("tile_store", _store, "tile_store(a, t, offset=(0, ...)): write a tile into an array; elements outside the "
      "array are skipped.", side_effect=True, **_PRIMAL_FREE, collective=True, role=Role.TILE_STORE,
-     adjoint_linear=True, syntax=_form(Form.TILE_STORE))
+     adjoint_linear=True, syntax=_form(Form.TILE_STORE), adjoint_store=(1,))
 _reg("tile_atomic_add", _atomic_add, "tile_atomic_add(a, t, offset=(0, ...)): atomically add a tile into an array; "
      "returns the previous values (zero outside the array).", side_effect=True, **_PRIMAL_FREE, collective=True,
      role=Role.TILE_ATOMIC, adjoint_linear=True, syntax=_form(Form.TILE_STORE))
@@ -318,7 +318,8 @@ def _gather_rows(args, attrs):
 _reg("tile_gather_rows", _gather_rows, "t[idx, :, ...]: the tile of t's rows (first-dimension entries) listed by the "
      "1-D int32 tile idx (negative entries count from the end; duplicates allowed, their gradients add up).",
      collective=True)
-_reg("tile_transpose", _transpose, "tile_transpose(t): the transpose of a 2-D tile.", **_PRIMAL_FREE, collective=True)
+_reg("tile_transpose", _transpose, "tile_transpose(t): the transpose of a 2-D tile.", **_PRIMAL_FREE, collective=True,
+     adjoint_store=(0,))
 def _reshape(args, attrs):
     (out,) = attrs
     if len(args) == 1 and is_tile(args[0]) and out.size == args[0].size and out.dtype == args[0].dtype:
@@ -410,7 +411,8 @@ def _reduce(args, attrs):
 
 
 _reg("tile_map", _map, "tile_map(f, a, b, ...): f applied to every element (f a builtin or @wp.func).",
-     in_place=InPlace.ALL, collective=True, role=Role.TILE_MAP, syntax=_form(Form.TILE_MAP))
+     in_place=InPlace.ALL, collective=True, role=Role.TILE_MAP, syntax=_form(Form.TILE_MAP),
+     adjoint_store=STORES_EVERY_ADJOINT)
 _reg("tile_reduce", _reduce, "tile_reduce(f, t, axis=None): t reduced with the binary function f to a one-element "
      "tile, or along axis (that dimension removed).", collective=True, owner_lanes=True, syntax=_form(Form.TILE_REDUCE))
 
@@ -547,10 +549,10 @@ def _fft(args, attrs):
 
 _reg("tile_fft", _fft, "tile_fft(t): in-place forward FFT along the last dimension of a vec2f / vec2d tile "
      "(x = real, y = imaginary); leading dimensions are batched; not normalised.", **_PRIMAL_FREE,
-     in_place=InPlace.FIRST, adjoint_scratch=True, collective=True, syntax=_IN_PLACE)
+     in_place=InPlace.FIRST, adjoint_scratch=True, collective=True, syntax=_IN_PLACE, adjoint_store=(0,))
 _reg("tile_ifft", _fft, "tile_ifft(t): in-place inverse FFT along the last dimension; not normalised (a forward "
      "and inverse round trip scales by the length).", **_PRIMAL_FREE, in_place=InPlace.FIRST,
-     adjoint_scratch=True, collective=True, syntax=_IN_PLACE)
+     adjoint_scratch=True, collective=True, syntax=_IN_PLACE, adjoint_store=(0,))
 
 register(Op("block_dim", lambda a, at: T.INT32 if not a else None, native="block_dim", kind=OpKind.SPECIAL,
             adjoint=Adjoint.NONE, lane_level=True, domain=D,
