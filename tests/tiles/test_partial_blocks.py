@@ -218,3 +218,18 @@ def test_large_float32_tile_sum_is_pairwise():
         sequential = np.float32(sequential + np.cumsum(chunk, dtype=np.float32)[-1])
     assert abs(float(out.numpy()[0]) - exact) / exact < 1e-7
     assert abs(float(out.numpy()[0]) - exact) < abs(float(sequential) - exact)
+
+
+@wp.kernel
+def empty_vector_slices(x: wp.array2d(dtype=wp.vec3), out: wp.array(dtype=wp.vec3)):
+    t = wp.tile_load(x, shape=(8, 4))
+    wp.tile_store(out, wp.tile_reduce(wp.add, t, axis=1))
+
+
+def test_empty_vector_slices_sum_to_zero():
+    """wp.add of vectors declares the zero vector as its identity."""
+    x = wp.array(np.ones((8, 4, 3), dtype=np.float32), dtype=wp.vec3)
+    out = wp.zeros(8, dtype=wp.vec3)
+    wp.launch(empty_vector_slices, dim=8, inputs=[x], outputs=[out], block_dim=16)
+    has = (np.arange(32).reshape(8, 4) % 16 < 8).any(axis=1)
+    np.testing.assert_array_equal(out.numpy(), np.where(has, 4.0, 0.0)[:, None] * np.ones(3))

@@ -7,7 +7,7 @@ import numpy as np
 from ..ir import types as T
 from ..ir.roles import Role
 from . import rules as R
-from .registry import Factor, Op, OpKind, register
+from .registry import Factor, Identity, Op, OpKind, register
 
 D = "vector"
 V = T.VecFlavor
@@ -27,6 +27,7 @@ def _unary_vm(args, attrs):
 
 for _name, _sym in (("add", "+"), ("sub", "-")):
     register(Op(_name, _same_vm, native=_name, kind=OpKind.INFIX, operator=_sym, domain=D, adjoint_linear=True,
+                identity=Identity.ZERO if _name == "add" else Identity.NONE,
                 doc=f"Component-wise a {_sym} b of vectors or matrices."))
 register(Op("neg", _unary_vm, native="neg", kind=OpKind.PREFIX, operator="-", domain=D, adjoint_linear=True))
 register(Op("pos", _unary_vm, native="pos", kind=OpKind.PREFIX, operator="+", domain=D, adjoint_linear=True))
