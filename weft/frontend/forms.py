@@ -279,6 +279,10 @@ def _typed_outputs(lw, node: ast.Call, name: str, syntax: Syntax):
     except CompileError:  # the operands are lowered: only the overload resolution is left to fail
         sig = ", ".join(f"{p}: {getattr(v, 'type', 'literal')}" for p, v in zip(operand_params, values))
         doc = registry.overloads(name)[0].doc if registry.overloads(name) else ""
+        types = tuple(v.default_type if isinstance(v, Weak) else getattr(v, "type", None) for v in values)
+        why = registry.explain(name, types, attrs) if None not in types else None
+        if why:  # an overload's rule said why it refuses these arguments (ops.registry.Rejected)
+            raise lw.error(f"wp.{name}(): {why}", node, hint=doc) from None
         raise lw.error(f"no overload of wp.{name}() accepts ({sig})" + (f" with dtype={attrs[0]}" if attrs else ""),
                        node, hint=doc) from None
     if not syntax.updates:

@@ -71,6 +71,9 @@ def composite_tile_message(arg_types, node) -> str:
 
 
 def overload_message(name: str, arg_types, attrs: tuple, node) -> str:
+    why = registry.explain(name, tuple(a.default_type if isinstance(a, Weak) else a for a in arg_types), attrs)
+    if why:  # an overload's rule said why it refuses these arguments (ops.registry.Rejected)
+        return f"{_spelling(name, node)}(): {why}"
     stores = any(op.role is Role.STORE for op in registry.overloads(name))
     if stores and len(arg_types) >= 2 and isinstance(arg_types[0], T.ArrayType):
         return f"cannot store a {describe(arg_types[-1:])} value into an array of {arg_types[0].dtype}"

@@ -198,15 +198,42 @@ def records(name: str, domain: str | None = None) -> list[Op]:
     return found
 
 
+class Rejected:
+    """What a rule returns for arguments it recognises but refuses, with the reason: the overload does not apply (as
+    for None) and, when no overload does, the compile error says ``reason`` (:func:`explain`) instead of listing the
+    argument types. ``Rejected("Incompatible gradient type, expected mat43f, got mat34f")``."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return f"Rejected({self.reason!r})"
+
+
 def resolve(name: str, arg_types: tuple[T.Type, ...], attrs: tuple = ()) -> tuple[Op, tuple[T.Type, ...]] | None:
     """First overload of ``name`` whose rule accepts the argument types; None if none does."""
     for op in overloads(name):
         result = op.rule(arg_types, attrs)
-        if result is None:
+        if result is None or isinstance(result, Rejected):
             continue
         if isinstance(result, tuple):
             return op, result
         return op, (result,) if result is not T.VOID else ()
+    return None
+
+
+def explain(name: str, arg_types: tuple[T.Type, ...], attrs: tuple = ()) -> str | None:
+    """Why no overload of ``name`` accepts the argument types: the reason of the first overload whose rule
+    :class:`Rejected` them (None when every rule simply did not apply)."""
+    for op in overloads(name):
+        result = op.rule(arg_types, attrs)
+        if isinstance(result, Rejected):
+            return result.reason
     return None
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..ir import types as T
 from . import registry
-from .registry import Op
+from .registry import Op, Rejected
 
 F32, I32 = T.FLOAT32, T.INT32
 _VEC = [T.VectorType(n, F32) for n in (2, 3, 4, 6)] + [T.VectorType(3, I32)]
@@ -74,7 +74,7 @@ def _result(op: Op, args: tuple[T.Type, ...]):
         out = op.rule(args, ())
     except Exception:  # noqa: BLE001 - a rule that needs attributes (or other arguments) simply does not apply
         return None
-    if out is None:
+    if out is None or isinstance(out, Rejected):
         return None
     return out if not isinstance(out, tuple) else T.TupleType(tuple(out))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..ir import types as T
 from .forms import Form, Syntax
-from .registry import Adjoint, Op, OpKind, register
+from .registry import Adjoint, Op, OpKind, Rejected, register
 
 D = "geometry"
 HEADER = "geometry/geometry.h"
@@ -100,8 +100,17 @@ _op("volume_sample_i", ("id", "uvw"), (T.UINT64, VEC3), lambda t, a: T.INT32,
 
 
 
-_op("volume_sample_grad", (*_SAMPLE, "grad", "dtype"), (*_SAMPLE_T, None),
-    lambda t, a: (t, grad_type(t)) if a[3] == grad_type(t) else None,
+def _grad_result(value, grad):
+    """The results of a sample with its gradient: the value and the gradient's type, or why ``grad`` cannot hold it
+    (Warp's words: a transposed N x 3 matrix is refused, not adapted)."""
+    want = grad_type(value)
+    if grad == want:
+        return value, want
+    composite = isinstance(grad, (T.ScalarType, T.VectorType, T.MatrixType))
+    return Rejected(f"Incompatible gradient type, expected {want}, got {grad}") if composite else None
+
+
+_op("volume_sample_grad", (*_SAMPLE, "grad", "dtype"), (*_SAMPLE_T, None), lambda t, a: _grad_result(t, a[3]),
     "volume_sample_grad(id, uvw, sampling_mode, grad, dtype) -> dtype: volume_sample, and writes the gradient of "
     "the sample w.r.t. uvw into the variable grad (vec3 of the scalar type for scalar data; an N x 3 matrix with one "
     "row per component for N-vectors; zero for CLOSEST). Differentiable w.r.t. uvw (value and gradient).",
@@ -119,7 +128,7 @@ def _index_rule(with_grad: bool):
             return None
         if not with_grad:
             return background
-        return (background, grad_type(background)) if a[5] == grad_type(background) else None
+        return _grad_result(background, a[5])
     return result
 
 
