@@ -285,6 +285,21 @@ def _soft_ground_grads(monkeypatch, hand: bool, fuse: bool = True):
         tape.backward(loss)
         for a, g in zip(arrays, first):
             np.testing.assert_allclose(a.grad.numpy(), g, rtol=1e-5, atol=1e-6 * np.abs(g).max())
+        # the same rollout on a second Tape (its own plan, sums and registered model arrays: elastic._TapePlan,
+        # tape_params.record_on_tape): zeroed by it, the same gradients again
+        tape.zero()
+        loss.zero_()
+        for st in states:  # (simulate adds its forces to state_in's)
+            st.clear_forces()
+        with wp.Tape() as tape2:
+            for k in range(15):
+                integ.simulate(m, states[k], states[k + 1], 2e-3)
+            wp.launch(dot_loss2, m.particle_count, inputs=[states[-1].particle_q, w], outputs=[loss])
+        assert all(any(a is b for b in tape2.gradients) for a in (m.tet_materials, m.particle_inv_mass,
+                                                                  m.ground_plane))
+        tape2.backward(loss)
+        for a, g in zip(arrays, first):
+            np.testing.assert_allclose(a.grad.numpy(), g, rtol=1e-5, atol=1e-6 * np.abs(g).max())
     return first
 
 
