@@ -479,3 +479,41 @@ def test_fk_hand_adjoint_rows_after_tape_zero():
             np.testing.assert_allclose(g[key], r[key], atol=2e-5 * max(1.0, np.abs(r[key]).max()),
                                        err_msg=f"row {k} {key}")
     assert np.abs(ref[2]["qd"]).max() > 0.1 and not ref[0]["qd"].any()  # the twist row differs from pose rows
+
+
+def test_fk_kernel_variant_reading_parents_outside_its_articulation():
+    """A second articulation hanging from a body of the first reads that pose from body_q (the kernel variant that
+    the Tape copies body_q / body_qd for); models whose parents all lie inside their articulation get the variant
+    that reads neither. Both backward passes give the generated adjoint's gradients, also after an overwrite."""
+    from weft.sim.articulation import _fk_kernel, fk_kernel
+
+    rng = np.random.default_rng(5)
+    b = wp.sim.ModelBuilder()
+    b.add_articulation()
+    base = b.add_body(m=1.0, I_m=np.eye(3), com=(0.1, 0.0, 0.0))
+    b.add_joint_revolute(-1, base, wp.transform((0.0, 1.0, 0.0), wp.quat_identity()), axis=(0.0, 0.0, 1.0))
+    link = b.add_body(m=1.0, I_m=np.eye(3))
+    b.add_joint_revolute(base, link, wp.transform((0.5, 0.0, 0.0), wp.quat_identity()), axis=(0.0, 1.0, 0.0))
+    b.add_articulation()
+    hang = b.add_body(m=1.0, I_m=np.eye(3), com=(0.0, -0.1, 0.0))
+    b.add_joint_prismatic(link, hang, wp.transform((0.0, -0.3, 0.2), wp.quat_identity()), axis=(0.0, 1.0, 0.0))
+    model = b.finalize("cpu", requires_grad=True)
+    kernel = fk_kernel(model)
+    assert kernel.custom_adjoint is not None and kernel is not _fk_kernel(16, True, True)
+    assert fk_kernel(_tree_model()) is _fk_kernel(16, True, True)
+    q = rng.uniform(-1.0, 1.0, model.joint_coord_count)
+    qd = rng.uniform(-1.0, 1.0, model.joint_dof_count)
+    weights = [(wp.array(rng.normal(size=(model.body_count, 7)), dtype=wp.transform),
+                wp.array(rng.normal(size=(model.body_count, 6)), dtype=wp.spatial_vector)) for _ in range(2)]
+    # one thread per articulation: the hanging one may read its parent before or after that is written, so the
+    # model's (and every new state's) poses are set to the result first and the overwriting launch repeats q
+    s = model.state()
+    wp.sim.eval_fk(model, wp.array(q, dtype=float), wp.array(qd, dtype=float), None, s)
+    model.body_q.assign(s.body_q)
+    model.body_qd.assign(s.body_qd)
+    for qs in ([q], [q, q]):
+        got, _ = _taped_fk(model, kernel, qs, qd, weights)
+        ref, _ = _taped_fk(model, _fk_kernel(16, False), qs, qd, weights)
+        for key in ref:
+            np.testing.assert_allclose(got[key], ref[key], atol=2e-5 * max(1.0, np.abs(ref[key]).max()),
+                                       err_msg=key)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 import weft as wp
 
 from . import fk_adjoint
@@ -172,9 +174,13 @@ FK_CAPACITIES = (16, 64, MAX_ARTICULATION_JOINTS)
 
 
 @functools.cache
-def _fk_kernel(cap: int, hand_adjoint: bool = True):
+def _fk_kernel(cap: int, hand_adjoint: bool = True, inside_only: bool = False):
     """``eval_articulation_fk`` keeping up to ``cap`` joints of an articulation in thread-local arrays; its backward
-    is the hand-written one of fk_adjoint.py when ``hand_adjoint`` (models whose joints it covers), else generated."""
+    is the hand-written one of fk_adjoint.py when ``hand_adjoint`` (models whose joints it covers), else generated.
+    ``inside_only`` (hand-written backward only): every joint's parent is a body of its own articulation or the
+    world, so the kernel never reads ``body_q`` / ``body_qd`` and a Tape records it without copying them first
+    (an array a kernel reads and writes is copied before a recorded launch: 1.7 MB for 4,096 arms)."""
+    reads_outside = not (hand_adjoint and inside_only)
 
     @wp.func
     def _fk_range(joint_start: int, joint_end: int, joint_q: wp.array(dtype=float), joint_qd: wp.array(dtype=float),
@@ -201,7 +207,10 @@ def _fk_kernel(cap: int, hand_adjoint: bool = True):
                 anc = joint_ancestor[j]
                 X_wp = wp.transform_identity()
                 tw = wp.spatial_vector()
-                if anc >= joint_start and anc < j:
+                if wp.static(not reads_outside):
+                    X_wp = poses[anc - joint_start]
+                    tw = twists[anc - joint_start]
+                elif anc >= joint_start and anc < j:
                     X_wp = poses[anc - joint_start]
                     tw = twists[anc - joint_start]
                 else:
@@ -262,7 +271,19 @@ def fk_kernel(model):
     hand = model.__dict__.get("_fk_hand_adjoint")
     if hand is None:
         hand = model.__dict__["_fk_hand_adjoint"] = set(model.joint_type.numpy().tolist()) <= _HAND_ADJOINT_TYPES
-    return _fk_kernel(next(c for c in FK_CAPACITIES if c >= n), hand)
+    inside = model.__dict__.get("_fk_inside_only")
+    if inside is None:
+        inside = model.__dict__["_fk_inside_only"] = _parents_inside(model)
+    return _fk_kernel(next(c for c in FK_CAPACITIES if c >= n), hand, hand and inside)
+
+
+def _parents_inside(model) -> bool:
+    """Whether every joint's parent is the world or a body an earlier joint of the same articulation moves."""
+    parent, anc = model.joint_parent.numpy(), model.joint_ancestor.numpy()
+    starts = model.articulation_start.numpy()
+    j = np.arange(int(starts[0]), int(starts[-1]))
+    lo = starts[np.searchsorted(starts, j, side="right") - 1]  # first joint of each joint's articulation
+    return not np.any((parent[j] >= 0) & ((anc[j] < lo) | (anc[j] >= j)))
 
 
 @wp.kernel

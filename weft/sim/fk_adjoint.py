@@ -289,6 +289,13 @@ def _written_values(rec, forward_kernel):
     args = list(rec.args)
     if all(args[i]._version == rec.versions_after.get(i, args[i]._version) for i in (iq, iqd)):
         return args[iq], args[iqd]
+    if iq not in rec.spec.snapshot and iqd not in rec.spec.snapshot:
+        # the variant that reads no pose or twist it did not compute (articulation._fk_kernel's inside_only): the
+        # forward again into fresh arrays gives the same values for the bodies it writes (the others are not read)
+        bq, bqd = wp.zeros_like(args[iq]), wp.zeros_like(args[iqd])
+        wp.launch(forward_kernel, dim=rec.dims, inputs=args[:iq], outputs=[bq, bqd], device=rec.device,
+                  record_tape=False)
+        return bq, bqd
     if iq not in rec.snapshots or iqd not in rec.snapshots:
         raise SimError("eval_fk's backward: state.body_q / body_qd were overwritten after eval_fk on the "
                               "tape and no copy of their old contents was kept")
