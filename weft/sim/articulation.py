@@ -207,7 +207,7 @@ def _fk_kernel(cap: int, hand_adjoint: bool = True, inside_only: bool = False):
                 anc = joint_ancestor[j]
                 X_wp = wp.transform_identity()
                 tw = wp.spatial_vector()
-                if wp.static(not reads_outside):
+                if wp.static(not reads_outside):  # noqa: SIM114 (a static branch: no body_q read is compiled)
                     X_wp = poses[anc - joint_start]
                     tw = twists[anc - joint_start]
                 elif anc >= joint_start and anc < j:
