@@ -172,9 +172,24 @@ def lane_energy(grid: wp.uint64, pts: wp.array(dtype=wp.vec3d), r: wp.float64, e
     e[i] = s
 
 
-def test_lane_kernel_gradient_matches_central_differences():
+@wp.kernel
+def lane_energy_for(grid: wp.uint64, pts: wp.array(dtype=wp.vec3d), r: wp.float64, e: wp.array(dtype=wp.float64)):
+    tid = wp.tid()
+    i = wp.hash_grid_point_id(grid, tid)
+    p = pts[i]
+    s = wp.float64(0.0)
+    for j in wp.hash_grid_query(grid, p, r):
+        d = wp.length(p - pts[j])
+        if d < r and j != i:
+            s += (r - d) * (r - d) * (r - d)
+    e[i] = s
+
+
+@pytest.mark.parametrize("kernel", [lane_energy, lane_energy_for], ids=["while", "for"])
+def test_lane_kernel_gradient_matches_central_differences(kernel):
     """The forward runs in lanes, the backward (adjoint module) as before: d(sum e)/d(points) vs central
-    differences of the float64 brute-force energy."""
+    differences of the float64 brute-force energy. The `for` form's reverse sweep restores each iteration's index
+    (it replayed the body with the failed last step's index, -1, before: an out-of-bounds read)."""
     rng = np.random.default_rng(11)
     n = 120
     pts = rng.random((n, 3)) * 0.6
@@ -183,10 +198,10 @@ def test_lane_kernel_gradient_matches_central_differences():
     p = wp.array(pts, dtype=wp.vec3d, requires_grad=True)
     grid.build(p, r)
     e = wp.zeros(n, dtype=wp.float64, requires_grad=True)
-    assert "fwd_lanes" in _source(lane_energy, [grid.id, p, r, e])
+    assert "fwd_lanes" in _source(kernel, [grid.id, p, r, e])
     tape = wp.Tape()
     with tape:
-        wp.launch(lane_energy, dim=n, inputs=[grid.id, p, r, e])
+        wp.launch(kernel, dim=n, inputs=[grid.id, p, r, e])
     tape.backward(grads={e: wp.ones(n, dtype=wp.float64)})
     grad = p.grad.numpy()
 

@@ -112,6 +112,16 @@ class AdjointBuilder:
                 target = x.args[0] if x.args else None
                 if x.call.op.side_effect and isinstance(target, Var) and _is_fixed_array(target.type):
                     seen.setdefault(target.id, target)
+        if isinstance(s, While):
+            # values the condition defines and the body reads (the index of `for j in wp.hash_grid_query(...)`):
+            # the replayed body needs each iteration's, not the last (failed) condition's
+            cond_defs = {d.id for x in s.cond_body if isinstance(x, Let) for d in x.dsts}
+            for x in walk(s.body):
+                reads = x.args if isinstance(x, Let) else (x.src,) if isinstance(x, Assign) else \
+                    (x.cond,) if isinstance(x, (If, While)) else ()
+                for a in reads:
+                    if isinstance(a, Var) and a.id in cond_defs:
+                        seen.setdefault(a.id, a)
         state = list(seen.values())
         if isinstance(s, For):
             state.insert(0, s.var)
