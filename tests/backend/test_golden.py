@@ -170,6 +170,16 @@ def g_periodic(n: int, u: wp.array2d(dtype=float), out: wp.array2d(dtype=float))
     out[i, j] = u[wrap(i + 1, n), j] * u[i, wrap(j - 1, n)] - 2.0 * u[i, j] + u[i, wrap(j + 1, n)]
 
 
+@wp.kernel
+def g_flat_rows(f: wp.array(dtype=float), width: int, height: int, out: wp.array(dtype=float)):
+    # Warp's example_wave: x = tid % width, y = tid // width; run in rows (run_grid_split_rows), fwd_known takes the
+    # column, row and flat index from the row loop and folds the clamps
+    tid = wp.tid()
+    x = tid % width
+    y = tid // width
+    out[tid] = f[wp.clamp(y, 0, height - 1) * width + wp.clamp(x + 1, 0, width - 1)] - f[tid]
+
+
 CORPUS = {
     "saxpy": (g_saxpy, [1.0, wp.zeros(1, dtype=float), wp.zeros(1, dtype=float)]),
     "stencil": (g_stencil, [4, wp.zeros((2, 2), dtype=float), wp.zeros((2, 2), dtype=float)]),
@@ -186,6 +196,7 @@ CORPUS = {
     "hash_grid_lanes": (g_hash_grid_lanes, [wp.uint64(0), wp.zeros(1, dtype=wp.vec3), 0.1, wp.zeros(1, dtype=float)]),
     "guarded": (g_guarded, [4, 4, wp.zeros((2, 2), dtype=float), wp.zeros((2, 2), dtype=float)]),
     "periodic": (g_periodic, [4, wp.zeros((2, 2), dtype=float), wp.zeros((2, 2), dtype=float)]),
+    "flat_rows": (g_flat_rows, [wp.zeros(4, dtype=float), 2, 2, wp.zeros(4, dtype=float)]),
 }
 #: block_dim of the tile kernels (the block size their modules are rendered for)
 BLOCK_DIM = {"tile_fft": 32, "tile_matmul": 64, "tile_reduce": 32}

@@ -384,3 +384,88 @@ def test_two_way_branches_assume_only_equalities():
     p = np.where(r < n // 2, r, r - n // 2)
     b = z[p, np.where(k == 0, 0, n - k)]
     np.testing.assert_allclose(out.numpy(), np.where(r < n // 2, z[p, k] + b, z[p, k] - b), rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------- rows of flat launches
+@wp.func
+def clamped_sample(f: wp.array(dtype=float), x: int, y: int, width: int, height: int):
+    x = wp.clamp(x, 0, width - 1)
+    y = wp.clamp(y, 0, height - 1)
+    return f[y * width + x]
+
+
+@wp.kernel
+def flat_wave(f: wp.array(dtype=float), width: int, height: int, out: wp.array(dtype=float)):
+    # Warp's example_wave: a 1-D launch recovering its cell with tid % width and tid // width, clamped neighbours
+    tid = wp.tid()
+    x = tid % width
+    y = tid // width
+    lap = (clamped_sample(f, x + 1, y, width, height) + clamped_sample(f, x - 1, y, width, height)
+           + clamped_sample(f, x, y + 1, width, height) + clamped_sample(f, x, y - 1, width, height)
+           - 4.0 * clamped_sample(f, x, y, width, height))
+    out[tid] = lap + 0.5 * f[tid]
+
+
+@wp.kernel
+def flat_column_only(f: wp.array(dtype=float), width: int, out: wp.array(dtype=float)):
+    # the column alone (no tid // width), a guard on it
+    tid = wp.tid()
+    x = tid % width
+    if x > 0 and x < width - 1:
+        out[tid] = f[tid - 1] - f[tid + 1] + float(x)
+
+
+def _wave_ref(f, width, height, size):
+    out = np.empty(size, np.float64)
+    g = lambda x, y: f[min(max(y, 0), height - 1) * width + min(max(x, 0), width - 1)]
+    for t in range(size):
+        x, y = t % width, t // width
+        out[t] = g(x + 1, y) + g(x - 1, y) + g(x, y + 1) + g(x, y - 1) - 4.0 * g(x, y) + 0.5 * f[t]
+    return out
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("width,height,size", [(16, 16, 256), (7, 5, 35), (7, 5, 30), (1, 9, 9), (40, 1, 40),
+                                               (33, 4, 100)])
+def test_flat_rows_match_numpy(width, height, size, threads):
+    """tid % width / tid // width kernels run in rows of width points (run_grid_split_rows): the row's interior runs
+    the specialised body (no divisions, the clamps folded, contiguous loads); partial last rows and launches not a
+    multiple of the width included. f is long enough for every clamped read."""
+    old = wp.config.num_threads
+    wp.config.num_threads = threads
+    try:
+        f = np.random.default_rng(11).random(max(size, width * height) + width).astype(np.float32)
+        out = wp.zeros(size, dtype=float)
+        wp.launch(flat_wave, dim=size, inputs=[wp.array(f), width, height, out])
+        np.testing.assert_allclose(out.numpy(), _wave_ref(f.astype(np.float64), width, height, size), rtol=1e-5,
+                                   atol=1e-5)
+    finally:
+        wp.config.num_threads = old
+
+
+@pytest.mark.parametrize("width,size", [(10, 95), (3, 3), (2, 40), (0, 12), (-3, 12), (200, 50)])
+def test_flat_rows_column_guard(width, size):
+    """A guard on the column alone; a width of 0 or below has no rows (the flat body runs everywhere: x = tid % 0
+    is 0 in weft, and the guard fails)."""
+    f = np.random.default_rng(12).random(size + 2).astype(np.float32)
+    out = wp.array(np.full(size, -1.0, np.float32))
+    wp.launch(flat_column_only, dim=size, inputs=[wp.array(f), width, out])
+    expect = np.full(size, -1.0, np.float64)
+    for t in range(size) if width > 0 else ():
+        x = t % width
+        if 0 < x < width - 1:
+            expect[t] = f[t - 1] - f[t + 1] + x
+    np.testing.assert_allclose(out.numpy(), expect, rtol=1e-6, atol=1e-6)
+
+
+def test_flat_rows_plan_and_source():
+    """The plan takes x = tid % width as the innermost index and y = tid // width as the row; the specialised body
+    reads both (and the flat index) from the row loop and has no division left."""
+    args = [wp.zeros(4), 2, 2, wp.zeros(4)]
+    fn = flat_wave._lower(flat_wave.infer_types(args), False, None).fn
+    plan = plan_guards(fn)
+    assert plan is not None and plan.flat is not None and plan.flat[2] is not None and len(plan.identities) >= 3
+    src = Renderer(fn, RenderOptions()).render_module()
+    known = src[src.index("void fwd_known"):src.index("void fwd_clip")]
+    assert "weft::mod(" not in known and "weft::floordiv(" not in known
+    assert "(i0 * args.width + i1)" in known and "weft::run_grid_split_rows<true>(" in src

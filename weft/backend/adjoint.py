@@ -82,7 +82,7 @@ class AdjointRenderer(Renderer):
         # measured 2.8x slower split (a 1024^2 guarded stencil, 3.5 -> 9.8 ms: g++'s vector loop for the folded body
         # was versioned away at run time), while rk3_update's wrap identities gain 19%.
         plan = plan_guards(self.fn) if self.deferred is not None else None
-        self.guard = plan if plan is not None and plan.identities else None
+        self.guard = plan if plan is not None and plan.identities and plan.flat is None else None
         parts = [self.header(), self.render_structs(self.fn.params), "namespace {", self.render_args_struct(),
                  self.render_bwd_body()]
         if self.deferred is not None:

@@ -21,6 +21,11 @@ division), and comparisons that the bounds decide (``ret < 0``, ``ret >= n``: th
 become constants too, so the fix-up branch folds and the loads at ``j + c`` are contiguous. Clamped indices
 (``clamp(j + c, 0, m - 1)``, ``min(j + 1, m - 1)``, ``max(j - 1, 0)``: the boundary handling of Warp's grid-fluid
 example) are ``j + c`` between their bounds, also for c = 0.
+
+A flat launch (``tid = wp.tid()``) that recovers its cell as ``x = tid % w``, ``y = tid // w`` (Warp's wave, raycast
+and raymarch examples; ``w`` an int parameter never reassigned) is planned on rows of ``w`` points: ``x`` is the
+innermost index and ``y`` the row (``_flat_rows``), and the specialised body takes both, and ``tid``, from the row
+loop (``GuardPlan.exprs``; run_grid_split_rows in launch.h).
 """
 
 from __future__ import annotations
@@ -102,6 +107,20 @@ class GuardPlan:
     implied: tuple[OuterAtom, ...] = ()  # comparisons the identities' bounds decide (no bound of their own)
     #: (load result id, c): in the specialised body the load's innermost index is the innermost thread index + c
     load_offsets: tuple[tuple[int, int], ...] = ()
+    #: rows of a flat launch (see _flat_rows): (w, x, y or None)
+    flat: tuple | None = None
+
+    def exprs(self, width: str) -> dict[int, str]:
+        """Var id -> the row loop's value the specialised body gives it: the column and row of a flat launch's rows
+        (the split row runner passes them as i1 and i0) and the flat index as ``i0 * width + i1`` (int32 arithmetic
+        on the loop index: contiguous accesses, where the 64-bit ``flat`` truncated was a gather / scatter).
+        ``width``: the rendered row width."""
+        if self.flat is None:
+            return {}
+        out = {self.flat[1].id: "i1", self.tid.dsts[0].id: f"(i0 * {width} + i1)"}
+        if self.flat[2] is not None:
+            out[self.flat[2].id] = "i0"
+        return out
 
     @property
     def known(self) -> dict[int, bool]:
@@ -142,6 +161,9 @@ def plan_guards(fn: Function) -> GuardPlan | None:
     reassigned = {s.dst.id for s in stmts if isinstance(s, Assign)}
     params = {p.id for p in fn.params if p.id not in reassigned and p.type == T.INT32}
     lets = {d.id: s for s in stmts if isinstance(s, Let) for d in s.dsts}
+    flat = _flat_rows(stmts, tid, params) if len(tid.dsts) == 1 else None
+    if flat is not None:  # rows of a flat launch: the column is the innermost index, the row an outer one
+        inner_tid, outer_tids = flat[1], ({flat[2]} if flat[2] is not None else set())
 
     # row-invariant int32 values: params, outer tids, constants, and pure ops over them
     invariant: dict[int, bool] = {}
@@ -215,7 +237,7 @@ def plan_guards(fn: Function) -> GuardPlan | None:
         if isinstance(bound, Var):
             needed.add(bound.id)
     identities, ranges, implied, load_offsets = ((), (), (), {})
-    if len(tid.dsts) >= 2:  # see _wrap_identities: a row of a multi-dimensional launch
+    if len(tid.dsts) >= 2 or flat is not None:  # see _wrap_identities: a row of a multi-dimensional launch
         identities, ranges, implied, load_offsets = _wrap_identities(
             fn.body, inner_tid, is_invariant, {a.dst.id: a.value for a in (*inner, *outer)})
     for r in ranges:
@@ -242,7 +264,42 @@ def plan_guards(fn: Function) -> GuardPlan | None:
     prelude = tuple(s for s in stmts if isinstance(s, Let) and s.call.op.role is not Role.TID
                     and any(d.id in closure for d in s.dsts))
     return GuardPlan(inner_tid, tid, tuple(inner), tuple(outer), prelude, identities, ranges, implied,
-                     tuple(sorted(load_offsets.items())))
+                     tuple(sorted(load_offsets.items())), flat)
+
+
+#: the integer ops of ``x = tid % w`` and ``y = tid // w``
+_FLAT_COL = frozenset({"mod"})
+_FLAT_ROW = frozenset({"floordiv", "div"})
+
+
+def _flat_rows(stmts: list[Stmt], tid: Let, params: set[int]):
+    """(w, x, y) when a flat-index kernel computes its 2-D cell as ``x = tid % w`` (and ``y = tid // w``), w an int32
+    parameter it never reassigns (Warp's examples: ``x = tid % width; y = tid // width``); else None. The launch then
+    runs in rows of w points (run_grid_split_rows in launch.h): x is the column (the innermost index of the plan), y
+    the row (the specialised body takes both from the row loop: no divisions, and ``y * w + x + 1`` is contiguous)."""
+    t = tid.dsts[0]
+    src = {t.id}
+    for s in stmts:
+        if isinstance(s, Let) and s.call.op.role is Role.COPY and isinstance(s.args[0], Var) and s.args[0].id in src \
+                and s.dsts[0].kind is VarKind.SSA:
+            src.add(s.dsts[0].id)
+
+    def find(names):
+        for s in stmts:
+            if (isinstance(s, Let) and s.call.name in names and len(s.args) == 2 and len(s.dsts) == 1
+                    and isinstance(s.args[0], Var) and s.args[0].id in src and isinstance(s.args[1], Var)
+                    and s.args[1].id in params and s.dsts[0].type == T.INT32 and s.dsts[0].kind is VarKind.SSA):
+                return s
+        return None
+
+    col = find(_FLAT_COL)
+    if col is None:
+        return None
+    width = col.args[1]
+    row = next((s for s in stmts if isinstance(s, Let) and s.call.name in _FLAT_ROW and len(s.args) == 2
+                and len(s.dsts) == 1 and isinstance(s.args[0], Var) and s.args[0].id in src
+                and s.args[1] is width and s.dsts[0].kind is VarKind.SSA), None)
+    return width, col.dsts[0], row.dsts[0] if row is not None else None
 
 
 def _same(a, b) -> bool:

@@ -84,6 +84,8 @@ class Renderer(CpuTarget):
     _known: Mapping[int, bool] = MappingProxyType({})
     #: Var id -> the value a specialised body copies into it (the guard plan's ``(j + c) % n`` identities)
     _copies: Mapping[int, Var] = MappingProxyType({})
+    #: Var id -> the C++ value a specialised body gives it (a flat launch's column and row, GuardPlan.exprs)
+    _exprs: Mapping[int, str] = MappingProxyType({})
 
     def __init__(self, fn: Function, options: RenderOptions):
         self.fn = fn
@@ -101,8 +103,10 @@ class Renderer(CpuTarget):
                  self.render_body("fwd_body", self.fn.body)]
         if self.guard is not None:
             self._known, self._copies, self._last_line = self.guard.known, self.guard.copies, None
+            self._exprs = self.guard.exprs(self.names(self.guard.flat[0])) if self.guard.flat is not None else {}
             parts.append(self.render_body("fwd_known", self.fn.body))
             self._known, self._copies, self._last_line = MappingProxyType({}), MappingProxyType({}), None
+            self._exprs = MappingProxyType({})
             parts.append(self.render_clip(self.guard))
         self.lanes = plan_lanes(self.fn, self.opts.debug) if self.guard is None else None
         if self.lanes is not None:
@@ -342,6 +346,10 @@ class Renderer(CpuTarget):
         known = f"[args]({params}) WEFT_INLINE_LAMBDA {{ fwd_known<{c}>(args, i0, i1, i2, i3, flat); }}"
         clip = (f"[args]({params}, int64_t& lo, int64_t& hi) {{ fwd_clip<{c}>(args, i0, i1, i2, i3, flat, lo, "
                 "hi); }")
+        if self.guard.flat is not None:  # rows of a flat launch (guards._flat_rows)
+            width = f"int64_t({self.names(self.guard.flat[0])})"
+            return (f"weft::run_grid_split_rows<{independent}>(dims, ndim, nthreads, {width}, {body}, {known}, "
+                    f"{clip});")
         return (f"weft::run_grid_split<{independent}, {self.tid_rank()}>(dims, ndim, nthreads, {body}, {known}, "
                 f"{clip});")
 
@@ -374,6 +382,8 @@ class Renderer(CpuTarget):
             self.comment(s.loc)
             if s.dsts and s.dsts[0].id in self._known:  # an atom of the guard plan, constant in fwd_known
                 self.out(f"{n(s.dsts[0])} = {'true' if self._known[s.dsts[0].id] else 'false'};")
+            elif s.dsts and s.dsts[0].id in self._exprs:  # a flat launch's column / row, from the row loop
+                self.out(f"{n(s.dsts[0])} = {self._exprs[s.dsts[0].id]};")
             elif s.dsts and s.dsts[0].id in self._copies:  # a guard plan identity: ``(j + c) % n`` is ``j + c`` here
                 self.out(self.assign_line(s.dsts[0].type, n(s.dsts[0]), n(self._copies[s.dsts[0].id])))
             else:

@@ -375,6 +375,44 @@ inline void run_grid_split(const int64* dims, int32 ndim, int32 nthreads, Body&&
                [&](int64 b, int64 e) { run_range_split<Independent, ND>(g, b, e, body, known, clip); });
 }
 
+// run_grid_split for a flat launch (ND 1) whose kernel computes its cell as x = tid % width, y = tid // width
+// (guards._flat_rows): the points run in rows of `width`; on each row's clip interval `known` gets the row as i0, the
+// column as i1 and the flat index as flat (no divisions; y * width + x + c is contiguous), the rim the flat body.
+template <bool Independent, typename Body, typename Known, typename Clip>
+__attribute__((noinline)) void run_range_split_rows(int64 width, int64 begin, int64 end, Body body, Known known,
+                                                    Clip clip) {
+    int64 flat = begin;
+    while (flat < end) {
+        const int64 row = flat / width, base = row * width;
+        const int64 row_end = base + width < end ? base + width : end;
+        const int32 idx[4] = {int32(row), 0, 0, 0};
+        run_split_row<Independent, 2>(idx, base, int32(flat - base), int32(row_end - base), body, known, clip);
+        flat = row_end;
+    }
+}
+
+template <bool Independent, typename Body, typename Known, typename Clip>
+inline void run_grid_split_rows(const int64* dims, int32 ndim, int32 nthreads, int64 width, Body&& body,
+                                Known&& known, Clip&& clip) {
+    if (width <= 0) {  // no rows: the flat body everywhere
+        run_grid<Independent, 1>(dims, ndim, nthreads, body);
+        return;
+    }
+    const int64 total = grid_total(dims, ndim);
+    if (total <= 0) return;
+    const int threads = grid_threads(dims, ndim, nthreads);
+    if (threads <= 1) {
+        SerialScope serial;
+        run_range_split_rows<Independent>(width, 0, total, body, known, clip);
+        return;
+    }
+    GridSlice slices[kMaxGridThreads];
+    make_slices(total, threads, slices);
+#pragma omp parallel num_threads(threads)
+    run_slices(slices, threads, omp_get_thread_num(),
+               [&](int64 b, int64 e) { run_range_split_rows<Independent>(width, b, e, body, known, clip); });
+}
+
 // ---- privatised gradient accumulation
 // A gradient that several threads add into at the same elements (a stencil's neighbours, a gather's sources) would
 // need an atomic read-modify-write per add. Instead, thread t > 0 of a backward launch adds with plain adds into its
