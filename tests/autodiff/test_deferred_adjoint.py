@@ -617,3 +617,28 @@ def test_split_lane_loop_vectorises():
                              capture_output=True, text=True, timeout=300)
     assert log.returncode == 0, log.stderr[-2000:]
     assert re.search(rf"launch\.h:{line}:\d+: optimized: loop vectorized", log.stderr), log.stderr[-2000:]
+
+
+@wp.kernel
+def masked_periodic(n: int, u: wp.array2d(dtype=f64), m: wp.array2d(dtype=f64), out: wp.array2d(dtype=f64)):
+    """A data-dependent early return before periodic neighbour loads."""
+    i, j = wp.tid()
+    if m[i, j] > 0.0:
+        return
+    out[i, j] = u[i, wrap_index(j + 1, n)] * 2.0 + u[wrap_index(i - 1, n), j]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_sites_after_an_early_return_keep_offsets(threads):
+    """Sites after a data-dependent early return are conditional: the split lane body marks them empty and records
+    offsets (a lane that returned adds nothing); only the mask load before the return is row-affine."""
+    n = 150
+    u, msk, g = ints((n, n), 41), ints((n, n), 42, -1, 2), ints((n, n), 43)
+    src = adjoint_source(masked_periodic, n, arr(u), arr(msk), arr(u))
+    known = _known_body(src)
+    assert known.count("weft::defer_add<true>(") == 2 and src.count("weft::flush_affine(args.m,") == 1
+    live = (msk <= 0) * g
+    expect = np.roll(2.0 * live, 1, axis=1) + np.roll(live, -1, axis=0)
+    out = wp.zeros((n, n), dtype=f64, requires_grad=True)
+    got = backward(masked_periodic, (n, n), [n, arr(u), wp.array(msk, dtype=f64)], [out], [g], threads)
+    np.testing.assert_array_equal(got[0], expect)
