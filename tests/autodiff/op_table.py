@@ -1059,6 +1059,14 @@ def m_nested_fields(m: f64, p: V3):
     return o.body.pos * (o.body.mass + o.scale)
 
 
+@wp.func
+def m_print(x: f64, p: V3):
+    y = x * p
+    print("y", y)  # the reverse sweep prints y's adjoint; the gradient passes the print unchanged
+    return y * x
+
+
+entry("misc", "print", case("printed value", (f64, V3), V3, [normal(), normal(3)], m_print))
 entry("misc", "copy", case("mutable local read in a loop", (f64,), f64, [uniform(0.2, 1.2)], m_copy))
 entry("misc", "getfield", case("struct fields", (f64, V3), V3, [normal(), normal(3)], m_fields),
       case("nested struct fields", (f64, V3), V3, [normal(), normal(3)], m_nested_fields))

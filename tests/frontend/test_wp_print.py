@@ -17,5 +17,5 @@ def test_wp_print_in_kernel_and_on_host(capfd):
     wp.synchronize()
     wp.print(3)
     out = capfd.readouterr().out
-    assert out == "1\na string\n-1\nTrue\n[0.5, 2]\n3\n"
+    assert out == "1\na string\n-1\nTrue\n0.5 2 \n3\n"  # Warp's vector form: each component and a space
 

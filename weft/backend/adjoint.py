@@ -39,7 +39,7 @@ from ..ir.roles import Role
 from ..ops.registry import Adjoint, OpKind
 from . import rules
 from .guards import RowSlice, plan_guards, row_slice
-from .renderer import Emitter, Renderer, RenderOptions, _defined_vars, _is_plain_array
+from .renderer import Emitter, Renderer, RenderOptions, _c_string, _defined_vars, _is_plain_array
 from .rules import RuleTable
 
 
@@ -601,6 +601,26 @@ class AdjointRenderer(Renderer):
         if T.is_differentiable_type(s.args[-1].type):
             self.out(f"weft::adj_{s.call.op.native}({args[0]}, {adj_args[-1]}, {', '.join(args[1:-1])});")
 
+    def replay_print(self, s: Let, args) -> None:
+        self.let(s)  # Warp's backward pass prints again what the forward printed
+
+    def adj_print(self, s, args, adj_args, adj_out):
+        """Warp's reverse-sweep print: "adj: " and the adjoint of each printed value at this point of the sweep
+        (zero for values that carry none; structs and arrays say they have no print form)."""
+        pieces = ['printf("adj: ");']
+        for i, (kind, value) in enumerate(s.call.attrs[0]):
+            if i:
+                pieces.append('printf(" ");')
+            if kind == "str":
+                pieces.append(f'printf("%s", {_c_string(value)});')
+                continue
+            x = s.args[value]
+            carried = isinstance(x, Var) and (T.is_differentiable_type(x.type) or (
+                x.kind is VarKind.PARAM and not isinstance(x.type, T.ArrayType)))
+            pieces.append(f"weft::print_adjoint({adj_args[value] if carried else x.type.ctype + '{}'});")
+        pieces.append('printf("\\n");')
+        self.out(" ".join(pieces))
+
     def adj_atomic_minmax(self, s, args, adj_args, adj_out):
         if T.is_differentiable_type(s.args[-1].type):
             self.out(f"weft::adj_atomic_minmax({args[0]}, {args[-1]}, {adj_args[-1]}, {', '.join(args[1:-1])});")
@@ -620,14 +640,15 @@ for _name, _rule in (("copy", AdjointRenderer.adj_copy), ("getfield", AdjointRen
                      ("store", AdjointRenderer.adj_store), ("atomic_add", AdjointRenderer.adj_atomic_add_sub),
                      ("atomic_sub", AdjointRenderer.adj_atomic_add_sub),
                      ("atomic_min", AdjointRenderer.adj_atomic_minmax),
-                     ("atomic_max", AdjointRenderer.adj_atomic_minmax)):
+                     ("atomic_max", AdjointRenderer.adj_atomic_minmax), ("print", AdjointRenderer.adj_print)):
     AdjointRenderer.adjoint_rules.add(_special(_name), _rule)
 for _name, _rule in (("store", AdjointRenderer.replay_store), ("atomic_add", AdjointRenderer.replay_atomic),
                      ("atomic_sub", AdjointRenderer.replay_atomic), ("atomic_min", AdjointRenderer.replay_atomic),
                      ("atomic_max", AdjointRenderer.replay_atomic), ("atomic_exch", AdjointRenderer.replay_atomic),
                      ("atomic_and", AdjointRenderer.replay_atomic), ("atomic_or", AdjointRenderer.replay_atomic),
                      ("atomic_xor", AdjointRenderer.replay_atomic),
-                     ("atomic_cas", AdjointRenderer.replay_atomic_cas)):
+                     ("atomic_cas", AdjointRenderer.replay_atomic_cas), ("print", AdjointRenderer.replay_print),
+                     ("printf", AdjointRenderer.replay_print)):
     AdjointRenderer.replay_rules.add(_special(_name), _rule)
 
 

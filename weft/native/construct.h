@@ -82,29 +82,42 @@ WEFT_FN void print_value(uint16 x) { printf("%u", unsigned(x)); }
 WEFT_FN void print_value(uint32 x) { printf("%u", x); }
 WEFT_FN void print_value(uint64 x) { printf("%llu", (unsigned long long)x); }
 WEFT_FN void print_value(bool x) { printf("%s", x ? "True" : "False"); }
+// Warp's print formats: a vector's components each followed by a space ("1 2 3 "), a matrix's rows so, one per
+// line (print's newline ends the last), a quaternion's components separated by spaces, a transform as
+// "(p) (q)"; values without a print form (structs, arrays) say so.
+template <typename T, typename detail::enable_if_<__is_class(T), int>::type = 0>
+WEFT_FN void print_value(const T&) { printf("<type without print implementation>"); }
 template <unsigned N, typename T>
 WEFT_FN void print_value(const vec_t<N, T>& v) {
-    printf("[");
-    for (unsigned i = 0; i < N; ++i) { if (i) printf(", "); print_value(v.c[i]); }
-    printf("]");
+    for (unsigned i = 0; i < N; ++i) { print_value(v.c[i]); printf(" "); }
 }
 template <unsigned R, unsigned C, typename T>
 WEFT_FN void print_value(const mat_t<R, C, T>& m) {
-    printf("[");
-    for (unsigned i = 0; i < R; ++i) { if (i) printf(",\n "); print_value(m.row[i]); }
-    printf("]");
+    for (unsigned i = 0; i < R; ++i) { if (i) printf("\n"); print_value(m.row[i]); }
 }
 template <typename T>
 WEFT_FN void print_value(const quat_t<T>& q) {
-    printf("[");
-    for (int i = 0; i < 4; ++i) { if (i) printf(", "); print_value(q[i]); }
-    printf("]");
+    for (int i = 0; i < 4; ++i) { if (i) printf(" "); print_value(q[i]); }
 }
 template <typename T>
 WEFT_FN void print_value(const transform_t<T>& t) {
-    printf("[");
-    for (int i = 0; i < 7; ++i) { if (i) printf(", "); print_value(t[i]); }
-    printf("]");
+    printf("(");
+    for (int i = 0; i < 3; ++i) { if (i) printf(" "); print_value(t[i]); }
+    printf(") (");
+    for (int i = 3; i < 7; ++i) { if (i > 3) printf(" "); print_value(t[i]); }
+    printf(")");
+}
+// The reverse sweep's print of an adjoint (Warp's "adj: " line): vector components separated by spaces, matrix rows
+// on lines of their own under the first (indented past "adj: "); other values as print_value.
+template <typename T>
+WEFT_FN void print_adjoint(const T& x) { print_value(x); }
+template <unsigned N, typename T>
+WEFT_FN void print_adjoint(const vec_t<N, T>& v) {
+    for (unsigned i = 0; i < N; ++i) { if (i) printf(" "); print_value(v.c[i]); }
+}
+template <unsigned R, unsigned C, typename T>
+WEFT_FN void print_adjoint(const mat_t<R, C, T>& m) {
+    for (unsigned i = 0; i < R; ++i) { if (i) printf("\n     "); print_adjoint(m.row[i]); }
 }
 
 // ---- wp.expect_eq / expect_neq / expect_near

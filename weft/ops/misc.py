@@ -40,8 +40,10 @@ register(Op("getfield", _getfield, kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL,
 register(Op("setfield", _setfield, kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, public=False, domain=D,
             doc="A copy of struct s with one field replaced."))
 
-register(Op("print", lambda a, at: T.VOID, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, side_effect=True, domain=D,
-            public=False, doc="print(...) inside a kernel."))
+register(Op("print", lambda a, at: T.VOID, kind=OpKind.SPECIAL, adjoint=Adjoint.SPECIAL, side_effect=True, domain=D,
+            adjoint_reads_primal=False, adjoint_linear=True, public=False,
+            doc="print(...) inside a kernel; the backward pass prints it again and, in its reverse sweep, "
+                "'adj: ' and the adjoints of the printed values."))
 register(Op("printf", lambda a, at: T.VOID, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, side_effect=True, domain=D,
             syntax=Syntax(Form.PRINTF),
             public=False, doc="C printf."))
