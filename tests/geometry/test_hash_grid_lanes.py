@@ -265,3 +265,32 @@ def test_heavy_branches_keep_the_scalar_loop():
             g = g / np.linalg.norm(g)
             ref[a] += nn * w + g * 0.5 + t * w * w - nn * np.dot(g, t)
     np.testing.assert_allclose(out.numpy(), ref, rtol=1e-4, atol=1e-5)
+
+
+@wp.kernel
+def lane_fresh_slots(grid: wp.uint64, pts: wp.array(dtype=wp.vec3), r: float, out: wp.array(dtype=float)):
+    tid = wp.tid()
+    i = wp.hash_grid_point_id(grid, tid)
+    p = pts[i]
+    s = float(0.0)  # noqa: UP018
+    if i % 2 == 0:
+        s = float(i)  # a branch in the prefix: each slot keeps its own lane's value
+    for j in wp.hash_grid_query(grid, p, r):
+        if wp.length(p - pts[j]) <= r:
+            s += 1.0
+    out[i] = s
+
+
+def test_lane_slots_start_fresh():
+    n = 500
+    pts = _dyadic(n, seed=13)
+    p = wp.array(pts, dtype=wp.vec3)
+    grid = wp.HashGrid(8, 8, 8)
+    grid.build(p, 0.25)
+    out = wp.zeros(n, dtype=float)
+    args = [grid.id, p, 0.25, out]
+    assert "fwd_lanes" in _source(lane_fresh_slots, args)
+    wp.launch(lane_fresh_slots, dim=n, inputs=args)
+    _, within = _brute(pts, 0.25)
+    ids = np.arange(n)
+    np.testing.assert_array_equal(out.numpy(), np.where(ids % 2 == 0, ids, 0) + within.sum(1))

@@ -224,6 +224,8 @@ def render_lanes(r, plan: LanePlan) -> str:
         r._last_line = None
 
     out("auto prefix_ = [&](int32_t l_, int64_t flat) {")
+    # a slot starts as fwd_body's locals do (value-initialised), not with the values of the lane it held before
+    out("    " + " ".join(f"{raw(v)}[l_] = {{}};" for v in plan.lanes))
     lane_code(plan.prefix)
     out("};")
     out("auto suffix_ = [&](int32_t l_, int64_t flat) {")
