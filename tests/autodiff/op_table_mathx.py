@@ -131,6 +131,11 @@ def x_sdivm(s: f64, m: M22):
 
 
 @wp.func
+def x_sdivm_approx(s: f64, m: M22):
+    return wp.div_approx(s, m)
+
+
+@wp.func
 def x_tpoint(m: M44, p: V3):
     return wp.transform_point(m, p)
 
@@ -154,6 +159,8 @@ entry("mathx", "max", case("max(vec4)", (V4,), f64, [_distinct4], x_vmax))
 entry("mathx", "min", case("min(vec4)", (V4,), f64, [_distinct4], x_vmin))
 entry("mathx", "mod", case("mod(vec3, vec3)", (V3, V3), V3, _vmod_inputs, x_vmod))
 entry("mathx", "div", case("scalar / mat22", (f64, M22), M22, [normal(), away_from_zero(2, 2)], x_sdivm))
+entry("mathx", "div_approx", case("div_approx(scalar, mat22)", (f64, M22), M22, [normal(), away_from_zero(2, 2)],
+                                 x_sdivm_approx))
 entry("mathx", "transform_point", case("transform_point(mat44, vec3)", (M44, V3), V3, [normal(4, 4), normal(3)],
                                        x_tpoint))
 entry("mathx", "transform_vector", case("transform_vector(mat44, vec3)", (M44, V3), V3, [normal(4, 4), normal(3)],

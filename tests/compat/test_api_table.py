@@ -8,6 +8,7 @@ entries that weft now has are reported so they can be removed).
 from __future__ import annotations
 
 import importlib
+import itertools
 import json
 import os
 import re
@@ -110,6 +111,20 @@ def _params(sig: str) -> list[str] | None:
     return out
 
 
+def _alternatives(ann: str) -> list[str]:
+    """The alternatives of a union annotation, split at its top-level ``|``."""
+    parts, depth, cur = [], 0, ""
+    for ch in ann:
+        depth += ch in "[("
+        depth -= ch in "])"
+        if ch == "|" and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [p.strip() for p in parts + [cur]]
+
+
 def builtin_report(table):
     """(missing builtin names, missing overloads, checked overload count) for Warp's kernel builtins."""
     from weft.ops import registry
@@ -130,11 +145,13 @@ def builtin_report(table):
             params = _params(sig)
             if params is None:
                 continue
-            types = [_ir_of(p) for p in params]
-            if not types or any(t is None for t in types):
+            # a union annotation (``Matrix[Float, Literal[2], Literal[2]] | Matrix[...]``) is one overload per
+            # alternative: every combination must resolve
+            alts = [[_ir_of(a) for a in _alternatives(p)] for p in params]
+            if not alts or any(t is None for ts in alts for t in ts):
                 continue
             checked += 1
-            if registry.resolve(name, tuple(types)) is None:
+            if any(registry.resolve(name, combo) is None for combo in itertools.product(*alts)):
                 missing_ovl.append(f"overload:{name}{sig}")
     return missing, missing_ovl, checked
 

@@ -147,6 +147,10 @@ register(Op("mod", lambda a, at: a[0] if len(a) == 2 and R.is_vec(a[0]) and a[0]
             domain=D, header=H, doc="``mod(a, b)`` of vectors, component-wise (the sign of a, as C fmod / %)."))
 register(Op("div", lambda a, at: a[1] if len(a) == 2 and R.is_mat(a[1]) and a[0] == a[1].scalar else None,
             native="div", domain=D, header=H, doc="``s / m``: a scalar divided by each component of a matrix."))
+register(Op("div_approx", lambda a, at: a[1] if len(a) == 2 and R.is_mat(a[1]) and a[0] == a[1].scalar
+            and a[0].is_float else None, native="div", domain=D, header=H,
+            doc="``div_approx(s, m)``: a scalar divided by each component of a matrix, as ``s / m`` (exact on every "
+                "target)."))
 for _name, _what in (("transform_point", "a point (w = 1)"), ("transform_vector", "a direction (w = 0)")):
     register(Op(_name, lambda a, at: a[1] if len(a) == 2 and R.is_mat(a[0], 4, 4) and a[0].scalar.is_float
                 and a[1] == T.VectorType(3, a[0].scalar) else None, native=_name, domain=D, header=H,
