@@ -162,6 +162,11 @@ from . import optim
 from .interop.api import (device_from_torch, device_to_torch, dtype_from_jax, dtype_from_torch,
                           dtype_to_jax, dtype_to_torch, from_dlpack, from_jax, from_torch, stream_from_torch,
                           stream_to_torch, to_dlpack, to_jax, to_torch)
+# Warp 1.19 interop names added in session 8 (paddle, JAX FFI-style wrappers, from_ptr)
+from .interop.api import (device_from_jax, device_from_paddle, device_to_jax, device_to_paddle, dtype_from_paddle,
+                          dtype_to_paddle, from_paddle, from_ptr, stream_from_paddle, to_paddle)
+from .interop.jax_ffi import (JaxCallableGraphMode, JaxModulePreloadMode, clear_jax_callable_graph_cache,
+                              jax_callable, jax_kernel)
 from . import types_compat as types  # noqa: F811
 from .types_compat import dtype_from_numpy, dtype_to_numpy
 from .config import DeterministicMode

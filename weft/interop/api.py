@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import ctypes
+import warnings
+
+from ..runtime.array import array
+from ..types.dtypes import element_size, resolve_dtype
 from .dlpack import from_dlpack, to_dlpack
 
 
@@ -89,19 +94,114 @@ def dtype_to_jax(dtype):
     return impl(dtype)
 
 
+def from_paddle(t, dtype=None, requires_grad=None, grad=None, return_ctype=False, retain_grad=False):
+    """A weft array sharing memory with a paddle tensor (and its gradient); see ``weft.interop.paddle.from_paddle``."""
+    from .paddle import from_paddle as impl
+
+    return impl(t, dtype=dtype, requires_grad=requires_grad, grad=grad, return_ctype=return_ctype,
+                retain_grad=retain_grad)
+
+
+def to_paddle(a, requires_grad=None):
+    """A paddle tensor sharing memory with a weft array (and its gradient); see ``weft.interop.paddle.to_paddle``."""
+    from .paddle import to_paddle as impl
+
+    return impl(a, requires_grad=requires_grad)
+
+
+def dtype_from_paddle(paddle_dtype):
+    """The weft scalar type of a paddle dtype (TypeError for bfloat16 and complex types)."""
+    from .paddle import dtype_from_paddle as impl
+
+    return impl(paddle_dtype)
+
+
+def dtype_to_paddle(warp_dtype):
+    """The paddle dtype of a weft scalar type (unsigned 16/32/64-bit types map to the signed paddle type)."""
+    from .paddle import dtype_to_paddle as impl
+
+    return impl(warp_dtype)
+
+
+def device_from_paddle(paddle_device):
+    """The weft device of a paddle place or device string (``"cpu"``, ``"gpu"``, ``"gpu:N"``)."""
+    from .paddle import device_from_paddle as impl
+
+    return impl(paddle_device)
+
+
+def device_to_paddle(warp_device=None):
+    """The paddle device string (``"cpu"``, ``"gpu:N"``) of a weft device."""
+    from .paddle import device_to_paddle as impl
+
+    return impl(warp_device)
+
+
+def stream_from_paddle(stream_or_device=None):
+    """A weft stream over a paddle CUDA stream (or the current stream of a paddle device)."""
+    from .paddle import stream_from_paddle as impl
+
+    return impl(stream_or_device)
+
+
+def device_from_jax(jax_device):
+    """The weft device of a JAX device (a JAX GPU maps to the CUDA device of its process-local ordinal)."""
+    from .jax_ffi import device_from_jax as impl
+
+    return impl(jax_device)
+
+
+def device_to_jax(warp_device=None):
+    """The local JAX device of a weft device (RuntimeError when this process has none)."""
+    from .jax_ffi import device_to_jax as impl
+
+    return impl(warp_device)
+
+
+def from_ptr(ptr, length, dtype=None, shape=None, device=None):
+    """A weft array over existing memory whose address is stored at ``ptr`` (deprecated, as in Warp).
+
+    ``ptr`` is the address of (or a ctypes pointer to) a ``size_t`` holding the memory's start address; 0 makes
+    an array without memory. ``length`` elements of ``dtype``; ``shape`` overrides the 1-D shape. Prefer
+    ``wp.array(ptr=address, dtype=..., shape=...)``, which takes the address itself.
+    """
+    warnings.warn("wp.from_ptr() is deprecated: to make an array from a C pointer, pass the address itself to "
+                  "wp.array(ptr=..., dtype=..., shape=...)", DeprecationWarning, stacklevel=2)
+    if isinstance(ptr, (ctypes._Pointer, ctypes.c_void_p)):
+        ptr = ctypes.cast(ptr, ctypes.c_void_p).value or 0
+    if not isinstance(ptr, int):
+        raise TypeError(f"from_ptr: ptr must be an integer address or a ctypes pointer, got {type(ptr).__name__}")
+    address = 0 if ptr == 0 else ctypes.cast(ptr, ctypes.POINTER(ctypes.c_size_t)).contents.value
+    length = int(length)
+    if shape is None:
+        shape = (length,)
+    return array(dtype=dtype, shape=shape, ptr=address, capacity=length * element_size(resolve_dtype(dtype)),
+                 device=device)
+
+
 __all__ = [
+    "device_from_jax",
+    "device_from_paddle",
     "device_from_torch",
+    "device_to_jax",
+    "device_to_paddle",
     "device_to_torch",
     "dtype_from_jax",
+    "dtype_from_paddle",
     "dtype_from_torch",
     "dtype_to_jax",
+    "dtype_to_paddle",
     "dtype_to_torch",
     "from_dlpack",
     "from_jax",
+    "from_paddle",
+    "from_ptr",
     "from_torch",
+    "stream_from_paddle",
     "stream_from_torch",
     "stream_to_torch",
     "to_dlpack",
     "to_jax",
+    "to_paddle",
     "to_torch",
 ]
