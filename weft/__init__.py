@@ -42,9 +42,20 @@ from .runtime.launch import Launch, launch
 from .runtime.tiles import launch_tiled
 from .runtime.streams import (Event, ScopedStream, Stream, get_stream, record_event, synchronize, synchronize_device,
                               synchronize_event, synchronize_stream, wait_event, wait_stream,
-                              get_mempool_used_mem_current, get_mempool_used_mem_high, is_mempool_access_enabled,
-                              is_mempool_access_supported, is_mempool_enabled, is_mempool_supported,
-                              is_peer_access_enabled, is_peer_access_supported)
+                              get_mempool_used_mem_current, get_mempool_used_mem_high, is_mempool_supported)
+# CUDA runtime management (allocators, pools, peer access, IPC, profiler, versions, kernel queries): session 8
+from .runtime.memkind import MemoryKind
+from .runtime.cuda_api import (Allocator, CudaManagedAllocator, ScopedAllocator, ScopedCudaProfiler, ScopedMempool,
+                               ScopedMempoolAccess, ScopedPeerAccess, can_access, clear_lto_cache, cuda_profiler_start,
+                               cuda_profiler_stop, event_from_ipc_handle, from_ipc_handle, get_cuda_device,
+                               get_cuda_driver_version, get_cuda_kernel_properties, get_cuda_max_cluster_dim,
+                               get_cuda_toolkit_version, get_device_allocator, get_event_elapsed_time,
+                               get_mempool_release_threshold, get_suggested_block_size, is_mempool_access_enabled,
+                               is_mempool_access_supported, is_mempool_enabled, is_peer_access_enabled,
+                               is_peer_access_supported, set_cuda_allocator, set_device_allocator,
+                               set_mempool_access_enabled, set_mempool_enabled, set_mempool_release_threshold,
+                               set_peer_access_enabled, set_stream, capture_debug_dot_print)
+from .runtime.capture import CaptureMode, Graph
 from .runtime.capture import ScopedCapture, capture_begin, capture_end, capture_if, capture_launch, capture_while
 from .runtime.timing import ScopedTimer
 from .toolchain.target_key import get_cpu_kernel_cache_key

@@ -97,6 +97,86 @@ verify_cuda: bool = False
 enable_tiles_in_stack_memory: bool = True
 max_unroll_default = max_unroll
 
+#: The Warp version whose API weft implements (Warp's ``wp.config.version``; weft's own is ``weft.__version__``).
+version: str = "1.19.0"
+
+
+class LaunchArrayAccessMode(enum.IntEnum):
+    """How a launch checks array arguments that live on another device than the launch (Warp 1.19's numbers).
+
+    ``RELAXED`` and ``CHECKED``: an array from another device is passed when the launch device can access it (CUDA
+    managed memory, pinned host memory for a GPU, a GPU whose peer or pool access to the launch device is enabled:
+    ``wp.can_access``) and refused otherwise; where Warp's RELAXED passes such a pointer unchecked, weft refuses it,
+    since the launch would crash. ``STRICT``: every array must be on the launch device."""
+
+    RELAXED = 0
+    CHECKED = 1
+    STRICT = 2
+
+
+#: Checking of array arguments from other devices at launch (``LaunchArrayAccessMode``).
+launch_array_access_mode: LaunchArrayAccessMode = LaunchArrayAccessMode.RELAXED
+#: Warp's CPU compiler flag string (Clang/LLVM flags for its JIT). When set to a string, its flags are weft's extra
+#: CPU compiler flags (``cpu_compile_flags``), less LLVM's ``-mllvm`` options, which GCC does not take (a warning
+#: names them); ``None``: weft's own flags (weft always compiles for the host CPU, as ``-march=native``).
+cpu_compiler_flags: str | None = None
+#: Use a precompiled weft.h for CPU compiles (Warp's name for ``precompiled_header``; setting either sets both).
+use_precompiled_headers: bool = precompiled_header
+#: NVRTC output of CUDA modules: ``"cubin"`` (weft's default), ``"ptx"`` (JIT-compiled by the driver) or None.
+cuda_output: str | None = None
+#: With PTX output: the architecture the PTX targets (``compute_<n>``), at most the GPU's; None: the GPU's.
+ptx_target_arch: int | None = None
+#: NVRTC architecture suffix: ``"a"`` (architecture-specific features, sm_90+), ``"f"`` (family, sm_100+) or None.
+cuda_arch_suffix: str | None = None
+#: Compile CUDA modules with line information (``-lineinfo``) also outside debug mode.
+lineinfo: bool = False
+#: In debug mode, map generated code back to the Python source with ``#line`` directives (False: comments only).
+line_directives: bool = True
+#: NVRTC writes a Trace Event Format file of each CUDA compile (``--fdevice-time-trace``) to ``<kernel cache>/trace``.
+compile_time_trace: bool = False
+#: New GPU devices allocate from their stream-ordered memory pool (``wp.set_mempool_enabled`` changes it later;
+#: ``WARP_ENABLE_MEMPOOLS_AT_INIT=0`` before import turns it off).
+enable_mempools_at_init: bool = os.environ.get("WARP_ENABLE_MEMPOOLS_AT_INIT", "1").lower() not in ("0", "false", "no")
+#: Threads ``wp.load_module`` loads kernels with: a positive number caps them; 0 or None: one per core (Warp's 0 means
+#: serial loading; weft loads in parallel unless capped, e.g. to 1).
+load_module_max_workers: int | None = 0
+
+# Warp options whose effect does not exist in weft: accepted and kept; setting one to a value that would ask for
+# that effect warns once, naming the reason (docs/warp_compat.md, "API names added in session 8").
+#: Warp's Clang/LLVM CUDA compiler; weft compiles CUDA with NVRTC only.
+llvm_cuda: bool = False
+#: Warp's RTDyld JIT linker for CPU modules; weft loads CPU kernels as shared libraries (no JIT linker).
+legacy_cpu_linker: bool = False
+#: Warp's MathDx (cuBLASDx / cuSolverDx / cuFFTDx) tile paths; weft's tile operations are its own code.
+enable_mathdx_gemm: bool = True
+enable_mathdx_solver: bool = True
+enable_mathdx_fft: bool = True
+#: Warp's grid-stride default for CUDA entries; weft's entries always stride over the grid (``max_blocks`` works).
+default_grid_stride: bool = True
+#: Warp's module preload before graph capture on drivers older than 12.3; weft loads a CUDA module at its first
+#: launch, and its GPU support needs a 12.3+ driver for capture with loads.
+enable_graph_capture_module_load_by_default: bool = True
+#: Warp's GPU deterministic-mode buffer diagnostics; weft's deterministic mode runs CPU launches in order, no buffers.
+deterministic_debug: bool = False
+#: Warp's permission for repeated writes to one vector component in differentiable kernels; weft's IR differentiates
+#: them correctly always.
+enable_vector_component_overwrites: bool = False
+#: Warp's allocation tracking at init (``wp.ScopedMemoryTracker``), which weft does not have.
+track_memory: bool = False
+
+#: option -> (the value that asks for an effect weft lacks, the reason)
+_NO_EFFECT = {
+    "llvm_cuda": (True, "weft compiles CUDA code with NVRTC only"),
+    "legacy_cpu_linker": (True, "weft loads CPU kernels as shared libraries, with no JIT linker"),
+    "enable_mathdx_gemm": (False, "weft's tile_matmul does not use MathDx"),
+    "enable_mathdx_solver": (False, "weft's tile solvers do not use MathDx"),
+    "enable_mathdx_fft": (False, "weft's tile FFTs do not use MathDx"),
+    "default_grid_stride": (False, "weft's CUDA entries always stride over the grid"),
+    "deterministic_debug": (True, "weft's deterministic mode keeps no record buffers to diagnose"),
+    "track_memory": (True, "weft has no allocation tracker"),
+}
+
+
 #: Log levels, as Warp numbers them (``wp.LOG_DEBUG`` ... ``wp.LOG_ERROR``).
 LOG_DEBUG, LOG_INFO, LOG_WARNING, LOG_ERROR = 10, 20, 30, 40
 #: Threshold for weft's own messages: the compile / cache-load lines are debug-level (printed when this is
@@ -159,15 +239,48 @@ class _Options(type(os)):
     some are passed straight to native code): ``wp.config.num_threads = np.int64(4)`` works as with Warp's numbers."""
 
     def __setattr__(self, name, value):
+        value = _check_option(self, name, value)
         kind = self.__annotations__.get(name)
         if kind == "int" and not isinstance(value, int) and hasattr(value, "__index__"):
             value = value.__index__()
         elif kind == "bool" and type(value).__module__ == "numpy" and hasattr(value, "__bool__"):
             value = bool(value)
         super().__setattr__(name, value)
+        if name in ("precompiled_header", "use_precompiled_headers"):
+            super().__setattr__("precompiled_header", bool(value))
+            super().__setattr__("use_precompiled_headers", bool(value))
         if name in _THREAD_OPTIONS:
             for callback in on_thread_option_change:
                 callback()
+
+
+def _check_option(mod, name: str, value):
+    """Validate Warp's options as Warp does, derive weft's from them, warn for effects weft does not have."""
+    import warnings
+
+    if name == "launch_array_access_mode":
+        if not isinstance(value, LaunchArrayAccessMode):
+            raise ValueError("warp.config.launch_array_access_mode must be a warp.config.LaunchArrayAccessMode "
+                             f"value, got {value!r}")
+    elif name == "cpu_compiler_flags":
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"wp.config.cpu_compiler_flags must be a string or None, got {type(value).__name__}")
+        flags = value.split() if value is not None else os.environ.get("WEFT_CXXFLAGS", "").split()
+        dropped = [f for f in flags if f.startswith("-mllvm")]
+        kept = [f for f in flags if not f.startswith("-mllvm")]
+        if dropped:
+            warnings.warn(f"wp.config.cpu_compiler_flags: LLVM options {dropped} do not apply to weft's C++ compiler "
+                          "and are left out", stacklevel=3)
+        type(os).__setattr__(mod, "cpu_compile_flags", tuple(kept))
+    elif name == "cuda_output" and value not in (None, "ptx", "cubin"):
+        raise ValueError(f"wp.config.cuda_output must be None, 'ptx' or 'cubin', got {value!r}")
+    elif name == "cuda_arch_suffix" and value not in (None, "a", "f"):
+        raise ValueError(f"wp.config.cuda_arch_suffix must be None, 'a' or 'f', got {value!r}")
+    elif name == "ptx_target_arch" and value is not None and (not hasattr(value, "__index__") or int(value) <= 0):
+        raise ValueError(f"wp.config.ptx_target_arch must be a positive architecture number or None, got {value!r}")
+    elif name in _NO_EFFECT and value == _NO_EFFECT[name][0]:
+        warnings.warn(f"wp.config.{name} = {value!r} has no effect in weft: {_NO_EFFECT[name][1]}", stacklevel=3)
+    return value
 
 
 import sys as _sys

@@ -819,5 +819,6 @@ def compile_kernels(kernels, block_dim: int | None = None) -> None:
         if k._fixed_types is not None:
             todo.append(k)
     ahead.batch_kernels(todo)
-    with ThreadPoolExecutor(max_workers=max(os.cpu_count() or 1, 1)) as pool:
+    workers = config.load_module_max_workers or max(os.cpu_count() or 1, 1)  # a positive option caps the threads
+    with ThreadPoolExecutor(max_workers=int(workers)) as pool:
         list(pool.map(lambda k: k.compile(block_dim=block_dim), todo))

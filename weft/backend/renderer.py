@@ -368,7 +368,7 @@ class Renderer(CpuTarget):
         self._last_line = key
         # a trailing backslash would splice the next C++ line into the comment (a Python line continuation)
         text = loc.text.strip().rstrip("\\").rstrip()
-        if config.mode == "debug":
+        if config.mode == "debug" and config.line_directives:
             self.out(f'#line {loc.line} "{loc.file}"')
         self.out(f"// {loc.line}: {text}" if text else f"// line {loc.line}")
 

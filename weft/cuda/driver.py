@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 
+from .. import config
 from ..errors import Error
 
 #: Why no CUDA device was found (empty while devices exist or before discovery).
@@ -77,6 +78,11 @@ class Context:
         self.total_memory = int(check(drv.cuDeviceTotalMem(self.handle), "cuDeviceTotalMem"))
         self.mempool_supported = bool(self._attr(attr.CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED))
         self.uuid = None
+        #: allocations use the stream-ordered pool (``wp.set_mempool_enabled``); ordinary ``cuMemAlloc`` when False
+        self.mempool_enabled = self.mempool_supported and bool(config.enable_mempools_at_init)
+        #: a user allocator (``wp.set_device_allocator``): an object with ``allocate(nbytes) -> int`` and
+        #: ``deallocate(ptr, nbytes)``; None: the built-in pool or default allocator
+        self.custom_allocator = None
         self._context = None
         self._pool = None
         self._lock = threading.Lock()

@@ -2,7 +2,7 @@
 
 Capture records everything queued on the capturing stream (launches, copies, memsets, pool allocations) into a
 graph, instantiated once at ``capture_end``; ``capture_launch`` replays it with a single driver call. Capture is
-thread-local (``CU_STREAM_CAPTURE_MODE_THREAD_LOCAL``), so other threads keep working normally. Frees of memory
+thread-local by default (``CU_STREAM_CAPTURE_MODE_THREAD_LOCAL``; ``capture_mode=`` picks another), so other threads keep working normally. Frees of memory
 made outside the graph are deferred until capture ends (the driver rejects them inside a capture).
 """
 
@@ -43,8 +43,8 @@ def begin(graph, stream=None) -> None:
     drv = api()
     graph.device.backend.make_current()
     handle = _stream(graph, stream)
-    check(drv.cuStreamBeginCapture(handle, drv.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
-          "cuStreamBeginCapture")
+    mode = drv.CUstreamCaptureMode(int(getattr(graph, "capture_mode", 1)))  # wp.CaptureMode: the driver's numbers
+    check(drv.cuStreamBeginCapture(handle, mode), "cuStreamBeginCapture")
     graph._cuda_stream = handle
     with _lock:
         _capturing[graph.device.ordinal] = handle

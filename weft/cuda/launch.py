@@ -11,7 +11,7 @@ import ctypes
 import threading
 from dataclasses import dataclass
 
-from .. import abi, pipeline
+from .. import abi, config, pipeline
 from ..backend import cuda as cuda_backend
 from ..errors import RuntimeError_
 from ..pipeline import Direction, Target
@@ -47,7 +47,7 @@ def load_program(source: str, name: str, debug: bool, entry: str, device) -> Loa
     prog = _programs.get(key)
     if prog is not None:
         return prog
-    options = nvrtc.NvrtcOptions(arch=nvrtc.target_arch(ctx.arch), debug=debug)
+    options = nvrtc_options(ctx.arch, debug, name)
     image = nvrtc.build_cuda(source, options, name)
     drv = api()
     with _lock:
@@ -62,6 +62,24 @@ def load_program(source: str, name: str, debug: bool, entry: str, device) -> Loa
         prog = LoadedModule(module, function, errors, errors_size)
         _programs[key] = prog
     return prog
+
+
+def nvrtc_options(device_arch: int, debug: bool, name: str) -> nvrtc.NvrtcOptions:
+    """NVRTC options for a module on a GPU of ``device_arch``, with Warp's CUDA compile options of ``wp.config``:
+    ``cuda_output`` (cubin / ptx), ``ptx_target_arch``, ``cuda_arch_suffix``, ``lineinfo``, ``compile_time_trace``."""
+    arch = nvrtc.target_arch(device_arch)
+    output = config.cuda_output or "cubin"
+    if output == "ptx" and config.ptx_target_arch:
+        arch = min(arch, nvrtc.target_arch(int(config.ptx_target_arch)))
+    extra: list[str] = []
+    if config.lineinfo and not debug:
+        extra.append("-lineinfo")
+    if config.compile_time_trace:
+        trace = config.cache_dir() / "trace"
+        trace.mkdir(parents=True, exist_ok=True)
+        extra.append(f"--fdevice-time-trace={trace / (name + '.json')}")
+    return nvrtc.NvrtcOptions(arch=arch, debug=debug, output=output, extra=tuple(extra),
+                              arch_suffix=config.cuda_arch_suffix or "")
 
 
 def args_bytes(spec) -> int:
@@ -182,3 +200,10 @@ def check_errors(prog: LoadedModule, device, handle, name: str) -> None:
     report = abi.error_report(code, count, message)
     if report is not None:
         raise RuntimeError_(report)
+
+
+def forward_function(spec, device) -> tuple[LoadedModule, pipeline.Program]:
+    """The loaded forward entry of a kernel specialisation on ``device`` and its program (for attribute and occupancy
+    queries: ``wp.get_cuda_kernel_properties``, ``wp.get_suggested_block_size``), compiling it when needed."""
+    program = cuda_program(spec, Direction.FORWARD)
+    return load_program(program.source, spec.kernel.__name__, spec.debug, program.entry, device), program

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import Error
 from ..types.dtypes import element_size, np_layout
+from . import manage
 from .driver import api, check
 
 _MEMPOOL_ALLOC_FALLBACK: dict[int, int] = {}  # device ordinal -> bytes allocated without a pool (old GPUs)
@@ -24,12 +25,14 @@ _HIGH_FALLBACK: dict[int, int] = {}
 class DeviceBuffer:
     """One device allocation; freed (stream-ordered) when the last array referencing it goes away."""
 
-    __slots__ = ("__weakref__", "device", "nbytes", "ptr")
+    __slots__ = ("__weakref__", "allocator", "device", "kind", "nbytes", "ptr")
 
-    def __init__(self, ptr: int, nbytes: int, device):
+    def __init__(self, ptr: int, nbytes: int, device, kind: int = 0, allocator=None):
         self.ptr = ptr
         self.nbytes = nbytes
         self.device = device
+        self.kind = kind  # Warp's memory kind number (weft.cuda.manage.KIND_*; 0: unknown)
+        self.allocator = allocator  # the user allocator that made it (None: weft's own)
 
 
 def _stream_of(device, stream=None):
@@ -47,7 +50,9 @@ def alloc(device, nbytes: int, pinned: bool = False) -> DeviceBuffer:
         return DeviceBuffer(0, 0, device)
     ctx.make_current()
     drv = api()
-    if ctx.mempool_supported:
+    if ctx.custom_allocator is not None:
+        return _alloc_custom(device, ctx.custom_allocator, nbytes)
+    if ctx.mempool_supported and ctx.mempool_enabled:
         ctx.pool  # noqa: B018 - configures the pool's release threshold on first use
         stream = _stream_of(device)
         ptr = int(check(drv.cuMemAllocAsync(nbytes, stream), f"allocating {nbytes} bytes on {device}"))
@@ -58,9 +63,37 @@ def alloc(device, nbytes: int, pinned: bool = False) -> DeviceBuffer:
         used = _MEMPOOL_ALLOC_FALLBACK.get(device.ordinal, 0) + nbytes
         _MEMPOOL_ALLOC_FALLBACK[device.ordinal] = used
         _HIGH_FALLBACK[device.ordinal] = max(_HIGH_FALLBACK.get(device.ordinal, 0), used)
-    buf = DeviceBuffer(ptr, nbytes, device)
+    buf = DeviceBuffer(ptr, nbytes, device, manage.KIND_CUDA_MEMPOOL if pooled else manage.KIND_CUDA_DEVICE)
     weakref.finalize(buf, _free, device, ptr, nbytes, pooled).atexit = False
     return buf
+
+
+def _alloc_custom(device, allocator, nbytes: int) -> DeviceBuffer:
+    """An allocation made by a user allocator (Warp's Allocator protocol), with the device's context current;
+    handed back with ``allocator.deallocate(ptr, nbytes)`` when the last array using it goes away."""
+    ptr = allocator.allocate(nbytes)
+    if not isinstance(ptr, int) and not hasattr(ptr, "__index__"):
+        raise Error(f"the allocator of {device} returned {type(ptr).__name__} from allocate({nbytes}); expected an "
+                    "int device address")
+    ptr = int(ptr)
+    if ptr == 0:
+        raise Error(f"the allocator of {device} returned a null pointer for {nbytes} bytes")
+    kind = getattr(allocator, "memory_kind", None)
+    buf = DeviceBuffer(ptr, nbytes, device, int(kind) if kind is not None else manage.KIND_UNKNOWN, allocator)
+    weakref.finalize(buf, _free_custom, device, allocator, ptr, nbytes).atexit = False
+    return buf
+
+
+def _free_custom(device, allocator, ptr: int, nbytes: int) -> None:
+    from . import graphs
+
+    if graphs.defer_free(device, lambda: _free_custom(device, allocator, ptr, nbytes)):
+        return
+    try:
+        device.backend.make_current()
+        allocator.deallocate(ptr, nbytes)
+    except Exception:  # noqa: BLE001, S110 - never raise from a finaliser (e.g. at interpreter shutdown)
+        pass
 
 
 def _free(device, ptr: int, nbytes: int, pooled: bool) -> None:

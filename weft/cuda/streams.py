@@ -32,25 +32,29 @@ def current_stream(device):
     return current_stream_source(device) if current_stream_source is not None else 0
 
 
-def _event_handle(event):
+def event_handle(event):
+    """The ``CUevent`` of a weft Event, created on first use (timing only when asked for; ``interprocess`` events
+    are shareable with other processes)."""
     if event._native is None:
         drv = api()
         event.device.backend.make_current()
-        flags = drv.CUevent_flags.CU_EVENT_DEFAULT if event.enable_timing else \
-            drv.CUevent_flags.CU_EVENT_DISABLE_TIMING
+        flags = int(drv.CUevent_flags.CU_EVENT_DEFAULT if event.enable_timing else
+                    drv.CUevent_flags.CU_EVENT_DISABLE_TIMING)
+        if getattr(event, "interprocess", False):
+            flags |= int(drv.CUevent_flags.CU_EVENT_INTERPROCESS)
         event._native = check(drv.cuEventCreate(flags), "cuEventCreate")
     return event._native
 
 
 def record_event(event, stream) -> None:
     stream.device.backend.make_current()
-    check(api().cuEventRecord(_event_handle(event), stream._native), "cuEventRecord")
+    check(api().cuEventRecord(event_handle(event), stream._native), "cuEventRecord")
 
 
 def wait_event(stream, event) -> None:
     """Make ``stream`` wait (on the GPU, without blocking the host) until ``event`` completes."""
     stream.device.backend.make_current()
-    check(api().cuStreamWaitEvent(stream._native, _event_handle(event), 0), "cuStreamWaitEvent")
+    check(api().cuStreamWaitEvent(stream._native, event_handle(event), 0), "cuStreamWaitEvent")
 
 
 def synchronize_stream(stream) -> None:
@@ -67,7 +71,7 @@ def synchronize_event(event) -> None:
 def elapsed_time(start, end) -> float:
     """Milliseconds between two recorded timing events (both need ``enable_timing=True``)."""
     start.device.backend.make_current()
-    return float(check(api().cuEventElapsedTime(_event_handle(start), _event_handle(end)), "cuEventElapsedTime"))
+    return float(check(api().cuEventElapsedTime(event_handle(start), event_handle(end)), "cuEventElapsedTime"))
 
 
 def synchronize_device(device) -> None:

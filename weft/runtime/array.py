@@ -24,6 +24,7 @@ from ..types.mapping import scalar_class
 from ..types.scalars import bool_value
 from ..types.struct import StructInstance
 from . import device as D
+from . import memkind
 from .pool import active_pool, grads_off
 
 
@@ -391,6 +392,15 @@ class array:
             _materialize(sh)
         sh.escaped = True
         return self._ptr or None  # as Warp: an array without memory (zero size) has no pointer
+
+    @property
+    def memory_kind(self):
+        """The ``wp.MemoryKind`` of the memory behind the array (runtime/memkind.py)."""
+        return memkind.memory_kind(self)
+
+    def ipc_handle(self) -> bytes:
+        """A 64-byte handle of the array's CUDA allocation for ``wp.from_ipc_handle`` in another process."""
+        return memkind.ipc_handle(self)
 
     @property
     def is_contiguous(self) -> bool:

@@ -37,6 +37,7 @@ class DeviceBackend(Protocol):
     default_block_dim: int  # block size of a launch that names none (Warp 1.19: 1 on the CPU, 256 on CUDA)
     max_block_dim: int  # the largest block_dim a launch may ask for (0: no limit checked by weft)
     lanes_opt_in: bool  # blocks of more than one lane need wp.config.enable_cpu_blocks (Warp 1.19's CPU rule)
+    cuda_driver: bool  # a GPU managed through the CUDA driver: pools, peer access, IPC, profiler (runtime/cuda_api.py)
 
     # memory
     def alloc(self, device, nbytes: int, pinned: bool): ...
@@ -124,6 +125,7 @@ class CpuBackend:
     default_block_dim = 1
     max_block_dim = 1024
     lanes_opt_in = True
+    cuda_driver = False
 
     # ------------------------------------------------------------------ memory
     def alloc(self, device, nbytes: int, pinned: bool):

@@ -7,6 +7,7 @@ so programs written for CUDA graphs run unchanged on the CPU; on a GPU it is CUD
 from __future__ import annotations
 
 import contextvars
+import enum
 
 from ..types.scalars import int32
 from . import device as D
@@ -14,24 +15,57 @@ from . import device as D
 _capture: contextvars.ContextVar = contextvars.ContextVar("weft_capture", default=None)
 
 
-class Graph:
-    """A captured sequence of launches. On the CPU: the recorded launches, replayed in order."""
+class CaptureMode(enum.IntEnum):
+    """How strictly a CUDA stream capture rejects capture-unsafe driver calls (``cudaStreamCaptureMode``'s numbers):
+    ``GLOBAL`` (from any thread), ``THREAD_LOCAL`` (from the capturing thread; the default), ``RELAXED`` (never). A
+    CPU capture records weft's own launches and has no such calls, so the mode is checked and kept only."""
 
-    def __init__(self, device):
+    GLOBAL = 0
+    THREAD_LOCAL = 1
+    RELAXED = 2
+
+
+class Graph:
+    """A captured sequence of launches (what ``wp.capture_end`` returns and ``wp.capture_launch`` replays). On the
+    CPU: the recorded launches, replayed in order; on a GPU: the instantiated CUDA graph (``native``)."""
+
+    def __init__(self, device, capture_mode: CaptureMode = CaptureMode.THREAD_LOCAL):
         self.device = device
         self.launches: list = []
         self.native = None
         self.apic = False
+        self.capture_mode = capture_mode
+
+    @property
+    def graph(self):
+        """The captured ``CUgraph`` of a GPU capture (None on the CPU)."""
+        return getattr(self, "_cuda_graph", None)
+
+    @property
+    def graph_exec(self):
+        """The instantiated ``CUgraphExec`` of a GPU capture (None on the CPU)."""
+        return self.native
 
     def replay(self) -> None:
         for item in self.launches:
             item()
 
 
-def capture_begin(device=None, stream=None, force_module_load=True, external=False):
-    """Start recording launches into a graph on ``device`` (CUDA graph capture on a GPU; a replay list on the CPU)."""
+def _capture_mode(capture_mode) -> CaptureMode:
+    try:
+        return CaptureMode(capture_mode)
+    except ValueError:
+        raise ValueError(f"capture_mode must be a wp.CaptureMode (GLOBAL, THREAD_LOCAL or RELAXED), got "
+                         f"{capture_mode!r}") from None
+
+
+def capture_begin(device=None, stream=None, force_module_load=True, external=False, apic=False,
+                  capture_mode=CaptureMode.THREAD_LOCAL):
+    """Start recording launches into a graph on ``device`` (CUDA graph capture on a GPU, in ``capture_mode``; a
+    replay list on the CPU)."""
     dev = D.get_device(device)
-    graph = Graph(dev)
+    graph = Graph(dev, _capture_mode(capture_mode))
+    graph.apic = bool(apic)
     dev.impl.capture_begin(graph, stream)
     graph._token = _capture.set(graph)
     return graph
@@ -152,15 +186,16 @@ def _value(condition) -> bool:
 class ScopedCapture:
     """``with wp.ScopedCapture() as capture: step()`` then ``wp.capture_launch(capture.graph)``."""
 
-    def __init__(self, device=None, stream=None, force_module_load=True, external=False, apic=False):
+    def __init__(self, device=None, stream=None, force_module_load=True, external=False, apic=False,
+                 capture_mode=CaptureMode.THREAD_LOCAL):
         self.device = device
         self.stream = stream
         self.apic = bool(apic)  # Warp's serializable CPU capture: objects that cannot be serialized refuse it
+        self.capture_mode = _capture_mode(capture_mode)
         self.graph = None
 
     def __enter__(self):
-        self._g = capture_begin(self.device, self.stream)
-        self._g.apic = self.apic
+        self._g = capture_begin(self.device, self.stream, apic=self.apic, capture_mode=self.capture_mode)
         return self
 
     def __exit__(self, exc_type, exc, tb):

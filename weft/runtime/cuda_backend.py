@@ -49,6 +49,7 @@ class CudaBackend:
     max_block_dim = 0  # the driver rejects what the GPU cannot run
     lanes_opt_in = False
     dlpack_device = 2  # kDLCUDA
+    cuda_driver = True
 
     # ------------------------------------------------------------------ memory
     def alloc(self, device, nbytes: int, pinned: bool):

@@ -13,6 +13,7 @@ from ..errors import Error, LaunchError, RuntimeError_
 from ..ir import types as T
 from ..types.composite import class_for
 from ..types.layout import layout
+from . import cuda_api
 from . import device as D
 from . import threads as _threads
 from .array import _PENDING, materialize_launch
@@ -384,8 +385,17 @@ def _check_devices(kernel, spec, args, dev) -> None:
     for name, a in zip(kernel._param_names, args):
         adev = getattr(a, "device", None)
         if isinstance(adev, D.Device) and adev != dev:
-            raise LaunchError(f"kernel '{kernel.__name__}' argument '{name}' is on device '{adev}' but the launch "
-                              f"is on '{dev}'; copy it with a.to('{dev}') or launch on '{adev}'")
+            # wp.config.launch_array_access_mode: memory the launch device can reach (managed, pinned, peer) may be
+            # passed unless STRICT; memory it cannot reach never is (the launch would crash)
+            strict = config.launch_array_access_mode == config.LaunchArrayAccessMode.STRICT
+            if not strict and cuda_api.reachable(dev, a):
+                continue
+            why = " (wp.config.launch_array_access_mode is STRICT)" if strict else ""
+            kind = getattr(a, "memory_kind", None)
+            kind = f" (memory_kind={kind.name})" if kind is not None else ""
+            raise LaunchError(f"kernel '{kernel.__name__}' argument '{name}' is on device '{adev}'{kind} but the "
+                              f"launch is on '{dev}'{why}; copy it with "
+                              f"a.to('{dev}') or launch on '{adev}'")
 
 
 class Launch:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextvars
 import time
 
+from ..cuda import manage
+from ..cuda import streams as cuda_streams
 from . import device as D
 
 
@@ -42,11 +44,23 @@ class Stream:
 class Event:
     """A marker in a stream; on the CPU it is complete as soon as it is recorded."""
 
-    def __init__(self, device=None, enable_timing: bool = False):
+    def __init__(self, device=None, enable_timing: bool = False, interprocess: bool = False):
         self.device = D.get_device(device)
+        if interprocess and enable_timing:
+            raise ValueError("The combination of 'enable_timing=True' and 'interprocess=True' is not allowed.")
         self.enable_timing = enable_timing
+        self.interprocess = bool(interprocess)  # shareable with other processes (ipc_handle; CUDA devices)
         self._time = None
         self._native = None
+
+    def ipc_handle(self) -> bytes:
+        """The 64-byte handle another process opens with ``wp.event_from_ipc_handle`` (an ``interprocess=True``
+        event of a CUDA device)."""
+        if not self.device.impl.cuda_driver or not manage.ipc_supported(self.device.backend):
+            raise RuntimeError(f"Device {self.device} does not support IPC.")
+        if not self.interprocess:
+            raise RuntimeError("the event was not created with interprocess=True: it has no IPC handle")
+        return manage.ipc_event_handle(self.device.backend, cuda_streams.event_handle(self))
 
     def _record(self, stream: Stream) -> None:
         self._time = time.perf_counter()
@@ -73,6 +87,11 @@ def get_stream(device=None) -> Stream:
     if dev.alias not in _streams:
         _streams[dev.alias] = Stream(dev)
     return _streams[dev.alias]
+
+
+def set_device_stream(device, stream: Stream) -> None:
+    """Make ``stream`` the stream ``device``'s work goes to outside any ``ScopedStream`` (``wp.set_stream``)."""
+    _streams[D.get_device(device).alias] = stream
 
 
 class ScopedStream:
@@ -147,32 +166,3 @@ def get_mempool_used_mem_high(device=None) -> int:
 def is_mempool_supported(device=None) -> bool:
     """Whether ``device`` allocates from a stream-ordered memory pool (CUDA devices; never the CPU)."""
     return bool(D.get_device(device).is_mempool_supported)
-
-
-def is_mempool_enabled(device=None) -> bool:
-    """Whether ``device``'s allocations use its memory pool: weft always does where one is supported."""
-    return is_mempool_supported(device)
-
-
-def is_peer_access_supported(target_device, peer_device) -> bool:
-    """Whether ``peer_device`` can access ``target_device``'s memory directly: weft copies between devices through
-    the host, so never (and never for the CPU, as in Warp)."""
-    for device in (target_device, peer_device):
-        D.get_device(device)  # raises for an unknown device
-    return False
-
-
-def is_peer_access_enabled(target_device, peer_device) -> bool:
-    """Whether direct peer access is enabled: never in weft (see ``is_peer_access_supported``)."""
-    return is_peer_access_supported(target_device, peer_device)
-
-
-def is_mempool_access_supported(target_device, peer_device) -> bool:
-    """Whether ``peer_device`` can access ``target_device``'s memory pool: never in weft (copies go through the
-    host)."""
-    return is_peer_access_supported(target_device, peer_device)
-
-
-def is_mempool_access_enabled(target_device, peer_device) -> bool:
-    """Whether pool access from ``peer_device`` is enabled: never in weft."""
-    return is_peer_access_supported(target_device, peer_device)

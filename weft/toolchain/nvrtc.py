@@ -32,9 +32,10 @@ class NvrtcOptions:
     output: str = "cubin"  # "cubin" (loads on any driver that knows the arch) or "ptx" (JIT by the driver)
     fast_math: bool = False
     extra: tuple[str, ...] = ()
+    arch_suffix: str = ""  # "a" (sm_90a: architecture-specific features) or "f" (family features), as Warp's option
 
     def flags(self) -> list[str]:
-        target = f"sm_{self.arch}" if self.output == "cubin" else f"compute_{self.arch}"
+        target = (f"sm_{self.arch}" if self.output == "cubin" else f"compute_{self.arch}") + self.arch_suffix
         flags = ["-std=c++17", f"--gpu-architecture={target}", f"--include-path={cache.native_dir()}",
                  "--extra-device-vectorization", "-w"]
         if self.fast_math:
