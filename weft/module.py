@@ -205,12 +205,7 @@ def _called_funcs(fn, found: dict[int, Func], seen: set[int]) -> None:
         return
     seen.add(id(fn))
     names = _code_names(code)
-    closure = {}
-    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
-        try:
-            closure[name] = cell.cell_contents
-        except ValueError:  # a cell not filled yet
-            pass
+    closure = _closure_values(fn)
     values = list(fn.__defaults__ or ()) + list((fn.__kwdefaults__ or {}).values())  # g: wp.Function = target
     for name in names:
         v = closure[name] if name in closure else fn.__globals__.get(name)
@@ -294,6 +289,17 @@ def check_module_options(kernel_name: str, module, module_options) -> dict:
     return dict(module_options)
 
 
+def _closure_values(fn) -> dict:
+    """The values of ``fn``'s closure cells by free-variable name (cells not filled yet left out)."""
+    closure = {}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            closure[name] = cell.cell_contents
+        except ValueError:  # a cell not filled yet
+            pass
+    return closure
+
+
 def _code_names(code) -> set[str]:
     names = set(code.co_names) | set(code.co_freevars)
     for c in code.co_consts:
@@ -320,12 +326,7 @@ class _Hasher:
             self.h.update(self.value(fn).encode())
             return
         self.h.update((source_text(fn) or repr(code.co_code)).encode())
-        closure = {}
-        for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
-            try:
-                closure[name] = cell.cell_contents
-            except ValueError:  # a cell not filled yet
-                pass
+        closure = _closure_values(fn)
         for name in sorted(_code_names(code)):
             if name in closure:
                 v = closure[name]

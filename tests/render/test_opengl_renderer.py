@@ -8,7 +8,6 @@ why, without pyglet or an OpenGL context (CI installs both: the ``render`` extra
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -19,6 +18,8 @@ import pytest
 
 import weft as wp
 import weft.render
+
+from .xvfb import xvfb_display
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -279,21 +280,11 @@ def test_clear_errors_without_pyglet_or_display():
     assert "pip install pyglet" in lines[2]
 
 
-@pytest.mark.skipif(shutil.which("Xvfb") is None, reason="no Xvfb to give the window a display (apt-get install xvfb)")
 def test_window_under_xvfb_keys_mouse_and_close(tmp_path):
     """A real window on a virtual X display: frames, keyboard (pause, move) and mouse (turn, zoom), Esc closes."""
     pytest.importorskip("pyglet", reason="OpenGLRenderer needs pyglet (pip install pyglet)")
-    read, write = os.pipe()
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", "320x240x24", "-nolisten", "tcp"],
-                            pass_fds=(write,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(write)
-    try:
-        with os.fdopen(read) as f:
-            display = f.readline().strip()
-        if not display:
-            pytest.skip("Xvfb did not start")
-        env = {**{k: v for k, v in os.environ.items() if k != "WAYLAND_DISPLAY"}, "DISPLAY": f":{display}",
-               "WEFT_CACHE_DIR": str(tmp_path / "cache")}
+    with xvfb_display(320, 240) as display_env:
+        env = {**display_env, "WEFT_CACHE_DIR": str(tmp_path / "cache")}
         out = _child("""
             import numpy as np
             import pyglet
@@ -346,9 +337,6 @@ def test_window_under_xvfb_keys_mouse_and_close(tmp_path):
             assert not r.is_running()
             print("OK")
         """, env)
-    finally:
-        xvfb.terminate()
-        xvfb.wait(timeout=30)
     if "SKIP" in out.stdout:
         pytest.skip(out.stdout.strip())
     assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr

@@ -8,8 +8,6 @@ warp-lang wheel (never copied here); the test skips without it, pyglet or Xvfb.
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -17,25 +15,17 @@ from pathlib import Path
 
 import pytest
 
+from .xvfb import xvfb_display
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = Path("/opt/warp119/lib/python3.11/site-packages/warp/examples/core/example_render_opengl.py")
 
 
-@pytest.mark.skipif(shutil.which("Xvfb") is None, reason="no Xvfb to give the window a display (apt-get install xvfb)")
 @pytest.mark.skipif(not EXAMPLE.exists(), reason="Warp 1.19's examples are not installed")
 def test_example_render_opengl_tiles(tmp_path):
     pytest.importorskip("pyglet", reason="OpenGLRenderer needs pyglet (pip install pyglet)")
-    read, write = os.pipe()
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", "640x480x24", "-nolisten", "tcp"],
-                            pass_fds=(write,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(write)
-    try:
-        with os.fdopen(read) as f:
-            display = f.readline().strip()
-        if not display:
-            pytest.skip("Xvfb did not start")
-        env = {**{k: v for k, v in os.environ.items() if k != "WAYLAND_DISPLAY"}, "DISPLAY": f":{display}",
-               "WEFT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
+    with xvfb_display(640, 480) as display_env:
+        env = {**display_env, "WEFT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
         code = textwrap.dedent(f"""
             import importlib.util, sys
             import numpy as np
@@ -69,6 +59,3 @@ def test_example_render_opengl_tiles(tmp_path):
             pytest.skip(out.stdout.strip())
         assert out.returncode == 0, out.stdout + out.stderr
         assert "DONE" in out.stdout, out.stdout + out.stderr
-    finally:
-        xvfb.terminate()
-        xvfb.wait(timeout=10)
