@@ -18,12 +18,14 @@ from .frontend.func import make_func
 from .module import get_module
 from .runtime.array import array
 from .runtime.copy import copy
+from .runtime.cuda_api import AllocatorRmm
 from .types.aliases import NAMED_TYPES
 from .types.scalars import float32, float64, int32, int64, uint32, uint64
 
 transformf = NAMED_TYPES["transformf"]
 
 __all__ = [
+    "AllocatorRmm",
     "GraphColoringAlgorithm",
     "array_cast",
     "array_inner",

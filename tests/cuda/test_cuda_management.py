@@ -510,3 +510,47 @@ def test_kernel_queries(fake):
         wp.get_cuda_kernel_properties(_double, fake.device, block_dim=0)
     with pytest.raises(TypeError, match="wp.Kernel"):
         wp.get_suggested_block_size(len, fake.device)
+
+
+def test_allocator_rmm_without_and_with_rmm(fake, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "rmm", None)  # not installed
+    with pytest.raises(ImportError, match="rmm"):
+        wp.utils.AllocatorRmm()
+    seen_streams = []
+
+    class DeviceBuffer:  # rmm.DeviceBuffer over the fake driver's memory
+        def __init__(self, size, stream):
+            seen_streams.append(stream.obj.__cuda_stream__())
+            self.ptr = fake._alloc(size)
+
+        def __del__(self):
+            fake._release(self.ptr)
+
+    class Stream:
+        def __init__(self, obj):
+            self.obj = obj
+
+    rmm = types.ModuleType("rmm")
+    rmm.DeviceBuffer = DeviceBuffer
+    stream_mod = types.ModuleType("rmm.pylibrmm.stream")
+    stream_mod.Stream = Stream
+    monkeypatch.setitem(sys.modules, "rmm", rmm)
+    monkeypatch.setitem(sys.modules, "rmm.pylibrmm", types.ModuleType("rmm.pylibrmm"))
+    monkeypatch.setitem(sys.modules, "rmm.pylibrmm.stream", stream_mod)
+    alloc = wp.utils.AllocatorRmm()
+    wp.set_cuda_allocator(alloc)
+    try:
+        a = wp.full(8, 1.5, dtype=float, device=fake.device)
+        assert repr(alloc) == "AllocatorRmm(active_buffers=1)"
+        assert seen_streams == [(0, wp.get_stream(fake.device).cuda_stream)]  # stream-ordered on weft's stream
+        np.testing.assert_array_equal(a.numpy(), np.full(8, 1.5))
+        ptr = a.ptr
+        del a
+        gc.collect()
+        assert repr(alloc) == "AllocatorRmm(active_buffers=0)" and ptr not in fake.allocs
+        with pytest.raises(RuntimeError, match="double free"):
+            alloc.deallocate(ptr, 32)
+    finally:
+        wp.set_cuda_allocator(None)

@@ -586,3 +586,55 @@ def capture_debug_dot_print(graph, path: str, verbose: bool = True) -> None:
         raise RuntimeError(f"Graph debug dot print error: the graph captured on {graph.device} is not a CUDA graph "
                            "(a CPU capture records launches for replay and has no graph nodes to print)")
     manage.graph_dot(graph.graph, os.fspath(path), bool(verbose))
+
+
+class _StreamHandle:
+    """A CUDA stream handle in the ``__cuda_stream__`` protocol (RMM's ``Stream(obj=...)`` takes one)."""
+
+    def __init__(self, handle: int):
+        self.handle = int(handle)
+
+    def __cuda_stream__(self):
+        return (0, self.handle)
+
+
+class AllocatorRmm:
+    """Routes weft's GPU arrays through RAPIDS Memory Manager (``wp.set_cuda_allocator(wp.utils.AllocatorRmm())``):
+    each allocation is an ``rmm.DeviceBuffer`` from the active RMM memory resource, stream-ordered on the device's
+    current weft stream, kept until ``deallocate``. Needs the ``rmm`` package (``pip install rmm-cu12``)."""
+
+    def __init__(self):
+        try:
+            import rmm  # noqa: F401 - optional dependency
+        except ImportError as exc:
+            raise ImportError("wp.utils.AllocatorRmm needs the 'rmm' package (RAPIDS Memory Manager), which is not "
+                              "installed: pip install rmm-cu12 (Linux)") from exc
+        self._buffers: dict[int, object] = {}
+
+    @staticmethod
+    def _stream():
+        from rmm.pylibrmm.stream import Stream as RmmStream
+
+        device = D.get_device()
+        if not device.impl.cuda_driver:
+            device = get_cuda_device()
+        return RmmStream(obj=_StreamHandle(S.get_stream(device).cuda_stream))
+
+    def allocate(self, size_in_bytes: int) -> int:
+        if size_in_bytes == 0:
+            return 0
+        import rmm
+
+        buf = rmm.DeviceBuffer(size=int(size_in_bytes), stream=self._stream())
+        self._buffers[int(buf.ptr)] = buf
+        return int(buf.ptr)
+
+    def deallocate(self, ptr: int, size_in_bytes: int) -> None:
+        if ptr == 0:
+            return
+        if self._buffers.pop(int(ptr), None) is None:
+            raise RuntimeError(f"AllocatorRmm.deallocate: pointer {int(ptr):#x} ({size_in_bytes} bytes) was not "
+                               "allocated by this AllocatorRmm (a double free?)")
+
+    def __repr__(self) -> str:
+        return f"AllocatorRmm(active_buffers={len(self._buffers)})"
