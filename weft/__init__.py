@@ -70,6 +70,7 @@ from .builtins import expect_eq, expect_near, expect_neq, grad, print, printf, p
 from .builtins import cast, tile_astype, tile_axpy, tile_dot, tile_empty, transform_set_rotation, transform_set_translation, unot
 from .builtins import tile_stack, tile_stack_clear, tile_stack_count, tile_stack_pop, tile_stack_push, tile_scatter_add
 from .builtins import tile_scatter_masked
+from .builtins import select  # Warp's deprecated where (apiobs)
 from .builtins import tile_cholesky_inplace, tile_cholesky_solve_inplace, tile_lower_solve_inplace, tile_upper_solve_inplace
 
 globals().update(_NAMED)
@@ -191,7 +192,7 @@ from . import _src
 Function = Func
 from .mathfuncs import len
 from .mathfuncs import (transform_compose, transform_decompose, transform_from_matrix, transform_to_matrix,
-                        norm_huber, norm_l1, norm_l2, norm_pseudo_huber, quat_from_euler, quat_to_euler, quat_to_rpy, quat_twist,
+                        norm_huber, norm_l1, norm_l2, norm_pseudo_huber, quat_between_vectors, quat_from_euler, quat_to_euler, quat_to_rpy, quat_twist,
                         quat_twist_angle, quat_twist_angle_signed, smooth_normalize, transform_twist, transform_wrench,
                         velocity_at_point)
 

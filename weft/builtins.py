@@ -103,6 +103,9 @@ where = _special("where", "``wp.where(cond, value_if_true, value_if_false)``: on
 declare(transform_set_translation, "transform_set_translation", Form.TRANSFORM_SET, "p")
 declare(transform_set_rotation, "transform_set_rotation", Form.TRANSFORM_SET, "q")
 declare(where, "where", Form.WHERE)
+select = declare(_special("select", "``wp.select(cond, value_if_false, value_if_true)``: Warp's deprecated form of "
+                                   "``wp.where`` with the values the other way round (a ``DeprecationWarning`` when "
+                                   "compiled)."), "select", Form.WHERE, "false_first")
 cast = declare(_special("cast", "``wp.cast(a, dtype)``: the bytes of ``a`` reinterpreted as ``dtype``, a value type "
                                "of the same size (scalar, vector, matrix or struct); not differentiable."),
                "cast", Form.BIT_CAST)

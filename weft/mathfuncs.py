@@ -20,6 +20,7 @@ __all__ = [
     "norm_l1",
     "norm_l2",
     "norm_pseudo_huber",
+    "quat_between_vectors",
     "quat_from_euler",
     "quat_to_euler",
     "quat_to_rpy",
@@ -243,3 +244,23 @@ def len(x):
 
 
 declare(len, "len", Form.LEN)  # in kernels: Python's len()
+
+
+@_func
+def quat_between_vectors(a: Any, b: Any):
+    """The shortest-arc unit rotation taking the direction of ``a`` onto that of ``b`` (any nonzero lengths):
+    ``normalize((cross(â, b̂), 1 + dot(â, b̂)))``, the rotation about ``cross(a, b)`` by the angle between them.
+    Parallel directions give the identity. Opposite directions are not handled (as Warp): when the quaternion above
+    is exactly zero the result is the identity, as Warp's normalize of a zero quaternion."""
+    na = wp.normalize(a)
+    nb = wp.normalize(b)
+    c = wp.cross(na, nb)
+    d = wp.dot(na, nb)
+    one = type(d)(1.0)
+    ident = wp.quat_from_axis_angle(na, d - d)  # (0, 0, 0, 1) in a's precision (host and kernel)
+    q = type(ident)(c[0], c[1], c[2], d + one)
+    n = wp.length(q)
+    r = ident
+    if n > d - d:
+        r = q * (one / n)
+    return r

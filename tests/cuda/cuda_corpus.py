@@ -175,6 +175,8 @@ def k_printf(x: wp.array(dtype=float), v: wp.array(dtype=wp.vec3)):
         wp.printf("x[%d] = %f, n = %lld\n", i, x[i], wp.int64(3))
         print(v[i])
         print("value", x[i], i)
+    if x[i] < -1.0e30:  # never taken: wp.breakpoint() compiles (brkpt), it must not trap a test run
+        wp.breakpoint()
 
 
 @wp.kernel

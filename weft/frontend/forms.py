@@ -14,7 +14,7 @@ import types
 
 import numpy as np
 
-from ..errors import CompileError
+from ..errors import CompileError, warn
 from ..ir import types as T
 from ..ir.nodes import Const, If, Var, VarKind
 from ..ops import registry
@@ -393,17 +393,28 @@ def _unot(lw, node, form: LanguageForm):
 def _where(lw, node, form: LanguageForm):
     """wp.where(cond, value_if_true, value_if_false): both values are evaluated (it is a call), then one is chosen.
     Lowered like a conditional expression on the evaluated values, so it is differentiable through the branch and
-    the C++ compiler turns it into a select."""
+    the C++ compiler turns it into a select. A form declared with ``arg="false_first"`` is Warp's deprecated
+    ``wp.select(cond, value_if_false, value_if_true)``: the values are evaluated in source order, then swapped."""
+    false_first = form.arg == "false_first"
+    order = "value_if_false, value_if_true" if false_first else "value_if_true, value_if_false"
     if len(node.args) != 3 or node.keywords:
-        raise lw.error("wp.where() takes three arguments: cond, value_if_true, value_if_false", node)
+        raise lw.error(f"wp.{form.name}() takes three arguments: cond, {order}", node)
+    if false_first:
+        warn(f"wp.{form.name}() is deprecated (Warp 1.7; removed in Warp 1.10): use wp.where(cond, value_if_true, "
+             "value_if_false), which has the values the other way round", DeprecationWarning, stacklevel=2)
+        lw.deps.fail()  # a lowering that warns is not reused by later processes: each one warns again
     cond = lw.condition(lw.visit(node.args[0]), node.args[0])
-    vals = [lw.as_operand_or_weak(lw.visit(a), a) for a in node.args[1:]]
+    value_nodes = list(node.args[1:])
+    vals = [lw.as_operand_or_weak(lw.visit(a), a) for a in value_nodes]
+    if false_first:  # evaluated in source order, then put in where's order
+        vals.reverse()
+        value_nodes.reverse()
     strong = [v for v in vals if not isinstance(v, Weak)]
-    want = strong[0].type if strong else lw.operand(vals[0], node.args[1]).type
-    ops = [lw.operand(v, a, want=want) for v, a in zip(vals, node.args[1:])]
-    for o, a in zip(ops, node.args[1:]):
+    want = strong[0].type if strong else lw.operand(vals[0], value_nodes[0]).type
+    ops = [lw.operand(v, a, want=want) for v, a in zip(vals, value_nodes)]
+    for o, a in zip(ops, value_nodes):
         if o.type != want:
-            raise lw.error(f"wp.where() needs two values of one type; got {ops[0].type} and {ops[1].type}", a)
+            raise lw.error(f"wp.{form.name}() needs two values of one type; got {ops[0].type} and {ops[1].type}", a)
     result = lw.b.new_var(want, "where", VarKind.MUTABLE)
     with lw.b.nested() as then:
         lw.b.assign(result, ops[0])

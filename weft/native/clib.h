@@ -18,6 +18,9 @@ void* malloc(size_t) noexcept;
 void* calloc(size_t, size_t) noexcept;
 void* realloc(void*, size_t) noexcept;
 void free(void*) noexcept;
+// <signal.h>: wp.breakpoint() (construct.h)
+void (*signal(int, void (*)(int)) noexcept)(int);
+int raise(int) noexcept;
 
 // <math.h>
 #define WEFT_LIBM1_(name)               \

@@ -120,6 +120,29 @@ WEFT_FN void print_adjoint(const mat_t<R, C, T>& m) {
     for (unsigned i = 0; i < R; ++i) { if (i) printf("\n     "); print_adjoint(m.row[i]); }
 }
 
+// ---- wp.breakpoint(): stop in an attached debugger, else nothing.
+// CUDA: the PTX brkpt instruction (cuda-gdb stops there; as Warp). CPU: SIGTRAP with the signal ignored, which the
+// kernel delivers only to a tracing debugger (gdb, lldb stop at the raise); without one nothing happens. The first
+// call sets SIGTRAP to ignored when it had the default action (which would end the process) and leaves a handler the
+// program installed alone. Linux signal numbers.
+#if WEFT_CUDA
+WEFT_FN void breakpoint() { __brkpt(); }
+#else
+namespace detail {
+inline int breakpoint_ready = 0;
+}
+inline void breakpoint() {
+    constexpr int sigtrap = 5;
+    if (!__atomic_load_n(&detail::breakpoint_ready, __ATOMIC_ACQUIRE)) {
+        void (*const ignore)(int) = reinterpret_cast<void (*)(int)>(1);  // SIG_IGN
+        void (*old)(int) = signal(sigtrap, ignore);
+        if (old != nullptr && old != ignore) signal(sigtrap, old);  // the program's own handler stays
+        __atomic_store_n(&detail::breakpoint_ready, 1, __ATOMIC_RELEASE);
+    }
+    raise(sigtrap);
+}
+#endif
+
 // ---- wp.expect_eq / expect_neq / expect_near
 template <typename T>
 WEFT_FN bool values_equal(const T& a, const T& b) { return a == b; }

@@ -74,6 +74,10 @@ register(Op("expect_neq", _expect2, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, s
 register(Op("expect_near", _expect_near, kind=OpKind.SPECIAL, adjoint=Adjoint.NONE, side_effect=True, domain=D,
             syntax=Syntax(Form.EXPECT, params=("a", "b", "tolerance")),
             public=False, doc="Report a failure when |a - b| > tol."))
+register(Op("breakpoint", lambda a, at: T.VOID if not a else None, native="breakpoint", adjoint=Adjoint.NONE,
+            side_effect=True, domain=D,
+            doc="Stop in an attached debugger (gdb / lldb on the CPU, cuda-gdb on CUDA); without one, nothing "
+                "happens on the CPU."))
 register(Op("bit_and_bool", lambda a, at: T.BOOL if a == (T.BOOL, T.BOOL) else None, kind=OpKind.INFIX,
             operator="&&", adjoint=Adjoint.NONE, public=False, domain=D,
             doc="Both of two booleans (chained comparisons)."))
