@@ -14,6 +14,7 @@ Memory of a backend with ``host_memory`` is ordinary host memory, so its arrays 
 from __future__ import annotations
 
 import enum
+import functools
 import struct
 from typing import Protocol
 
@@ -147,7 +148,7 @@ class CpuBackend:
         graph = active_capture()
         if graph is not None and graph.device == arr.device:
             # inside wp.ScopedCapture the fill is part of the graph: it runs at every replay, in order
-            graph.launches.append(lambda: arr._fill_host(value))
+            graph.launches.append(functools.partial(arr._fill_host, value))
             return
         arr._fill_host(value)
 

@@ -7,6 +7,7 @@ so programs written for CUDA graphs run unchanged on the CPU; on a GPU it is CUD
 from __future__ import annotations
 
 import contextvars
+import ctypes
 import enum
 
 from ..types.scalars import int32
@@ -45,6 +46,50 @@ class Graph:
     def graph_exec(self):
         """The instantiated ``CUgraphExec`` of a GPU capture (None on the CPU)."""
         return self.native
+
+    # ------------------------------------------------------------------ graphs loaded from a file (capture_file.py)
+    _loaded = None
+
+    @property
+    def is_loaded(self) -> bool:
+        """Whether the graph was loaded with ``wp.capture_load`` / ``capture_load_from_bytes``."""
+        return self._loaded is not None
+
+    def _param(self, name: str, arr, what: str):
+        if self._loaded is None:
+            raise RuntimeError(f"{what}() is only supported on loaded APIC graphs")
+        from .array import array
+
+        if not isinstance(arr, array):
+            raise TypeError(f"Expected a Warp array for parameter '{name}', got {type(arr).__name__}")
+        if arr.device != self.device:
+            raise ValueError(f"Array device mismatch for parameter '{name}': graph is on {self.device}, array is on "
+                             f"{arr.device}")
+        window = self._loaded.window(name)
+        if int(arr.capacity) != window.size:
+            raise RuntimeError(f"Failed to {what[:3]} parameter '{name}': the array holds {arr.capacity} bytes, the "
+                               f"parameter region {window.size}")
+        if not arr.ptr:
+            raise RuntimeError(f"parameter '{name}': the array has no memory")
+        return window, arr.ptr
+
+    def set_param(self, name: str, arr) -> None:
+        """Copy ``arr``'s memory (its whole capacity) into the loaded graph's parameter ``name``."""
+        window, ptr = self._param(name, arr, "set_param")
+        ctypes.memmove(window.ctypes.data, ptr, window.size)
+
+    def get_param(self, name: str, arr) -> None:
+        """Copy the loaded graph's parameter ``name`` into ``arr``'s memory (its whole capacity)."""
+        window, ptr = self._param(name, arr, "get_param")
+        ctypes.memmove(ptr, window.ctypes.data, window.size)
+        if hasattr(arr, "_mark_written"):
+            arr._mark_written()
+
+    def get_param_ptr(self, name: str) -> int:
+        """The address of the loaded graph's parameter region ``name`` (host memory, owned by the graph)."""
+        if self._loaded is None:
+            raise RuntimeError("get_param_ptr() is only supported on loaded APIC graphs")
+        return int(self._loaded.window(name).ctypes.data)
 
     def replay(self) -> None:
         for item in self.launches:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import numbers
 
 from ..errors import CopyError, Error
@@ -71,7 +72,7 @@ def _raw_copy(dest, src, dest_offset: int = 0, src_offset: int = 0, count: int =
     impl = backend_for(dest.device, src.device)
     graph = active_capture()
     if graph is not None and impl.capture_by_replay and graph.device.impl.capture_by_replay:
-        graph.launches.append(lambda: copy(dest, src, dest_offset, src_offset, count, stream))
+        graph.launches.append(functools.partial(copy, dest, src, dest_offset, src_offset, count, stream))
         return
     if whole:
         count = 0  # the whole array (the backend knows its size)

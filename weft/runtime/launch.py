@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 from dataclasses import dataclass
 from time import monotonic as _monotonic
 
@@ -181,7 +182,7 @@ def launch(kernel, dim, inputs=(), outputs=(), adj_inputs=(), adj_outputs=(), de
     snapshots = tape._before_launch(spec, args) if tape is not None and spec.snapshot else {}
     graph = active_capture()
     if graph is not None and graph.device == dev and dev.impl.capture_by_replay:
-        graph.launches.append(lambda: _run(spec, packed, dims, dev, args, block_dim))
+        graph.launches.append(functools.partial(_run, spec, packed, dims, dev, args, block_dim))  # capture_file reads it
     else:
         _run(spec, packed, dims, dev, args, block_dim, stream, max_blocks)
     if tape is not None:
