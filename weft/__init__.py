@@ -57,6 +57,7 @@ from .runtime.cuda_api import (Allocator, CudaManagedAllocator, ScopedAllocator,
                                set_peer_access_enabled, set_stream, capture_debug_dot_print)
 from .runtime.capture import CaptureMode, Graph
 from .runtime.capture_file import capture_load, capture_load_from_bytes, capture_save
+from .runtime.aot import compile_aot_module, load_aot_module
 from .runtime.capture import ScopedCapture, capture_begin, capture_end, capture_if, capture_launch, capture_while
 from .runtime.timing import ScopedTimer
 from .toolchain.target_key import get_cpu_kernel_cache_key

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import gc
+import json
 import types
 import typing
 
@@ -554,3 +555,36 @@ def test_allocator_rmm_without_and_with_rmm(fake, monkeypatch):
             alloc.deallocate(ptr, 32)
     finally:
         wp.set_cuda_allocator(None)
+
+
+@needs_nvrtc
+def test_load_aot_module_on_gpu(fake, tmp_path, monkeypatch):
+    import importlib.util
+    import sys
+
+    path = tmp_path / "weft_aot_fake_mod.py"
+    path.write_text("import weft as wp\n\n\n@wp.kernel\ndef twice(x: wp.array(dtype=float)):\n"
+                    "    i = wp.tid()\n    x[i] = 2.0 * x[i]\n")
+    spec = importlib.util.spec_from_file_location("weft_aot_fake_mod", path)
+    mod = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "weft_aot_fake_mod", mod)
+    spec.loader.exec_module(mod)
+    out = tmp_path / "aot"
+    (manifest,) = wp.compile_aot_module(mod, arch=90, module_dir=out)  # NVRTC, for the fake GPU's sm_90
+    cubin = (out / json.loads(manifest.read_text())["kernels"][0]["file"]).read_bytes()
+
+    def no_nvrtc(*args, **kwargs):
+        raise AssertionError("compiled with NVRTC instead of loading the AOT binary")
+    from weft.toolchain import nvrtc as nvrtc_mod
+
+    monkeypatch.setattr(nvrtc_mod, "build_cuda", no_nvrtc)
+    fake.calls.clear()
+    wp.load_aot_module(mod, device=fake.device, module_dir=out)
+    assert fake.calls.count("cuModuleLoadData") == 1
+    x = wp.zeros(4, dtype=float, device=fake.device)
+    wp.launch(mod.twice, 4, inputs=[x], device=fake.device)  # the loaded module: no compile
+    assert fake.launches[-1]["function"] == b"weft_fwd"
+    assert [i for i in fake.calls if i == "cuModuleLoadData"] == ["cuModuleLoadData"]
+    assert cubin[:4] == b"\x7fELF"
+    with pytest.raises(FileNotFoundError, match="compute_75"):
+        wp.load_aot_module(mod, device=fake.device, arch=75, module_dir=out)

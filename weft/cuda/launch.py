@@ -49,6 +49,14 @@ def load_program(source: str, name: str, debug: bool, entry: str, device) -> Loa
         return prog
     options = nvrtc_options(ctx.arch, debug, name)
     image = nvrtc.build_cuda(source, options, name)
+    return install_image(source, name, debug, entry, device, image)
+
+
+def install_image(source: str, name: str, debug: bool, entry: str, device, image: bytes) -> LoadedModule:
+    """Load a compiled image (CUBIN or PTX) of ``source`` into ``device``'s context as the module later launches of
+    that source use (``load_program`` compiles one; ``wp.load_aot_module`` brings one from a file)."""
+    ctx = device.backend
+    key = (source, ctx.ordinal, entry, debug)
     drv = api()
     with _lock:
         prog = _programs.get(key)
