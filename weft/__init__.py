@@ -60,6 +60,9 @@ from .runtime.capture_file import capture_load, capture_load_from_bytes, capture
 from .runtime.aot import compile_aot_module, load_aot_module
 from .runtime.capture import ScopedCapture, capture_begin, capture_end, capture_if, capture_launch, capture_while
 from .runtime.timing import ScopedTimer
+from .runtime.activity import (TIMING_ALL, TIMING_GRAPH, TIMING_KERNEL, TIMING_KERNEL_BUILTIN, TIMING_MEMCPY,  # apiobs
+                               TIMING_MEMSET, TimingResult, timing_begin, timing_end, timing_print)
+from .runtime.memtrack import ScopedMemoryTracker, print_memory_report  # apiobs
 from .toolchain.target_key import get_cpu_kernel_cache_key
 from .logger import Logger, ScopedLogger, get_logger, set_logger
 from .runtime.stub_names import (Array, Capacity, Cols, DeviceLike, DType, DTypeFloat, DTypeScalar, Length, NDim, Rows,
@@ -181,9 +184,6 @@ from .interop.api import (device_from_jax, device_from_paddle, device_to_jax, de
                           dtype_to_paddle, from_paddle, from_ptr, stream_from_paddle, to_paddle)
 from .interop.jax_ffi import (JaxCallableGraphMode, JaxModulePreloadMode, clear_jax_callable_graph_cache,
                               jax_callable, jax_kernel)
-from .geometry import BvhQueryTiled, MeshQueryAABBTiled
-from .textures import (Texture, Texture1D, Texture2D, Texture3D, TextureAddressMode, TextureFilterMode,
-                       TextureResourceFlags)
 from . import types_compat as types  # noqa: F811
 from .types_compat import dtype_from_numpy, dtype_to_numpy
 from .config import DeterministicMode

@@ -161,7 +161,8 @@ deterministic_debug: bool = False
 #: Warp's permission for repeated writes to one vector component in differentiable kernels; weft's IR differentiates
 #: them correctly always.
 enable_vector_component_overwrites: bool = False
-#: Warp's allocation tracking at init (``wp.ScopedMemoryTracker``), which weft does not have.
+#: Record every array allocation and free (``wp.print_memory_report``; weft/runtime/memtrack.py), from the moment it
+#: is set (Warp reads it at ``wp.init``); ``wp.ScopedMemoryTracker`` turns tracking on for a block.
 track_memory: bool = False
 
 #: option -> (the value that asks for an effect weft lacks, the reason)
@@ -173,7 +174,6 @@ _NO_EFFECT = {
     "enable_mathdx_fft": (False, "weft's tile FFTs do not use MathDx"),
     "default_grid_stride": (False, "weft's CUDA entries always stride over the grid"),
     "deterministic_debug": (True, "weft's deterministic mode keeps no record buffers to diagnose"),
-    "track_memory": (True, "weft has no allocation tracker"),
 }
 
 

@@ -180,7 +180,7 @@ def test_config_options(monkeypatch):
     for name, bad in (("cuda_output", "sass"), ("cuda_arch_suffix", "b"), ("ptx_target_arch", -1)):
         with pytest.raises(ValueError, match=name):
             setattr(cfg, name, bad)
-    for name, value in (("llvm_cuda", True), ("enable_mathdx_gemm", False), ("track_memory", True),
+    for name, value in (("llvm_cuda", True), ("enable_mathdx_gemm", False),
                         ("default_grid_stride", False), ("legacy_cpu_linker", True)):
         old = getattr(cfg, name)
         with pytest.warns(UserWarning, match=f"{name} = {value!r} has no effect in weft"):

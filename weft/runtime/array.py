@@ -14,6 +14,7 @@ import weakref
 
 import numpy as np
 
+from .. import config
 from ..errors import LaunchError, ReshapeError, ViewDtypeError
 from ..ir import types as T
 from ..ops.forms import Form, declare
@@ -25,6 +26,7 @@ from ..types.scalars import bool_value
 from ..types.struct import StructInstance
 from . import device as D
 from . import memkind
+from . import memtrack as _memtrack
 from .pool import active_pool, grads_off
 
 
@@ -201,6 +203,8 @@ class array:
             self._np = _pinned_zeros(shape + trailing, base) if self.pinned else aligned_zeros(shape + trailing, base)
             self._finish_np(len(shape))
             self._shared.escaped = False  # weft's own memory
+            if _memtrack.on or config.track_memory:
+                _memtrack.record(self, self._np, self._np.nbytes)
         else:
             self._alloc_device(shape)
 
@@ -220,6 +224,8 @@ class array:
             self._np = np_from_ptr(raw.ctypes.data, shape, strides, base, trailing, raw)
             self._finish_np(len(shape))
             self._shared.escaped = False
+            if _memtrack.on or config.track_memory:
+                _memtrack.record(self, raw, capacity)
         else:
             self._alloc_device((capacity,), nbytes=capacity)
             self.shape, self.ndim, self.strides = shape, len(shape), strides
@@ -275,6 +281,8 @@ class array:
                 arr[...] = src
             self._np = arr
             self._finish_np(outer)
+            if own and (_memtrack.on or config.track_memory):
+                _memtrack.record(self, arr, arr.nbytes)
             self._shared.escaped = not own  # the caller's memory when not copied
             if not own:
                 self._ref = source  # as Warp: the aliased object stays referenced by the array
@@ -321,6 +329,8 @@ class array:
             nbytes = int(np.prod(self.shape, dtype=np.int64)) * esize
         self._dev_mem = self.device.impl.alloc(self.device, nbytes, self.pinned)
         self._ptr = int(self._dev_mem.ptr) if nbytes else 0
+        if _memtrack.on or config.track_memory:
+            _memtrack.record(self, self._dev_mem, nbytes)
 
     @classmethod
     def _view_of(cls, parent: array, np_view: np.ndarray | None, ptr: int, shape, strides) -> array:
