@@ -184,6 +184,9 @@ from .interop.api import (device_from_jax, device_from_paddle, device_to_jax, de
                           dtype_to_paddle, from_paddle, from_ptr, stream_from_paddle, to_paddle)
 from .interop.jax_ffi import (JaxCallableGraphMode, JaxModulePreloadMode, clear_jax_callable_graph_cache,
                               jax_callable, jax_kernel)
+from .geometry import BvhQueryTiled, MeshQueryAABBTiled
+from .textures import (Texture, Texture1D, Texture2D, Texture3D, TextureAddressMode, TextureFilterMode,
+                       TextureResourceFlags)
 from . import types_compat as types  # noqa: F811
 from .types_compat import dtype_from_numpy, dtype_to_numpy
 from .config import DeterministicMode

@@ -1185,6 +1185,9 @@ from .op_table_volume import add_entries as _add_volume_entries
 _add_volume_entries(entry, case)
 
 from . import op_table_mathx  # noqa: F401 - its entries join TABLE (mathx and noise domains)
+from .op_table_texture import add_entries as _add_texture_entries
+
+_add_texture_entries(entry, case)
 
 #: (domain, name) of every op covered, for the registry coverage test.
 COVERED = {(e.domain, e.name) for e in TABLE}

@@ -257,6 +257,8 @@ def _typed_outputs(lw, node: ast.Call, name: str, syntax: Syntax):
         if kw.arg in given:
             raise lw.error(f"wp.{name}() got argument '{kw.arg}' twice", kw)
         given[kw.arg] = kw.value
+    for p, default in zip(params[len(params) - len(syntax.defaults):], syntax.defaults):  # trailing defaults
+        given.setdefault(p, ast.copy_location(ast.Constant(default), node))
     missing = [p for p in params if p not in given]
     if missing:
         raise lw.error(f"wp.{name}() is missing argument '{missing[0]}'", node)

@@ -21,7 +21,16 @@ from .swept_volume import (
     swept_volume_mesh,
     swept_volume_sdf,
 )
-from .types import BvhQuery, HashGridQuery, MeshQuery, MeshQueryAABB, MeshQueryPoint, MeshQueryRay
+from .types import (
+    BvhQuery,
+    BvhQueryTiled,
+    HashGridQuery,
+    MeshQuery,
+    MeshQueryAABB,
+    MeshQueryAABBTiled,
+    MeshQueryPoint,
+    MeshQueryRay,
+)
 from .volume import Volume
 
 
@@ -32,6 +41,7 @@ def is_cubql_available() -> bool:
 __all__ = [
     "Bvh",
     "BvhQuery",
+    "BvhQueryTiled",
     "HashGrid",
     "HashGridQuery",
     "IsoSurfaceBase",
@@ -41,6 +51,7 @@ __all__ = [
     "Mesh",
     "MeshQuery",
     "MeshQueryAABB",
+    "MeshQueryAABBTiled",
     "MeshQueryPoint",
     "MeshQueryRay",
     "SweptVolumeSignMode",

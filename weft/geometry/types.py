@@ -38,3 +38,8 @@ MeshQueryAABB = _opaque(G.MESH_QUERY, "State of a mesh box or sphere query (iter
 MeshQuery = MeshQueryAABB
 HashGridQuery = _opaque(G.HASH_GRID_QUERY, "State of a hash-grid neighbour query (iterate with hash_grid_query_next).")
 BvhQuery = _opaque(G.BVH_QUERY, "State of a BVH query (iterate with bvh_query_next).")
+BvhQueryTiled = _opaque(G.TILE_BVH_QUERY, "State of a thread-block BVH query (tile_bvh_query_aabb / _ray; iterate with "
+                        "tile_bvh_query_next while tile_query_valid): the type to annotate a wp.func taking one.")
+MeshQueryAABBTiled = _opaque(G.TILE_MESH_QUERY, "State of a thread-block mesh box query (tile_mesh_query_aabb; iterate "
+                             "with tile_mesh_query_aabb_next while tile_query_valid): the type to annotate a wp.func "
+                             "taking one.")

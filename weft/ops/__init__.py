@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-DOMAINS = ("scalar", "vector", "matrix", "quat", "spatial", "construct", "array", "atomic", "random", "misc", "tile", "geometry", "volume", "mathx", "noise")
+DOMAINS = ("scalar", "vector", "matrix", "quat", "spatial", "construct", "array", "atomic", "random", "misc", "tile", "geometry", "volume", "mathx", "noise", "texture")
 
 
 def load_all() -> None:
