@@ -20,6 +20,7 @@ from .ir.access import replay_read_params, snapshot_params
 from .ir.nodes import Function
 from .pipeline import Direction, Target
 from .runtime.packing import make_packer, padding_plan
+from .toolchain import preamble
 from .types.mapping import to_ir, type_of_value
 
 _module_options: dict[str, dict] = {}
@@ -104,7 +105,7 @@ class Spec:
     def source(self) -> str:
         if self._source is None:
             program = pipeline.render_module(self.fn, self.kernel.__name__, self.debug, Target.CPU, Direction.FORWARD)
-            self._source = program.source
+            self._source = preamble.apply(program.source, self.kernel.options, cuda=False)
         return self._source
 
     def pack(self, args, overrides: dict | None = None) -> bytes:
@@ -390,6 +391,7 @@ class Kernel:
         if spec is None:
             lowered = pipeline.lower(self.source, param_types, name, options)
             source = pipeline.render_module(lowered.fn, self.__name__, debug, Target.CPU, Direction.FORWARD).source
+            source = preamble.apply(source, self.options, cuda=False)
             spec = Spec(self, types, lowered.fn, lowered.tid_arity, source, debug)
             spec.written, spec.read = _array_access(lowered.fn)
             spec.snapshot = snapshot_params(lowered.fn)
@@ -581,7 +583,8 @@ class Kernel:
         return spec.adjoint
 
     def _adjoint_source(self, spec: Spec, prog) -> str:
-        return pipeline.render_module(prog, self.__name__, spec.debug, Target.CPU, Direction.ADJOINT).source
+        source = pipeline.render_module(prog, self.__name__, spec.debug, Target.CPU, Direction.ADJOINT).source
+        return preamble.apply(source, self.options, cuda=False)
 
     def _compile_adjoint(self, spec: Spec, prog, source: str | None = None) -> AdjointSpec:
         source = source or self._adjoint_source(spec, prog)

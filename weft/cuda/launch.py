@@ -8,6 +8,7 @@ and a ``weft::Grid``; the kernel walks the flattened grid with a grid-stride loo
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import threading
 from dataclasses import dataclass
 
@@ -15,7 +16,7 @@ from .. import abi, config, pipeline
 from ..backend import cuda as cuda_backend
 from ..errors import RuntimeError_
 from ..pipeline import Direction, Target
-from ..toolchain import nvrtc
+from ..toolchain import nvrtc, preamble
 from ..types.layout import args_layout
 from . import graphs
 from .driver import api, check
@@ -104,6 +105,9 @@ def cuda_program(spec, direction: Direction, adj=None) -> pipeline.Program:
         code = spec.fn if direction is Direction.FORWARD else adj.prog
         program = pipeline.render_module(code, spec.kernel.__name__, spec.debug, Target.CUDA, direction,
                                          args_bytes(spec))
+        source = preamble.apply(program.source, spec.kernel.options, cuda=True)  # wp.ModuleBuildOptions
+        if source is not program.source:
+            program = dataclasses.replace(program, source=source)
         owner.programs[Target.CUDA] = program
     return program
 
