@@ -85,11 +85,13 @@ def cuda_sources(spec) -> list[tuple[str, str]]:
     from weft.cuda.launch import args_bytes
     from weft.errors import Error
     from weft.pipeline import Direction, Target
+    from weft.toolchain import preamble
 
     name = spec.kernel.__name__
     size = args_bytes(spec)  # NVRTC also verifies the Args layout against Python's packing
-    out = [(f"{name} (forward)", pipeline.render_module(spec.fn, name, spec.debug,
-                                                        Target.CUDA, Direction.FORWARD, size).source)]
+    opts = spec.kernel.options  # wp.ModuleBuildOptions preambles, as weft.cuda.launch.cuda_program applies them
+    out = [(f"{name} (forward)", preamble.apply(pipeline.render_module(spec.fn, name, spec.debug, Target.CUDA,
+                                                                       Direction.FORWARD, size).source, opts, True))]
     if spec.kernel.enable_backward and spec.kernel.custom_adjoint is None:  # a hand-written backward is its own kernel
         try:
             from weft import pipeline
@@ -98,8 +100,8 @@ def cuda_sources(spec) -> list[tuple[str, str]]:
         except (Error, NotImplementedError, ImportError, AttributeError):
             prog = None  # not differentiable (an error users see only when they ask for a backward pass)
         if prog is not None:
-            out.append((f"{name} (adjoint)", pipeline.render_module(prog, name, spec.debug,
-                                                                    Target.CUDA, Direction.ADJOINT, size).source))
+            out.append((f"{name} (adjoint)", preamble.apply(pipeline.render_module(
+                prog, name, spec.debug, Target.CUDA, Direction.ADJOINT, size).source, opts, True)))
     return out
 
 
