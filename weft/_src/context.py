@@ -20,6 +20,7 @@ from ..cuda import driver
 from ..ir import types as T
 from ..module import _MODULES as _module_registry
 from ..module import get_module as _get_module
+from ..runtime import memtrack as _memtrack
 from ..runtime.device import get_device, is_cuda_available
 from ..runtime.launch import resolve_block_dim as _resolve_launch_block_dim  # noqa: F401 (Warp's private name)
 from ..runtime.packing import make_packer
@@ -47,6 +48,25 @@ class _Core:
 
     def wp_set_error_output_enabled(self, enabled) -> None:
         self._error_output = bool(enabled)
+
+    # Warp's allocation tracker entry points, answered by weft's (weft/runtime/memtrack.py)
+    @staticmethod
+    def wp_alloc_tracker_is_enabled() -> int:
+        return int(_memtrack.enabled())
+
+    @staticmethod
+    def wp_alloc_tracker_enable(enable) -> None:
+        _memtrack.on = bool(enable)
+
+    wp_alloc_tracker_reset = staticmethod(_memtrack.reset)
+    wp_alloc_tracker_push_scope = staticmethod(lambda name: _memtrack.push_scope(
+        name.decode() if isinstance(name, bytes) else name))
+    wp_alloc_tracker_pop_scope = staticmethod(_memtrack.pop_scope)
+    wp_alloc_tracker_get_live_count = staticmethod(_memtrack.live_count)
+    wp_alloc_tracker_get_total_alloc_count = staticmethod(_memtrack.total_count)
+    wp_alloc_tracker_get_total_alloc_bytes = staticmethod(_memtrack.total_bytes)
+    wp_alloc_tracker_get_current_bytes = staticmethod(lambda: _memtrack.current_bytes())
+    wp_alloc_tracker_get_peak_bytes = staticmethod(lambda: _memtrack.peak_bytes())
 
     def __getattr__(self, name):
         raise AttributeError(f"warp._src.context.runtime.core.{name}: Warp's native library entry point, which "
@@ -77,6 +97,12 @@ class _Runtime:
 
 
 runtime = _Runtime()
+
+
+def alloc_tracker_report_text(sort_order: int = 0, max_items: int = 10) -> str:
+    """Warp's report text of the allocation tracker: ``sort_order`` 0 by size, 1 chronological."""
+    return _memtrack.report_text("chronological" if sort_order == 1 else "size", max_items)
+
 
 #: Warp's registry of the Python modules that define kernels, by module name (deleting an entry forgets the module,
 #: as Warp's tests do after loading a deliberately broken one)

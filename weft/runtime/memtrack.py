@@ -111,6 +111,8 @@ def record(arr, memory, nbytes: int) -> None:
         return
     line, function = _caller()
     device = str(getattr(arr.device, "alias", arr.device))
+    if getattr(arr, "pinned", False) and arr.device.impl.host_memory:
+        device += " (pinned)"  # page-locked host memory, counted apart from ordinary CPU memory (as Warp)
     scope = "/".join(_scope_stack())
     with _lock:
         _seq += 1
@@ -179,6 +181,24 @@ def peak_bytes(device=None) -> int:
             return max((t.peak for t in _totals.values()), default=0)
         t = _totals.get(str(getattr(device, "alias", device)))
         return t.peak if t is not None else 0
+
+
+def live_count() -> int:
+    """Tracked allocations not yet freed (all devices)."""
+    with _lock:
+        return len(_live)
+
+
+def total_count() -> int:
+    """Allocations recorded since the last reset (all devices)."""
+    with _lock:
+        return sum(t.count for t in _totals.values())
+
+
+def total_bytes() -> int:
+    """Bytes allocated since the last reset (all devices)."""
+    with _lock:
+        return sum(t.total for t in _totals.values())
 
 
 def _size(n: int) -> str:
