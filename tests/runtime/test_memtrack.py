@@ -121,3 +121,24 @@ def test_tracker_prints_on_exit_and_inactive_tracker(capsys):
     c = wp.zeros(8, dtype=float)
     assert memtrack.current_bytes() == 32  # only b
     del a, b, c
+
+
+def test_warp_private_tracker_entry_points():
+    from weft._src import context
+
+    core = context.runtime.core
+    assert core.wp_alloc_tracker_is_enabled() == 0
+    with wp.ScopedMemoryTracker("private", print=False):
+        assert core.wp_alloc_tracker_is_enabled() == 1
+        core.wp_alloc_tracker_reset()
+        a = wp.zeros(100, dtype=float)
+        b = wp.zeros(10, dtype=float, pinned=True)
+        assert (core.wp_alloc_tracker_get_live_count(), core.wp_alloc_tracker_get_total_alloc_count()) == (2, 2)
+        assert core.wp_alloc_tracker_get_total_alloc_bytes() == 440
+        del a
+        gc.collect()
+        assert core.wp_alloc_tracker_get_live_count() == 1 and core.wp_alloc_tracker_get_current_bytes() == 40
+        assert core.wp_alloc_tracker_get_peak_bytes() == 400  # the largest per-device peak
+        text = context.alloc_tracker_report_text(1, 10)
+        assert "40 B : cpu (pinned) : array[float32, 10]" in text
+    assert b.shape == (10,)
