@@ -188,6 +188,7 @@ from .interop.jax_ffi import (JaxCallableGraphMode, JaxModulePreloadMode, clear_
 from .geometry import BvhQueryTiled, MeshQueryAABBTiled
 from .textures import (Texture, Texture1D, Texture2D, Texture3D, TextureAddressMode, TextureFilterMode,
                        TextureResourceFlags)
+from .interop.gl import GLTextureResource, RegisteredGLBuffer
 from . import types_compat as types  # noqa: F811
 from .types_compat import dtype_from_numpy, dtype_to_numpy
 from .config import DeterministicMode
