@@ -59,6 +59,7 @@ from .runtime.capture import CaptureMode, Graph
 from .runtime.capture_file import capture_load, capture_load_from_bytes, capture_save
 from .runtime.aot import compile_aot_module, load_aot_module
 from .toolchain.preamble import ModuleBuildOptions
+from . import build_experimental
 from .runtime.capture import ScopedCapture, capture_begin, capture_end, capture_if, capture_launch, capture_while
 from .runtime.timing import ScopedTimer
 from .runtime.activity import (TIMING_ALL, TIMING_GRAPH, TIMING_KERNEL, TIMING_KERNEL_BUILTIN, TIMING_MEMCPY,  # apiobs
