@@ -65,7 +65,11 @@ struct indexedarray_t {
 
 template <typename T, int N, int NDIM>
 struct fixedarray_t {
+#if WEFT_CUDA
+    T data[N > 0 ? N : 1];  // wp.fixedarray(shape=(0,)) (a local): NVRTC rejects zero-size arrays
+#else
     T data[N];
+#endif
     int32 shape[4];
     int64 strides[4];  // in elements
 };
