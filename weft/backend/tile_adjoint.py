@@ -344,7 +344,7 @@ _RULES = (
     ("extract", _rule("adj_tile_extract", lambda a, g, o: f"{a[0]}, {g[0]}, {o[0]}{_offsets(a, 1)}")),
     ("tile_view", _rule("adj_tile_view", lambda a, g, o: f"{g[0]}, {o[0]}{_offsets(a, 1)}")),
     ("tile_slice", _rule("adj_tile_slice", lambda a, g, o: f"{g[0]}, {o[0]}{_offsets(a, 1)}")),
-    ("tile_gather_rows", _rule("adj_tile_gather_rows", lambda a, g, o: f"{a[1]}, {g[0]}, {o[0]}")),
+    ("tile_slice_indexed", _rule("adj_tile_slice_indexed", lambda a, g, o: f"{a[1]}, {a[2]}, {g[0]}, {o[0]}")),
     ("tile_transpose", _rule("adj_tile_transpose", lambda a, g, o: f"{g[0]}, {o[0]}")),
     ("tile_broadcast", _rule("adj_tile_broadcast", lambda a, g, o: f"{g[0]}, {o[0]}")),
     ("tile_reshape", _rule("adj_tile_reshape", lambda a, g, o: f"{g[0]}, {o[0]}")),

@@ -553,7 +553,7 @@ _FORWARD = (
     ("extract", _extract),
     ("tile_view", _call("tile_view")),
     ("tile_slice", _call("tile_slice")),
-    ("tile_gather_rows", _call("tile_gather_rows")),
+    ("tile_slice_indexed", _call("tile_slice_indexed")),
     ("tile_transpose", _call("tile_transpose")),
     ("tile_broadcast", _call("tile_broadcast")),
     ("tile_reshape", _call("tile_reshape")),

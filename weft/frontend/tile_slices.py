@@ -1,5 +1,5 @@
 """NumPy-style subscripts of tiles in kernel code: ``t[a:b:c, i]`` reads (``tile_slice``), ``t[a:b, :] = src`` writes
-(``tile_slice_assign``) and ``t[idx, :]`` gathers rows through a 1-D integer tile (``tile_gather_rows``).
+(``tile_slice_assign``) and ``t[idx, :]`` / ``t[:, idx]`` gather along one axis through a 1-D integer tile (``tile_slice_indexed``).
 
 Slice bounds are compile-time constants (they fix the result's shape); integer indices may be run-time values (a
 negative one counts from the end, as in NumPy). A selection travels to the native functions as three ints per
@@ -108,21 +108,33 @@ def selection(lw, tile: Var, slice_node: ast.AST, node, first=None) -> tuple[lis
     return args, tuple(out)
 
 
-def _gather_index(lw, tile: Var, parts: list, value, node):
-    """Checks ``t[idx, :, ...]`` with a 1-D int32 tile ``idx`` (the visited first index)."""
+def _gather_index(lw, tile: Var, parts: list, axis: int, value, node):
+    """Checks ``t[idx, :]`` / ``t[:, idx]`` ...: a 1-D int32 index tile ``idx`` at ``axis``, full slices elsewhere."""
     it = value.type
     if not (isinstance(it.dtype, T.ScalarType) and it.dtype.is_int and it.dtype != T.BOOL):
-        raise lw.error(f"an advanced tile index must be an integer index tile, got a tile of {it.dtype}", parts[0],
+        raise lw.error(f"an advanced tile index must be an integer index tile, got a tile of {it.dtype}", parts[axis],
                        kind=KernelValueError)
     if len(it.shape) != 1 or it.dtype != T.INT32:
         raise lw.error(f"an advanced tile index must be a 1-D integer index tile of int32, got a tile of {it.dtype} "
-                       f"of shape {it.shape}", parts[0], kind=KernelValueError)
-    for p in parts[1:]:
-        if not (isinstance(p, ast.Slice) and p.lower is None and p.upper is None and p.step is None):
+                       f"of shape {it.shape}", parts[axis], kind=KernelValueError)
+    for d, p in enumerate(parts):
+        if d != axis and not (isinstance(p, ast.Slice) and p.lower is None and p.upper is None and p.step is None):
             raise lw.error("a tile index (t[idx, ...]) requires ':' on all other axes", p, kind=KernelValueError)
     if len(parts) > len(tile.type.shape):
         raise lw.error(f"too many indices ({len(parts)}) for a {len(tile.type.shape)}-D tile", node,
                        kind=KernelValueError)
+
+
+def _later_index_tile(lw, parts: list):
+    """(axis, value) of ``t[:, .., idx, ..]``: one subscript after the first that is a variable holding an index
+    tile, the others slices (a variable: evaluating it here and again in ``selection`` has no effect)."""
+    others = [d for d, p in enumerate(parts) if not isinstance(p, ast.Slice)]
+    if len(others) != 1 or others[0] == 0 or not isinstance(parts[others[0]], ast.Name):
+        return None
+    value = lw.visit(parts[others[0]])
+    if isinstance(value, Var) and isinstance(value.type, T.TileType):
+        return others[0], value
+    return None
 
 
 def _element_index(lw, v, p):
@@ -141,10 +153,15 @@ def read(lw, tile: Var, slice_node: ast.AST, node):
     """``t[...]`` selecting a sub-tile: a new tile."""
     parts = slice_node.elts if isinstance(slice_node, ast.Tuple) else [slice_node]
     first = None if isinstance(parts[0], ast.Slice) else lw.visit(parts[0])
-    if isinstance(first, Var) and isinstance(first.type, T.TileType):
-        _gather_index(lw, tile, parts, first, node)
-        out = T.TileType(tile.type.dtype, (first.type.shape[0], *tile.type.shape[1:]))
-        return lw.op("tile_gather_rows", [tile, first], attrs=(out,), node=node)
+    gather = (0, first) if isinstance(first, Var) and isinstance(first.type, T.TileType) else \
+        _later_index_tile(lw, parts) if first is None else None
+    if gather is not None:
+        axis, index = gather
+        _gather_index(lw, tile, parts, axis, index, node)
+        shape = list(tile.type.shape)
+        shape[axis] = index.type.shape[0]
+        out = T.TileType(tile.type.dtype, tuple(shape))
+        return lw.op("tile_slice_indexed", [tile, index, Const(axis, T.INT32)], attrs=(out,), node=node)
     if not is_tile_selection(tile.type, slice_node):  # one element (all indices integers)
         idx = [_element_index(lw, first if d == 0 else lw.visit(p), p) for d, p in enumerate(parts)]
         return lw.op("extract", [tile, *idx], node=node)

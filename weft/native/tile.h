@@ -743,24 +743,37 @@ WEFT_FN void adj_tile_slice(tile_t<T, DI...>& adj_t, const tile_t<T, DO...>& adj
         if (src >= 0) adj_t.data[src] += adj_out.data[k];
     }
 }
-// t[idx, ...]: rows (first-dimension entries) of t listed by a 1-D index tile; negative indices count from the end,
-// indices outside the tile read zeros.
+// t[:, .., idx, ..]: the entries of t along axis `axis` listed by a 1-D index tile (every other axis whole);
+// negative indices count from the end, indices outside the axis read zeros.
+namespace tiles {
+template <int... D>
+WEFT_FN void axis_extents(int axis, int& rows, int& inner) {
+    const int v[sizeof...(D)] = {D...};
+    rows = v[axis];
+    inner = 1;
+    for (int d = axis + 1; d < int(sizeof...(D)); ++d) inner *= v[d];
+}
+}  // namespace tiles
 template <typename T, int R, int... DO, int... DI>
-WEFT_FN void tile_gather_rows(tile_t<T, DO...>& out, const tile_t<T, DI...>& t, const tile_t<int32_t, R>& idx) {
-    constexpr int rows = tiles::dims<DI...>::v[0], row = tile_t<T, DI...>::size / rows;
-    for (int r = 0; r < R; ++r) {
+WEFT_FN void tile_slice_indexed(tile_t<T, DO...>& out, const tile_t<T, DI...>& t, const tile_t<int32_t, R>& idx,
+                                int axis) {
+    int rows, inner;
+    tiles::axis_extents<DI...>(axis, rows, inner);
+    for (int k = 0; k < tile_t<T, DO...>::size; ++k) {
+        const int c = k % inner, r = (k / inner) % R, outer = k / (inner * R);
         const int i = idx.data[r] < 0 ? idx.data[r] + rows : idx.data[r];
-        for (int c = 0; c < row; ++c) out.data[r * row + c] = (i >= 0 && i < rows) ? t.data[i * row + c] : T();
+        out.data[k] = (i >= 0 && i < rows) ? t.data[(outer * rows + i) * inner + c] : T();
     }
 }
 template <typename T, int R, int... DO, int... DI>
-WEFT_FN void adj_tile_gather_rows(const tile_t<int32_t, R>& idx, tile_t<T, DI...>& adj_t,
-                                  const tile_t<T, DO...>& adj_out) {
-    constexpr int rows = tiles::dims<DI...>::v[0], row = tile_t<T, DI...>::size / rows;
-    for (int r = 0; r < R; ++r) {  // repeated indices accumulate
+WEFT_FN void adj_tile_slice_indexed(const tile_t<int32_t, R>& idx, int axis, tile_t<T, DI...>& adj_t,
+                                    const tile_t<T, DO...>& adj_out) {
+    int rows, inner;
+    tiles::axis_extents<DI...>(axis, rows, inner);
+    for (int k = 0; k < tile_t<T, DO...>::size; ++k) {  // repeated indices accumulate
+        const int c = k % inner, r = (k / inner) % R, outer = k / (inner * R);
         const int i = idx.data[r] < 0 ? idx.data[r] + rows : idx.data[r];
-        if (i < 0 || i >= rows) continue;
-        for (int c = 0; c < row; ++c) adj_t.data[i * row + c] += adj_out.data[r * row + c];
+        if (i >= 0 && i < rows) adj_t.data[(outer * rows + i) * inner + c] += adj_out.data[k];
     }
 }
 // t[a:b:c, ...] = src: dst with the slice's elements replaced by src's (converted to dst's element type).

@@ -453,23 +453,26 @@ __device__ void adj_tile_slice(tile_t<T, DI...>& adj_t, const tile_t<T, DO...>& 
     sync();
 }
 template <typename T, int R, int... DO, int... DI>
-__device__ void tile_gather_rows(tile_t<T, DO...>& out, const tile_t<T, DI...>& t, const tile_t<int32_t, R>& idx) {
-    constexpr int rows = tiles::dims<DI...>::v[0], row = tile_t<T, DI...>::size / rows;
-    WEFT_CTA_FOR(k, R * row) {
-        const int r = k / row, c = k % row;
+__device__ void tile_slice_indexed(tile_t<T, DO...>& out, const tile_t<T, DI...>& t, const tile_t<int32_t, R>& idx,
+                                   int axis) {
+    int rows, inner;
+    tiles::axis_extents<DI...>(axis, rows, inner);
+    WEFT_CTA_FOR(k, (tile_t<T, DO...>::size)) {
+        const int c = k % inner, r = (k / inner) % R, outer = k / (inner * R);
         const int i = idx.data[r] < 0 ? idx.data[r] + rows : idx.data[r];
-        out.data[k] = (i >= 0 && i < rows) ? t.data[i * row + c] : T();
+        out.data[k] = (i >= 0 && i < rows) ? t.data[(outer * rows + i) * inner + c] : T();
     }
     sync();
 }
 template <typename T, int R, int... DO, int... DI>
-__device__ void adj_tile_gather_rows(const tile_t<int32_t, R>& idx, tile_t<T, DI...>& adj_t,
-                                     const tile_t<T, DO...>& adj_out) {
-    constexpr int rows = tiles::dims<DI...>::v[0], row = tile_t<T, DI...>::size / rows;
-    WEFT_CTA_FOR(k, R * row) {  // repeated indices: several threads add into one element
-        const int r = k / row, c = k % row;
+__device__ void adj_tile_slice_indexed(const tile_t<int32_t, R>& idx, int axis, tile_t<T, DI...>& adj_t,
+                                       const tile_t<T, DO...>& adj_out) {
+    int rows, inner;
+    tiles::axis_extents<DI...>(axis, rows, inner);
+    WEFT_CTA_FOR(k, (tile_t<T, DO...>::size)) {  // repeated indices: several threads add into one element
+        const int c = k % inner, r = (k / inner) % R, outer = k / (inner * R);
         const int i = idx.data[r] < 0 ? idx.data[r] + rows : idx.data[r];
-        if (i >= 0 && i < rows) atom::fetch_add(&adj_t.data[i * row + c], adj_out.data[k]);
+        if (i >= 0 && i < rows) atom::fetch_add(&adj_t.data[(outer * rows + i) * inner + c], adj_out.data[k]);
     }
     sync();
 }

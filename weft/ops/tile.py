@@ -307,17 +307,22 @@ _reg("tile_slice", _slice, "t[a:b:c, i, ...]: a copy of the selected elements (N
 _reg("tile_slice_assign", _slice_assign, "t[a:b:c, i, ...] = src: t (in place) with the selected elements replaced "
      "by src's (a tile of the selection's shape); the selection's adjoint goes to src.", **_PRIMAL_FREE,
      collective=True, in_place=InPlace.FIRST)
-def _gather_rows(args, attrs):
+def _slice_indexed(args, attrs):
     (out,) = attrs
-    if len(args) == 2 and is_tile(args[0]) and _indices(args[1], out.shape[0]) and \
-            out.shape[1:] == args[0].shape[1:] and out.dtype == args[0].dtype:
+    if len(args) != 3 or not is_tile(args[0]) or args[2] != T.INT32 or out.dtype != args[0].dtype or \
+            len(out.shape) != len(args[0].shape):
+        return None
+    diff = [d for d, (a, b) in enumerate(zip(out.shape, args[0].shape)) if a != b]
+    if len(diff) <= 1 and is_tile(args[1]) and args[1].dtype == T.INT32 and len(args[1].shape) == 1 and \
+            all(a == b for d, (a, b) in enumerate(zip(out.shape, args[0].shape)) if d not in diff):
         return out
     return None
 
 
-_reg("tile_gather_rows", _gather_rows, "t[idx, :, ...]: the tile of t's rows (first-dimension entries) listed by the "
-     "1-D int32 tile idx (negative entries count from the end; duplicates allowed, their gradients add up).",
-     collective=True)
+_reg("tile_slice_indexed", _slice_indexed, "t[idx, :], t[:, idx], ...: gather along one axis through a 1-D int32 "
+     "index tile idx, every other subscript a full ':' (Warp's advanced tile indexing; the result is a copy whose "
+     "extent along that axis is idx's length; negative entries count from the end; duplicates allowed, their "
+     "gradients add up). Written as the subscript, not called directly.", collective=True)
 _reg("tile_transpose", _transpose, "tile_transpose(t): the transpose of a 2-D tile.", **_PRIMAL_FREE, collective=True,
      adjoint_store=(0,))
 def _reshape(args, attrs):
