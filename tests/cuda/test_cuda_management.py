@@ -588,3 +588,12 @@ def test_load_aot_module_on_gpu(fake, tmp_path, monkeypatch):
     assert cubin[:4] == b"\x7fELF"
     with pytest.raises(FileNotFoundError, match="compute_75"):
         wp.load_aot_module(mod, device=fake.device, arch=75, module_dir=out)
+
+
+def test_gpu_device_facts(fake):
+    d = fake.device
+    assert d.is_mempool_supported and d.is_mempool_enabled and d.is_managed_memory_supported and d.is_uva
+    assert d.is_ipc_supported  # Linux
+    assert d.total_memory == 1 << 34 and d.free_memory == (1 << 34) - fake.used
+    with wp.ScopedMempool(d, False):
+        assert not d.is_mempool_enabled

@@ -221,3 +221,16 @@ def test_line_directives_option(monkeypatch):
     monkeypatch.setattr(wp.config, "line_directives", False)
     without = pipeline.render_module(fn, "k", True, pipeline.Target.CPU, pipeline.Direction.FORWARD).source
     assert "#line" in with_lines and "#line" not in without
+
+
+def test_cpu_device_facts():
+    d = wp.get_device("cpu")
+    # Warp 1.19 on the CPU: no pool, no IPC, no managed memory, no UVA; memory from psutil (0 without it)
+    assert (d.is_mempool_supported, d.is_mempool_enabled, d.is_ipc_supported, d.is_managed_memory_supported,
+            d.is_uva) == (False, False, False, False, False)
+    try:
+        import psutil
+    except ImportError:
+        assert d.total_memory == 0 and d.free_memory == 0
+    else:
+        assert d.total_memory == psutil.virtual_memory().total and 0 < d.free_memory <= d.total_memory

@@ -114,6 +114,13 @@ def managed_supported(ctx) -> bool:
     return bool(ctx._attr(api().CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY))
 
 
+def free_memory(ctx) -> int:
+    """Bytes of device memory free now (``cuMemGetInfo``)."""
+    ctx.make_current()
+    free, _total = check(api().cuMemGetInfo(), "cuMemGetInfo")
+    return int(free)
+
+
 def pointer_kind(ctx, ptr: int) -> int:
     """The memory kind (``KIND_*``) of the allocation holding device address ``ptr``, as the driver reports it."""
     if not ptr:

@@ -7,7 +7,7 @@ import enum
 import os
 from dataclasses import dataclass, field
 
-from ..cuda import driver
+from ..cuda import driver, manage
 from ..errors import DeviceError
 from ..toolchain import nvrtc
 from .backends import CpuBackend, DeviceBackend
@@ -63,7 +63,43 @@ class Device:
 
     @property
     def is_mempool_supported(self) -> bool:
-        return self.is_cuda
+        """Whether the GPU has a stream-ordered memory pool (never the CPU)."""
+        return bool(self.impl.cuda_driver and self.backend.mempool_supported)
+
+    # Warp's device facts for memory management (weft/runtime/cuda_api.py acts on them)
+    @property
+    def is_mempool_enabled(self) -> bool:
+        """Whether the device's arrays come from its memory pool now (``wp.set_mempool_enabled``)."""
+        return bool(self.is_mempool_supported and self.backend.mempool_enabled)
+
+    @property
+    def is_ipc_supported(self) -> bool:
+        """Whether allocations and events can be shared with other processes (Linux GPUs; never the CPU)."""
+        return bool(self.impl.cuda_driver and manage.ipc_supported(self.backend))
+
+    @property
+    def is_managed_memory_supported(self) -> bool:
+        """Whether the GPU supports CUDA managed memory (``wp.CudaManagedAllocator``; never the CPU)."""
+        return bool(self.impl.cuda_driver and manage.managed_supported(self.backend))
+
+    @property
+    def is_uva(self) -> bool:
+        """Whether the GPU shares one virtual address space with the host (every GPU weft drives; not the CPU)."""
+        return bool(self.impl.cuda_driver)
+
+    @property
+    def total_memory(self) -> int:
+        """The device's memory in bytes: the GPU's; the host's with ``psutil`` installed, else 0 (as Warp)."""
+        if self.impl.cuda_driver:
+            return int(self.backend.total_memory)
+        return _host_memory()[0]
+
+    @property
+    def free_memory(self) -> int:
+        """Memory in bytes the device has free now (``cuMemGetInfo``; the host's with ``psutil``, else 0)."""
+        if self.impl.cuda_driver:
+            return manage.free_memory(self.backend)
+        return _host_memory()[1]
 
     @property
     def arch(self) -> int:
@@ -78,6 +114,16 @@ class Device:
     def max_shared_memory_per_block(self) -> int:
         """Shared memory in bytes a block of a kernel can use on a GPU (with opt-in; 0 for the CPU, as Warp)."""
         return int(self.backend.max_shared_memory_per_block) if self.is_cuda else 0
+
+
+def _host_memory() -> tuple[int, int]:
+    """(total, available) host memory from ``psutil`` when it is installed, else (0, 0) as Warp reports."""
+    try:
+        import psutil
+    except ImportError:
+        return 0, 0
+    vm = psutil.virtual_memory()
+    return int(vm.total), int(vm.available)
 
 
 CPU = Device("cpu", _cpu_name := (os.uname().machine if hasattr(os, "uname") else "cpu"))
