@@ -234,3 +234,7 @@ def test_cpu_device_facts():
         assert d.total_memory == 0 and d.free_memory == 0
     else:
         assert d.total_memory == psutil.virtual_memory().total and 0 < d.free_memory <= d.total_memory
+
+
+def test_stream_protocol():
+    assert wp.get_stream("cpu").__cuda_stream__() == (0, 0)  # the CPU's implicit stream has no CUDA handle

@@ -588,16 +588,6 @@ def capture_debug_dot_print(graph, path: str, verbose: bool = True) -> None:
     manage.graph_dot(graph.graph, os.fspath(path), bool(verbose))
 
 
-class _StreamHandle:
-    """A CUDA stream handle in the ``__cuda_stream__`` protocol (RMM's ``Stream(obj=...)`` takes one)."""
-
-    def __init__(self, handle: int):
-        self.handle = int(handle)
-
-    def __cuda_stream__(self):
-        return (0, self.handle)
-
-
 class AllocatorRmm:
     """Routes weft's GPU arrays through RAPIDS Memory Manager (``wp.set_cuda_allocator(wp.utils.AllocatorRmm())``):
     each allocation is an ``rmm.DeviceBuffer`` from the active RMM memory resource, stream-ordered on the device's
@@ -618,7 +608,7 @@ class AllocatorRmm:
         device = D.get_device()
         if not device.impl.cuda_driver:
             device = get_cuda_device()
-        return RmmStream(obj=_StreamHandle(S.get_stream(device).cuda_stream))
+        return RmmStream(obj=S.get_stream(device))  # weft's Stream speaks the __cuda_stream__ protocol
 
     def allocate(self, size_in_bytes: int) -> int:
         if size_in_bytes == 0:

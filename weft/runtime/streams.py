@@ -40,6 +40,10 @@ class Stream:
     def cuda_stream(self) -> int:
         return int(self._native) if self._native is not None else 0
 
+    def __cuda_stream__(self):
+        """The CUDA stream protocol (cuda-python, RMM, CuPy): ``(0, handle)``; 0 on the CPU."""
+        return (0, self.cuda_stream)
+
 
 class Event:
     """A marker in a stream; on the CPU it is complete as soon as it is recorded."""
