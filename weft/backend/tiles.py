@@ -11,7 +11,7 @@ from ..ir import types as T
 from ..ir.aliases import plan_aliases
 from ..ir.blocks import LaneRun, Model, analyse
 from ..ir.blocks import walk as model_walk
-from ..ir.nodes import Assign, Const, For, Function, If, Let, Pop, Push, Repeat, Return, Stmt, Var, While
+from ..ir.nodes import Assign, Const, For, Function, If, Let, Pop, Push, Repeat, Return, Stmt, Var, VarKind, While
 from ..ir.roles import Role
 from ..ops.tile import TileUpdate
 from . import rules
@@ -61,6 +61,21 @@ class LaneNames(Names):
         return isinstance(operand, Var) and operand.id in self.model.lane_arrays
 
 
+def whole_written(top: list[Stmt]) -> frozenset[int]:
+    """Ids of the tile variables that a statement of ``top`` (a tile body's top level, run once per block: the
+    forward body, or the backward's replay) defines with an op whose forward writes every element of the result
+    (``Op.writes_result``). SSA values are named by nothing before their definition, so such a tile needs no zero
+    fill: the first thing that touches its storage overwrites all of it. Values defined in a loop or a branch, mutable
+    locals and tiles that a backward reads without replaying them (pruned) keep theirs."""
+    found = set()
+    for s in top:
+        if isinstance(s, Let) and s.call.op.writes_result and len(s.dsts) == 1:
+            d = s.dsts[0]
+            if d.kind is VarKind.SSA and isinstance(d.type, T.TileType):
+                found.add(d.id)
+    return frozenset(found)
+
+
 class BlockRendering:
     """What a block-structured body needs, shared by the forward and the backward tile renderers (a mixin over
     :class:`Renderer`): variable storage, lane loops, block-level control flow, ``wp.tid()``."""
@@ -73,6 +88,7 @@ class BlockRendering:
     def setup_blocks(self, blocks: list, locals_: list, block_dim: int) -> list:
         self.block_dim = block_dim
         self.model, plans = analyse(blocks, locals_, block_dim)
+        self._whole = whole_written(blocks[0])
         self.names = LaneNames(self.model)
         self._run: LaneRun | None = None
         self._reverse_lanes = False
@@ -102,6 +118,8 @@ class BlockRendering:
         self.frame_bytes = getattr(self, "frame_bytes", 0) + value_bytes(v.type) * (self.block_dim if lanes else 1)
         if lanes:
             out(f"{ct} {name}[{self.block_dim}] = {{}};")
+        elif v.id in getattr(self, "_whole", ()) and name == self.names.raw(v):
+            out(f"{ct} {name};")  # its first write fills it (Op.writes_result)
         else:
             out(f"{ct} {name} = {{}};")
 

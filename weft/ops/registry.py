@@ -127,6 +127,10 @@ class Op:
     #: target's store form (``weft::fresh(slot)`` overloads of the ``adj_`` function). A slot whose first contribution
     #: is such a write, dominating every other, needs no zero fill (``autodiff/decls.py``; CPU tile kernels)
     adjoint_store: tuple[int, ...] = ()
+    #: the forward writes every element of its (tile) result, reading none of it first: a result slot whose first
+    #: write is such a call, at the top level of a CPU tile body, is declared without zero fill
+    #: (``backend/tiles.py`` ``BlockRendering.whole_written``)
+    writes_result: bool = False
     #: how a call is written in kernel code: the frontend's lowering rule (``ops/forms.py``); the same on every
     #: overload of a name
     syntax: Syntax = OPERANDS

@@ -70,7 +70,8 @@ def _atomic_add(args, attrs):
 
 
 _reg("tile_load", _load, "tile_load(a, shape, offset=(0, ...)): a tile read from an array; elements outside the "
-     "array read as zero.", **_PRIMAL_FREE, collective=True, role=Role.TILE_LOAD, adjoint_linear=True, syntax=_form(Form.TILE_LOAD))
+     "array read as zero.", **_PRIMAL_FREE, collective=True, role=Role.TILE_LOAD, adjoint_linear=True, syntax=_form(Form.TILE_LOAD),
+     writes_result=True)
 _reg("tile_store", _store, "tile_store(a, t, offset=(0, ...)): write a tile into an array; elements outside the "
      "array are skipped.", side_effect=True, **_PRIMAL_FREE, collective=True, role=Role.TILE_STORE,
      adjoint_linear=True, syntax=_form(Form.TILE_STORE), adjoint_store=(1,))
@@ -324,7 +325,7 @@ _reg("tile_slice_indexed", _slice_indexed, "t[idx, :], t[:, idx], ...: gather al
      "extent along that axis is idx's length; negative entries count from the end; duplicates allowed, their "
      "gradients add up). Written as the subscript, not called directly.", collective=True)
 _reg("tile_transpose", _transpose, "tile_transpose(t): the transpose of a 2-D tile.", **_PRIMAL_FREE, collective=True,
-     adjoint_store=(0,))
+     adjoint_store=(0,), writes_result=True)
 def _reshape(args, attrs):
     (out,) = attrs
     if len(args) == 1 and is_tile(args[0]) and out.size == args[0].size and out.dtype == args[0].dtype:
@@ -417,7 +418,7 @@ def _reduce(args, attrs):
 
 _reg("tile_map", _map, "tile_map(f, a, b, ...): f applied to every element (f a builtin or @wp.func).",
      in_place=InPlace.ALL, collective=True, role=Role.TILE_MAP, syntax=_form(Form.TILE_MAP),
-     adjoint_store=STORES_EVERY_ADJOINT)
+     adjoint_store=STORES_EVERY_ADJOINT, writes_result=True)
 _reg("tile_reduce", _reduce, "tile_reduce(f, t, axis=None): t reduced with the binary function f to a one-element "
      "tile, or along axis (that dimension removed).", collective=True, owner_lanes=True, syntax=_form(Form.TILE_REDUCE))
 
