@@ -109,7 +109,12 @@ def test_rendered_declarations():
     assert body.count("weft::fresh(") == 3 and "weft::adj_tile_store(args.u_out, weft::fresh(" in body
     fresh = [ln.split()[-1].rstrip(";") for ln in body.splitlines() if ln.strip().startswith("weft::tile_t")
              and ln.rstrip().endswith(";") and "=" not in ln]
-    assert fresh and all(f"weft::fresh({name})" in body for name in fresh)
+    adjoints = [name for name in fresh if name.startswith("adj_")]
+    assert adjoints and all(f"weft::fresh({name})" in body for name in adjoints)
+    # the primal tiles without zero fill are those the replay defines first with a full write (Op.writes_result):
+    # t (tile_load); u and v, left out of the replay, are not written there
+    primal = [name for name in fresh if not name.startswith("adj_")]
+    assert primal == ["t_0"] and "weft::tile_load(t_0, args.a" in body
     cuda = pipeline.render_module(pipeline.differentiate(
         stored_then_added._lower(stored_then_added.infer_types([arr((R, R), 0)] * 3), False, 16).fn),
         "k", False, Target.CUDA, Direction.ADJOINT).source
