@@ -125,6 +125,9 @@ def test_jax_kernel_backward_matches_finite_differences():
     np.testing.assert_allclose(np.asarray(gb), 2 * x + 2 * a64 * b64, rtol=1e-5)
     with pytest.raises(NotImplementedError):
         wp.jax_kernel(accumulate, num_outputs=2, in_out_argnames=["acc"], enable_backward=True)
+    for kw in ({"launch_dims": (6,)}, {"output_dims": (6,)}, {"vmap_method": "sequential"}):
+        with pytest.raises(TypeError, match="enable_backward"):
+            f(a, b, 2.0, **kw)
 
 
 def test_jax_callable():
@@ -134,6 +137,11 @@ def test_jax_callable():
     c, d = jax.jit(lambda a, b: f(a, b, 2.0, output_dims={"c": a.shape, "d": b.shape[:1]}))(a, b)
     np.testing.assert_array_equal(np.asarray(c), 2 * a)
     np.testing.assert_array_equal(np.asarray(d), 2 * b)
+    # an output's dims may also be its whole JAX shape (the vector's trailing dimension included), as in Warp
+    c, d = f(a, b, 2.0, output_dims={"c": a.shape, "d": b.shape})
+    np.testing.assert_array_equal(np.asarray(d), 2 * b)
+    with pytest.raises(ValueError, match="Invalid output dimensions"):
+        f(a, b, 2.0, output_dims={"c": a.shape, "d": (3, 3)})
     assert wp.jax_callable(scale_func, num_outputs=2, graph_cache_max=4) is f and f.graph_cache_max == 4
     wp.clear_jax_callable_graph_cache(f)
     wp.clear_jax_callable_graph_cache()

@@ -9,4 +9,4 @@ module that merely imports it still loads and only the tests that use it fail, w
 returns a made-up result.
 """
 
-from . import autograd, build, codegen, context, deterministic, dlpack, geometry, logger, optim, types, utils  # noqa: F401
+from . import autograd, build, codegen, context, deterministic, dlpack, geometry, jax, logger, optim, types, utils  # noqa: F401

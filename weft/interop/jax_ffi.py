@@ -126,8 +126,14 @@ class _Arg:
             raise TypeError(f"argument '{name}': only arrays and scalar values are supported, got {ir}")
 
     def jax_shape(self, dims) -> tuple:
+        """The JAX shape of an output of ``dims``: the array's dimensions (the element's are appended) or the
+        whole JAX shape (its trailing dimensions must be the element's)."""
         dims = (int(dims),) if isinstance(dims, (int, np.integer)) else tuple(int(x) for x in dims)
-        return dims + self.inner
+        if len(dims) == self.ndim:
+            return dims + self.inner
+        if self.inner and len(dims) == self.ndim + len(self.inner) and dims[self.ndim:] == self.inner:
+            return dims
+        raise ValueError(f"Invalid output dimensions for argument '{self.name}': {dims}")
 
     def check(self, value) -> None:
         if value.dtype != self.np_dtype:
@@ -298,9 +304,13 @@ class JaxKernel(_JaxWrapper):
         return args, in_outs, outs
 
     def __call__(self, *args, output_dims=None, launch_dims=None, vmap_method=None):
-        if self.enable_backward and (output_dims is not None or launch_dims is not None):
-            raise ValueError("jax_kernel(): launch_dims and output_dims are fixed at construction when "
-                             "enable_backward=True")
+        if self.enable_backward:  # Warp's errors: the differentiable wrapper is fixed at construction
+            if launch_dims is not None:
+                raise TypeError("jax_kernel(): launch_dims cannot be overridden per-call when enable_backward=True")
+            if output_dims is not None:
+                raise TypeError("jax_kernel(): output_dims is not supported when enable_backward=True")
+            if vmap_method is not None:
+                raise TypeError("jax_kernel(): vmap_method cannot be overridden per-call when enable_backward=True")
         launch_dims = self.launch_dims if launch_dims is None else launch_dims
         output_dims = self.output_dims if output_dims is None else output_dims
         vmap_method = self.vmap_method if vmap_method is None else vmap_method
