@@ -165,3 +165,22 @@ def test_modes_and_devices():
 
     with pytest.raises(RuntimeError, match="tpu"):
         wp.device_from_jax(Tpu())
+
+
+@wp.kernel
+def triple_generic(a: wp.array(dtype=wp.Any), out: wp.array(dtype=wp.Any)):
+    i = wp.tid()
+    out[i] = a[i] * a.dtype(3)
+
+
+def test_jax_kernel_of_a_generic_kernel_picks_the_overload():
+    for dt in (wp.float32, wp.int32, wp.float64):
+        wp.overload(triple_generic, [wp.array(dtype=dt), wp.array(dtype=dt)])
+    f = wp.jax_kernel(triple_generic)
+    (a,) = f(np.arange(4, dtype=np.int32))
+    (b,) = f(np.arange(4, dtype=np.float32))
+    assert a.dtype == np.int32 and b.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(a), 3 * np.arange(4))
+    np.testing.assert_array_equal(np.asarray(b), 3 * np.arange(4))
+    with pytest.raises(TypeError, match="wp.overload"):
+        f(np.arange(4, dtype=np.int16))

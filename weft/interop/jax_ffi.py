@@ -14,6 +14,7 @@ jax is imported inside the functions.
 from __future__ import annotations
 
 import collections
+import copy
 import functools
 import inspect
 import threading
@@ -290,9 +291,27 @@ class JaxKernel(_JaxWrapper):
         self.enable_backward = enable_backward
         self.has_side_effect = has_side_effect
         self.block_dim = block_dim
-        self.input_args, self.output_args = _split(list(kernel._param_names), list(kernel.annotations()),
-                                                   num_outputs, in_out_argnames)
+        self._in_out_argnames = in_out_argnames
+        anns = list(kernel.annotations())
+        # a generic kernel: each call picks the wp.overload whose input types match the JAX inputs (weft's
+        # wp.overload returns the generic kernel itself, not one object per specialisation)
+        self._generic = any(t.is_generic or isinstance(t, T.GenericType) for t in anns)
+        if not self._generic:
+            self.input_args, self.output_args = _split(list(kernel._param_names), anns, num_outputs, in_out_argnames)
         self._vjp_cache: dict = {}
+
+    def _overload_for(self, args):
+        names = list(self.kernel._param_names)
+        for types in self.kernel._overloads:
+            ins, outs = _split(names, list(types), self.num_outputs, self._in_out_argnames)
+            if len(ins) == len(args) and all(not a.is_array or (np.dtype(v.dtype) == a.np_dtype and
+                                                                np.ndim(v) == a.ndim + len(a.inner) and
+                                                                tuple(np.shape(v)[a.ndim:]) == a.inner)
+                                             for a, v in zip(ins, args)):
+                return ins, outs
+        have = ", ".join(f"{np.dtype(v.dtype)}[{np.ndim(v)}]" for v in args if hasattr(v, "dtype"))
+        raise TypeError(f"jax_kernel(): kernel '{self.kernel.__name__}' is generic and no wp.overload of it takes "
+                        f"inputs of these types ({have}); declare one with wp.overload")
 
     def _launch(self, arrays, statics, specs, dims, requires_grad=False):
         args, in_outs = _inputs_to_weft(self.input_args, arrays, statics, requires_grad)
@@ -304,6 +323,11 @@ class JaxKernel(_JaxWrapper):
         return args, in_outs, outs
 
     def __call__(self, *args, output_dims=None, launch_dims=None, vmap_method=None):
+        if self._generic:
+            view = copy.copy(self)
+            view._generic = False
+            view.input_args, view.output_args = self._overload_for(args)
+            return view(*args, output_dims=output_dims, launch_dims=launch_dims, vmap_method=vmap_method)
         if self.enable_backward:  # Warp's errors: the differentiable wrapper is fixed at construction
             if launch_dims is not None:
                 raise TypeError("jax_kernel(): launch_dims cannot be overridden per-call when enable_backward=True")
