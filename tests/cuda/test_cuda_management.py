@@ -16,21 +16,12 @@ import typing
 
 import numpy as np
 import pytest
-from fake_driver import OK, CUresult, FakeDriver, Handle
+from fake_driver import OK, CUdevice_attribute, CUevent_flags, CUresult, CUstreamCaptureMode, FakeDriver, Handle
 
 import weft as wp
 from weft.toolchain import nvrtc
 
 needs_nvrtc = pytest.mark.skipif(not nvrtc.is_available(), reason="NVRTC not installed")
-
-
-class CUdevice_attribute(enum.IntEnum):
-    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
-    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
-    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
-    CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115
-    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
-    CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 83
 
 
 class CUpointer_attribute(enum.IntEnum):
@@ -59,18 +50,6 @@ class CUmemAttach_flags(enum.IntEnum):
 
 class CUipcMem_flags(enum.IntEnum):
     CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1
-
-
-class CUevent_flags(enum.IntEnum):
-    CU_EVENT_DEFAULT = 0
-    CU_EVENT_DISABLE_TIMING = 2
-    CU_EVENT_INTERPROCESS = 4
-
-
-class CUstreamCaptureMode(enum.IntEnum):
-    CU_STREAM_CAPTURE_MODE_GLOBAL = 0
-    CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1
-    CU_STREAM_CAPTURE_MODE_RELAXED = 2
 
 
 class CUgraphDebugDot_flags(enum.IntEnum):
