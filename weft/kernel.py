@@ -260,6 +260,12 @@ class Kernel:
                 except TypeError as exc:
                     raise CompileError(f"parameter '{name}' of kernel {self.__name__}: {exc}",
                                        self.source.loc(_param_node(self.source, name))) from None
+                if isinstance(out[-1], T.ArrayType) and out[-1].kind is T.ArrayKind.FIXED:
+                    raise CompileError(f"parameter '{name}' of kernel {self.__name__}: a wp.fixedarray is a "
+                                       f"kernel-local array (made with wp.zeros(shape, dtype) in kernel code), not a "
+                                       f"launch argument", self.source.loc(_param_node(self.source, name)),
+                                       hint="pass a wp.array; funcs may take fixed arrays from the kernel that made "
+                                            "them")
             self._annotations = out
             if not any(_is_generic(t) for t in out):
                 self._fixed_types = tuple(out)

@@ -49,3 +49,20 @@ def test_store_index_count_error():
     m = wp.zeros((1, 1), dtype=wp.mat44)
     with pytest.raises(wp.WarpCodegenError, match="Incorrect number of indices specified for array indexing"):
         wp.launch(bad, dim=(1, 1), inputs=[m])
+
+
+def test_fixed_arrays_are_not_struct_fields_or_kernel_parameters():
+    """A wp.fixedarray is kernel-local: as a struct field or a kernel parameter it is refused with a clear error
+    (Warp 1.19 accepts both declarations and then crashes or fails inside its launch)."""
+    with pytest.raises(TypeError, match="field 'a': a wp.fixedarray is a kernel-local array"):
+        @wp.struct
+        class WithFixed:
+            a: wp.fixedarray(shape=(2,), dtype=float)
+            b: float
+
+    @wp.kernel(module="unique")
+    def takes_fixed(a: wp.fixedarray(shape=(2,), dtype=float), out: wp.array(dtype=float)):
+        out[0] = a[0]
+
+    with pytest.raises(wp.WarpCodegenError, match="parameter 'a' of kernel takes_fixed: a wp.fixedarray"):
+        wp.launch(takes_fixed, dim=1, inputs=[None, wp.zeros(1)])

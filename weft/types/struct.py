@@ -291,6 +291,11 @@ def struct(cls):
             raise TypeError(f"struct {cls.__name__} field '{name}': {exc}") from None
         if isinstance(ft, T.ArrayType) and ft.is_generic:
             raise TypeError(f"struct {cls.__name__} field '{name}': array fields need a concrete dtype")
+        if isinstance(ft, T.ArrayType) and ft.kind is T.ArrayKind.FIXED:
+            # Warp 1.19 accepts the declaration and crashes (SIGSEGV) at the launch; weft refuses it here
+            raise TypeError(f"struct {cls.__name__} field '{name}': a wp.fixedarray is a kernel-local array (made "
+                            f"with wp.zeros(shape, dtype) in kernel code) and cannot be a struct field; use a "
+                            f"wp.array field, or a vector/matrix type for a few values")
         fields.append((name, ft))
     digest = hashlib.sha256(repr((cls.__module__, cls.__qualname__, fields)).encode()).hexdigest()[:10]
     key = "".join(ch if ch.isalnum() else "_" for ch in cls.__name__) + "_" + digest
