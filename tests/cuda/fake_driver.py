@@ -314,3 +314,34 @@ class FakeDriver:
         target = self.capturing.get(int(stream)) if stream is not None and stream != 0 else None
         (target if target is not None else self.launches).append(record)
         return (CUresult(OK),)
+
+
+def install(monkeypatch, drv):
+    """Install ``drv`` as weft's CUDA driver with fresh device, stream, program and capture state (a generator for
+    pytest fixtures: yields ``drv``, then frees fake allocations while the fake is still installed and restores the
+    device table)."""
+    import gc
+
+    import weft as wp
+    from weft.cuda import driver, graphs
+    from weft.cuda import launch as cuda_launch
+    from weft.runtime import cuda_api, sync
+    from weft.runtime import device as D
+    from weft.runtime import streams as S
+
+    saved = dict(D._devices)
+    monkeypatch.setattr(driver, "override", drv)
+    monkeypatch.setattr(driver, "_initialised", None)
+    monkeypatch.setattr(D, "_cuda_probed", False)
+    monkeypatch.setattr(sync, "_streams", {})
+    monkeypatch.setattr(S, "_streams", {})
+    monkeypatch.setattr(cuda_launch, "_programs", {})
+    monkeypatch.setattr(graphs, "_capturing", {})
+    monkeypatch.setattr(cuda_api, "_peer_access", {})
+    driver._tls.current = None
+    drv.device = wp.get_device("cuda:0")
+    yield drv
+    gc.collect()
+    D._devices.clear()
+    D._devices.update(saved)
+    driver._tls.current = None

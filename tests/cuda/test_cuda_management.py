@@ -16,7 +16,16 @@ import typing
 
 import numpy as np
 import pytest
-from fake_driver import OK, CUdevice_attribute, CUevent_flags, CUresult, CUstreamCaptureMode, FakeDriver, Handle
+from fake_driver import (
+    OK,
+    CUdevice_attribute,
+    CUevent_flags,
+    CUresult,
+    CUstreamCaptureMode,
+    FakeDriver,
+    Handle,
+    install,
+)
 
 import weft as wp
 from weft.toolchain import nvrtc
@@ -250,29 +259,7 @@ class ManagementFake(FakeDriver):
 
 @pytest.fixture
 def fake(monkeypatch):
-    from weft.cuda import driver, graphs
-    from weft.cuda import launch as cuda_launch
-    from weft.runtime import cuda_api, sync
-    from weft.runtime import device as D
-    from weft.runtime import streams as S
-
-    drv = ManagementFake()
-    saved = dict(D._devices)
-    monkeypatch.setattr(driver, "override", drv)
-    monkeypatch.setattr(driver, "_initialised", None)
-    monkeypatch.setattr(D, "_cuda_probed", False)
-    monkeypatch.setattr(sync, "_streams", {})
-    monkeypatch.setattr(S, "_streams", {})
-    monkeypatch.setattr(cuda_launch, "_programs", {})
-    monkeypatch.setattr(graphs, "_capturing", {})
-    monkeypatch.setattr(cuda_api, "_peer_access", {})
-    driver._tls.current = None
-    drv.device = wp.get_device("cuda:0")
-    yield drv
-    gc.collect()
-    D._devices.clear()
-    D._devices.update(saved)
-    driver._tls.current = None
+    yield from install(monkeypatch, ManagementFake())
 
 
 class CountingAllocator:

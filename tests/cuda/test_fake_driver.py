@@ -11,7 +11,7 @@ import struct
 import numpy as np
 import pytest
 from cuda_corpus import k_bounds, k_saxpy
-from fake_driver import FakeDriver
+from fake_driver import FakeDriver, install
 
 import weft as wp
 from weft.toolchain import nvrtc
@@ -19,26 +19,7 @@ from weft.toolchain import nvrtc
 
 @pytest.fixture
 def fake(monkeypatch):
-    from weft.cuda import driver, graphs
-    from weft.cuda import launch as cuda_launch
-    from weft.runtime import device as D
-    from weft.runtime import sync
-
-    drv = FakeDriver()
-    saved = dict(D._devices)
-    monkeypatch.setattr(driver, "override", drv)
-    monkeypatch.setattr(driver, "_initialised", None)
-    monkeypatch.setattr(D, "_cuda_probed", False)
-    monkeypatch.setattr(sync, "_streams", {})
-    monkeypatch.setattr(cuda_launch, "_programs", {})
-    monkeypatch.setattr(graphs, "_capturing", {})
-    driver._tls.current = None
-    drv.device = wp.get_device("cuda:0")
-    yield drv
-    gc.collect()  # free fake allocations while the fake is still installed
-    D._devices.clear()
-    D._devices.update(saved)
-    driver._tls.current = None
+    yield from install(monkeypatch, FakeDriver())
 
 
 def test_discovery(fake):
