@@ -30,18 +30,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from ..ir.blocks import stmt_vars
 from ..ir.nodes import (
-    AdjAssign,
     AdjLet,
-    Assign,
     CustomCall,
     For,
     If,
-    Let,
-    Pop,
-    Push,
     Repeat,
-    ReplayLet,
     Stmt,
     Var,
     VarKind,
@@ -71,33 +66,14 @@ class DeclPlan:
 
 
 def named_vars(s: Stmt) -> list[Var]:
-    """Variables a statement names itself (not those of the blocks it holds)."""
-    if isinstance(s, (ReplayLet, AdjLet)):
-        s = s.let
-    if isinstance(s, AdjAssign):
-        s = s.assign
-    if isinstance(s, Let):
-        found = list(s.dsts) + list(s.args)
-    elif isinstance(s, Assign):
-        found = [s.dst, s.src]
-    elif isinstance(s, If):
-        found = [s.cond]
-    elif isinstance(s, For):
-        found = [s.var, s.start, s.stop, s.step]
-    elif isinstance(s, While):
-        found = [s.cond]
-    elif isinstance(s, Push):
-        found = list(s.values)
-    elif isinstance(s, Pop):
-        found = list(s.vars)
-    elif isinstance(s, Repeat):
-        found = [s.count]
-    elif isinstance(s, CustomCall):  # not descended into: everything it holds counts as named here
+    """Variables a statement names itself (not those of the blocks it holds): ``ir.blocks.stmt_vars``, plus everything
+    a CustomCall holds (not descended into, so all of it counts as named here)."""
+    if isinstance(s, CustomCall):
         found = list(s.inputs) + list(s.outputs)
         for x in walk(s.primal + (s.replay or []) + (s.grad or [])):
             found += named_vars(x)
     else:
-        found = []
+        found = stmt_vars(s)
     return [v for v in found if isinstance(v, Var)]
 
 

@@ -166,7 +166,7 @@ class AdjointRenderer(Renderer):
         unconditional, its innermost index the innermost thread index + c under the plan's identities
         (GuardPlan.load_offsets), its other indices constants or row-invariant values (guards.row_slice). Then the
         lanes of a row add into consecutive elements, and the site needs no recorded offsets."""
-        c = dict(self.guard.load_offsets).get(s.dsts[0].id)
+        c = self.guard.load_offset(s.dsts[0].id)
         if c is None or self.out.depth > 1:
             return None
         outer = s.args[1:-1]

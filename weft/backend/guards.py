@@ -31,6 +31,7 @@ loop (``GuardPlan.exprs``; run_grid_split_rows in launch.h).
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass
 
 from ..ir import types as T
@@ -109,6 +110,14 @@ class GuardPlan:
     load_offsets: tuple[tuple[int, int], ...] = ()
     #: rows of a flat launch (see _flat_rows): (w, x, y or None)
     flat: tuple | None = None
+
+    @functools.cached_property
+    def _load_offset_of(self) -> dict[int, int]:
+        return dict(self.load_offsets)
+
+    def load_offset(self, var_id: int) -> int | None:
+        """``c`` of ``load_offsets`` for the load whose result is ``var_id`` (None when it has none)."""
+        return self._load_offset_of.get(var_id)
 
     def exprs(self, width: str) -> dict[int, str]:
         """Var id -> the row loop's value the specialised body gives it: the column and row of a flat launch's rows

@@ -52,7 +52,7 @@ def alloc(device, nbytes: int, pinned: bool = False) -> DeviceBuffer:
     drv = api()
     if ctx.custom_allocator is not None:
         return _alloc_custom(device, ctx.custom_allocator, nbytes)
-    if ctx.mempool_supported and ctx.mempool_enabled:
+    if ctx.mempool_enabled:  # only ever set where the device has a pool (driver, set_mempool_enabled)
         ctx.pool  # noqa: B018 - configures the pool's release threshold on first use
         stream = _stream_of(device)
         ptr = int(check(drv.cuMemAllocAsync(nbytes, stream), f"allocating {nbytes} bytes on {device}"))

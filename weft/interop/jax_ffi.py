@@ -271,9 +271,14 @@ def _zeros_for(outputs, specs, requires_grad=False):
     return out
 
 
-def _preload(module_name, mode, block_dim=None):
+def _preload(wrapper, module_name, mode, block_dim=None):
+    """Compile ``module_name``'s kernels on the first call of ``wrapper`` (its module preload mode); later calls
+    launch, which compiles whatever a reload changed."""
+    if wrapper.__dict__.get("_preloaded"):
+        return
     if JaxModulePreloadMode(mode) != JaxModulePreloadMode.NONE:
         force_load("cpu", [get_module(module_name)], block_dim)
+    wrapper._preloaded = True
 
 
 # ---------------------------------------------------------------------- jax_kernel
@@ -343,7 +348,7 @@ class JaxKernel(_JaxWrapper):
         elif launch_dims is not None:
             launch_dims = tuple(int(d) for d in launch_dims)
         arrays, statics, specs = self._prepare(args, output_dims, launch_dims)
-        _preload(self.kernel.__module__, self.module_preload_mode, self.block_dim)
+        _preload(self, self.kernel.__module__, self.module_preload_mode, self.block_dim)
         dims = launch_dims
 
         def host(*host_arrays):
@@ -502,7 +507,7 @@ class JaxCallable(_JaxWrapper):
         output_dims = self.output_dims if output_dims is None else output_dims
         vmap_method = self.vmap_method if vmap_method is None else vmap_method
         arrays, statics, specs = self._prepare(args, output_dims, None)
-        _preload(self.func.__module__, self.module_preload_mode)
+        _preload(self, self.func.__module__, self.module_preload_mode)
 
         def host(*host_arrays):
             def one(sub):

@@ -173,7 +173,7 @@ def get_device_allocator(device):
     ctx = dev.backend
     if ctx.custom_allocator is not None:
         return ctx.custom_allocator
-    return CudaMempoolAllocator(dev) if ctx.mempool_supported and ctx.mempool_enabled else CudaDefaultAllocator(dev)
+    return CudaMempoolAllocator(dev) if ctx.mempool_enabled else CudaDefaultAllocator(dev)
 
 
 class ScopedAllocator:
@@ -197,8 +197,7 @@ class ScopedAllocator:
 # ---------------------------------------------------------------------- memory pools
 def is_mempool_enabled(device=None) -> bool:
     """Whether ``device``'s arrays come from its stream-ordered memory pool (False on the CPU)."""
-    dev = D.get_device(device)
-    return bool(dev.impl.cuda_driver and dev.backend.mempool_supported and dev.backend.mempool_enabled)
+    return D.get_device(device).is_mempool_enabled
 
 
 def set_mempool_enabled(device, enable: bool) -> None:
